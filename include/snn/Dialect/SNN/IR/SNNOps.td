@@ -1,0 +1,211 @@
+#ifndef SNN_OPS_TD
+#define SNN_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "snn/Dialect/SNN/IR/SNNDialect.td"
+include "snn/Dialect/SNN/IR/SNNInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def SNN_SurrogateKind : I32EnumAttr<"SurrogateKind", "surrogate gradient function", [
+    I32EnumAttrCase<"sigmoid", 0>,
+    I32EnumAttrCase<"atan", 1>]> {
+  let cppNamespace = "::snn";
+  let genSpecializedAttr = 0;
+}
+def SNN_SurrogateAttr : EnumAttr<SNN_Dialect, SNN_SurrogateKind, "surrogate">;
+
+def SNN_F32Tensor : RankedTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def SNN_ParameterOp : SNN_Op<"parameter", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A named weight or buffer of the model";
+  let description = [{
+    A trainable weight (or, with `buffer`, a non-trainable state such as BatchNorm running
+    statistics), named by its PyTorch `state_dict` key. The value is the initial value.
+    ```mlir
+    %w = snn.parameter "fc.0.weight" = dense<0.5> : tensor<10x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value, UnitAttr:$buffer);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name (`buffer` $buffer^)? `=` $value attr-dict";
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::ElementsAttr":$value, "bool":$buffer), [{
+      build($_builder, $_state, value.getType(), name, value, buffer);
+    }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Generic ONNX node (import stage, before legalization)
+//===----------------------------------------------------------------------===//
+
+def SNN_ONNXNodeOp : SNN_Op<"onnx_node"> {
+  let summary = "An ONNX node not yet legalized to snn ops";
+  let description = [{
+    The importer turns every ONNX node into one of these, keeping its op type, domain and
+    attributes. `--snn-legalize-onnx` rewrites them into snn ops; one that remains is an
+    unsupported op.
+  }];
+  let arguments = (ins StrAttr:$op_type, StrAttr:$domain, DictionaryAttr:$onnx_attrs,
+                       Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $op_type `(` $inputs `)` `domain` $domain `attrs` $onnx_attrs attr-dict
+    `:` functional-type($inputs, $outputs)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Time-distributed layers: each is applied to every time step independently.
+//===----------------------------------------------------------------------===//
+
+class SNN_LayerOp<string mnemonic, list<Trait> traits = []> :
+    SNN_Op<mnemonic, !listconcat(traits, [TimeDistributedOpTrait, InferTypeOpAdaptor])>;
+
+def SNN_LinearOp : SNN_LayerOp<"linear", [Pure]> {
+  let summary = "y = x W^T + b on the last dimension of every step";
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight,
+                       Optional<SNN_F32Tensor>:$bias);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def SNN_Conv2dOp : SNN_LayerOp<"conv2d", [Pure]> {
+  let summary = "2-D convolution of every step ([T, N, C, H, W], PyTorch weight layout)";
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight,
+                       Optional<SNN_F32Tensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def SNN_BatchNormOp : SNN_LayerOp<"batch_norm", [Pure]> {
+  let summary = "Batch normalisation over channel dim 2 of [T, N, C, ...]";
+  let description = [{
+    In training the statistics are taken over T*N*spatial (SpikingJelly folds T into the batch).
+    `momentum` is PyTorch's (weight of the new statistic).
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight, SNN_F32Tensor:$bias,
+                       SNN_F32Tensor:$running_mean, SNN_F32Tensor:$running_var,
+                       F32Attr:$eps, F32Attr:$momentum);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `,` $running_mean `,` $running_var attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+class SNN_Pool2dOp<string mnemonic, dag extraArgs> : SNN_LayerOp<mnemonic, [Pure]> {
+  let arguments = !con((ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$kernel_size,
+                            DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                            BoolAttr:$ceil_mode), extraArgs);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_MaxPool2dOp : SNN_Pool2dOp<"max_pool2d", (ins DenseI64ArrayAttr:$dilation)> {
+  let summary = "2-D max pooling of every step";
+}
+
+def SNN_AvgPool2dOp : SNN_Pool2dOp<"avg_pool2d", (ins BoolAttr:$count_include_pad)> {
+  let summary = "2-D average pooling of every step";
+}
+
+def SNN_AdaptiveAvgPool2dOp : SNN_LayerOp<"adaptive_avg_pool2d", [Pure]> {
+  let summary = "Adaptive 2-D average pooling of every step to `output_size`";
+  let arguments = (ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_FlattenOp : SNN_LayerOp<"flatten", [Pure]> {
+  let summary = "[T, N, d1, ..., dk] -> [T, N, d1*...*dk]";
+  let arguments = (ins SNN_F32Tensor:$input);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_DropoutOp : SNN_LayerOp<"dropout"> {
+  let summary = "Dropout with probability `p` in training, identity in inference";
+  let arguments = (ins SNN_F32Tensor:$input, F32Attr:$p);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+class SNN_ElementwiseOp<string mnemonic> : SNN_Op<mnemonic,
+    [Pure, Commutative, TimeDistributedOpTrait, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let arguments = (ins SNN_F32Tensor:$lhs, SNN_F32Tensor:$rhs);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def SNN_AddOp : SNN_ElementwiseOp<"add"> {
+  let summary = "Elementwise sum of two same-shape tensors (SEW-ResNet ADD connect)";
+}
+
+def SNN_MulOp : SNN_ElementwiseOp<"mul"> {
+  let summary = "Elementwise product of two same-shape tensors";
+}
+
+def SNN_MeanTimeOp : SNN_Op<"mean_time", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Readout: mean over the time dimension, [T, N, ...] -> [N, ...]";
+  let arguments = (ins SNN_F32Tensor:$input);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Stateful neurons
+//===----------------------------------------------------------------------===//
+
+class SNN_NeuronOp<string mnemonic, dag extraArgs> : SNN_Op<mnemonic, [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<StatefulNeuronOpInterface, ["getNeuronInput"]>]> {
+  let arguments = !con((ins SNN_F32Tensor:$input), extraArgs,
+                       (ins F32Attr:$v_threshold, OptionalAttr<F32Attr>:$v_reset,
+                            BoolAttr:$detach_reset, SNN_SurrogateAttr:$surrogate,
+                            F32Attr:$alpha));
+  let results = (outs SNN_F32Tensor:$result);
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getNeuronInput() { return getInput(); }
+  }];
+}
+
+def SNN_IFNodeOp : SNN_NeuronOp<"if_node", (ins)> {
+  let summary = "Integrate-and-fire neuron over T steps: H = V + X";
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def SNN_LIFNodeOp : SNN_NeuronOp<"lif_node", (ins F32Attr:$tau, BoolAttr:$decay_input)> {
+  let summary = "Leaky integrate-and-fire neuron over T steps";
+  let description = [{
+    decay_input: H = V + (X - (V - V_reset)) / tau; otherwise H = V - (V - V_reset) / tau + X.
+    `tau` must be > 1.
+  }];
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def SNN_PLIFNodeOp : SNN_NeuronOp<"plif_node",
+    (ins 0DTensorOf<[F32]>:$w, BoolAttr:$decay_input)> {
+  let summary = "Parametric LIF neuron: 1/tau = sigmoid(w), w a learnable scalar";
+  let assemblyFormat = "$input `,` $w attr-dict `:` type($result) `,` type($w)";
+}
+
+#endif // SNN_OPS_TD

@@ -1,0 +1,19 @@
+#ifndef SNN_TRANSFORMS_PASSES_TD
+#define SNN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LegalizeONNX : Pass<"snn-legalize-onnx", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite imported ONNX nodes into time-distributed snn ops and neurons";
+  let description = [{
+    Recognises SpikingJelly's folding of stateless layers,
+    `[T, N, ...] -Reshape-> [T*N, ...] -op...-> [T*N, ...] -Reshape-> [T, N, ...]`,
+    and replaces the whole chain with time-distributed snn ops on the time-major tensor.
+    Neuron nodes of the `spikemesh` domain become snn neuron ops, `Add`/`Mul` of time-major
+    tensors become `snn.add`/`snn.mul`, and `ReduceMean(axes=[0])` becomes `snn.mean_time`.
+    Any ONNX node left afterwards is reported as unsupported, naming the node and its op type.
+  }];
+  let dependentDialects = ["::snn::SNNDialect", "::mlir::arith::ArithDialect"];
+}
+
+#endif // SNN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,57 @@
+//===- Executor.h - Runs a program's op list ---------------------*- C++ -*-===//
+//
+// The executor turns a Graph into a flat list of steps (kernel + value slots)
+// once, then runs it. Intermediate values are released after their last use
+// so peak memory stays near the largest few activations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTOR_H
+#define SNN_RUNTIME_EXECUTOR_H
+
+#include "snn/Runtime/Graph.h"
+#include "snn/Runtime/OpRegistry.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+class Executor {
+public:
+  /// Builds the op list. Throws Error naming the node for an unknown op_type,
+  /// a wrong number of inputs or outputs, or an input used before it is
+  /// defined.
+  Executor(const Graph &graph, const std::string &inputName,
+           const std::string &outputName,
+           const OpRegistry &registry = OpRegistry::builtin());
+
+  /// Runs the program; ATen failures are rethrown as Error naming the node.
+  at::Tensor run(const at::Tensor &input) const;
+
+  size_t numSteps() const { return steps.size(); }
+
+private:
+  struct Step {
+    std::string description; // "node 'x' (op)"
+    Kernel kernel;
+    std::vector<int> inputs; // slot per input, -1 for an absent optional one
+    int output = -1;
+    std::vector<int> release; // slots whose last use is this step
+  };
+
+  int slotOf(const std::string &value, const Node &user) const;
+  void planReleases();
+
+  std::string file;
+  std::map<std::string, int> slots;
+  std::vector<at::Tensor> constants; // initializer values, by slot
+  int numSlots = 0;
+  int inputSlot = -1;
+  int outputSlot = -1;
+  std::vector<Step> steps;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTOR_H

@@ -1,0 +1,55 @@
+//===- OpRegistry.h - op_type -> kernel builder ------------------*- C++ -*-===//
+//
+// Each op_type of the artifact maps to a builder that reads the node's
+// attributes once, when the program is built, and returns the kernel the
+// executor calls on every run. Registration is explicit (no static
+// initialisers) because the runtime is a static library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_OPREGISTRY_H
+#define SNN_RUNTIME_OPREGISTRY_H
+
+#include "snn/Runtime/Graph.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+/// Computes a node's output from its inputs (absent optional inputs are
+/// undefined tensors).
+using Kernel = std::function<at::Tensor(const std::vector<at::Tensor> &)>;
+
+struct OpDef {
+  int minInputs = 1;
+  int maxInputs = 1;
+  /// Validates the node's attributes and returns its kernel.
+  std::function<Kernel(const Node &)> build;
+};
+
+class OpRegistry {
+public:
+  void add(const std::string &opType, OpDef def);
+  /// Null if `opType` is unknown.
+  const OpDef *lookup(const std::string &opType) const;
+  std::vector<std::string> opTypes() const;
+
+  /// Every op this runtime implements.
+  static const OpRegistry &builtin();
+
+private:
+  std::map<std::string, OpDef> ops;
+};
+
+/// Stateless layers: linear, conv2d, batch_norm, pooling, flatten, dropout,
+/// add, mul, mean_time.
+void registerLayerOps(OpRegistry &registry);
+
+/// Stateful neurons: if_node, lif_node, plif_node.
+void registerNeuronOps(OpRegistry &registry);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_OPREGISTRY_H

@@ -1,0 +1,294 @@
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include "snn/Dialect/SNN/IR/SNNShapeInference.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace snn;
+
+namespace {
+
+LogicalResult fail(std::optional<Location> loc, const Twine &message) {
+  return emitOptionalError(loc, message);
+}
+
+/// Every activation is time-major: rank >= `minRank`, dims 0 and 1 are T and N.
+FailureOr<RankedTensorType> timeMajor(std::optional<Location> loc, Value value,
+                                      int64_t minRank, StringRef what) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return fail(loc, what + " must be a ranked tensor");
+  if (type.getRank() < minRank)
+    return fail(loc, what + " must have rank >= " + Twine(minRank) + " ([T, N, ...]), got " +
+                         Twine(type.getRank()));
+  return type;
+}
+
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+RankedTensorType withShape(RankedTensorType like, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, like.getElementType());
+}
+
+/// Checks that `value` is a 1-D tensor of `extent` elements (a per-channel parameter).
+LogicalResult checkVector(std::optional<Location> loc, Value value, int64_t extent,
+                          StringRef what) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() != 1 || !compatible(type.getDimSize(0), extent))
+    return fail(loc, what + " must be a 1-D tensor of " + Twine(extent) + " elements");
+  return success();
+}
+
+LogicalResult checkPair(std::optional<Location> loc, ArrayRef<int64_t> values,
+                        StringRef name) {
+  if (values.size() != 2)
+    return fail(loc, "'" + name + "' must have 2 values (height, width), got " +
+                         Twine(values.size()));
+  return success();
+}
+
+/// Spatial output extents of a 2-D sliding window over [T, N, C, H, W].
+FailureOr<SmallVector<int64_t>> windowShape(std::optional<Location> loc,
+                                            RankedTensorType input, int64_t channels,
+                                            ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                                            ArrayRef<int64_t> padding,
+                                            ArrayRef<int64_t> dilation, bool ceilMode) {
+  if (failed(checkPair(loc, kernel, "kernel_size")) ||
+      failed(checkPair(loc, stride, "stride")) ||
+      failed(checkPair(loc, padding, "padding")) ||
+      failed(checkPair(loc, dilation, "dilation")))
+    return failure();
+  SmallVector<int64_t> shape{input.getDimSize(0), input.getDimSize(1), channels};
+  for (int i = 0; i < 2; ++i) {
+    std::optional<int64_t> extent =
+        slidingWindowExtent(input.getDimSize(3 + i), kernel[i], stride[i], padding[i],
+                            dilation[i], ceilMode);
+    if (!extent)
+      return fail(loc, "window (kernel " + Twine(kernel[i]) + ", stride " + Twine(stride[i]) +
+                           ", padding " + Twine(padding[i]) + ", dilation " +
+                           Twine(dilation[i]) + ") does not fit spatial dim of size " +
+                           Twine(input.getDimSize(3 + i)));
+    shape.push_back(*extent);
+  }
+  return shape;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ParameterOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParameterOp::verify() {
+  if (getName().empty())
+    return emitOpError("parameter name must not be empty");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "linear input");
+  if (failed(input))
+    return failure();
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (weight.getRank() != 2)
+    return fail(loc, "linear weight must be [out_features, in_features]");
+  int64_t inFeatures = input->getShape().back();
+  if (!compatible(inFeatures, weight.getDimSize(1)))
+    return fail(loc, "linear input has " + Twine(inFeatures) +
+                         " features but weight expects " + Twine(weight.getDimSize(1)));
+  if (adaptor.getBias() &&
+      failed(checkVector(loc, adaptor.getBias(), weight.getDimSize(0), "linear bias")))
+    return failure();
+  SmallVector<int64_t> shape(input->getShape());
+  shape.back() = weight.getDimSize(0);
+  inferred.push_back(withShape(*input, shape));
+  return success();
+}
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "conv2d input");
+  if (failed(input))
+    return failure();
+  if (input->getRank() != 5)
+    return fail(loc, "conv2d input must be [T, N, C, H, W]");
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (weight.getRank() != 4)
+    return fail(loc, "conv2d weight must be [out_channels, in_channels/groups, kH, kW]");
+  int64_t groups = static_cast<int64_t>(adaptor.getGroups());
+  int64_t outChannels = weight.getDimSize(0);
+  if (groups <= 0 || (!ShapedType::isDynamic(outChannels) && outChannels % groups != 0))
+    return fail(loc, "conv2d groups (" + Twine(groups) + ") must be positive and divide " +
+                         Twine(outChannels) + " output channels");
+  int64_t inChannels = input->getDimSize(2);
+  if (!ShapedType::isDynamic(inChannels) && inChannels != weight.getDimSize(1) * groups)
+    return fail(loc, "conv2d input has " + Twine(inChannels) + " channels but weight expects " +
+                         Twine(weight.getDimSize(1) * groups));
+  if (adaptor.getBias() &&
+      failed(checkVector(loc, adaptor.getBias(), outChannels, "conv2d bias")))
+    return failure();
+  SmallVector<int64_t> kernel{weight.getDimSize(2), weight.getDimSize(3)};
+  auto shape = windowShape(loc, *input, outChannels, kernel, adaptor.getStride(),
+                           adaptor.getPadding(), adaptor.getDilation(), /*ceilMode=*/false);
+  if (failed(shape))
+    return failure();
+  inferred.push_back(withShape(*input, *shape));
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "batch_norm input");
+  if (failed(input))
+    return failure();
+  int64_t channels = input->getDimSize(2);
+  if (failed(checkVector(loc, adaptor.getWeight(), channels, "batch_norm weight")) ||
+      failed(checkVector(loc, adaptor.getBias(), channels, "batch_norm bias")) ||
+      failed(checkVector(loc, adaptor.getRunningMean(), channels, "batch_norm running_mean")) ||
+      failed(checkVector(loc, adaptor.getRunningVar(), channels, "batch_norm running_var")))
+    return failure();
+  if (!(adaptor.getEps().convertToFloat() > 0.0f))
+    return fail(loc, "batch_norm eps must be > 0");
+  inferred.push_back(*input);
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "max_pool2d input");
+  if (failed(input))
+    return failure();
+  auto shape = windowShape(loc, *input, input->getDimSize(2), adaptor.getKernelSize(),
+                           adaptor.getStride(), adaptor.getPadding(), adaptor.getDilation(),
+                           adaptor.getCeilMode());
+  if (failed(shape))
+    return failure();
+  inferred.push_back(withShape(*input, *shape));
+  return success();
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "avg_pool2d input");
+  if (failed(input))
+    return failure();
+  SmallVector<int64_t> dilation{1, 1};
+  auto shape = windowShape(loc, *input, input->getDimSize(2), adaptor.getKernelSize(),
+                           adaptor.getStride(), adaptor.getPadding(), dilation,
+                           adaptor.getCeilMode());
+  if (failed(shape))
+    return failure();
+  inferred.push_back(withShape(*input, *shape));
+  return success();
+}
+
+LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                                    std::optional<Location> loc,
+                                                    Adaptor adaptor,
+                                                    SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "adaptive_avg_pool2d input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> size = adaptor.getOutputSize();
+  if (failed(checkPair(loc, size, "output_size")) || size[0] <= 0 || size[1] <= 0)
+    return fail(loc, "adaptive_avg_pool2d output_size must be two positive values");
+  inferred.push_back(withShape(
+      *input, {input->getDimSize(0), input->getDimSize(1), input->getDimSize(2), size[0],
+               size[1]}));
+  return success();
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "flatten input");
+  if (failed(input))
+    return failure();
+  int64_t features = 1;
+  for (int64_t dim : input->getShape().drop_front(2))
+    features = ShapedType::isDynamic(dim) || ShapedType::isDynamic(features)
+                   ? ShapedType::kDynamic
+                   : features * dim;
+  inferred.push_back(
+      withShape(*input, {input->getDimSize(0), input->getDimSize(1), features}));
+  return success();
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 2, "dropout input");
+  if (failed(input))
+    return failure();
+  float p = adaptor.getP().convertToFloat();
+  if (!(p >= 0.0f && p < 1.0f))
+    return fail(loc, "dropout probability must be in [0, 1), got " + llvm::formatv("{0}", p).str());
+  inferred.push_back(*input);
+  return success();
+}
+
+LogicalResult MeanTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 2, "mean_time input");
+  if (failed(input))
+    return failure();
+  inferred.push_back(withShape(*input, input->getShape().drop_front()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Neurons
+//===----------------------------------------------------------------------===//
+
+/// Checks shared by every neuron: time-major input and sane threshold and surrogate.
+template <typename NeuronOp>
+static LogicalResult verifyNeuron(NeuronOp op) {
+  if (op.getInput().getType().getRank() < 2)
+    return op.emitOpError("input must be time-major [T, N, ...], got rank ")
+           << op.getInput().getType().getRank();
+  if (!std::isfinite(op.getVThreshold().convertToFloat()))
+    return op.emitOpError("v_threshold must be finite");
+  if (auto reset = op.getVReset(); reset && !std::isfinite(reset->convertToFloat()))
+    return op.emitOpError("v_reset must be finite");
+  if (!(op.getAlpha().convertToFloat() > 0.0f))
+    return op.emitOpError("surrogate alpha must be > 0, got ")
+           << op.getAlpha().convertToFloat();
+  return success();
+}
+
+LogicalResult IFNodeOp::verify() { return verifyNeuron(*this); }
+
+LogicalResult LIFNodeOp::verify() {
+  if (failed(verifyNeuron(*this)))
+    return failure();
+  float tau = getTau().convertToFloat();
+  if (!(tau > 1.0f) || !std::isfinite(tau))
+    return emitOpError("tau must be > 1, got ") << tau;
+  return success();
+}
+
+LogicalResult PLIFNodeOp::verify() { return verifyNeuron(*this); }
+
+#define GET_OP_CLASSES
+#include "snn/Dialect/SNN/IR/SNNOps.cpp.inc"

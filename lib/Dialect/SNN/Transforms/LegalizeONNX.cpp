@@ -1,0 +1,409 @@
+// Rewrites generic `snn.onnx_node` ops into snn ops. The interesting pattern is the fold
+// region: SpikingJelly applies a stateless layer to every time step by reshaping
+// [T, N, ...] -> [T*N, ...], running the layer, and reshaping back. We recognise the whole
+// chain and replace it with time-distributed ops on the time-major tensor, so no later pass
+// ever sees the T*N folding.
+
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+namespace snn {
+#define GEN_PASS_DEF_LEGALIZEONNX
+#include "snn/Dialect/SNN/Transforms/Passes.h.inc"
+} // namespace snn
+
+using namespace mlir;
+using namespace snn;
+
+namespace {
+
+constexpr StringLiteral kNeuronDomain = "spikemesh";
+
+bool isNode(Operation *op, StringRef opType, StringRef domain = "") {
+  auto node = dyn_cast_or_null<ONNXNodeOp>(op);
+  return node && node.getOpType() == opType && node.getDomain() == domain;
+}
+
+std::string nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return "<unnamed>";
+}
+
+/// Reports a node the patterns recognised but cannot legalize (bad attribute or operand).
+/// Patterns cannot fail a pass on their own, so they record the error here.
+struct ErrorState {
+  bool failed = false;
+  LogicalResult report(ONNXNodeOp node, const Twine &message) {
+    node.emitError() << "ONNX node '" << nodeName(node) << "' (" << node.getOpType()
+                     << "): " << message;
+    failed = true;
+    return failure();
+  }
+};
+
+// --- Attribute access with ONNX defaults ------------------------------------------------------
+
+int64_t intAttr(ONNXNodeOp node, StringRef name, int64_t fallback) {
+  if (auto attr = node.getOnnxAttrs().getAs<IntegerAttr>(name))
+    return attr.getInt();
+  return fallback;
+}
+
+float floatAttr(ONNXNodeOp node, StringRef name, float fallback) {
+  if (auto attr = node.getOnnxAttrs().getAs<FloatAttr>(name))
+    return attr.getValueAsDouble();
+  return fallback;
+}
+
+SmallVector<int64_t> intsAttr(ONNXNodeOp node, StringRef name, ArrayRef<int64_t> fallback) {
+  if (auto attr = node.getOnnxAttrs().getAs<DenseI64ArrayAttr>(name))
+    return SmallVector<int64_t>(attr.asArrayRef());
+  return SmallVector<int64_t>(fallback);
+}
+
+std::optional<SmallVector<int64_t>> constantInts(Value value) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (const APInt &v : attr.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+/// ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
+FailureOr<SmallVector<int64_t>> symmetricPads(ONNXNodeOp node, ErrorState &errors) {
+  SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
+  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
+    return errors.report(node, "only symmetric 2-D padding is supported");
+  if (auto autoPad = node.getOnnxAttrs().getAs<StringAttr>("auto_pad");
+      autoPad && autoPad.getValue() != "NOTSET")
+    return errors.report(node, "auto_pad '" + autoPad.getValue() + "' is not supported");
+  return SmallVector<int64_t>{pads[0], pads[1]};
+}
+
+// --- One step of a fold region: ONNX op on [T*N, ...] -> snn op on [T, N, ...] ----------------
+
+class StepLegalizer {
+public:
+  StepLegalizer(PatternRewriter &rewriter, ErrorState &errors)
+      : rewriter(rewriter), errors(errors) {}
+
+  /// Returns the time-major equivalent of `node` applied to `input`.
+  FailureOr<Value> legalize(ONNXNodeOp node, Value input) {
+    StringRef type = node.getOpType();
+    if (type == "Gemm")
+      return gemm(node, input);
+    if (type == "Conv")
+      return conv(node, input);
+    if (type == "BatchNormalization")
+      return batchNorm(node, input);
+    if (type == "MaxPool")
+      return maxPool(node, input);
+    if (type == "AveragePool")
+      return avgPool(node, input);
+    if (type == "GlobalAveragePool")
+      return create<AdaptiveAvgPool2dOp>(node, input, rewriter.getDenseI64ArrayAttr({1, 1}));
+    if (type == "Flatten")
+      return flatten(node, input);
+    if (type == "Dropout")
+      return dropout(node, input);
+    if (type == "Identity")
+      return input;
+    return failure();
+  }
+
+  static bool isStepOp(Operation *op) {
+    static constexpr StringLiteral kStepOps[] = {
+        "Gemm", "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
+        "Flatten", "Dropout", "Identity"};
+    auto node = dyn_cast_or_null<ONNXNodeOp>(op);
+    return node && node.getDomain().empty() &&
+           llvm::is_contained(kStepOps, node.getOpType());
+  }
+
+private:
+  template <typename OpTy, typename... Args>
+  FailureOr<Value> create(ONNXNodeOp node, Args &&...args) {
+    SmallVector<Type> types;
+    SmallVector<Value> operands;
+    OpTy op = OpTy::create(rewriter, node.getLoc(), std::forward<Args>(args)...);
+    return op.getResult();
+  }
+
+  FailureOr<Value> gemm(ONNXNodeOp node, Value input) {
+    if (intAttr(node, "transA", 0) != 0 || intAttr(node, "transB", 0) != 1 ||
+        floatAttr(node, "alpha", 1.0f) != 1.0f || floatAttr(node, "beta", 1.0f) != 1.0f)
+      return errors.report(node, "only Gemm with transB=1, transA=0, alpha=beta=1 (Linear)");
+    auto inputs = node.getInputs();
+    Value bias = inputs.size() > 2 ? inputs[2] : Value();
+    return create<LinearOp>(node, input, inputs[1], bias);
+  }
+
+  FailureOr<Value> conv(ONNXNodeOp node, Value input) {
+    auto pads = symmetricPads(node, errors);
+    if (failed(pads))
+      return failure();
+    auto inputs = node.getInputs();
+    Value bias = inputs.size() > 2 ? inputs[2] : Value();
+    return create<Conv2dOp>(node, input, inputs[1], bias,
+                            rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+                            rewriter.getDenseI64ArrayAttr(*pads),
+                            rewriter.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})),
+                            rewriter.getI64IntegerAttr(intAttr(node, "group", 1)));
+  }
+
+  FailureOr<Value> batchNorm(ONNXNodeOp node, Value input) {
+    auto inputs = node.getInputs();
+    if (inputs.size() != 5 || intAttr(node, "training_mode", 0) != 0)
+      return errors.report(node, "expected inference-form BatchNormalization with 5 inputs");
+    for (Value stat : inputs.drop_front(3))
+      if (auto param = stat.getDefiningOp<ParameterOp>())
+        param.setBuffer(true);
+    // ONNX momentum weights the old statistic; PyTorch's weights the new one. 1 - 0.9f is
+    // 0.100000024; float32 holds ~7 digits, so rounding to 6 recovers PyTorch's 0.1.
+    double onnxMomentum = floatAttr(node, "momentum", 0.9f);
+    float momentum = std::stof(llvm::formatv("{0:e5}", 1.0 - onnxMomentum).str());
+    return create<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
+                               rewriter.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f)),
+                               rewriter.getF32FloatAttr(momentum));
+  }
+
+  FailureOr<Value> maxPool(ONNXNodeOp node, Value input) {
+    auto pads = symmetricPads(node, errors);
+    if (failed(pads))
+      return failure();
+    if (intAttr(node, "storage_order", 0) != 0)
+      return errors.report(node, "storage_order=1 is not supported");
+    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
+    return create<MaxPool2dOp>(
+        node, input, rewriter.getDenseI64ArrayAttr(kernel),
+        rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+        rewriter.getDenseI64ArrayAttr(*pads),
+        rewriter.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
+        rewriter.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})));
+  }
+
+  FailureOr<Value> avgPool(ONNXNodeOp node, Value input) {
+    auto pads = symmetricPads(node, errors);
+    if (failed(pads))
+      return failure();
+    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
+    return create<AvgPool2dOp>(
+        node, input, rewriter.getDenseI64ArrayAttr(kernel),
+        rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+        rewriter.getDenseI64ArrayAttr(*pads),
+        rewriter.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
+        rewriter.getBoolAttr(intAttr(node, "count_include_pad", 0) != 0));
+  }
+
+  FailureOr<Value> flatten(ONNXNodeOp node, Value input) {
+    if (intAttr(node, "axis", 1) != 1)
+      return errors.report(node, "only Flatten(axis=1) of a folded tensor is supported");
+    return create<FlattenOp>(node, input);
+  }
+
+  FailureOr<Value> dropout(ONNXNodeOp node, Value input) {
+    float ratio = 0.5f;
+    auto inputs = node.getInputs();
+    if (inputs.size() > 1) {
+      auto param = inputs[1].getDefiningOp<ParameterOp>();
+      auto value = param ? dyn_cast<DenseFPElementsAttr>(param.getValue()) : nullptr;
+      if (!value || value.getNumElements() != 1)
+        return errors.report(node, "Dropout ratio must be a constant scalar");
+      ratio = (*value.getValues<float>().begin());
+    }
+    return create<DropoutOp>(node, input, rewriter.getF32FloatAttr(ratio));
+  }
+
+  PatternRewriter &rewriter;
+  ErrorState &errors;
+};
+
+/// Matches `Reshape([T*N,...] -> [T,-1,...])` (the unfold) whose input chain of per-step ops
+/// starts at `Reshape([T,N,...] -> [-1,...])` (the fold), and rewrites the chain.
+struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
+  FoldRegionPattern(MLIRContext *context, ErrorState &errors)
+      : OpRewritePattern(context), errors(errors) {}
+
+  LogicalResult matchAndRewrite(ONNXNodeOp unfold, PatternRewriter &rewriter) const override {
+    if (!isNode(unfold, "Reshape") || unfold.getInputs().size() != 2)
+      return failure();
+    auto unfoldShape = constantInts(unfold.getInputs()[1]);
+    if (!unfoldShape || unfoldShape->size() < 2 || (*unfoldShape)[1] != -1)
+      return failure();
+
+    SmallVector<ONNXNodeOp> chain;
+    Operation *cur = unfold.getInputs()[0].getDefiningOp();
+    while (StepLegalizer::isStepOp(cur)) {
+      if (!cur->hasOneUse())
+        return failure();
+      chain.push_back(cast<ONNXNodeOp>(cur));
+      cur = cast<ONNXNodeOp>(cur).getInputs()[0].getDefiningOp();
+    }
+    auto fold = dyn_cast_or_null<ONNXNodeOp>(cur);
+    if (!fold || !isNode(fold, "Reshape") || !fold->hasOneUse())
+      return failure();
+    Value timeMajor = fold.getInputs()[0];
+    auto inputType = dyn_cast<RankedTensorType>(timeMajor.getType());
+    auto foldShape = constantInts(fold.getInputs()[1]);
+    if (!inputType || inputType.getRank() < 3 || !foldShape || foldShape->empty() ||
+        (*foldShape)[0] != -1 ||
+        ArrayRef<int64_t>(*foldShape).drop_front() != inputType.getShape().drop_front(2) ||
+        (*unfoldShape)[0] != inputType.getDimSize(0))
+      return failure();
+
+    rewriter.setInsertionPoint(unfold);
+    StepLegalizer steps(rewriter, errors);
+    Value value = timeMajor;
+    for (ONNXNodeOp node : llvm::reverse(chain)) {
+      auto next = steps.legalize(node, value);
+      if (failed(next))
+        return failure();
+      value = *next;
+    }
+    auto resultType = cast<RankedTensorType>(value.getType());
+    if (ArrayRef<int64_t>(*unfoldShape).drop_front(2) != resultType.getShape().drop_front(2))
+      return errors.report(unfold, "unfold shape does not match the per-step result shape");
+    rewriter.replaceOp(unfold, value);
+    for (ONNXNodeOp node : chain)
+      rewriter.eraseOp(node);
+    rewriter.eraseOp(fold);
+    return success();
+  }
+
+  ErrorState &errors;
+};
+
+/// spikemesh.{IF,LIF,ParametricLIF}Node -> snn neuron ops.
+struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
+  NeuronPattern(MLIRContext *context, ErrorState &errors)
+      : OpRewritePattern(context), errors(errors) {}
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
+    if (node.getDomain() != kNeuronDomain)
+      return failure();
+    StringRef type = node.getOpType();
+    if (type != "IFNode" && type != "LIFNode" && type != "ParametricLIFNode")
+      return failure();
+    Value input = node.getInputs().empty() ? Value() : node.getInputs()[0];
+    auto inputType = input ? dyn_cast<RankedTensorType>(input.getType()) : nullptr;
+    if (!inputType)
+      return failure(); // its producer is not legalized yet
+    if (type == "ParametricLIFNode" && node.getInputs().size() != 2)
+      return errors.report(node, "expects the input and the scalar w");
+
+    auto surrogateName = node.getOnnxAttrs().getAs<StringAttr>("surrogate");
+    std::optional<SurrogateKind> surrogate =
+        symbolizeSurrogateKind(surrogateName ? surrogateName.getValue() : "sigmoid");
+    if (!surrogate)
+      return errors.report(node, "unknown surrogate '" + surrogateName.getValue() +
+                                     "' (expected sigmoid or atan)");
+    float alpha = floatAttr(node, "alpha", *surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
+    FloatAttr vReset;
+    if (auto reset = node.getOnnxAttrs().getAs<FloatAttr>("v_reset"))
+      vReset = rewriter.getF32FloatAttr(reset.getValueAsDouble());
+    auto threshold = rewriter.getF32FloatAttr(floatAttr(node, "v_threshold", 1.0f));
+    auto detach = rewriter.getBoolAttr(intAttr(node, "detach_reset", 0) != 0);
+    auto surrogateAttr = SurrogateKindAttr::get(getContext(), *surrogate);
+    auto alphaAttr = rewriter.getF32FloatAttr(alpha);
+    auto decayInput = rewriter.getBoolAttr(intAttr(node, "decay_input", 1) != 0);
+
+    Value result;
+    if (type == "IFNode") {
+      result = IFNodeOp::create(rewriter, node.getLoc(), inputType, input, threshold, vReset,
+                                detach, surrogateAttr, alphaAttr);
+    } else if (type == "LIFNode") {
+      float tau = floatAttr(node, "tau", 2.0f);
+      if (!(tau > 1.0f))
+        return errors.report(node, "tau must be > 1, got " + llvm::formatv("{0}", tau).str());
+      result = LIFNodeOp::create(rewriter, node.getLoc(), inputType, input,
+                                 rewriter.getF32FloatAttr(tau), decayInput, threshold, vReset,
+                                 detach, surrogateAttr, alphaAttr);
+    } else {
+      Value w = node.getInputs()[1];
+      auto wType = dyn_cast<RankedTensorType>(w.getType());
+      if (!wType || wType.getRank() != 0)
+        return errors.report(node, "w must be a float32 scalar");
+      result = PLIFNodeOp::create(rewriter, node.getLoc(), inputType, input, w, decayInput,
+                                  threshold, vReset, detach, surrogateAttr, alphaAttr);
+    }
+    rewriter.replaceOp(node, result);
+    return success();
+  }
+
+  ErrorState &errors;
+};
+
+/// Add/Mul of time-major tensors and the ReduceMean readout over T.
+struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
+    if (!node.getDomain().empty())
+      return failure();
+    auto inputs = node.getInputs();
+    auto ranked = [](Value v) { return isa<RankedTensorType>(v.getType()); };
+    if (inputs.empty() || !llvm::all_of(inputs, ranked))
+      return failure();
+    StringRef type = node.getOpType();
+    if ((type == "Add" || type == "Mul") && inputs.size() == 2 &&
+        inputs[0].getType() == inputs[1].getType() &&
+        cast<RankedTensorType>(inputs[0].getType()).getRank() >= 2) {
+      Value result = type == "Add"
+                         ? AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult()
+                         : MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult();
+      rewriter.replaceOp(node, result);
+      return success();
+    }
+    if (type == "ReduceMean" && intsAttr(node, "axes", {}) == SmallVector<int64_t>{0} &&
+        intAttr(node, "keepdims", 1) == 0) {
+      rewriter.replaceOp(node, MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]));
+      return success();
+    }
+    if (type == "Identity") {
+      rewriter.replaceOp(node, inputs[0]);
+      return success();
+    }
+    return failure();
+  }
+};
+
+struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    ErrorState errors;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldRegionPattern, NeuronPattern>(&getContext(), errors);
+    patterns.add<TimeMajorOpPattern>(&getContext());
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    (void)applyPatternsGreedily(func, std::move(patterns), config);
+    if (errors.failed)
+      return signalPassFailure();
+
+    WalkResult leftover = func.walk([](ONNXNodeOp node) {
+      node.emitError() << "unsupported ONNX op '" << node.getOpType() << "'"
+                       << (node.getDomain().empty() ? "" : " of domain '")
+                       << node.getDomain() << (node.getDomain().empty() ? "" : "'")
+                       << " at node '" << nodeName(node)
+                       << "' (or a fold region that does not match [T, N, ...])";
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      return signalPassFailure();
+
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
+                                   ret.getOperandTypes()));
+  }
+};
+
+} // namespace

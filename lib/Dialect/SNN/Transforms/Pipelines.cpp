@@ -1,0 +1,9 @@
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+
+#include "mlir/Transforms/Passes.h"
+
+void snn::buildImportPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createLegalizeONNX());
+  // Shape constants of the folds and the Dropout ratio are dead after legalization.
+  pm.addPass(mlir::createCanonicalizerPass());
+}

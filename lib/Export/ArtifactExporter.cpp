@@ -1,0 +1,264 @@
+// Writes legal snn IR as the runtime artifact: one ONNX program (nodes of domain `spikemesh`
+// mirroring the snn ops) plus manifest.json. See docs/artifact-format.md.
+
+#include "snn/Export/ArtifactExporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include "onnx/onnx_pb.h"
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace mlir;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char *kDomain = "spikemesh";
+constexpr int kFormatVersion = 1;
+
+json shapeJson(RankedTensorType type) {
+  json shape = json::array();
+  for (int64_t dim : type.getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? -1 : dim);
+  return shape;
+}
+
+void setValueInfo(onnx::ValueInfoProto *info, StringRef name, RankedTensorType type) {
+  info->set_name(name.str());
+  auto *tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  auto *shape = tensor->mutable_shape();
+  for (int64_t dim : type.getShape()) {
+    auto *d = shape->add_dim();
+    if (ShapedType::isDynamic(dim))
+      d->set_dim_param("N");
+    else
+      d->set_dim_value(dim);
+  }
+}
+
+std::string sourceName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return "";
+}
+
+/// Converts one op attribute; returns false for an attribute kind the format cannot hold.
+bool convertAttribute(NamedAttribute named, onnx::AttributeProto &out) {
+  out.set_name(named.getName().str());
+  Attribute attr = named.getValue();
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : ints.asArrayRef())
+      out.add_ints(v);
+  } else if (auto flag = dyn_cast<BoolAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::INT);
+    out.set_i(flag.getValue() ? 1 : 0);
+  } else if (auto integer = dyn_cast<IntegerAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::INT);
+    out.set_i(integer.getInt());
+  } else if (auto real = dyn_cast<FloatAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::FLOAT);
+    out.set_f(static_cast<float>(real.getValueAsDouble()));
+  } else if (auto surrogate = dyn_cast<snn::SurrogateKindAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::STRING);
+    out.set_s(snn::stringifySurrogateKind(surrogate.getValue()).str());
+  } else if (auto str = dyn_cast<StringAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::STRING);
+    out.set_s(str.getValue().str());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Builds the program ONNX and the manifest's parameter list from @main.
+class ProgramWriter {
+public:
+  explicit ProgramWriter(func::FuncOp func) : func(func) {}
+
+  LogicalResult write(onnx::ModelProto &model, json &manifest);
+
+private:
+  LogicalResult writeParameter(snn::ParameterOp param, onnx::GraphProto &graph,
+                               json &parameters);
+  LogicalResult writeNode(Operation *op, onnx::GraphProto &graph);
+  std::string nameOf(Value value) { return names.lookup(value); }
+
+  func::FuncOp func;
+  llvm::DenseMap<Value, std::string> names;
+  int nextValue = 0;
+};
+
+LogicalResult ProgramWriter::writeParameter(snn::ParameterOp param, onnx::GraphProto &graph,
+                                            json &parameters) {
+  auto values = dyn_cast<DenseFPElementsAttr>(param.getValue());
+  auto type = cast<RankedTensorType>(param.getType());
+  if (!values || !type.getElementType().isF32())
+    return param.emitError("parameter '") << param.getName() << "' must be dense float32";
+  onnx::TensorProto *tensor = graph.add_initializer();
+  tensor->set_name(param.getName().str());
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : type.getShape())
+    tensor->add_dims(dim);
+  std::string raw;
+  raw.reserve(values.getNumElements() * sizeof(float));
+  for (float v : values.getValues<float>())
+    raw.append(reinterpret_cast<const char *>(&v), sizeof(float));
+  tensor->set_raw_data(std::move(raw));
+  names[param.getResult()] = param.getName().str();
+  parameters.push_back({{"name", param.getName().str()},
+                        {"shape", shapeJson(type)},
+                        {"kind", param.getBuffer() ? "buffer" : "parameter"},
+                        {"sharding", "replicated"}});
+  return success();
+}
+
+LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
+  if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "snn" ||
+      isa<snn::ONNXNodeOp>(op))
+    return op->emitError("cannot export '")
+           << op->getName() << "' (run the legalization pipeline first)";
+  onnx::NodeProto *node = graph.add_node();
+  node->set_op_type(op->getName().stripDialect().str());
+  node->set_domain(kDomain);
+  node->set_name(sourceName(op));
+  for (Value operand : op->getOperands())
+    node->add_input(nameOf(operand));
+  for (Value result : op->getResults()) {
+    std::string name = "v" + std::to_string(nextValue++);
+    names[result] = name;
+    node->add_output(name);
+  }
+  for (NamedAttribute attr : op->getAttrDictionary()) {
+    onnx::AttributeProto converted;
+    if (!convertAttribute(attr, converted))
+      return op->emitError("cannot export attribute '") << attr.getName().str() << "'";
+    *node->add_attribute() = std::move(converted);
+  }
+  return success();
+}
+
+LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
+  model.set_ir_version(8);
+  model.set_producer_name("spikemesh");
+  auto *opset = model.add_opset_import();
+  opset->set_domain(kDomain);
+  opset->set_version(1);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name("main");
+
+  if (func.getNumArguments() != 1 || func.getNumResults() != 1)
+    return func.emitError("@main must take one input and return one output");
+  auto inputType = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+  auto outputType = dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
+  if (!inputType || !outputType)
+    return func.emitError("@main input and output must be ranked tensors");
+  names[func.getArgument(0)] = "input";
+  setValueInfo(graph.add_input(), "input", inputType);
+
+  json parameters = json::array();
+  for (Operation &op : func.getBody().front()) {
+    if (auto param = dyn_cast<snn::ParameterOp>(op)) {
+      if (failed(writeParameter(param, graph, parameters)))
+        return failure();
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // Rename the returned value so the graph output is always called `output`.
+      Value result = ret.getOperand(0);
+      onnx::NodeProto *producer = nullptr;
+      for (auto &node : *graph.mutable_node())
+        for (auto &out : *node.mutable_output())
+          if (out == nameOf(result))
+            producer = &node, out = "output";
+      if (!producer)
+        return ret.emitError("@main must return the result of an snn op");
+      setValueInfo(graph.add_output(), "output", outputType);
+    } else if (failed(writeNode(&op, graph))) {
+      return failure();
+    }
+  }
+  bool outputTimeMajor = !func.getBody().front().getTerminator()->getOperand(0)
+                              .getDefiningOp<snn::MeanTimeOp>();
+  manifest["input"] = {{"name", "input"}, {"shape", shapeJson(inputType)}, {"time_major", true}};
+  manifest["output"] = {
+      {"name", "output"}, {"shape", shapeJson(outputType)}, {"time_major", outputTimeMajor}};
+  manifest["parameters"] = std::move(parameters);
+  return success();
+}
+
+LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model, const json &manifest,
+                         Location loc) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return emitError(loc, "cannot create '" + dir + "': " + ec.message());
+  SmallString<256> programPath(dir);
+  llvm::sys::path::append(programPath, "program_0.onnx");
+  std::ofstream program(programPath.str().str(), std::ios::binary);
+  if (!program || !model.SerializeToOstream(&program))
+    return emitError(loc, "cannot write '" + programPath + "'");
+  SmallString<256> manifestPath(dir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  std::ofstream out(manifestPath.str().str());
+  out << manifest.dump(2) << "\n";
+  if (!out)
+    return emitError(loc, "cannot write '" + manifestPath + "'");
+  return success();
+}
+
+/// Moves the finished temporary directory to `dir`, replacing an older artifact there.
+LogicalResult commitDirectory(StringRef tmp, StringRef dir, Location loc) {
+  if (llvm::sys::fs::exists(dir)) {
+    if (!llvm::sys::fs::is_directory(dir))
+      return emitError(loc, "'" + dir + "' exists and is not a directory");
+    if (std::error_code ec = llvm::sys::fs::remove_directories(dir))
+      return emitError(loc, "cannot replace '" + dir + "': " + ec.message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, dir))
+    return emitError(loc, "cannot move artifact into '" + dir + "': " + ec.message());
+  return success();
+}
+
+} // namespace
+
+LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError("module has no @main function to export");
+
+  onnx::ModelProto model;
+  json manifest = {{"format", "spikemesh-artifact"},
+                   {"version", kFormatVersion},
+                   {"producer", "spikemesh"},
+                   {"world_size", 1},
+                   {"mesh", {{"axes", json::array()}, {"shape", json::array()}}},
+                   {"programs", json::array({{{"file", "program_0.onnx"}, {"ranks", {0}}}})},
+                   {"plan", {{"mode", "none"}}}};
+  if (auto source = module->getAttrOfType<StringAttr>("snn.source"))
+    manifest["source"] = llvm::sys::path::filename(source.getValue()).str();
+  if (failed(ProgramWriter(func).write(model, manifest)))
+    return failure();
+
+  SmallString<256> tmp(directory);
+  while (!tmp.empty() && llvm::sys::path::is_separator(tmp.back()))
+    tmp.pop_back();
+  tmp += ".tmp-" + std::to_string(llvm::sys::Process::getProcessId());
+  (void)llvm::sys::fs::remove_directories(tmp);
+  if (failed(writeFiles(tmp, model, manifest, module.getLoc()))) {
+    (void)llvm::sys::fs::remove_directories(tmp);
+    return failure();
+  }
+  if (failed(commitDirectory(tmp, directory, module.getLoc()))) {
+    (void)llvm::sys::fs::remove_directories(tmp);
+    return failure();
+  }
+  return success();
+}

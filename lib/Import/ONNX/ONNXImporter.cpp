@@ -1,0 +1,287 @@
+#include "snn/Import/ONNX/ONNXImporter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace {
+
+/// Turns one ONNX ModelProto into generic IR. Values are tracked by ONNX name.
+class ONNXImporter {
+public:
+  ONNXImporter(MLIRContext *context, StringRef path)
+      : context(context), builder(context), path(path.str()),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
+
+private:
+  LogicalResult importInitializer(const onnx::TensorProto &tensor);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  FailureOr<Type> importValueType(const onnx::TypeProto &type, StringRef name);
+  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, Location loc);
+  FailureOr<DenseElementsAttr> importTensor(const onnx::TensorProto &tensor, Location loc);
+  Location nodeLoc(const onnx::NodeProto &node, int index);
+  InFlightDiagnostic error(const Twine &message) { return emitError(fileLoc, message); }
+
+  MLIRContext *context;
+  OpBuilder builder;
+  std::string path;
+  Location fileLoc;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Type> valueInfo;
+};
+
+} // namespace
+
+Location ONNXImporter::nodeLoc(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                                         : node.name();
+  return NameLoc::get(StringAttr::get(context, name),
+                      FileLineColLoc::get(context, path, index + 1, 0));
+}
+
+FailureOr<Type> ONNXImporter::importValueType(const onnx::TypeProto &type, StringRef name) {
+  if (!type.has_tensor_type())
+    return error("value '" + name + "' is not a tensor"), failure();
+  const auto &tensor = type.tensor_type();
+  Type element;
+  switch (tensor.elem_type()) {
+  case onnx::TensorProto::FLOAT:
+    element = builder.getF32Type();
+    break;
+  case onnx::TensorProto::INT64:
+    element = builder.getI64Type();
+    break;
+  default:
+    return error("value '" + name + "' has unsupported element type " +
+                 Twine(tensor.elem_type()) + " (only float32 and int64)"),
+           failure();
+  }
+  if (!tensor.has_shape())
+    return Type(UnrankedTensorType::get(element));
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensor.shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value()
+                                                                : ShapedType::kDynamic);
+  return Type(RankedTensorType::get(shape, element));
+}
+
+FailureOr<DenseElementsAttr> ONNXImporter::importTensor(const onnx::TensorProto &tensor,
+                                                        Location loc) {
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return emitError(loc, "tensor '" + tensor.name() + "' uses external data (unsupported)"),
+           failure();
+  auto sizeError = [&]() {
+    return emitError(loc, "tensor '" + tensor.name() + "' holds the wrong number of values for shape"),
+           failure();
+  };
+  if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+    auto type = RankedTensorType::get(shape, builder.getF32Type());
+    std::vector<float> data;
+    if (tensor.has_raw_data()) {
+      if (tensor.raw_data().size() != static_cast<size_t>(count) * sizeof(float))
+        return sizeError();
+      data.resize(count);
+      std::memcpy(data.data(), tensor.raw_data().data(), tensor.raw_data().size());
+    } else {
+      if (tensor.float_data_size() != count)
+        return sizeError();
+      data.assign(tensor.float_data().begin(), tensor.float_data().end());
+    }
+    return DenseElementsAttr::get(type, ArrayRef<float>(data));
+  }
+  if (tensor.data_type() == onnx::TensorProto::INT64) {
+    auto type = RankedTensorType::get(shape, builder.getI64Type());
+    std::vector<int64_t> data;
+    if (tensor.has_raw_data()) {
+      if (tensor.raw_data().size() != static_cast<size_t>(count) * sizeof(int64_t))
+        return sizeError();
+      data.resize(count);
+      std::memcpy(data.data(), tensor.raw_data().data(), tensor.raw_data().size());
+    } else {
+      if (tensor.int64_data_size() != count)
+        return sizeError();
+      data.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+    }
+    return DenseElementsAttr::get(type, ArrayRef<int64_t>(data));
+  }
+  return emitError(loc, "tensor '" + tensor.name() + "' has unsupported data type " +
+                            Twine(tensor.data_type()) + " (only float32 and int64)"),
+         failure();
+}
+
+LogicalResult ONNXImporter::importInitializer(const onnx::TensorProto &tensor) {
+  Location loc = NameLoc::get(StringAttr::get(context, tensor.name()), fileLoc);
+  auto value = importTensor(tensor, loc);
+  if (failed(value))
+    return failure();
+  if (value->getElementType().isF32()) {
+    values[tensor.name()] = snn::ParameterOp::create(builder, loc, tensor.name(), *value,
+                                                     /*buffer=*/false);
+  } else {
+    values[tensor.name()] = arith::ConstantOp::create(builder, loc, *value);
+  }
+  return success();
+}
+
+FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &attr,
+                                                   Location loc) {
+  switch (attr.type()) {
+  case onnx::AttributeProto::INT:
+    return Attribute(builder.getI64IntegerAttr(attr.i()));
+  case onnx::AttributeProto::FLOAT:
+    return Attribute(builder.getF32FloatAttr(attr.f()));
+  case onnx::AttributeProto::STRING:
+    return Attribute(builder.getStringAttr(attr.s()));
+  case onnx::AttributeProto::INTS:
+    return Attribute(builder.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case onnx::AttributeProto::FLOATS:
+    return Attribute(builder.getDenseF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case onnx::AttributeProto::TENSOR: {
+    auto tensor = importTensor(attr.t(), loc);
+    if (failed(tensor))
+      return failure();
+    return Attribute(*tensor);
+  }
+  default:
+    return emitError(loc, "attribute '" + attr.name() + "' has an unsupported kind"), failure();
+  }
+}
+
+LogicalResult ONNXImporter::importNode(const onnx::NodeProto &node, int index) {
+  Location loc = nodeLoc(node, index);
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty())
+      continue; // an omitted optional input
+    auto it = values.find(name);
+    if (it == values.end())
+      return emitError(loc, "node '" + node.name() + "' (" + node.op_type() +
+                                ") uses undefined value '" + name + "'");
+    inputs.push_back(it->second);
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &attr : node.attribute()) {
+    auto value = importAttribute(attr, loc);
+    if (failed(value))
+      return failure();
+    attrs.push_back(builder.getNamedAttr(attr.name(), *value));
+  }
+  SmallVector<Type> resultTypes;
+  for (const std::string &name : node.output()) {
+    auto it = valueInfo.find(name);
+    resultTypes.push_back(it != valueInfo.end() ? it->second
+                                                : UnrankedTensorType::get(builder.getF32Type()));
+  }
+  auto op = snn::ONNXNodeOp::create(builder, loc, resultTypes, node.op_type(), node.domain(),
+                                    builder.getDictionaryAttr(attrs), inputs);
+  for (auto [name, result] : llvm::zip(node.output(), op.getResults()))
+    values[name] = result;
+  return success();
+}
+
+OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  if (graph.output_size() == 0)
+    return error("'" + path + "' has no graph output (not an ONNX model?)"), nullptr;
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  module->getOperation()->setAttr("snn.source", builder.getStringAttr(path));
+  for (const auto &info : graph.value_info()) {
+    auto type = importValueType(info.type(), info.name());
+    if (succeeded(type))
+      valueInfo[info.name()] = *type;
+  }
+
+  llvm::StringSet<> initializerNames;
+  for (const auto &tensor : graph.initializer())
+    initializerNames.insert(tensor.name());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    auto type = importValueType(input.type(), input.name());
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+  SmallVector<Type> resultTypes;
+  for (const auto &output : graph.output()) {
+    auto type = importValueType(output.type(), output.name());
+    if (failed(type))
+      return nullptr;
+    resultTypes.push_back(*type);
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(argTypes, resultTypes));
+  Block *body = func.addEntryBlock();
+  for (auto [index, name] : llvm::enumerate(argNames)) {
+    values[name] = body->getArgument(index);
+    func.setArgAttr(index, "snn.name", builder.getStringAttr(name));
+  }
+  builder.setInsertionPointToEnd(body);
+  for (const auto &tensor : graph.initializer())
+    if (failed(importInitializer(tensor)))
+      return nullptr;
+  for (const auto &[index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index)))
+      return nullptr;
+
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end())
+      return error("graph output '" + output.name() + "' is never produced"), nullptr;
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  // Intermediate types may be unknown until legalization; the signature follows the values.
+  func.setType(builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  return module;
+}
+
+OwningOpRef<ModuleOp> snn::importONNXFile(MLIRContext *context, StringRef path) {
+  context->loadDialect<snn::SNNDialect, arith::ArithDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    emitError(fileLoc, "cannot open '" + path + "': " + buffer.getError().message());
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  bool parsed = false;
+  try {
+    parsed = model.ParseFromArray((*buffer)->getBufferStart(),
+                                  static_cast<int>((*buffer)->getBufferSize()));
+  } catch (const std::exception &e) {
+    parsed = false;
+  }
+  if (!parsed || !model.has_graph()) {
+    emitError(fileLoc, "'" + path + "' is not a valid ONNX model (truncated or not protobuf)");
+    return nullptr;
+  }
+  return ONNXImporter(context, path).import(model);
+}

@@ -1,0 +1,197 @@
+//===- LayerOps.cpp - Stateless layers on time-major tensors --------------===//
+//
+// Per-step layers fold [T, N, ...] into [T*N, ...], call the ATen op once and
+// unfold, exactly as SpikingJelly's SeqToANNContainer does; the same ATen call
+// on the same shape is what makes results match the PyTorch reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/NodeAttributes.h"
+#include "snn/Runtime/OpRegistry.h"
+#include "snn/Runtime/TensorIO.h"
+
+#include <ATen/ops/adaptive_avg_pool2d.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/batch_norm.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/max_pool2d.h>
+#include <ATen/ops/mul.h>
+
+namespace snn::runtime {
+
+namespace {
+
+using Inputs = std::vector<at::Tensor>;
+using Pair = std::array<int64_t, 2>;
+
+/// Checks the rank of a time-major input; `layout` is the expected form, e.g.
+/// "[T, N, C, H, W]".
+void requireRank(const at::Tensor &x, int64_t minRank, int64_t maxRank,
+                 const char *layout) {
+  if (x.dim() < minRank || x.dim() > maxRank)
+    throw Error(std::string("expects a ") + layout + " input, got " +
+                formatShape(x.sizes()));
+}
+
+/// Applies `op` to every time step of x [T, N, ...] at once.
+template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
+  int64_t steps = x.size(0), batch = x.size(1);
+  at::Tensor y = op(x.flatten(0, 1));
+  std::vector<int64_t> sizes{steps, batch};
+  sizes.insert(sizes.end(), y.sizes().begin() + 1, y.sizes().end());
+  return y.reshape(sizes);
+}
+
+const at::Tensor &optional(const Inputs &inputs, size_t index) {
+  static const at::Tensor undefined;
+  return index < inputs.size() ? inputs[index] : undefined;
+}
+
+Kernel buildLinear(const Node &) {
+  return [](const Inputs &in) {
+    requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::linear(x, in[1], optional(in, 2));
+    });
+  };
+}
+
+Kernel buildConv2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair stride = attributes.getPair("stride", {1, 1});
+  Pair padding = attributes.getPair("padding", {0, 0});
+  Pair dilation = attributes.getPair("dilation", {1, 1});
+  int64_t groups = attributes.getInt("groups", 1);
+  if (groups < 1)
+    attributes.fail("attribute 'groups' must be positive");
+  return [=](const Inputs &in) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
+                        groups);
+    });
+  };
+}
+
+Kernel buildBatchNorm(const Node &node) {
+  NodeAttributes attributes(node);
+  double eps = attributes.getFloat("eps", 1e-5f);
+  double momentum = attributes.getFloat("momentum", 0.1f);
+  // Inference uses the running statistics (training = false).
+  return [=](const Inputs &in) {
+    requireRank(in[0], 3, 5, "[T, N, C, ...]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::batch_norm(x, in[1], in[2], in[3], in[4], /*training=*/false,
+                            momentum, eps, /*cudnn_enabled=*/true);
+    });
+  };
+}
+
+/// PyTorch pools default the stride to the kernel size.
+Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
+  return attributes.getPair("stride", kernel);
+}
+
+Kernel buildMaxPool2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getPair("kernel_size");
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getPair("padding", {0, 0});
+  Pair dilation = attributes.getPair("dilation", {1, 1});
+  bool ceilMode = attributes.getBool("ceil_mode", false);
+  return [=](const Inputs &in) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::max_pool2d(x, kernel, stride, padding, dilation, ceilMode);
+    });
+  };
+}
+
+Kernel buildAvgPool2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getPair("kernel_size");
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getPair("padding", {0, 0});
+  bool ceilMode = attributes.getBool("ceil_mode", false);
+  bool countIncludePad = attributes.getBool("count_include_pad", true);
+  return [=](const Inputs &in) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::avg_pool2d(x, kernel, stride, padding, ceilMode,
+                            countIncludePad);
+    });
+  };
+}
+
+Kernel buildAdaptiveAvgPool2d(const Node &node) {
+  Pair outputSize = NodeAttributes(node).getPair("output_size");
+  return [=](const Inputs &in) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::adaptive_avg_pool2d(x, outputSize);
+    });
+  };
+}
+
+Kernel buildFlatten(const Node &) {
+  return [](const Inputs &in) {
+    requireRank(in[0], 3, 64, "[T, N, ...]");
+    return in[0].flatten(2);
+  };
+}
+
+Kernel buildDropout(const Node &node) {
+  float p = NodeAttributes(node).getFloat("p", 0.5f);
+  if (!(p >= 0.0f && p <= 1.0f))
+    NodeAttributes(node).fail("attribute 'p' must be in [0, 1]");
+  // Identity in inference.
+  return [](const Inputs &in) { return in[0]; };
+}
+
+void requireSameShape(const at::Tensor &a, const at::Tensor &b) {
+  if (a.sizes() != b.sizes())
+    throw Error("operands have different shapes " + formatShape(a.sizes()) +
+                " and " + formatShape(b.sizes()));
+}
+
+Kernel buildAdd(const Node &) {
+  return [](const Inputs &in) {
+    requireSameShape(in[0], in[1]);
+    return at::add(in[0], in[1]);
+  };
+}
+
+Kernel buildMul(const Node &) {
+  return [](const Inputs &in) {
+    requireSameShape(in[0], in[1]);
+    return at::mul(in[0], in[1]);
+  };
+}
+
+Kernel buildMeanTime(const Node &) {
+  return [](const Inputs &in) {
+    requireRank(in[0], 2, 64, "[T, N, ...]");
+    return in[0].mean(at::IntArrayRef{0});
+  };
+}
+
+} // namespace
+
+void registerLayerOps(OpRegistry &registry) {
+  registry.add("linear", {2, 3, buildLinear});
+  registry.add("conv2d", {2, 3, buildConv2d});
+  registry.add("batch_norm", {5, 5, buildBatchNorm});
+  registry.add("max_pool2d", {1, 1, buildMaxPool2d});
+  registry.add("avg_pool2d", {1, 1, buildAvgPool2d});
+  registry.add("adaptive_avg_pool2d", {1, 1, buildAdaptiveAvgPool2d});
+  registry.add("flatten", {1, 1, buildFlatten});
+  registry.add("dropout", {1, 1, buildDropout});
+  registry.add("add", {2, 2, buildAdd});
+  registry.add("mul", {2, 2, buildMul});
+  registry.add("mean_time", {1, 1, buildMeanTime});
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,502 @@
+"""PyTorch SNN -> ONNX, exactly the profile of docs/onnx-profile.md.
+
+The model is traced with torch.fx (neurons and multi-step layers are leaves), run once on the
+example input to learn every shape, and each fx node becomes ONNX nodes.
+"""
+import copy
+import math
+import operator
+import os
+
+import numpy as np
+import onnx
+import torch
+import torch.fx
+from onnx import TensorProto, helper, numpy_helper
+from torch import nn
+
+from . import layer as _layer
+from . import neuron as _neuron
+from .functional import reset_net
+
+IR_VERSION = 8
+OPSET = 13
+DOMAIN = "spikemesh"
+NEURON_TYPES = ("IFNode", "LIFNode", "ParametricLIFNode")
+_SURROGATES = {"Sigmoid": "sigmoid", "ATan": "atan"}
+_ADD = {operator.add, operator.iadd, torch.add}
+_MUL = {operator.mul, operator.imul, torch.mul}
+
+
+# ---------------------------------------------------------------- module classification
+def _sj_module(m, part):
+    """True when `m` comes from a SpikingJelly submodule named `part` (neuron / layer)."""
+    mod = type(m).__module__
+    return mod.startswith("spikingjelly") and mod.rsplit(".", 1)[-1] == part
+
+
+def _kind(m):
+    """'neuron', 'container', 'layer' (multi-step stateless) or None (trace through / torch)."""
+    if isinstance(m, _neuron.BaseNode) or _sj_module(m, "neuron"):
+        return "neuron"
+    if isinstance(m, _layer.SeqToANNContainer) or (
+            _sj_module(m, "layer") and type(m).__name__ == "SeqToANNContainer"):
+        return "container"
+    if isinstance(m, _layer._MultiStep) or _sj_module(m, "layer"):
+        return "layer"
+    return None
+
+
+class _Tracer(torch.fx.Tracer):
+    def is_leaf_module(self, m, qualname):
+        return _kind(m) is not None or super().is_leaf_module(m, qualname)
+
+
+def _describe(m):
+    return f"{type(m).__module__}.{type(m).__name__}"
+
+
+def _pair(v):
+    return list(v) if isinstance(v, (tuple, list)) else [v, v]
+
+
+# ---------------------------------------------------------------- ONNX graph builder
+class _Graph:
+    def __init__(self, T, prefix):
+        self.T = T
+        self.prefix = prefix  # stripped from names when the root module itself is a leaf
+        self.nodes, self.inits, self.infos = [], {}, {}
+        self.used_names = {}
+
+    def name(self, path):
+        if self.prefix and (path + ".").startswith(self.prefix):
+            path = path[len(self.prefix):]
+        return path or "model"
+
+    def unique(self, base):
+        """Node names must be unique; a module called twice gets '#1', '#2', ..."""
+        k = self.used_names.get(base, 0)
+        self.used_names[base] = k + 1
+        return base if k == 0 else f"{base}#{k}"
+
+    def init(self, name, array):
+        array = np.asarray(array)
+        if array.dtype.kind == "f":
+            array = array.astype(np.float32)
+        if name not in self.inits:
+            self.inits[name] = numpy_helper.from_array(array, name)
+        return name
+
+    def param(self, path, tensor_name, tensor):
+        return self.init(self.name(f"{path}.{tensor_name}"), tensor.detach().cpu().numpy())
+
+    def node(self, op, inputs, name, shape, domain="", **attrs):
+        """Adds one node whose single output value is named like the node; returns the name."""
+        self.nodes.append(helper.make_node(op, inputs, [name], name=name, domain=domain, **attrs))
+        self.infos[name] = shape
+        return name
+
+
+# ---------------------------------------------------------------- per-step (folded) ops
+def _run_per_step(m, x):
+    """Runs a stateless module on a folded [T*N, ...] tensor whatever its step_mode."""
+    mode = getattr(m, "step_mode", None)
+    if mode is not None:
+        m.step_mode = "s"
+    try:
+        return m(x)
+    finally:
+        if mode is not None:
+            m.step_mode = mode
+
+
+def _conv_pads(m):
+    if isinstance(m.padding, str):
+        if m.padding == "valid":
+            return [0, 0, 0, 0]
+        total = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
+        if any(t % 2 for t in total):
+            raise ValueError(f"Conv2d padding='same' with asymmetric padding is unsupported")
+        return [t // 2 for t in total] * 2
+    return list(m.padding) * 2
+
+
+def _emit_conv(g, path, m, x, shape):
+    if m.padding_mode != "zeros":
+        raise ValueError(f"{path}: Conv2d padding_mode={m.padding_mode!r} is unsupported")
+    ins = [x, g.param(path, "weight", m.weight)]
+    if m.bias is not None:
+        ins.append(g.param(path, "bias", m.bias))
+    return g.node("Conv", ins, g.unique(g.name(path)), shape, kernel_shape=list(m.kernel_size),
+                  strides=list(m.stride), pads=_conv_pads(m), dilations=list(m.dilation),
+                  group=m.groups)
+
+
+def _emit_linear(g, path, m, x, shape, x_rank):
+    if x_rank != 2:
+        raise ValueError(f"{path}: Linear on a per-step tensor of rank {x_rank} (need 2)")
+    ins = [x, g.param(path, "weight", m.weight)]
+    if m.bias is not None:
+        ins.append(g.param(path, "bias", m.bias))
+    return g.node("Gemm", ins, g.unique(g.name(path)), shape, transB=1, alpha=1.0, beta=1.0)
+
+
+def _emit_bn(g, path, m, x, shape):
+    if not m.track_running_stats or m.running_mean is None:
+        raise ValueError(f"{path}: BatchNorm without running statistics is unsupported")
+    c = m.num_features
+    scale = (g.param(path, "weight", m.weight) if m.affine
+             else g.init(g.name(path) + "/scale", np.ones(c, np.float32)))
+    bias = (g.param(path, "bias", m.bias) if m.affine
+            else g.init(g.name(path) + "/bias", np.zeros(c, np.float32)))
+    ins = [x, scale, bias, g.param(path, "running_mean", m.running_mean),
+           g.param(path, "running_var", m.running_var)]
+    attrs = {"epsilon": float(m.eps)}
+    if m.momentum is not None:
+        attrs["momentum"] = 1.0 - float(m.momentum)
+    return g.node("BatchNormalization", ins, g.unique(g.name(path)), shape, **attrs)
+
+
+def _emit_maxpool(g, path, m, x, shape):
+    if m.return_indices:
+        raise ValueError(f"{path}: MaxPool2d(return_indices=True) is unsupported")
+    k = _pair(m.kernel_size)
+    return g.node("MaxPool", [x], g.unique(g.name(path)), shape, kernel_shape=k,
+                  strides=_pair(m.stride if m.stride is not None else k),
+                  pads=_pair(m.padding) * 2, dilations=_pair(m.dilation),
+                  ceil_mode=int(m.ceil_mode))
+
+
+def _emit_avgpool(g, path, m, x, shape):
+    if m.divisor_override is not None:
+        raise ValueError(f"{path}: AvgPool2d(divisor_override=...) is unsupported")
+    k = _pair(m.kernel_size)
+    return g.node("AveragePool", [x], g.unique(g.name(path)), shape, kernel_shape=k,
+                  strides=_pair(m.stride if m.stride is not None else k),
+                  pads=_pair(m.padding) * 2, ceil_mode=int(m.ceil_mode),
+                  count_include_pad=int(m.count_include_pad))
+
+
+def _emit_adaptive_avgpool(g, path, m, x, shape, x_shape):
+    in_hw = list(x_shape[-2:])
+    out_hw = [o if o is not None else i for o, i in zip(_pair(m.output_size), in_hw)]
+    name = g.unique(g.name(path))
+    if out_hw == [1, 1]:
+        return g.node("GlobalAveragePool", [x], name, shape)
+    if any(i % o for i, o in zip(in_hw, out_hw)):
+        raise ValueError(f"{path}: AdaptiveAvgPool2d{tuple(out_hw)} on input {tuple(in_hw)} "
+                         "is not a whole-window pooling")
+    k = [i // o for i, o in zip(in_hw, out_hw)]
+    return g.node("AveragePool", [x], name, shape, kernel_shape=k, strides=k, pads=[0, 0, 0, 0],
+                  ceil_mode=0, count_include_pad=0)
+
+
+def _emit_flatten(g, path, m, x, shape, x_rank):
+    end = m.end_dim % x_rank
+    if m.start_dim != 1 or end != x_rank - 1:
+        raise ValueError(f"{path}: Flatten(start_dim={m.start_dim}, end_dim={m.end_dim}) is "
+                         "unsupported (only start_dim=1, end_dim=-1)")
+    return g.node("Flatten", [x], g.unique(g.name(path)), shape, axis=1)
+
+
+def _emit_dropout(g, path, m, x, shape):
+    ratio = g.init(g.name(path) + "/ratio", np.array(float(m.p), np.float32))
+    return g.node("Dropout", [x, ratio], g.unique(g.name(path)), shape)
+
+
+def _is_dropout(m):
+    return isinstance(m, nn.Dropout) or (_sj_module(m, "layer") and type(m).__name__ == "Dropout")
+
+
+def _emit_step(g, path, m, x, x_val):
+    """Emits the per-step op of stateless module `m` on folded value `x`; returns (name, y)."""
+    y = _run_per_step(m, x_val)
+    shape = [None] + list(y.shape[1:])
+    if isinstance(m, nn.Identity):
+        return x, y
+    if isinstance(m, nn.Linear):
+        return _emit_linear(g, path, m, x, shape, x_val.dim()), y
+    if isinstance(m, nn.Conv2d):
+        return _emit_conv(g, path, m, x, shape), y
+    if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
+        return _emit_bn(g, path, m, x, shape), y
+    if isinstance(m, nn.MaxPool2d):
+        return _emit_maxpool(g, path, m, x, shape), y
+    if isinstance(m, nn.AvgPool2d):
+        return _emit_avgpool(g, path, m, x, shape), y
+    if isinstance(m, nn.AdaptiveAvgPool2d):
+        return _emit_adaptive_avgpool(g, path, m, x, shape, x_val.shape), y
+    if isinstance(m, nn.Flatten):
+        return _emit_flatten(g, path, m, x, shape, x_val.dim()), y
+    if _is_dropout(m):
+        return _emit_dropout(g, path, m, x, shape), y
+    raise ValueError(f"unsupported module {_describe(m)} at '{g.name(path)}'")
+
+
+def _container_children(path, m):
+    """(path, module) of the per-step modules inside a container, nested Sequentials expanded."""
+    out = []
+    for name, child in m.named_children():
+        cpath = f"{path}.{name}" if path else name
+        if isinstance(child, nn.Sequential) and _kind(child) is None:
+            out += _container_children(cpath, child)
+        elif _kind(child) in ("neuron", "container"):
+            raise ValueError(f"{_describe(child)} at '{cpath}' cannot run inside "
+                             "SeqToANNContainer (per-step stateless modules only)")
+        elif getattr(child, "step_mode", "s") != "s":
+            raise ValueError(f"'{cpath}' inside SeqToANNContainer must have step_mode='s'")
+        else:
+            out.append((cpath, child))
+    return out
+
+
+def _emit_folded(g, path, steps, x, x_val):
+    """fold Reshape, the per-step ops, unfold Reshape (profile section 'fold, op, unfold')."""
+    base, T = g.name(path), g.T
+    fold, unfold = g.unique(base + "/fold"), g.unique(base + "/unfold")
+    fold_shape = g.init(fold + "_shape", np.array([-1] + list(x_val.shape[2:]), np.int64))
+    v = g.node("Reshape", [x, fold_shape], fold, [None] + list(x_val.shape[2:]))
+    y = x_val.flatten(0, 1)
+    for spath, m in steps:
+        v, y = _emit_step(g, spath, m, v, y)
+    unfold_shape = g.init(unfold + "_shape", np.array([T, -1] + list(y.shape[1:]), np.int64))
+    return g.node("Reshape", [v, unfold_shape], unfold, [T, "N"] + list(y.shape[1:]))
+
+
+# ---------------------------------------------------------------- neurons
+def _neuron_attrs(m, where):
+    kind = type(m).__name__
+    if kind not in NEURON_TYPES:
+        raise ValueError(f"unsupported neuron {_describe(m)} at '{where}'")
+    sg = m.surrogate_function
+    sname = _SURROGATES.get(type(sg).__name__)
+    if sname is None or getattr(sg, "spiking", True) is False:
+        raise ValueError(f"unsupported surrogate function {_describe(sg)} in '{where}'")
+    attrs = {"v_threshold": float(m.v_threshold), "detach_reset": int(bool(m.detach_reset)),
+             "surrogate": sname, "alpha": float(sg.alpha)}
+    if m.v_reset is not None:
+        attrs["v_reset"] = float(m.v_reset)
+    if kind == "LIFNode":
+        tau = float(m.tau)
+        if not tau > 1.0:
+            raise ValueError(f"neuron '{where}': tau must be > 1, got {tau}")
+        attrs["tau"] = tau
+    if kind in ("LIFNode", "ParametricLIFNode"):
+        attrs["decay_input"] = int(bool(m.decay_input))
+    if kind == "ParametricLIFNode":
+        init_tau = getattr(m, "init_tau", None)
+        if init_tau is None:  # SpikingJelly does not keep it; recover it from w
+            init_tau = 1.0 + math.exp(-float(m.w))
+        attrs["init_tau"] = float(init_tau)
+    return kind, attrs
+
+
+# ---------------------------------------------------------------- fx node translation
+class _Translator:
+    def __init__(self, gm, g, env):
+        self.gm, self.g, self.env = gm, g, env
+        self.values = {}  # fx node -> (onnx value name, time_major)
+        self.neurons_seen = set()
+
+    def arg(self, a, where):
+        if not isinstance(a, torch.fx.Node) or a not in self.values:
+            raise ValueError(f"'{where}': operand {a!r} is not a tensor of the network "
+                             "(constants and scalars are unsupported)")
+        return self.values[a]
+
+    def run(self):
+        out = None
+        for n in self.gm.graph.nodes:
+            if n.op == "placeholder":
+                self.values[n] = ("input", True)
+            elif n.op == "call_module":
+                self.values[n] = self.call_module(n)
+            elif n.op in ("call_function", "call_method"):
+                self.values[n] = self.call_function(n)
+            elif n.op == "output":
+                out = n.args[0]
+            else:
+                raise ValueError(f"unsupported operation '{n.op}' ({n.target}) in the forward")
+        if not isinstance(out, torch.fx.Node):
+            raise ValueError("the model must return exactly one tensor")
+        return self.arg(out, "output")
+
+    def call_module(self, n):
+        m = self.gm.get_submodule(n.target)
+        path, where = n.target, self.g.name(n.target)
+        if len(n.args) != 1 or n.kwargs:
+            raise ValueError(f"'{where}': a module must be called with exactly one tensor")
+        x, tm = self.arg(n.args[0], where)
+        if not tm:
+            raise ValueError(f"'{where}' ({_describe(m)}) is applied to a tensor that is not "
+                             "time-major [T, N, ...] (e.g. after the mean readout)")
+        kind = _kind(m)
+        if kind == "neuron":
+            return self.neuron(n, m, x), True
+        if getattr(m, "step_mode", "m") != "m":
+            raise ValueError(f"'{where}' ({_describe(m)}) has step_mode='s'; "
+                             "export needs multi-step ('m') modules")
+        if isinstance(m, nn.Identity):
+            return x, True
+        if kind == "container":
+            steps = _container_children(path, m)
+        elif kind == "layer" or isinstance(m, (nn.Linear, nn.Dropout)):
+            # A plain nn.Linear / Dropout on [T, N, F] equals its folded per-step form.
+            steps = [(path, m)]
+        else:
+            raise ValueError(f"unsupported module {_describe(m)} at '{where}' (wrap per-step "
+                             "torch modules in layer.SeqToANNContainer)")
+        return _emit_folded(self.g, path, steps, x, self.env[n.args[0]]), True
+
+    def neuron(self, n, m, x):
+        path = n.target
+        where = self.g.name(path)
+        if getattr(m, "step_mode", "s") != "m":
+            raise ValueError(f"neuron '{where}' must have step_mode='m' for export")
+        if path in self.neurons_seen:
+            raise ValueError(f"neuron '{where}' is called twice; its state would be shared")
+        self.neurons_seen.add(path)
+        kind, attrs = _neuron_attrs(m, where)
+        ins = [x]
+        if kind == "ParametricLIFNode":
+            ins.append(self.g.param(path, "w", m.w))
+        return self.g.node(kind, ins, self.g.unique(where), self.shape_of(n, True),
+                           domain=DOMAIN, **attrs)
+
+    def call_function(self, n):
+        t = n.target
+        name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+        if t in _ADD or t == "add":
+            return self.binary(n, "Add", name)
+        if t in _MUL or t == "mul":
+            return self.binary(n, "Mul", name)
+        if t in (torch.mean, "mean"):
+            return self.mean(n, name)
+        if t == "contiguous" and len(n.args) == 1:
+            return self.arg(n.args[0], n.name)
+        raise ValueError(f"unsupported function or method '{name}' (fx node '{n.name}')")
+
+    def binary(self, n, op, name):
+        if len(n.args) != 2 or any(k != "alpha" or v != 1 for k, v in n.kwargs.items()):
+            raise ValueError(f"'{n.name}': only {name}(a, b) of two tensors is supported")
+        (a, tma), (b, tmb) = (self.arg(v, n.name) for v in n.args)
+        sa, sb = self.env[n.args[0]].shape, self.env[n.args[1]].shape
+        if sa != sb or tma != tmb:
+            raise ValueError(f"'{n.name}': {op} needs two tensors of the same shape, "
+                             f"got {tuple(sa)} and {tuple(sb)}")
+        return self.g.node(op, [a, b], self.g.unique(n.name), self.shape_of(n, tma)), tma
+
+    def mean(self, n, name):
+        args = list(n.args[1:])
+        dim = args[0] if args else n.kwargs.get("dim")
+        keepdim = args[1] if len(args) > 1 else n.kwargs.get("keepdim", False)
+        extra = set(n.kwargs) - {"dim", "keepdim"}
+        x, tm = self.arg(n.args[0], n.name)
+        if dim not in (0, (0,), [0]) or keepdim or extra or len(args) > 2 or not tm:
+            raise ValueError(f"'{n.name}': only the readout x.mean(0) over T is supported")
+        return self.g.node("ReduceMean", [x], self.g.unique(n.name), self.shape_of(n, False),
+                           axes=[0], keepdims=0), False
+
+    def shape_of(self, n, time_major):
+        s = list(self.env[n].shape)
+        return [s[0], "N"] + s[2:] if time_major else ["N"] + s[1:]
+
+
+# ---------------------------------------------------------------- driver
+def _detached_copy(model):
+    # deepcopy fails on non-leaf tensors (e.g. a neuron's v after a training forward).
+    memo = {}
+    for m in model.modules():
+        for v in vars(m).values():
+            if isinstance(v, torch.Tensor) and v.grad_fn is not None:
+                memo[id(v)] = v.detach()
+    return copy.deepcopy(model, memo)
+
+
+def _trace(model):
+    prefix = ""
+    if _kind(model) is not None:  # a bare neuron / layer: trace it as the child of a wrapper
+        model, prefix = nn.Sequential(model), "0."
+    tracer = _Tracer()
+    try:
+        graph = tracer.trace(model)
+    except ValueError:
+        raise
+    except Exception as e:  # fx raises many types; report them uniformly
+        raise ValueError(f"cannot trace {type(model).__name__} with torch.fx: {e}") from None
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != 1:
+        raise ValueError(f"the model's forward must take exactly one tensor, "
+                         f"got {len(placeholders)} inputs")
+    return torch.fx.GraphModule(model, graph), prefix
+
+
+def _run(gm, example_input):
+    interp = torch.fx.Interpreter(gm, garbage_collect_values=False)
+    with torch.no_grad():
+        interp.run(example_input)
+    return interp.env
+
+
+def _value_info(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def build_onnx(model, example_input):
+    """Returns the ONNX ModelProto for `model` (not checked, not written)."""
+    if not isinstance(example_input, torch.Tensor) or example_input.dim() < 2:
+        raise ValueError("example_input must be a tensor [T, N, ...]")
+    if example_input.dtype != torch.float32:
+        raise ValueError(f"example_input must be float32, got {example_input.dtype}")
+    net = _detached_copy(model).eval()
+    reset_net(net)
+    gm, prefix = _trace(net)
+    env = _run(gm, example_input)
+    T = int(example_input.shape[0])
+    g = _Graph(T, prefix)
+    out, out_tm = _Translator(gm, g, env).run()
+    out_node = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    out_shape = list(env[out_node].shape)
+    out_shape = [T, "N"] + out_shape[2:] if out_tm else ["N"] + out_shape[1:]
+    if out == "input":
+        g.nodes.append(helper.make_node("Identity", ["input"], ["output"], name="output"))
+    else:
+        for node in g.nodes:
+            node.input[:] = ["output" if i == out else i for i in node.input]
+            node.output[:] = ["output" if o == out else o for o in node.output]
+        g.infos.pop(out, None)
+    graph = helper.make_graph(
+        g.nodes, type(model).__name__,
+        [_value_info("input", [T, "N"] + list(example_input.shape[2:]))],
+        [_value_info("output", out_shape)],
+        initializer=list(g.inits.values()),
+        value_info=[_value_info(k, s) for k, s in g.infos.items()])
+    onnx_model = helper.make_model(
+        graph, ir_version=IR_VERSION, producer_name="snnexport",
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(DOMAIN, 1)])
+    return onnx_model
+
+
+def check(onnx_model):
+    """onnx.checker (full check) plus strict shape inference; raises on any problem."""
+    onnx.checker.check_model(onnx_model, full_check=True)
+    onnx.shape_inference.infer_shapes(onnx_model, check_type=True, strict_mode=True)
+
+
+def export_onnx(model, example_input, path):
+    """Writes `model` run on `example_input` [T, N, ...] to `path` as ONNX (profile in
+    docs/onnx-profile.md). N is dynamic in the file, T fixed. The model is not modified.
+    Raises ValueError for anything outside the profile. Returns the onnx.ModelProto."""
+    onnx_model = build_onnx(model, example_input)
+    check(onnx_model)
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"  # write-then-rename: never a partial file at `path`
+    try:
+        with open(tmp, "wb") as f:
+            f.write(onnx_model.SerializeToString())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return onnx_model

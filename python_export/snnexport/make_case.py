@@ -1,0 +1,74 @@
+"""python3 -m snnexport.make_case --model csnn --out DIR: write one reference case."""
+import argparse
+import json
+import sys
+
+from . import models
+from .reference import make_case
+
+# --width sets the model's main width argument.
+_WIDTH_ARG = {"spiking_mlp": "hidden", "csnn": "channels", "vgg_dvs": "channels",
+              "sew_resnet": "channels"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 1, like every SpikeMesh tool
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _parser():
+    p = _Parser(
+        prog="python3 -m snnexport.make_case",
+        description="Build a seeded reference SNN, export model.onnx and write input.npy, "
+                    "expected.npy (PyTorch eval forward) and meta.json into --out.")
+    p.add_argument("--model", required=True, choices=sorted(models.MODELS))
+    p.add_argument("--out", required=True, help="output directory (created if missing)")
+    p.add_argument("--T", type=int, default=4, help="time steps (default 4)")
+    p.add_argument("--N", type=int, default=8, help="batch size (default 8)")
+    p.add_argument("--seed", type=int, default=0, help="seed for weights and input (default 0)")
+    p.add_argument("--width", type=int, help="hidden size / channels of the model")
+    p.add_argument("--classes", type=int, help="number of classes (default 10)")
+    p.add_argument("--blocks", type=int, help="vgg_dvs / sew_resnet: number of blocks")
+    p.add_argument("--image", type=int, help="vgg_dvs: input height and width (default 48)")
+    p.add_argument("--attempts", type=int, default=8,
+                   help="input draws to try for the largest threshold margin (default 8)")
+    p.add_argument("--quiet", action="store_true", help="do not print meta.json")
+    return p
+
+
+def _kwargs(args):
+    kw = {}
+    if args.width is not None:
+        kw[_WIDTH_ARG[args.model]] = args.width
+    if args.classes is not None:
+        kw["classes"] = args.classes
+    if args.blocks is not None:
+        if args.model not in ("vgg_dvs", "sew_resnet"):
+            raise ValueError(f"--blocks does not apply to {args.model}")
+        kw["blocks"] = args.blocks
+    if args.image is not None:
+        if args.model != "vgg_dvs":
+            raise ValueError(f"--image does not apply to {args.model}")
+        kw["image"] = args.image
+    return kw
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        if args.T < 1 or args.N < 1:
+            raise ValueError("--T and --N must be >= 1")
+        meta = make_case(args.model, args.out, T=args.T, N=args.N, seed=args.seed,
+                         attempts=args.attempts, **_kwargs(args))
+    except Exception as e:  # noqa: BLE001 - tools report one line, never a traceback
+        msg = " ".join(str(e).split())
+        print(f"error: {msg}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(json.dumps({k: meta[k] for k in meta if k != "neurons"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

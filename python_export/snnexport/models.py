@@ -1,0 +1,129 @@
+"""Reference SNNs. Every model takes a multi-step input [T, N, ...]."""
+from torch import nn
+
+from . import layer, neuron, surrogate
+
+
+def spiking_mlp(in_features=784, hidden=128, classes=10, tau=2.0):
+    """Flatten-Linear-LIF-Linear-LIF. No readout: returns output spikes [T, N, classes]
+    (take `.mean(0)` yourself for the firing rate)."""
+    return nn.Sequential(
+        layer.Flatten(),
+        layer.Linear(in_features, hidden),
+        neuron.LIFNode(tau=tau),
+        layer.Linear(hidden, classes),
+        neuron.LIFNode(tau=tau),
+    )
+
+
+class CSNN(nn.Module):
+    """SpikingJelly's Fashion-MNIST tutorial CSNN; input [T, N, 1, 28, 28] -> rate [N, classes]."""
+
+    def __init__(self, channels=128, classes=10):
+        super().__init__()
+        c = channels
+
+        def sn():
+            return neuron.IFNode(surrogate_function=surrogate.ATan())
+
+        self.conv_fc = nn.Sequential(
+            layer.Conv2d(1, c, kernel_size=3, padding=1, bias=False),
+            layer.BatchNorm2d(c),
+            sn(),
+            layer.MaxPool2d(2, 2),  # 14 x 14
+            layer.Conv2d(c, c, kernel_size=3, padding=1, bias=False),
+            layer.BatchNorm2d(c),
+            sn(),
+            layer.MaxPool2d(2, 2),  # 7 x 7
+            layer.Flatten(),
+            layer.Linear(c * 7 * 7, c * 4 * 4, bias=False),
+            sn(),
+            layer.Linear(c * 4 * 4, classes, bias=False),
+            sn(),
+        )
+
+    def forward(self, x_seq):
+        return self.conv_fc(x_seq).mean(0)
+
+
+def csnn(channels=128, classes=10):
+    return CSNN(channels, classes)
+
+
+class VGGDVS(nn.Module):
+    """CIFAR10-DVS-style VGG: [Conv3x3-BN-LIF-MaxPool2] x blocks, Flatten-Dropout-Linear-LIF.
+    Input [T, N, in_channels, image, image] -> rate [N, classes]."""
+
+    def __init__(self, channels=64, classes=10, in_channels=2, image=48, blocks=3, dropout=0.5):
+        super().__init__()
+        if image % (2 ** blocks):
+            raise ValueError(f"image={image} must be divisible by 2**blocks={2 ** blocks}")
+
+        def sn():
+            return neuron.LIFNode(tau=1.333, decay_input=False, detach_reset=True,
+                                  surrogate_function=surrogate.ATan())
+
+        feats, cin = [], in_channels
+        for _ in range(blocks):
+            feats += [layer.Conv2d(cin, channels, 3, padding=1, bias=False),
+                      layer.BatchNorm2d(channels), sn(), layer.MaxPool2d(2, 2)]
+            cin = channels
+        side = image // 2 ** blocks
+        self.features = nn.Sequential(*feats)
+        self.classifier = nn.Sequential(layer.Flatten(), layer.Dropout(dropout),
+                                        layer.Linear(channels * side * side, classes), sn())
+
+    def forward(self, x_seq):
+        return self.classifier(self.features(x_seq)).mean(0)
+
+
+def vgg_dvs(channels=64, classes=10, in_channels=2, image=48, blocks=3, dropout=0.5):
+    return VGGDVS(channels, classes, in_channels, image, blocks, dropout)
+
+
+class BasicBlock(nn.Module):
+    """SEW block with ADD connect: out = sn2(bn2(conv2(sn1(bn1(conv1(x)))))) + x."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = layer.SeqToANNContainer(
+            nn.Conv2d(channels, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels))
+        self.sn1 = neuron.IFNode(surrogate_function=surrogate.ATan())
+        self.conv2 = layer.SeqToANNContainer(
+            nn.Conv2d(channels, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels))
+        self.sn2 = neuron.IFNode(surrogate_function=surrogate.ATan())
+
+    def forward(self, x):
+        out = self.sn2(self.conv2(self.sn1(self.conv1(x))))
+        return out + x
+
+
+class SEWResNet(nn.Module):
+    """Stem Conv-BN-IF, `blocks` SEW basic blocks, AdaptiveAvgPool(1)-Flatten-Linear-IF.
+    Input [T, N, in_channels, H, W] -> rate [N, classes]."""
+
+    def __init__(self, channels=32, classes=10, blocks=2, in_channels=1):
+        super().__init__()
+        self.stem = nn.Sequential(
+            layer.Conv2d(in_channels, channels, 3, padding=1, bias=False),
+            layer.BatchNorm2d(channels),
+            neuron.IFNode(surrogate_function=surrogate.ATan()))
+        self.layers = nn.Sequential(*[BasicBlock(channels) for _ in range(blocks)])
+        self.head = nn.Sequential(
+            layer.AdaptiveAvgPool2d((1, 1)), layer.Flatten(), layer.Linear(channels, classes),
+            neuron.IFNode(surrogate_function=surrogate.ATan()))
+
+    def forward(self, x_seq):
+        return self.head(self.layers(self.stem(x_seq))).mean(0)
+
+
+def sew_resnet(channels=32, classes=10, blocks=2, in_channels=1):
+    return SEWResNet(channels, classes, blocks, in_channels)
+
+
+MODELS = {
+    "spiking_mlp": spiking_mlp,
+    "csnn": csnn,
+    "vgg_dvs": vgg_dvs,
+    "sew_resnet": sew_resnet,
+}

@@ -1,0 +1,133 @@
+"""Stateful spiking neurons (PyTorch reference). Equations: /work/shared/SNN_SEMANTICS.md."""
+import math
+
+import torch
+from torch import nn
+
+from . import surrogate as _surrogate
+
+
+class MemoryModule(nn.Module):
+    """A module with state that `functional.reset_net` clears."""
+
+    def reset(self):
+        raise NotImplementedError
+
+
+class BaseNode(MemoryModule):
+    def __init__(self, v_threshold=1.0, v_reset=0.0, surrogate_function=None,
+                 detach_reset=False, step_mode="m", store_v_seq=False):
+        super().__init__()
+        if step_mode not in ("s", "m"):
+            raise ValueError(f"step_mode must be 's' or 'm', got {step_mode!r}")
+        self.v_threshold = float(v_threshold)
+        self.v_reset = None if v_reset is None else float(v_reset)
+        self.surrogate_function = surrogate_function or _surrogate.Sigmoid()
+        self.detach_reset = bool(detach_reset)
+        self.step_mode = step_mode
+        self.store_v_seq = store_v_seq
+        # When a list, every charge H is appended (reference.py uses it for threshold margins).
+        self.h_log = None
+        self.reset()
+
+    def reset(self):
+        self.v = 0.0 if self.v_reset is None else self.v_reset
+        self.v_seq = None
+
+    def _v_reset_in_charge(self):
+        # Soft reset uses V_reset = 0 in the charge equation.
+        return 0.0 if self.v_reset is None else self.v_reset
+
+    def neuronal_charge(self, x):
+        raise NotImplementedError
+
+    def single_step_forward(self, x):
+        if not isinstance(self.v, torch.Tensor):
+            self.v = torch.full_like(x, self.v)
+        h = self.neuronal_charge(x)
+        if self.h_log is not None:
+            self.h_log.append(h.detach())
+        spike = self.surrogate_function(h - self.v_threshold)
+        s = spike.detach() if self.detach_reset else spike
+        if self.v_reset is None:
+            self.v = h - s * self.v_threshold
+        else:
+            self.v = s * self.v_reset + (1.0 - s) * h
+        return spike
+
+    def multi_step_forward(self, x_seq):
+        out, vs = [], []
+        for x in x_seq:
+            out.append(self.single_step_forward(x))
+            if self.store_v_seq:
+                vs.append(self.v)
+        if self.store_v_seq:
+            self.v_seq = torch.stack(vs)
+        return torch.stack(out)
+
+    def forward(self, x):
+        if self.step_mode == "m":
+            return self.multi_step_forward(x)
+        return self.single_step_forward(x)
+
+    def extra_repr(self):
+        return (f"v_threshold={self.v_threshold}, v_reset={self.v_reset}, "
+                f"detach_reset={self.detach_reset}, step_mode={self.step_mode}")
+
+
+class IFNode(BaseNode):
+    """H = V + X."""
+
+    def neuronal_charge(self, x):
+        return self.v + x
+
+
+def _check_tau(name, tau):
+    tau = float(tau)
+    if not tau > 1.0:
+        raise ValueError(f"{name} must be > 1, got {tau}")
+    return tau
+
+
+class LIFNode(BaseNode):
+    """decay_input: H = V + (X - (V - Vr)) / tau; else H = V - (V - Vr) / tau + X."""
+
+    def __init__(self, tau=2.0, decay_input=True, v_threshold=1.0, v_reset=0.0,
+                 surrogate_function=None, detach_reset=False, step_mode="m", store_v_seq=False):
+        tau = _check_tau("tau", tau)
+        super().__init__(v_threshold, v_reset, surrogate_function, detach_reset, step_mode,
+                         store_v_seq)
+        self.tau = tau
+        self.decay_input = bool(decay_input)
+
+    def neuronal_charge(self, x):
+        vr = self._v_reset_in_charge()
+        if self.decay_input:
+            return self.v + (x - (self.v - vr)) / self.tau
+        return self.v - (self.v - vr) / self.tau + x
+
+    def extra_repr(self):
+        return f"tau={self.tau}, decay_input={self.decay_input}, " + super().extra_repr()
+
+
+class ParametricLIFNode(BaseNode):
+    """LIF with 1/tau = sigmoid(w), w a learnable scalar initialised to -ln(init_tau - 1)."""
+
+    def __init__(self, init_tau=2.0, decay_input=True, v_threshold=1.0, v_reset=0.0,
+                 surrogate_function=None, detach_reset=False, step_mode="m", store_v_seq=False):
+        init_tau = _check_tau("init_tau", init_tau)
+        super().__init__(v_threshold, v_reset, surrogate_function, detach_reset, step_mode,
+                         store_v_seq)
+        self.init_tau = init_tau
+        self.decay_input = bool(decay_input)
+        self.w = nn.Parameter(torch.tensor(-math.log(self.init_tau - 1.0)))
+
+    def neuronal_charge(self, x):
+        vr = self._v_reset_in_charge()
+        k = self.w.sigmoid()
+        if self.decay_input:
+            return self.v + (x - (self.v - vr)) * k
+        return self.v - (self.v - vr) * k + x
+
+    def extra_repr(self):
+        return f"init_tau={self.init_tau}, decay_input={self.decay_input}, " + super().extra_repr()

@@ -1,0 +1,192 @@
+"""Reference cases for the C++ side: model.onnx + input.npy + expected.npy + meta.json."""
+import json
+import os
+import random
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import models, neuron
+from .export import export_onnx
+from .functional import reset_net
+
+MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (SNN_SEMANTICS.md)
+LINEAR_STD = 1.5  # output std of calibrated Linear layers: enough to make the next layer spike
+
+
+def set_seed(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _uniform(shape, lo, hi, gen):
+    return torch.empty(shape).uniform_(lo, hi, generator=gen)
+
+
+def _forward_capture(model, x, module, want_output):
+    """Eval forward from a reset state; returns what `module` received (or returned)."""
+    seen = []
+    hook = module.register_forward_hook(
+        lambda m, i, o: seen.append(o if want_output else i[0]))
+    try:
+        model.eval()
+        reset_net(model)
+        with torch.no_grad():
+            model(x)
+    finally:
+        hook.remove()
+        reset_net(model)
+    return seen[0] if seen else None
+
+
+def _channel_dim(m):
+    # Multi-step layers see [T, N, C, ...]; per-step ones [T*N, C, ...].
+    return 2 if getattr(m, "step_mode", "s") == "m" else 1
+
+
+def calibrate(model, x, gen):
+    """Seeded, data-driven init so that every neuron layer spikes: BatchNorm gets random
+    gamma in [0.8, 1.6), beta in [0, 0.3) and running statistics taken from the data with
+    +-20 % jitter (non-trivial eval-mode BN); Linear layers are scaled to LINEAR_STD output std."""
+    for m in list(model.modules()):
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            t = _forward_capture(model, x, m, want_output=False)
+            if t is None:
+                continue
+            c = m.num_features
+            dims = [d for d in range(t.dim()) if d != _channel_dim(m)]
+            with torch.no_grad():
+                m.running_mean.copy_(t.mean(dims) * _uniform(c, 0.8, 1.2, gen))
+                m.running_var.copy_(t.var(dims) * _uniform(c, 0.8, 1.2, gen) + 1e-2)
+                if m.affine:
+                    m.weight.copy_(_uniform(c, 0.8, 1.6, gen))
+                    m.bias.copy_(_uniform(c, 0.0, 0.3, gen))
+        elif isinstance(m, nn.Linear):
+            t = _forward_capture(model, x, m, want_output=True)
+            if t is None:
+                continue
+            with torch.no_grad():
+                scale = LINEAR_STD / max(float(t.std()), 1e-6)
+                m.weight.mul_(scale)
+                if m.bias is not None:
+                    m.bias.mul_(scale)
+
+
+# model name -> (input shape per step [C, H, W] or [F] from kwargs, encoding)
+def _input_spec(name, kw):
+    if name == "spiking_mlp":
+        return [kw.get("in_features", 784)], "random"
+    if name == "csnn":
+        return [1, 28, 28], "direct"
+    if name == "vgg_dvs":
+        s = kw.get("image", 48)
+        return [kw.get("in_channels", 2), s, s], "events"
+    if name == "sew_resnet":
+        return [kw.get("in_channels", 1), 28, 28], "direct"
+    raise ValueError(f"unknown model {name!r} (known: {', '.join(models.MODELS)})")
+
+
+def make_input(encoding, T, N, step_shape, gen):
+    """float32 [T, N, *step_shape]. direct: one uniform image repeated over T (SpikingJelly's
+    direct encoding); random: fresh uniform values every step; events: binary DVS-like frames."""
+    if encoding == "direct":
+        img = torch.rand([N] + step_shape, generator=gen)
+        return img.unsqueeze(0).repeat(T, *([1] * (len(step_shape) + 1)))
+    x = torch.rand([T, N] + step_shape, generator=gen)
+    return (x < 0.3).float() if encoding == "events" else x
+
+
+def neuron_paths(model):
+    return [(p, m) for p, m in model.named_modules() if isinstance(m, neuron.BaseNode)]
+
+
+def run_reference(model, x):
+    """Eval-mode forward from a reset state. Returns (output, per-neuron statistics)."""
+    nodes = neuron_paths(model)
+    spikes = {}
+    hooks = [m.register_forward_hook(lambda mod, i, o, p=p: spikes.__setitem__(p, o))
+             for p, m in nodes]
+    for _, m in nodes:
+        m.h_log = []
+    try:
+        model.eval()
+        reset_net(model)
+        with torch.no_grad():
+            out = model(x)
+        stats = {}
+        for p, m in nodes:
+            margin = (torch.stack(m.h_log) - m.v_threshold).abs()
+            stats[p] = {"type": type(m).__name__,
+                        "firing_rate": float(spikes[p].mean()),
+                        "min_margin": float(margin.min()),
+                        "near_count": int((margin < MARGIN).sum()),
+                        "count": margin.numel()}
+    finally:
+        for h in hooks:
+            h.remove()
+        for _, m in nodes:
+            m.h_log = None
+        reset_net(model)
+    return out, stats
+
+
+def _summary(stats):
+    return {"min": min(s["min_margin"] for s in stats.values()),
+            "near_count": sum(s["near_count"] for s in stats.values()),
+            "count": sum(s["count"] for s in stats.values()),
+            "tolerance": MARGIN}
+
+
+def build_case(model_name, T=4, N=8, seed=0, attempts=8, **kw):
+    """Seeded model and the input (best of `attempts` draws: fewest H values within MARGIN of
+    the threshold, then the largest minimum margin). Returns (model, x, out, stats, attempt)."""
+    step_shape, encoding = _input_spec(model_name, kw)
+    set_seed(seed)
+    model = models.MODELS[model_name](**kw)
+    gen = torch.Generator().manual_seed(seed)
+    calibrate(model, make_input(encoding, T, N, step_shape, gen), gen)
+    best = None
+    for attempt in range(max(1, attempts)):
+        x = make_input(encoding, T, N, step_shape, gen)
+        out, stats = run_reference(model, x)
+        s = _summary(stats)
+        key = (s["near_count"], -s["min"])
+        if best is None or key < best[0]:
+            best = (key, x, out, stats, attempt)
+        if s["near_count"] == 0:
+            break
+    _, x, out, stats, attempt = best
+    return model, x, out, stats, attempt, encoding
+
+
+def make_case(model_name, out_dir, T=4, N=8, seed=0, attempts=8, **kw):
+    """Writes model.onnx, input.npy, expected.npy and meta.json into `out_dir`; returns meta."""
+    model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)
+    os.makedirs(out_dir, exist_ok=True)
+    files = {"model": "model.onnx", "input": "input.npy", "expected": "expected.npy"}
+    meta = {
+        "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
+        "files": files,
+        "input_shape": list(x.shape), "output_shape": list(out.shape),
+        "output": "rate" if out.dim() == 2 else "spikes",
+        "encoding": encoding, "input_attempt": attempt,
+        "threshold_margin": _summary(stats),
+        "neurons": stats,
+        "torch_version": torch.__version__,
+    }
+    written = []
+    try:
+        export_onnx(model, x, os.path.join(out_dir, files["model"]))
+        written.append(files["model"])
+        for key, arr in (("input", x), ("expected", out)):
+            np.save(os.path.join(out_dir, files[key]), arr.numpy().astype(np.float32))
+            written.append(files[key])
+        with open(os.path.join(out_dir, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=2)
+    except BaseException:
+        for name in written:  # leave no partial case behind
+            os.unlink(os.path.join(out_dir, name))
+        raise
+    return meta

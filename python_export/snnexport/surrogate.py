@@ -1,0 +1,72 @@
+"""Surrogate spike functions: Heaviside forward, smooth derivative backward (SNN_SEMANTICS.md)."""
+import math
+
+import torch
+from torch import nn
+
+
+def heaviside(x):
+    # S = 1 where x >= 0 (note: >=, so x == 0 spikes).
+    return (x >= 0).to(x.dtype)
+
+
+class _SigmoidGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.save_for_backward(x)
+        ctx.alpha = alpha
+        return heaviside(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        sg = torch.sigmoid(ctx.alpha * x)
+        return grad * (ctx.alpha * sg * (1.0 - sg)), None
+
+
+class _ATanGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.save_for_backward(x)
+        ctx.alpha = alpha
+        return heaviside(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        a = ctx.alpha
+        return grad * ((a / 2.0) / (1.0 + (math.pi / 2.0 * a * x) ** 2)), None
+
+
+class SurrogateFunctionBase(nn.Module):
+    """Base of the surrogate modules; `name` is the ONNX `surrogate` attribute value."""
+    name = None
+    _fn = None
+
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def forward(self, x):
+        return self._fn.apply(x, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class Sigmoid(SurrogateFunctionBase):
+    """dS/dx = alpha * sg(alpha x) * (1 - sg(alpha x))."""
+    name = "sigmoid"
+    _fn = _SigmoidGrad
+
+    def __init__(self, alpha=4.0):
+        super().__init__(alpha)
+
+
+class ATan(SurrogateFunctionBase):
+    """dS/dx = (alpha / 2) / (1 + (pi/2 * alpha * x)^2)."""
+    name = "atan"
+    _fn = _ATanGrad
+
+    def __init__(self, alpha=2.0):
+        super().__init__(alpha)

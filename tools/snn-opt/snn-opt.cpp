@@ -1,0 +1,19 @@
+// snn-opt: runs snn passes on MLIR files (the developer tool lit tests drive).
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "snn/Dialect/SNN/IR/SNNDialect.h"
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  snn::registerSNNPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "SpikeMesh optimizer driver\n", registry));
+}

@@ -1,0 +1,88 @@
+// snn-translate: ONNX -> snn IR (--import-onnx) and snn IR -> runtime artifact
+// (--export-artifact). Developer tool; users normally run snn-compile.
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include "snn/Dialect/SNN/IR/SNNDialect.h"
+#include "snn/Export/ArtifactExporter.h"
+#include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Support/ToolDiagnostics.h"
+
+using namespace llvm;
+
+namespace {
+enum class Mode { ImportONNX, ExportArtifact };
+
+cl::opt<Mode> mode(cl::desc("Translation:"), cl::Required,
+                   cl::values(clEnumValN(Mode::ImportONNX, "import-onnx",
+                                         "ONNX model -> snn IR (generic, before legalization)"),
+                              clEnumValN(Mode::ExportArtifact, "export-artifact",
+                                         "legal snn IR -> artifact directory (-o DIR)")));
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"), cl::Required);
+cl::opt<std::string> outputFile("o", cl::desc("Output file (import) or directory (export)"),
+                                cl::value_desc("path"), cl::init("-"));
+cl::opt<bool> verifyDiagnostics("verify-diagnostics",
+                                cl::desc("Check expected-* diagnostics in the MLIR input"),
+                                cl::init(false));
+
+int importONNX(mlir::MLIRContext &context) {
+  snn::ToolDiagnosticHandler diagnostics(&context);
+  auto module = snn::importONNXFile(&context, inputFile);
+  if (!module)
+    return 1;
+  std::string error;
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    errs() << "error: " << error << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->keep();
+  return 0;
+}
+
+int exportArtifact(mlir::MLIRContext &context) {
+  if (outputFile == "-") {
+    errs() << "error: --export-artifact needs -o DIR\n";
+    return 1;
+  }
+  std::string error;
+  auto input = mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    errs() << "error: " << error << "\n";
+    return 1;
+  }
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  if (verifyDiagnostics) {
+    mlir::SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (module)
+      (void)snn::exportArtifact(*module, outputFile);
+    return failed(handler.verify()) ? 1 : 0;
+  }
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  return failed(snn::exportArtifact(*module, outputFile)) ? 1 : 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "SpikeMesh translation tool\n");
+  mlir::MLIRContext context;
+  context.loadDialect<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  return mode == Mode::ImportONNX ? importONNX(context) : exportArtifact(context);
+}
