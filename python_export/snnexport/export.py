@@ -110,13 +110,13 @@ def _run_per_step(m, x):
             m.step_mode = mode
 
 
-def _conv_pads(m):
+def _conv_pads(path, m):
     if isinstance(m.padding, str):
         if m.padding == "valid":
             return [0, 0, 0, 0]
         total = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
         if any(t % 2 for t in total):
-            raise ValueError(f"Conv2d padding='same' with asymmetric padding is unsupported")
+            raise ValueError(f"{path}: Conv2d padding='same' with asymmetric pads")
         return [t // 2 for t in total] * 2
     return list(m.padding) * 2
 
@@ -128,7 +128,7 @@ def _emit_conv(g, path, m, x, shape):
     if m.bias is not None:
         ins.append(g.param(path, "bias", m.bias))
     return g.node("Conv", ins, g.unique(g.name(path)), shape, kernel_shape=list(m.kernel_size),
-                  strides=list(m.stride), pads=_conv_pads(m), dilations=list(m.dilation),
+                  strides=list(m.stride), pads=_conv_pads(path, m), dilations=list(m.dilation),
                   group=m.groups)
 
 
@@ -420,8 +420,6 @@ def _trace(model):
     tracer = _Tracer()
     try:
         graph = tracer.trace(model)
-    except ValueError:
-        raise
     except Exception as e:  # fx raises many types; report them uniformly
         raise ValueError(f"cannot trace {type(model).__name__} with torch.fx: {e}") from None
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
@@ -459,12 +457,11 @@ def build_onnx(model, example_input):
     out_shape = list(env[out_node].shape)
     out_shape = [T, "N"] + out_shape[2:] if out_tm else ["N"] + out_shape[1:]
     if out == "input":
-        g.nodes.append(helper.make_node("Identity", ["input"], ["output"], name="output"))
-    else:
-        for node in g.nodes:
-            node.input[:] = ["output" if i == out else i for i in node.input]
-            node.output[:] = ["output" if o == out else o for o in node.output]
-        g.infos.pop(out, None)
+        raise ValueError("the model returns its input unchanged; nothing to export")
+    for node in g.nodes:
+        node.input[:] = ["output" if i == out else i for i in node.input]
+        node.output[:] = ["output" if o == out else o for o in node.output]
+    g.infos.pop(out, None)
     graph = helper.make_graph(
         g.nodes, type(model).__name__,
         [_value_info("input", [T, "N"] + list(example_input.shape[2:]))],

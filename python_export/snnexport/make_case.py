@@ -38,6 +38,10 @@ def _parser():
 
 
 def _kwargs(args):
+    for flag in ("width", "classes", "blocks", "image", "attempts"):
+        v = getattr(args, flag)
+        if v is not None and v < 1:
+            raise ValueError(f"--{flag} must be >= 1, got {v}")
     kw = {}
     if args.width is not None:
         kw[_WIDTH_ARG[args.model]] = args.width

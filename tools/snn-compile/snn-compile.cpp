@@ -10,13 +10,14 @@
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Support/ToolCommandLine.h"
 #include "snn/Support/ToolDiagnostics.h"
 
 using namespace llvm;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"));
 static cl::opt<std::string> outputDir("o", cl::desc("Artifact directory to write"),
-                                      cl::value_desc("DIR"), cl::Required);
+                                      cl::value_desc("DIR"));
 static cl::opt<std::string> emitMLIR("emit-mlir",
                                      cl::desc("Also write the compiled snn IR to this file"),
                                      cl::value_desc("FILE"), cl::init(""));
@@ -25,8 +26,12 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::ParseCommandLineOptions(argc, argv,
-                              "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n");
+  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n"))
+    return 1;
+  if (inputFile.empty() || outputDir.empty()) {
+    errs() << "error: usage: snn-compile MODEL.onnx -o DIR (see --help)\n";
+    return 1;
+  }
   mlir::MLIRContext context;
   snn::ToolDiagnosticHandler diagnostics(&context);
 

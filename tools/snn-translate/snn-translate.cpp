@@ -14,6 +14,7 @@
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Support/ToolCommandLine.h"
 #include "snn/Support/ToolDiagnostics.h"
 
 using namespace llvm;
@@ -21,12 +22,12 @@ using namespace llvm;
 namespace {
 enum class Mode { ImportONNX, ExportArtifact };
 
-cl::opt<Mode> mode(cl::desc("Translation:"), cl::Required,
+cl::opt<Mode> mode(cl::desc("Translation:"),
                    cl::values(clEnumValN(Mode::ImportONNX, "import-onnx",
                                          "ONNX model -> snn IR (generic, before legalization)"),
                               clEnumValN(Mode::ExportArtifact, "export-artifact",
                                          "legal snn IR -> artifact directory (-o DIR)")));
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"), cl::Required);
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (import) or directory (export)"),
                                 cl::value_desc("path"), cl::init("-"));
 cl::opt<bool> verifyDiagnostics("verify-diagnostics",
@@ -81,7 +82,13 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  cl::ParseCommandLineOptions(argc, argv, "SpikeMesh translation tool\n");
+  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh translation tool\n"))
+    return 1;
+  if (mode.getNumOccurrences() == 0 || inputFile.empty()) {
+    errs() << "error: usage: snn-translate --import-onnx|--export-artifact INPUT [-o OUTPUT] "
+              "(see --help)\n";
+    return 1;
+  }
   mlir::MLIRContext context;
   context.loadDialect<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
   return mode == Mode::ImportONNX ? importONNX(context) : exportArtifact(context);

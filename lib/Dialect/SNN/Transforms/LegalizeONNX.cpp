@@ -11,6 +11,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
+
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 namespace snn {
@@ -28,6 +30,12 @@ constexpr StringLiteral kNeuronDomain = "spikemesh";
 bool isNode(Operation *op, StringRef opType, StringRef domain = "") {
   auto node = dyn_cast_or_null<ONNXNodeOp>(op);
   return node && node.getOpType() == opType && node.getDomain() == domain;
+}
+
+std::string formatFloat(float value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(value));
+  return buffer;
 }
 
 std::string nodeName(Operation *op) {
@@ -323,7 +331,7 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
     } else if (type == "LIFNode") {
       float tau = floatAttr(node, "tau", 2.0f);
       if (!(tau > 1.0f))
-        return errors.report(node, "tau must be > 1, got " + llvm::formatv("{0}", tau).str());
+        return errors.report(node, "tau must be > 1, got " + formatFloat(tau));
       result = LIFNodeOp::create(rewriter, node.getLoc(), inputType, input,
                                  rewriter.getF32FloatAttr(tau), decayInput, threshold, vReset,
                                  detach, surrogateAttr, alphaAttr);
@@ -376,6 +384,20 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
   }
 };
 
+/// Explains why a node survived legalization.
+void reportLeftover(ONNXNodeOp node) {
+  InFlightDiagnostic diag = node.emitError();
+  diag << "ONNX node '" << nodeName(node) << "' (" << node.getOpType() << "): ";
+  if (isNode(node, "Reshape"))
+    diag << "not part of a [T, N, ...] <-> [T*N, ...] fold of a stateless layer";
+  else if (StepLegalizer::isStepOp(node))
+    diag << "per-step layer outside a [T*N, ...] fold region";
+  else if (node.getDomain().empty())
+    diag << "unsupported ONNX op";
+  else
+    diag << "unsupported op of domain '" << node.getDomain() << "'";
+}
+
 struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -390,11 +412,7 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
       return signalPassFailure();
 
     WalkResult leftover = func.walk([](ONNXNodeOp node) {
-      node.emitError() << "unsupported ONNX op '" << node.getOpType() << "'"
-                       << (node.getDomain().empty() ? "" : " of domain '")
-                       << node.getDomain() << (node.getDomain().empty() ? "" : "'")
-                       << " at node '" << nodeName(node)
-                       << "' (or a fold region that does not match [T, N, ...])";
+      reportLeftover(node);
       return WalkResult::interrupt();
     });
     if (leftover.wasInterrupted())

@@ -1,0 +1,81 @@
+//===- Infer.cpp - The `snn-run infer` command ----------------------------===//
+
+#include "snn/Runtime/Infer.h"
+#include "snn/Runtime/Artifact.h"
+#include "snn/Runtime/Boundary.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/Executor.h"
+#include "snn/Runtime/TensorIO.h"
+
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+namespace snn::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+void setThreads(int threads) {
+  if (threads <= 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+}
+
+/// Fails before any work if the output cannot be placed, so a long run is not
+/// wasted on a typo.
+void checkOutputDirectory(const std::string &path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw Error(path + ": directory '" + parent.string() + "' does not exist");
+}
+
+} // namespace
+
+void runInfer(const InferOptions &options) {
+  Clock::time_point start = Clock::now();
+  setThreads(options.threads);
+  checkOutputDirectory(options.outputPath);
+
+  Artifact artifact = loadArtifact(options.artifactDir);
+  const Manifest &manifest = artifact.manifest;
+  if (manifest.worldSize != 1)
+    throw Error(options.artifactDir + ": artifact is partitioned for " +
+                std::to_string(manifest.worldSize) +
+                " ranks; 'snn-run infer' runs single-rank artifacts");
+  Executor executor(artifact.program, manifest.input.name,
+                    manifest.output.name);
+  at::Tensor input =
+      prepareInput(readTensorNpy(options.inputPath), manifest.input,
+                   options.repeatTime, options.inputPath);
+  double loadMs = millisecondsSince(start);
+
+  Clock::time_point runStart = Clock::now();
+  at::Tensor output;
+  {
+    c10::InferenceMode guard;
+    output = executor.run(input);
+  }
+  double runMs = millisecondsSince(runStart);
+  checkOutput(output, manifest.output);
+  writeTensorNpy(options.outputPath, output);
+
+  if (options.verbose)
+    std::cerr << "snn-run: " << options.outputPath << " "
+              << formatShape(output.sizes()) << " load " << loadMs
+              << " ms, run " << runMs << " ms, " << at::get_num_threads()
+              << " threads" << std::endl;
+}
+
+} // namespace snn::runtime

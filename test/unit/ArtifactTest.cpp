@@ -1,0 +1,205 @@
+//===- ArtifactTest.cpp - manifest.json, program ONNX, artifact dirs ------===//
+
+#include "TestSupport.h"
+
+#include "snn/Runtime/Artifact.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/Manifest.h"
+#include "snn/Runtime/OnnxLoader.h"
+
+#include <ATen/ops/ones.h>
+#include <gtest/gtest.h>
+
+using namespace snn::runtime;
+using nlohmann::json;
+using snn::test::makeManifest;
+using snn::test::ProgramBuilder;
+using snn::test::TempDir;
+
+namespace {
+
+ProgramBuilder tinyProgram() {
+  ProgramBuilder b;
+  b.addInitializer("fc.weight", at::ones({2, 3}));
+  std::string v = b.addNode("linear", {"input", "fc.weight"});
+  b.addNode("if_node", {v}, {snn::test::floatAttr("v_threshold", 1.0f)},
+            "output");
+  return b;
+}
+
+json tinyManifest() {
+  json manifest = makeManifest({4, -1, 3}, {4, -1, 2}, true);
+  manifest["parameters"] = {{{"name", "fc.weight"},
+                             {"shape", {2, 3}},
+                             {"kind", "parameter"},
+                             {"sharding", "replicated"}}};
+  return manifest;
+}
+
+/// The error that loading `dir` throws, or "".
+std::string loadError(const std::string &dir) {
+  try {
+    loadArtifact(dir);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string manifestError(const json &manifest) {
+  try {
+    parseManifest(manifest.dump(), "m.json");
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string onnxError(const std::string &bytes) {
+  try {
+    parseOnnxProgram(bytes, "p.onnx");
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(Manifest, ParsesTheDocumentedExample) {
+  Manifest manifest = parseManifest(tinyManifest().dump(), "m.json");
+  EXPECT_EQ(manifest.version, 1);
+  EXPECT_EQ(manifest.worldSize, 1);
+  ASSERT_EQ(manifest.programs.size(), 1u);
+  EXPECT_EQ(manifest.programForRank(0).file, "program_0.onnx");
+  EXPECT_EQ(manifest.input.shape, (std::vector<int64_t>{4, -1, 3}));
+  EXPECT_TRUE(manifest.input.timeMajor);
+  EXPECT_EQ(manifest.parameters.at(0).kind, "parameter");
+  EXPECT_EQ(manifest.planMode, "none");
+}
+
+TEST(Manifest, RejectsBadManifests) {
+  EXPECT_NE(manifestError(json::array()).find("top level must be a JSON object"),
+            std::string::npos);
+  json m = tinyManifest();
+  m["format"] = "other";
+  EXPECT_NE(manifestError(m).find("unknown format 'other'"), std::string::npos);
+  m = tinyManifest();
+  m["version"] = 2;
+  EXPECT_NE(manifestError(m).find("version 2 is newer"), std::string::npos);
+  m = tinyManifest();
+  m.erase("input");
+  EXPECT_EQ(manifestError(m), "m.json: missing 'input'");
+  m = tinyManifest();
+  m["input"]["shape"] = {4, "N"};
+  EXPECT_NE(manifestError(m).find("'input.shape' must be an array of integers"),
+            std::string::npos);
+  m = tinyManifest();
+  m["programs"][0]["ranks"] = {0, 1};
+  EXPECT_NE(manifestError(m).find("rank 1 is out of range"), std::string::npos);
+  m = tinyManifest();
+  m["programs"][0]["file"] = "../escape.onnx";
+  EXPECT_NE(manifestError(m).find("must be a path inside"), std::string::npos);
+  m = tinyManifest();
+  m["parameters"][0]["kind"] = "weight";
+  EXPECT_NE(manifestError(m).find("parameters[0].kind"), std::string::npos);
+  try {
+    parseManifest("{not json", "m.json");
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("m.json: invalid JSON", 0), 0u);
+  }
+}
+
+TEST(OnnxLoader, ReadsInitializersAndAttributes) {
+  Graph graph = parseOnnxProgram(tinyProgram().serialize(), "p.onnx");
+  EXPECT_EQ(graph.inputs, std::vector<std::string>{"input"});
+  EXPECT_EQ(graph.outputs, std::vector<std::string>{"output"});
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(graph.nodes[1].attributes.at("v_threshold").f, 1.0f);
+  EXPECT_TRUE(graph.initializers.at("fc.weight").equal(at::ones({2, 3})));
+}
+
+TEST(OnnxLoader, RejectsEveryTruncation) {
+  std::string bytes = tinyProgram().serialize();
+  for (size_t length = 0; length < bytes.size(); ++length)
+    ASSERT_NE(onnxError(bytes.substr(0, length)), "")
+        << "prefix of " << length << " bytes was accepted";
+  EXPECT_NE(onnxError("").find("no graph"), std::string::npos);
+  EXPECT_NE(onnxError(std::string("\xff\xff\xff\xff garbage", 12))
+                .find("not a valid ONNX model"),
+            std::string::npos);
+}
+
+TEST(OnnxLoader, RejectsForeignOrMalformedPrograms) {
+  ProgramBuilder noOpset = tinyProgram();
+  noOpset.model().clear_opset_import();
+  EXPECT_NE(onnxError(noOpset.serialize()).find("no opset import"),
+            std::string::npos);
+
+  ProgramBuilder foreign = tinyProgram();
+  foreign.model().mutable_graph()->mutable_node(0)->set_domain("");
+  EXPECT_NE(onnxError(foreign.serialize())
+                .find("node 'layer0' (linear) is in domain ''"),
+            std::string::npos);
+
+  ProgramBuilder shortData = tinyProgram();
+  shortData.model().mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(8);
+  EXPECT_NE(onnxError(shortData.serialize())
+                .find("initializer 'fc.weight' has 8 bytes of raw_data"),
+            std::string::npos);
+
+  ProgramBuilder doubles = tinyProgram();
+  doubles.model().mutable_graph()->mutable_initializer(0)->set_data_type(
+      onnx::TensorProto::DOUBLE);
+  EXPECT_NE(onnxError(doubles.serialize()).find("is not float32"),
+            std::string::npos);
+}
+
+TEST(Artifact, LoadsADirectory) {
+  TempDir dir;
+  writeArtifact(dir.path(), tinyProgram(), tinyManifest());
+  Artifact artifact = loadArtifact(dir.path());
+  EXPECT_EQ(artifact.program.nodes.size(), 2u);
+  EXPECT_EQ(artifact.program.file, dir.file("program_0.onnx"));
+}
+
+TEST(Artifact, ReportsMissingPieces) {
+  TempDir dir;
+  EXPECT_EQ(loadError(dir.file("nope")),
+            "artifact directory '" + dir.file("nope") + "' does not exist");
+  EXPECT_NE(loadError(dir.path()).find("has no manifest.json"),
+            std::string::npos);
+  snn::test::writeFile(dir.file("manifest.json"), tinyManifest().dump());
+  EXPECT_EQ(loadError(dir.path()).rfind(dir.file("program_0.onnx") +
+                                         ": cannot open",
+                                     0),
+            0u);
+}
+
+TEST(Artifact, RejectsTruncatedProgramFile) {
+  TempDir dir;
+  writeArtifact(dir.path(), tinyProgram(), tinyManifest());
+  std::string bytes = tinyProgram().serialize();
+  snn::test::writeFile(dir.file("program_0.onnx"),
+                       bytes.substr(0, bytes.size() / 2));
+  EXPECT_EQ(loadError(dir.path()).rfind(dir.file("program_0.onnx") + ": ", 0),
+            0u);
+}
+
+TEST(Artifact, ChecksManifestAgainstProgram) {
+  TempDir dir;
+  json manifest = tinyManifest();
+  manifest["input"]["name"] = "x";
+  writeArtifact(dir.path(), tinyProgram(), manifest);
+  EXPECT_NE(loadError(dir.path()).find("graph has no input 'x'"),
+            std::string::npos);
+
+  manifest = tinyManifest();
+  manifest["parameters"][0]["shape"] = {3, 2};
+  writeArtifact(dir.path(), tinyProgram(), manifest);
+  EXPECT_NE(loadError(dir.path())
+                .find("initializer 'fc.weight' has shape [2, 3], "
+                      "manifest.json says [3, 2]"),
+            std::string::npos);
+}

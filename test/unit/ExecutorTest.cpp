@@ -1,0 +1,231 @@
+//===- ExecutorTest.cpp - Programs vs direct ATen computations ------------===//
+
+#include "NeuronReference.h"
+#include "TestSupport.h"
+
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/Executor.h"
+#include "snn/Runtime/OnnxLoader.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+using namespace snn::runtime;
+using snn::test::floatAttr;
+using snn::test::intAttr;
+using snn::test::intsAttr;
+using snn::test::ProgramBuilder;
+using snn::test::stringAttr;
+
+namespace {
+
+at::Tensor run(const ProgramBuilder &builder, const at::Tensor &input) {
+  Graph graph = parseOnnxProgram(builder.serialize(), "test.onnx");
+  return Executor(graph, "input", "output").run(input);
+}
+
+/// The message Executor construction or run throws, or "".
+std::string errorOf(const ProgramBuilder &builder, const at::Tensor &input) {
+  try {
+    run(builder, input);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// [T, N, ...] -> [T*N, ...] -> f -> [T, N, ...], written out by hand.
+template <typename F> at::Tensor folded(const at::Tensor &x, F f) {
+  std::vector<int64_t> in = x.sizes().vec();
+  in.erase(in.begin());
+  in[0] = x.size(0) * x.size(1);
+  at::Tensor y = f(x.reshape(in));
+  std::vector<int64_t> out = y.sizes().vec();
+  out[0] = x.size(1);
+  out.insert(out.begin(), x.size(0));
+  return y.reshape(out);
+}
+
+NeuronConfig hardIF(float threshold) {
+  NeuronConfig config;
+  config.vThreshold = threshold;
+  return config;
+}
+
+} // namespace
+
+TEST(Executor, ConvNetMatchesAten) {
+  at::manual_seed(3);
+  at::Tensor x = at::rand({3, 2, 1, 8, 8});
+  at::Tensor convW = at::randn({4, 1, 3, 3}) * 0.5, convB = at::randn({4});
+  at::Tensor bnW = at::rand({4}) + 0.5, bnB = at::randn({4}) * 0.1;
+  at::Tensor mean = at::randn({4}) * 0.1, var = at::rand({4}) + 0.5;
+  at::Tensor fcW = at::randn({5, 64}) * 0.3, fcB = at::randn({5}) * 0.1;
+
+  ProgramBuilder b;
+  b.addInitializer("conv.weight", convW);
+  b.addInitializer("conv.bias", convB);
+  b.addInitializer("bn.weight", bnW);
+  b.addInitializer("bn.bias", bnB);
+  b.addInitializer("bn.running_mean", mean);
+  b.addInitializer("bn.running_var", var);
+  b.addInitializer("fc.weight", fcW);
+  b.addInitializer("fc.bias", fcB);
+  std::string v = b.addNode("conv2d", {"input", "conv.weight", "conv.bias"},
+                            {intsAttr("stride", {1, 1}),
+                             intsAttr("padding", {1, 1}),
+                             intsAttr("dilation", {1, 1}), intAttr("groups", 1)});
+  v = b.addNode("batch_norm",
+                {v, "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"},
+                {floatAttr("eps", 1e-5f), floatAttr("momentum", 0.1f)});
+  v = b.addNode("if_node", {v},
+                {floatAttr("v_threshold", 0.5f), floatAttr("v_reset", 0.0f),
+                 intAttr("detach_reset", 0), stringAttr("surrogate", "sigmoid"),
+                 floatAttr("alpha", 4.0f)});
+  v = b.addNode("max_pool2d", {v},
+                {intsAttr("kernel_size", {2, 2}), intsAttr("stride", {2, 2}),
+                 intsAttr("padding", {0, 0}), intsAttr("dilation", {1, 1}),
+                 intAttr("ceil_mode", 0)});
+  v = b.addNode("flatten", {v});
+  v = b.addNode("linear", {v, "fc.weight", "fc.bias"});
+  v = b.addNode("lif_node", {v},
+                {floatAttr("v_threshold", 0.3f), floatAttr("v_reset", 0.0f),
+                 floatAttr("tau", 2.0f), intAttr("decay_input", 1)});
+  b.addNode("mean_time", {v}, {}, "output");
+
+  at::Tensor want = folded(x, [&](const at::Tensor &y) {
+    at::Tensor c = at::conv2d(y, convW, convB, {1, 1}, {1, 1});
+    return at::batch_norm(c, bnW, bnB, mean, var, false, 0.1, 1e-5, true);
+  });
+  want = snn::test::atenNeuron(want, hardIF(0.5f), {});
+  want = folded(want, [](const at::Tensor &y) {
+    return at::max_pool2d(y, {2, 2}, {2, 2});
+  });
+  want = want.flatten(2);
+  want = folded(want, [&](const at::Tensor &y) {
+    return at::linear(y, fcW, fcB);
+  });
+  NeuronConfig lif;
+  lif.kind = NeuronKind::LIF;
+  lif.vThreshold = 0.3f;
+  want = snn::test::atenNeuron(want, lif, {}).mean(0);
+
+  at::Tensor got = run(b, x);
+  ASSERT_EQ(got.sizes(), (std::vector<int64_t>{2, 5}));
+  EXPECT_TRUE(at::equal(got, want));
+  EXPECT_GT(want.sum().item<float>(), 0.0f);
+}
+
+TEST(Executor, PoolingResidualAndPLIFMatchAten) {
+  at::manual_seed(4);
+  at::Tensor x = at::rand({4, 2, 3, 6, 6}) * 2;
+  at::Tensor w = at::full({}, 0.3f);
+  ProgramBuilder b;
+  b.addInitializer("sn.w", w);
+  std::string a = b.addNode("avg_pool2d", {"input"},
+                            {intsAttr("kernel_size", {2, 2}),
+                             intsAttr("stride", {1, 1}), intsAttr("padding", {1, 1}),
+                             intAttr("ceil_mode", 0), intAttr("count_include_pad", 0)});
+  a = b.addNode("adaptive_avg_pool2d", {a}, {intsAttr("output_size", {3, 3})});
+  std::string d = b.addNode("dropout", {a}, {floatAttr("p", 0.2f)});
+  std::string s = b.addNode("add", {a, d});
+  s = b.addNode("mul", {s, s});
+  // Soft reset PLIF, no decay_input.
+  b.addNode("plif_node", {s, "sn.w"},
+            {floatAttr("v_threshold", 1.0f), intAttr("decay_input", 0),
+             stringAttr("surrogate", "atan"), floatAttr("alpha", 2.0f)},
+            "output");
+
+  at::Tensor want = folded(x, [](const at::Tensor &y) {
+    at::Tensor p = at::avg_pool2d(y, {2, 2}, {1, 1}, {1, 1}, false, false);
+    return at::adaptive_avg_pool2d(p, {3, 3});
+  });
+  want = (want + want) * (want + want);
+  NeuronConfig plif;
+  plif.kind = NeuronKind::PLIF;
+  plif.hardReset = false;
+  plif.decayInput = false;
+  want = snn::test::atenNeuron(want, plif, w);
+
+  at::Tensor got = run(b, x);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(at::equal(got, want));
+}
+
+TEST(Executor, LinearOnTimeMajorInputAndFloatData) {
+  at::manual_seed(5);
+  at::Tensor x = at::randn({2, 3, 6});
+  at::Tensor weight = at::randn({4, 6});
+  ProgramBuilder b;
+  b.addInitializer("fc.weight", weight, /*raw=*/false);
+  b.addNode("linear", {"input", "fc.weight"}, {}, "output");
+  at::Tensor got = run(b, x);
+  at::Tensor want = at::linear(x.view({6, 6}), weight).view({2, 3, 4});
+  EXPECT_TRUE(at::equal(got, want));
+}
+
+TEST(Executor, RejectsUnknownOp) {
+  ProgramBuilder b;
+  b.addNode("relu", {"input"}, {}, "output");
+  EXPECT_EQ(errorOf(b, at::zeros({1, 1, 2})),
+            "test.onnx: node 'layer0' has unknown op_type 'relu'");
+}
+
+TEST(Executor, RejectsUndefinedInput) {
+  ProgramBuilder b;
+  b.addNode("add", {"input", "v7"}, {}, "output");
+  EXPECT_NE(errorOf(b, at::zeros({1, 1, 2}))
+                .find("node 'layer0' (add) uses 'v7', which no earlier node"),
+            std::string::npos);
+}
+
+TEST(Executor, RejectsWrongArityAndAttributes) {
+  ProgramBuilder arity;
+  arity.addNode("linear", {"input"}, {}, "output");
+  EXPECT_NE(errorOf(arity, at::zeros({1, 1, 2})).find("takes 2 to 3 inputs, got 1"),
+            std::string::npos);
+
+  ProgramBuilder missing;
+  missing.addNode("max_pool2d", {"input"}, {}, "output");
+  EXPECT_NE(errorOf(missing, at::zeros({1, 1, 1, 2, 2}))
+                .find("(max_pool2d): missing attribute 'kernel_size'"),
+            std::string::npos);
+
+  ProgramBuilder typed;
+  typed.addNode("conv2d", {"input", "input"},
+                {stringAttr("stride", "2")}, "output");
+  EXPECT_NE(errorOf(typed, at::zeros({1})).find("attribute 'stride' must be"),
+            std::string::npos);
+
+  ProgramBuilder tau;
+  tau.addNode("lif_node", {"input"}, {floatAttr("tau", 1.0f)}, "output");
+  EXPECT_NE(errorOf(tau, at::zeros({1, 1})).find("'tau' must be > 1"),
+            std::string::npos);
+
+  ProgramBuilder surrogate;
+  surrogate.addNode("if_node", {"input"}, {stringAttr("surrogate", "relu")},
+                    "output");
+  EXPECT_NE(errorOf(surrogate, at::zeros({1, 1})).find("unknown surrogate"),
+            std::string::npos);
+}
+
+TEST(Executor, RejectsMissingGraphOutput) {
+  ProgramBuilder b;
+  b.addNode("flatten", {"input"});
+  EXPECT_NE(errorOf(b, at::zeros({1, 1, 2}))
+                .find("graph output 'output' is not produced by any node"),
+            std::string::npos);
+}
+
+TEST(Executor, RuntimeFailuresNameTheNode) {
+  ProgramBuilder b;
+  b.addInitializer("w", at::zeros({4, 3, 3, 3}));
+  b.addNode("conv2d", {"input", "w"}, {}, "output");
+  // Two channels where the weight expects three: ATen's message, one line.
+  std::string message = errorOf(b, at::zeros({1, 1, 2, 5, 5}));
+  EXPECT_EQ(message.rfind("test.onnx: node 'layer0' (conv2d): ", 0), 0u)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_NE(errorOf(b, at::zeros({1, 2, 5, 5})).find("expects a [T, N, C, H, W]"),
+            std::string::npos);
+}

@@ -1,0 +1,79 @@
+//===- TestSupport.h - Temp dirs and tiny artifacts for runtime tests -*- C++ -*-===//
+//
+// Tests build their artifacts in C++ (ModelProto + manifest.json) so that the
+// unit tests need neither Python nor the compiler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_TEST_UNIT_TESTSUPPORT_H
+#define SNN_TEST_UNIT_TESTSUPPORT_H
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace snn::test {
+
+/// A fresh directory under the system temp dir, removed with its contents.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+
+  const std::string &path() const { return dir; }
+  std::string file(const std::string &name) const;
+
+private:
+  std::string dir;
+};
+
+std::string readFile(const std::string &path);
+void writeFile(const std::string &path, const std::string &bytes);
+
+onnx::AttributeProto floatAttr(const std::string &name, float value);
+onnx::AttributeProto intAttr(const std::string &name, int64_t value);
+onnx::AttributeProto intsAttr(const std::string &name,
+                              std::vector<int64_t> values);
+onnx::AttributeProto stringAttr(const std::string &name,
+                                const std::string &value);
+
+/// Builds a program ModelProto as snn-translate writes it: opset spikemesh 1,
+/// graph input "input", values v0, v1, ..., graph output "output".
+class ProgramBuilder {
+public:
+  ProgramBuilder();
+
+  /// Adds a float32 initializer (raw_data, or float_data if !raw).
+  void addInitializer(const std::string &name, const at::Tensor &value,
+                      bool raw = true);
+  /// Adds a node and returns its output value name. `output` overrides the
+  /// generated name (use "output" for the last node).
+  std::string addNode(const std::string &opType,
+                      const std::vector<std::string> &inputs,
+                      const std::vector<onnx::AttributeProto> &attributes = {},
+                      const std::string &output = "");
+
+  onnx::ModelProto &model() { return proto; }
+  std::string serialize() const;
+
+private:
+  onnx::ModelProto proto;
+  int nextValue = 0;
+};
+
+/// A single-rank manifest for program_0.onnx.
+nlohmann::json makeManifest(const std::vector<int64_t> &inputShape,
+                            const std::vector<int64_t> &outputShape,
+                            bool outputTimeMajor);
+
+/// Writes DIR/manifest.json and DIR/program_0.onnx.
+void writeArtifact(const std::string &dir, const ProgramBuilder &program,
+                   const nlohmann::json &manifest);
+
+} // namespace snn::test
+
+#endif // SNN_TEST_UNIT_TESTSUPPORT_H
