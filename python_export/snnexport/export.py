@@ -116,7 +116,8 @@ def _conv_pads(path, m):
             return [0, 0, 0, 0]
         total = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
         if any(t % 2 for t in total):
-            raise ValueError(f"{path}: Conv2d padding='same' with asymmetric pads")
+            raise ValueError(f"{path}: Conv2d padding='same' with asymmetric pads "
+                             "is unsupported")
         return [t // 2 for t in total] * 2
     return list(m.padding) * 2
 

@@ -33,6 +33,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
   snn::ToolDiagnosticHandler diagnostics(&context);
 
   auto module = snn::importONNXFile(&context, inputFile);

@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
   context.loadDialect<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
   return mode == Mode::ImportONNX ? importONNX(context) : exportArtifact(context);
 }
