@@ -4,7 +4,6 @@
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
-set(failures 0)
 
 function(report message)
   message(SEND_ERROR "${message}")

@@ -1,0 +1,97 @@
+"""End-to-end inference check: PyTorch reference vs snn-compile + snn-run.
+
+Builds a reference model with seeded random weights (snnexport.reference.make_case), exports
+it to ONNX, compiles it with snn-compile, runs `snn-run infer`, and compares the output with
+the PyTorch forward of the same nn.Module. Spike outputs must be identical; real-valued outputs
+(firing rates) must match within 1e-5 relative.
+
+Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4] [--N 8]
+                     [--repeat-time]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run(cmd):
+    print("+ " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    sys.stdout.write(proc.stdout)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"FAIL: {cmd[0]} exited with {proc.returncode}")
+    return proc
+
+
+def compare(got, expected, spikes):
+    if got.shape != expected.shape:
+        raise SystemExit(f"FAIL: output shape {got.shape} != reference {expected.shape}")
+    if got.dtype != np.float32:
+        raise SystemExit(f"FAIL: output dtype {got.dtype} is not float32")
+    if spikes:
+        mismatches = int(np.count_nonzero(got != expected))
+        if mismatches:
+            raise SystemExit(f"FAIL: {mismatches} of {got.size} spikes differ")
+        return 0.0
+    scale = np.maximum(np.abs(expected), 1e-6)
+    worst = float(np.max(np.abs(got - expected) / scale))
+    if worst > 1e-5:
+        raise SystemExit(f"FAIL: max relative error {worst:.3g} > 1e-5")
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="directory with snn-compile and snn-run")
+    parser.add_argument("--work", required=True, help="scratch directory (recreated)")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--width", type=int, default=None, help="channel/hidden width")
+    parser.add_argument("--T", type=int, default=4)
+    parser.add_argument("--N", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat-time", action="store_true",
+                        help="feed the static [N, ...] image and let snn-run repeat it over T")
+    args = parser.parse_args()
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    make = [sys.executable, "-m", "snnexport.make_case", "--model", args.model,
+            "--out", args.work, "--T", str(args.T), "--N", str(args.N), "--seed", str(args.seed)]
+    if args.width is not None:
+        make += ["--width", str(args.width)]
+    run(make)
+    with open(os.path.join(args.work, "meta.json")) as f:
+        meta = json.load(f)
+
+    model = os.path.join(args.work, "model.onnx")
+    artifact = os.path.join(args.work, "artifact")
+    run([os.path.join(args.bin, "snn-compile"), model, "-o", artifact])
+
+    x = np.load(os.path.join(args.work, "input.npy"))
+    expected = np.load(os.path.join(args.work, "expected.npy"))
+    infer = [os.path.join(args.bin, "snn-run"), "infer", artifact]
+    if args.repeat_time:
+        if not np.array_equal(x, np.broadcast_to(x[0], x.shape)):
+            raise SystemExit("FAIL: --repeat-time needs a direct-encoded case")
+        static = os.path.join(args.work, "static.npy")
+        np.save(static, np.ascontiguousarray(x[0]))
+        infer += ["--input", static, "--repeat-time", str(x.shape[0])]
+    else:
+        infer += ["--input", os.path.join(args.work, "input.npy")]
+    output = os.path.join(args.work, "output.npy")
+    run(infer + ["--output", output])
+
+    got = np.load(output)
+    spikes = meta.get("output") == "spikes"
+    worst = compare(got, expected, spikes)
+    print(f"PASS: {args.model} T={args.T} N={args.N} output {list(got.shape)} "
+          f"({'spikes identical' if spikes else f'max rel err {worst:.3g}'})")
+
+
+if __name__ == "__main__":
+    main()
