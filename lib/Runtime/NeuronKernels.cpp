@@ -90,7 +90,7 @@ void runTile(const Charge &charge, const Reset &reset, float vThreshold,
     float *__restrict hSaved = SaveH ? buffers.h + offset : nullptr;
     for (int64_t i = 0; i < count; ++i) {
       float h = charge(v[i], x[i]);
-      float s = h - vThreshold >= 0.0f ? 1.0f : 0.0f;
+      float s = float(h - vThreshold >= 0.0f);
       spikes[i] = s;
       if constexpr (SaveH)
         hSaved[i] = h;

@@ -73,11 +73,13 @@ TEST_P(NeuronKernels, MatchesPerStepAtenOps) {
   const NeuronConfig &config = GetParam();
   at::Tensor x = randomInput({6, 3, 5, 7}, 5);
   at::Tensor w = at::full({}, kPlifW, at::kFloat);
-  NeuronForwardResult result = neuronForward(x, config, plifDecay(w));
-  at::Tensor want = snn::test::atenNeuron(x, config, w);
+  NeuronForwardResult result = neuronForward(x, config, plifDecay(w), true);
+  at::Tensor wantH;
+  at::Tensor want = snn::test::atenNeuron(x, config, w, &wantH);
   ASSERT_EQ(result.spikes.sizes(), x.sizes());
-  EXPECT_FALSE(result.h.defined());
   expectBitEqual(toVector(result.spikes), toVector(want), "spikes");
+  expectBitEqual(toVector(result.h), toVector(wantH), "H");
+  EXPECT_FALSE(neuronForward(x, config, plifDecay(w)).h.defined());
   // The test data must actually exercise both outcomes.
   double rate = want.mean().item<double>();
   EXPECT_GT(rate, 0.05);

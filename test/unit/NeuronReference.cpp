@@ -71,15 +71,18 @@ static at::Tensor atenCharge(const NeuronConfig &c, const at::Tensor &v,
 }
 
 at::Tensor atenNeuron(const at::Tensor &x, const NeuronConfig &c,
-                      const at::Tensor &w) {
+                      const at::Tensor &w, at::Tensor *hOut) {
   at::Tensor v = at::full_like(x[0], c.hardReset ? c.vReset : 0.0f);
-  std::vector<at::Tensor> spikes;
+  std::vector<at::Tensor> spikes, potentials;
   for (int64_t t = 0; t < x.size(0); ++t) {
     at::Tensor h = atenCharge(c, v, x[t], w);
     at::Tensor s = (h - c.vThreshold >= 0).to(at::kFloat);
     v = c.hardReset ? c.vReset * s + (1.0 - s) * h : h - s * c.vThreshold;
     spikes.push_back(s);
+    potentials.push_back(h);
   }
+  if (hOut)
+    *hOut = at::stack(potentials);
   return at::stack(spikes);
 }
 

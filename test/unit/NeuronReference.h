@@ -21,8 +21,9 @@ std::vector<float> scalarNeuron(const runtime::NeuronConfig &config, float k,
                                 int64_t neurons, std::vector<float> *h);
 
 /// Per-step ATen ops, as eager PyTorch computes them. `w` is PLIF's weight.
+/// Returns the spikes; stores the stacked pre-fire potentials in `h` if given.
 at::Tensor atenNeuron(const at::Tensor &x, const runtime::NeuronConfig &config,
-                      const at::Tensor &w);
+                      const at::Tensor &w, at::Tensor *h = nullptr);
 
 /// Every neuron kind x decay_input x hard/soft reset, with non-default
 /// thresholds and taus.

@@ -27,6 +27,8 @@ public:
            const OpRegistry &registry = OpRegistry::builtin());
 
   /// Runs the program; ATen failures are rethrown as Error naming the node.
+  /// The caller picks the autograd mode: `infer` wraps this in
+  /// c10::InferenceMode, training will run it with gradients on.
   at::Tensor run(const at::Tensor &input) const;
 
   size_t numSteps() const { return steps.size(); }

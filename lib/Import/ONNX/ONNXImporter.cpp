@@ -203,7 +203,7 @@ LogicalResult ONNXImporter::importNode(const onnx::NodeProto &node, int index) {
 OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
   const onnx::GraphProto &graph = model.graph();
   if (graph.output_size() == 0)
-    return error("'" + path + "' has no graph output (not an ONNX model?)"), nullptr;
+    return error("the graph has no output (not an ONNX model?)"), nullptr;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   module->getOperation()->setAttr("snn.source", builder.getStringAttr(path));
   for (const auto &info : graph.value_info()) {
@@ -268,7 +268,7 @@ OwningOpRef<ModuleOp> snn::importONNXFile(MLIRContext *context, StringRef path) 
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
-    emitError(fileLoc, "cannot open '" + path + "': " + buffer.getError().message());
+    emitError(fileLoc, "cannot open: " + buffer.getError().message());
     return nullptr;
   }
   onnx::ModelProto model;
@@ -280,7 +280,7 @@ OwningOpRef<ModuleOp> snn::importONNXFile(MLIRContext *context, StringRef path) 
     parsed = false;
   }
   if (!parsed || !model.has_graph()) {
-    emitError(fileLoc, "'" + path + "' is not a valid ONNX model (truncated or not protobuf)");
+    emitError(fileLoc, "not a valid ONNX model (truncated or not protobuf)");
     return nullptr;
   }
   return ONNXImporter(context, path).import(model);

@@ -1,0 +1,133 @@
+//===- CostModel.cpp - FLOPs, bytes and communication ---------------------===//
+//
+// The conventions are listed in CostModel.h; every number here is a count of one of them.
+//
+//===----------------------------------------------------------------------===//
+#include "snn/Planner/CostModel.h"
+
+#include <algorithm>
+
+namespace snn::planner {
+
+namespace {
+
+int64_t product(const std::vector<int64_t> &values) {
+  int64_t result = 1;
+  for (int64_t v : values)
+    result *= v;
+  return result;
+}
+
+/// Forward FLOPs per output element (see the table in CostModel.h).
+double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch) {
+  const OpInfo &op = model.ops[opIndex];
+  double bias = op.hasBias ? 1.0 : 0.0;
+  switch (op.kind) {
+  case OpKind::Linear:
+    return op.weightShape.size() == 2 ? 2.0 * double(op.weightShape[1]) + bias : 0.0;
+  case OpKind::Conv2d:
+    return op.weightShape.size() == 4
+               ? 2.0 * double(op.weightShape[1] * op.weightShape[2] * op.weightShape[3]) + bias
+               : 0.0;
+  case OpKind::BatchNorm: return 6.0;
+  case OpKind::MaxPool2d:
+  case OpKind::AvgPool2d: return double(product(op.window));
+  case OpKind::AdaptiveAvgPool2d: {
+    int64_t out = elementsAt(op.outputShape, op.batchDim, batch);
+    int64_t in = elementsAt(inputShapeOf(model, opIndex), inputBatchDimOf(model, opIndex), batch);
+    return out > 0 ? double(in) / double(out) : 0.0;
+  }
+  case OpKind::Flatten: return 0.0;
+  case OpKind::Dropout:
+  case OpKind::Add:
+  case OpKind::Mul: return 1.0;
+  case OpKind::MeanTime: return double(model.timeSteps);
+  case OpKind::IFNode: return 4.0;
+  case OpKind::LIFNode:
+  case OpKind::PLIFNode: return 7.0;
+  case OpKind::Other: return 1.0;
+  }
+  return 1.0;
+}
+
+double activationFactor(OpKind kind) {
+  if (kind == OpKind::Flatten)
+    return 0.0;
+  return isNeuron(kind) ? 2.0 : 1.0;
+}
+
+} // namespace
+
+OpCost opCost(const ModelInfo &model, int opIndex, int64_t batch) {
+  const OpInfo &op = model.ops[opIndex];
+  OpCost cost;
+  int64_t outputElements = elementsAt(op.outputShape, op.batchDim, batch);
+  cost.forwardFlops = double(outputElements) * flopsPerOutputElement(model, opIndex, batch);
+  cost.backwardFlops = 2.0 * cost.forwardFlops;
+  cost.paramBytes = op.paramElements * kBytesPerElement;
+  cost.bufferBytes = op.bufferElements * kBytesPerElement;
+  cost.outputBytes = outputElements * kBytesPerElement;
+  cost.activationBytes = int64_t(double(cost.outputBytes) * activationFactor(op.kind));
+  return cost;
+}
+
+ModelCost modelCost(const ModelInfo &model, int64_t batch) {
+  ModelCost total;
+  for (size_t i = 0; i < model.ops.size(); ++i) {
+    OpCost cost = opCost(model, int(i), batch);
+    total.forwardFlops += cost.forwardFlops;
+    total.backwardFlops += cost.backwardFlops;
+    total.paramBytes += cost.paramBytes;
+    total.bufferBytes += cost.bufferBytes;
+    total.activationBytes += cost.activationBytes;
+    total.largestOpParamBytes = std::max(total.largestOpParamBytes, cost.paramBytes);
+    if (cost.paramBytes > 0)
+      ++total.paramOps;
+  }
+  return total;
+}
+
+int64_t allReduceBytes(int64_t bytes, int64_t ranks) {
+  return ranks <= 1 ? 0 : 2 * (ranks - 1) * bytes / ranks;
+}
+int64_t allGatherBytes(int64_t bytes, int64_t ranks) {
+  return ranks <= 1 ? 0 : (ranks - 1) * bytes / ranks;
+}
+int64_t reduceScatterBytes(int64_t bytes, int64_t ranks) { return allGatherBytes(bytes, ranks); }
+
+Communication allReduce(int64_t bytes, int64_t ranks) {
+  if (ranks <= 1)
+    return {};
+  return {allReduceBytes(bytes, ranks), 1, 2 * (ranks - 1)};
+}
+Communication allGather(int64_t bytes, int64_t ranks) {
+  if (ranks <= 1)
+    return {};
+  return {allGatherBytes(bytes, ranks), 1, ranks - 1};
+}
+Communication reduceScatter(int64_t bytes, int64_t ranks) {
+  if (ranks <= 1)
+    return {};
+  return {reduceScatterBytes(bytes, ranks), 1, ranks - 1};
+}
+
+Communication dataParallelCommunication(const ModelCost &cost, int64_t dp) {
+  if (cost.paramBytes == 0)
+    return {};
+  return allReduce(cost.paramBytes, dp);
+}
+
+Communication fsdpCommunication(const ModelCost &cost, int64_t dp) {
+  Communication total;
+  if (dp <= 1 || cost.paramBytes == 0)
+    return total;
+  total += allGather(cost.paramBytes, dp);     // forward
+  total += allGather(cost.paramBytes, dp);     // backward re-gather
+  total += reduceScatter(cost.paramBytes, dp); // gradients
+  // One collective of each kind per parameter-holding op, not one for the whole model.
+  total.collectives = 3 * cost.paramOps;
+  total.latencySteps = 3 * cost.paramOps * (dp - 1);
+  return total;
+}
+
+} // namespace snn::planner

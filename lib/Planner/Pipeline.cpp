@@ -1,0 +1,238 @@
+//===- Pipeline.cpp - Pipeline stages, microbatches and schedules ---------===//
+#include "snn/Planner/Pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+namespace snn::planner {
+
+Result<int64_t> recommendedPipelineMicrobatches(int64_t batch, int64_t stages) {
+  if (stages <= 0)
+    return makeError("pipeline stages must be positive, got " + std::to_string(stages));
+  if (batch < stages)
+    return makeError("batch size " + std::to_string(batch) + " is smaller than the " +
+                     std::to_string(stages) + " pipeline stages (every stage needs a "
+                     "microbatch)");
+  // Largest first: more microbatches shrink the pipeline bubble.
+  for (int64_t m = std::min(batch, 4 * stages); m >= stages; --m)
+    if (batch % m == 0)
+      return m;
+  return makeError("no microbatch count in [" + std::to_string(stages) + ", " +
+                   std::to_string(std::min(batch, 4 * stages)) + "] divides batch size " +
+                   std::to_string(batch) + " for " + std::to_string(stages) +
+                   " pipeline stages");
+}
+
+Result<std::vector<int64_t>> recommendPipelineMemoptStages(const std::vector<double> &costs,
+                                                           double ratio) {
+  if (!std::isfinite(ratio) || ratio <= 0.0 || ratio > 1.0) {
+    std::ostringstream os;
+    os << "memopt ratio must be finite and in (0, 1], got " << ratio;
+    return makeError(os.str());
+  }
+  if (costs.empty())
+    return makeError("no pipeline stages to choose from");
+  int64_t n = int64_t(costs.size());
+  // std::nearbyint rounds half to even under the default rounding mode, as Python does.
+  int64_t k = std::max<int64_t>(1, std::min<int64_t>(n, int64_t(std::nearbyint(n * ratio))));
+  std::vector<int64_t> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return costs[a] > costs[b]; });
+  std::vector<int64_t> chosen(order.begin(), order.begin() + k);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+namespace {
+
+/// Smallest achievable maximum stage cost (dynamic programming over prefixes).
+double optimalMaxStageCost(const std::vector<double> &costs, int64_t stages) {
+  size_t n = costs.size();
+  std::vector<double> prefix(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + costs[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[s][i]: first i units in s non-empty stages.
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));
+  best[0][0] = 0.0;
+  for (int64_t s = 1; s <= stages; ++s)
+    for (size_t i = size_t(s); i <= n; ++i)
+      for (size_t j = size_t(s - 1); j < i; ++j)
+        best[s][i] = std::min(best[s][i], std::max(best[s - 1][j], prefix[i] - prefix[j]));
+  return best[stages][n];
+}
+
+} // namespace
+
+std::vector<int64_t> balancedStageLayout(const std::vector<double> &unitCosts,
+                                         int64_t stages) {
+  int64_t n = int64_t(unitCosts.size());
+  if (stages <= 0 || n < stages)
+    return {};
+  double limit = optimalMaxStageCost(unitCosts, stages);
+  double slack = 1e-9 * std::max(1.0, limit);
+  // Greedy fill up to the optimum, leaving one unit for every later stage: deterministic,
+  // and front stages take the extra units (they also hold the most in-flight microbatches
+  // under 1F1B, which is why ties go forward only up to the optimum).
+  std::vector<int64_t> counts;
+  int64_t next = 0;
+  for (int64_t s = 0; s < stages; ++s) {
+    int64_t later = stages - s - 1;
+    if (later == 0) {
+      counts.push_back(n - next);
+      break;
+    }
+    double sum = unitCosts[next];
+    int64_t take = 1;
+    while (next + take < n - later && sum + unitCosts[next + take] <= limit + slack) {
+      sum += unitCosts[next + take];
+      ++take;
+    }
+    counts.push_back(take);
+    next += take;
+  }
+  return counts;
+}
+
+Result<std::vector<int64_t>> parseStageLayout(const std::string &text, int64_t stages,
+                                              int64_t units) {
+  std::vector<int64_t> counts;
+  std::stringstream parts(text);
+  std::string part;
+  int64_t total = 0;
+  while (std::getline(parts, part, '|')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 9)
+      return makeError("pipeline layout '" + text + "': '" + part +
+                       "' is not a unit count (expected counts like 2|3|3)");
+    counts.push_back(std::stoll(part));
+    total += counts.back();
+  }
+  if (!text.empty() && text.back() == '|')
+    return makeError("pipeline layout '" + text + "' ends with '|'");
+  if (int64_t(counts.size()) != stages)
+    return makeError("pipeline layout '" + text + "' has " + std::to_string(counts.size()) +
+                     " stages, the plan has " + std::to_string(stages));
+  if (total != units)
+    return makeError("pipeline layout '" + text + "' places " + std::to_string(total) +
+                     " units, the model has " + std::to_string(units));
+  return counts;
+}
+
+std::string formatStageLayout(const std::vector<int64_t> &counts) {
+  std::string text;
+  for (size_t i = 0; i < counts.size(); ++i)
+    text += (i ? "|" : "") + std::to_string(counts[i]);
+  return text;
+}
+
+Result<Schedule> parseSchedule(const std::string &name) {
+  if (name == "gpipe")
+    return Schedule::GPipe;
+  if (name == "1f1b")
+    return Schedule::OneFOneB;
+  if (name == "interleaved_1f1b" || name == "interleaved")
+    return Schedule::Interleaved1F1B;
+  if (name == "zero_bubble" || name == "zbv")
+    return Schedule::ZeroBubble;
+  return makeError("unknown pipeline schedule '" + name +
+                   "' (expected gpipe, 1f1b, interleaved_1f1b or zero_bubble)");
+}
+
+const char *scheduleName(Schedule schedule) {
+  switch (schedule) {
+  case Schedule::GPipe: return "gpipe";
+  case Schedule::OneFOneB: return "1f1b";
+  case Schedule::Interleaved1F1B: return "interleaved_1f1b";
+  case Schedule::ZeroBubble: return "zero_bubble";
+  }
+  return "1f1b";
+}
+
+Status validateSchedule(Schedule schedule, int64_t stages, int64_t virtualStages,
+                        int64_t microbatches) {
+  bool multi = schedule == Schedule::Interleaved1F1B || schedule == Schedule::ZeroBubble;
+  if (!multi && virtualStages != 1)
+    return makeError(std::string("pipeline schedule ") + scheduleName(schedule) +
+                     " needs 1 virtual stage per rank, got " + std::to_string(virtualStages));
+  if (multi && virtualStages < 2)
+    return makeError(std::string("pipeline schedule ") + scheduleName(schedule) +
+                     " needs at least 2 virtual stages per rank, got " +
+                     std::to_string(virtualStages));
+  if (microbatches < stages * virtualStages)
+    return makeError("pipeline needs at least stages x virtual stages = " +
+                     std::to_string(stages * virtualStages) + " microbatches, got " +
+                     std::to_string(microbatches));
+  return Ok{};
+}
+
+namespace {
+
+std::vector<std::string> pathComponents(const std::string &name) {
+  std::vector<std::string> parts;
+  std::stringstream stream(name);
+  std::string part;
+  while (std::getline(stream, part, '.'))
+    parts.push_back(part);
+  return parts;
+}
+
+/// ONNX names functional ops after their op type ("add", "mean_1"); modules have paths.
+bool isModuleOp(const OpInfo &op) {
+  return op.name.find('.') != std::string::npos || op.paramElements > 0 || isNeuron(op.kind);
+}
+
+/// Components every module op's path starts with (a top-level Sequential wrapper).
+size_t sharedPrefixLength(const ModelInfo &model) {
+  std::vector<std::vector<std::string>> paths;
+  for (const OpInfo &op : model.ops)
+    if (isModuleOp(op) && !op.name.empty())
+      paths.push_back(pathComponents(op.name));
+  if (paths.empty())
+    return 0;
+  size_t depth = 0;
+  while (true) {
+    for (const auto &path : paths)
+      if (path.size() <= depth + 1 || path[depth] != paths.front()[depth])
+        return depth;
+    ++depth;
+  }
+}
+
+} // namespace
+
+std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model) {
+  size_t skip = sharedPrefixLength(model);
+  std::vector<PipelineUnit> units;
+  std::vector<int> pending; // functional ops before the first module
+  for (size_t i = 0; i < model.ops.size(); ++i) {
+    const OpInfo &op = model.ops[i];
+    if (!isModuleOp(op) || op.name.empty()) {
+      if (units.empty())
+        pending.push_back(int(i));
+      else
+        units.back().ops.push_back(int(i));
+      continue;
+    }
+    std::vector<std::string> path = pathComponents(op.name);
+    std::string key;
+    for (size_t c = 0; c <= skip && c < path.size(); ++c)
+      key += (c ? "." : "") + path[c];
+    if (units.empty() || units.back().name != key)
+      units.push_back({key, {}});
+    if (!pending.empty()) {
+      units.back().ops.insert(units.back().ops.end(), pending.begin(), pending.end());
+      pending.clear();
+    }
+    units.back().ops.push_back(int(i));
+  }
+  if (!pending.empty())
+    units.push_back({"model", pending});
+  return units;
+}
+
+} // namespace snn::planner
