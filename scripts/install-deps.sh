@@ -12,6 +12,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   # artifact formats: ONNX + protobuf, JSON, CLI parsing
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+  # gzip (Fashion-MNIST IDX files) and CRC-32 (checkpoints)
+  zlib1g-dev
   # tests
   libgtest-dev googletest
   # Python reference side (Debian's python3, not a pyenv one)

@@ -1,5 +1,9 @@
 // Writes legal snn IR as the runtime artifact: one ONNX program (nodes of domain `spikemesh`
 // mirroring the snn ops) plus manifest.json. See docs/artifact-format.md.
+//
+// A planned module (--snn-plan) exports too, still as one replicated program: partitioning
+// is a later pass. The plan and its mesh go to the manifest; `shard` annotations are
+// looked through and `snn.*` planning attributes (e.g. snn.pp_stage) are not exported.
 
 #include "snn/Export/ArtifactExporter.h"
 
@@ -12,6 +16,7 @@
 #include "llvm/Support/Process.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Support/ShardAPI.h"
 
 #include "onnx/onnx_pb.h"
 #include <nlohmann/json.hpp>
@@ -125,6 +130,12 @@ LogicalResult ProgramWriter::writeParameter(snn::ParameterOp param, onnx::GraphP
 }
 
 LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
+  if (snn::shardapi::isShardOp(op)) {
+    // An annotation forwards its value; a sharding value feeds only annotations.
+    if (Value source = snn::shardapi::annotatedSource(op))
+      names[op->getResult(0)] = nameOf(source);
+    return success();
+  }
   if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "snn" ||
       isa<snn::ONNXNodeOp>(op))
     return op->emitError("cannot export '")
@@ -141,6 +152,8 @@ LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
     node->add_output(name);
   }
   for (NamedAttribute attr : op->getAttrDictionary()) {
+    if (attr.getName().strref().starts_with("snn."))
+      continue; // planning annotations, not part of the op's semantics
     onnx::AttributeProto converted;
     if (!convertAttribute(attr, converted))
       return op->emitError("cannot export attribute '") << attr.getName().str() << "'";
@@ -196,6 +209,44 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
   return success();
 }
 
+json attributeJson(Attribute attr) {
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    json object = json::object();
+    for (NamedAttribute field : dict)
+      object[field.getName().str()] = attributeJson(field.getValue());
+    return object;
+  }
+  if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    json values = json::array();
+    for (Attribute value : array)
+      values.push_back(attributeJson(value));
+    return values;
+  }
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return flag.getValue();
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getInt();
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return real.getValueAsDouble();
+  if (auto text = dyn_cast<StringAttr>(attr))
+    return text.str();
+  return nullptr;
+}
+
+/// Copies `snn.plan` into "plan" and its mesh into "mesh". The program itself stays one
+/// replicated program for world size 1 until the partitioning pass exists, which
+/// "partitioned": false says.
+void writePlan(ModuleOp module, json &manifest) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("snn.plan");
+  if (!plan)
+    return;
+  json copy = attributeJson(plan);
+  copy["partitioned"] = false;
+  manifest["mesh"] = {{"axes", copy.value("mesh_axes", json::array())},
+                      {"shape", copy.value("mesh_shape", json::array())}};
+  manifest["plan"] = std::move(copy);
+}
+
 LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model, const json &manifest,
                          Location loc) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
@@ -246,6 +297,7 @@ LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
     manifest["source"] = llvm::sys::path::filename(source.getValue()).str();
   if (failed(ProgramWriter(func).write(model, manifest)))
     return failure();
+  writePlan(module, manifest);
 
   SmallString<256> tmp(directory);
   while (!tmp.empty() && llvm::sys::path::is_separator(tmp.back()))

@@ -115,8 +115,8 @@ Result<std::vector<int64_t>> parseStageLayout(const std::string &text, int64_t s
   if (!text.empty() && text.back() == '|')
     return makeError("pipeline layout '" + text + "' ends with '|'");
   if (int64_t(counts.size()) != stages)
-    return makeError("pipeline layout '" + text + "' has " + std::to_string(counts.size()) +
-                     " stages, the plan has " + std::to_string(stages));
+    return makeError("pipeline layout '" + text + "' lists " + std::to_string(counts.size()) +
+                     " stage(s), the plan has " + std::to_string(stages) + " logical stages");
   if (total != units)
     return makeError("pipeline layout '" + text + "' places " + std::to_string(total) +
                      " units, the model has " + std::to_string(units));

@@ -71,7 +71,7 @@ TPPair followRegion(const ModelInfo &model, int col, TPLayout &layout) {
 }
 
 std::string displayName(const OpInfo &op) {
-  return op.name.empty() ? std::string("<unnamed ") + opKindName(op.kind) + ">" : op.name;
+  return op.name.empty() ? std::string("<unnamed snn.") + opKindName(op.kind) + ">" : op.name;
 }
 
 } // namespace

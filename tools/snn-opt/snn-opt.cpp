@@ -7,10 +7,13 @@
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Support/ShardAPI.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  // Planned IR carries shard.grid / shard.sharding / shard.shard annotations.
+  snn::shardapi::registerShardDialect(registry);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   snn::registerSNNPasses();

@@ -14,6 +14,7 @@
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Support/ShardAPI.h"
 #include "snn/Support/ToolCommandLine.h"
 #include "snn/Support/ToolDiagnostics.h"
 
@@ -92,5 +93,9 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   context.loadDialect<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  // Planned IR (snn-opt --snn-plan) carries shard annotations; the exporter skips them.
+  mlir::DialectRegistry registry;
+  snn::shardapi::registerShardDialect(registry);
+  context.appendDialectRegistry(registry);
   return mode == Mode::ImportONNX ? importONNX(context) : exportArtifact(context);
 }

@@ -80,10 +80,12 @@ struct PlanRequest {
   Hardware hardware;
 };
 
-/// What the planner knows about the model. `model` is absent when the IR could not be
-/// converted (then `missingReason` says why and the reference table decides).
+/// What the planner knows about the model. `model` is absent when the IR cannot be counted
+/// (then `missingReason` says why and the reference table decides); `structure` may still
+/// give the ops and their dataflow (shapes unknown), for stage units and TP pairs.
 struct PlannerInput {
   std::optional<ModelInfo> model;
+  std::optional<ModelInfo> structure;
   std::string missingReason;
   int64_t tpCandidates = 0;      ///< from the analysis
   bool hasTrainableParams = true;

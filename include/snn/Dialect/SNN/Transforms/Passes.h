@@ -18,6 +18,10 @@ namespace snn {
 /// Adds the passes that turn a freshly imported ONNX module into legal snn IR.
 void buildImportPipeline(mlir::OpPassManager &pm);
 
+/// Adds --snn-analyze then --snn-plan (what snn-compile runs when asked to plan).
+void buildPlanningPipeline(mlir::OpPassManager &pm, const AnalyzeModelOptions &analyze,
+                           const PlanParallelismOptions &plan);
+
 } // namespace snn
 
 #endif

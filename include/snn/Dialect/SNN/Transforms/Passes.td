@@ -16,4 +16,84 @@ def LegalizeONNX : Pass<"snn-legalize-onnx", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::snn::SNNDialect", "::mlir::arith::ArithDialect"];
 }
 
+def AnalyzeModel : Pass<"snn-analyze", "::mlir::ModuleOp"> {
+  let summary = "Find stateful neurons, tensor-parallel candidates and unsplittable layers";
+  let description = [{
+    The reference package's analyze(): every stateful neuron of the model (they carry membrane
+    state across T), the tensor-parallel candidates under the requested roots (`snn.linear`;
+    `snn.conv2d` channel splits with `experimental-conv-tp`), the layers under the roots that
+    cannot be split, and notes. A root names a source module path (the ops' NameLoc): `conv_fc`
+    covers `conv_fc` and `conv_fc.*`. An empty or unknown root is an error.
+
+    The result is attached as the `snn.analysis` module attribute for later passes, printed as
+    a readable summary (`summary`) and optionally written as JSON (`analysis-json`).
+  }];
+  let options = [
+    ListOption<"roots", "roots", "std::string",
+               "Module paths to search for tensor-parallel candidates (default: whole model)">,
+    Option<"experimentalConvTP", "experimental-conv-tp", "bool", "false",
+           "Count ungrouped conv2d layers as tensor-parallel candidates (channel split)">,
+    Option<"summary", "summary", "std::string", "\"stderr\"",
+           "Where to print the text summary: stderr, - (stdout), none, or a file">,
+    Option<"analysisJSON", "analysis-json", "std::string", "\"\"",
+           "Also write the analysis as JSON to this file (- for stdout)">,
+  ];
+}
+
+def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
+  let summary = "Choose a parallel mode and annotate the IR with its shardings";
+  let description = [{
+    Picks a mode (none, dp, zero, fsdp, tp, fsdp_tp, pp) for an objective, a topology, a batch
+    size, feature flags and a per-rank memory budget. With a countable model it estimates every
+    mode that can use the world with the cost model (FLOPs, parameter bytes, activation bytes
+    times T, communication volume) and picks by objective; otherwise it applies the reference
+    package's decision table. A forced `mode` is checked, not chosen.
+
+    Attaches the plan as the `snn.plan` module attribute (mode, mesh, optimizer strategy,
+    memopt level, pipeline microbatches/schedule/virtual stages/layout, rationale, notes), a
+    `shard.grid @mesh`, and `shard.shard` annotations for the mode (or `snn.pp_stage` per op
+    for pp). Uses `snn.analysis` if present (its roots), else analyses the whole model.
+  }];
+  let options = [
+    Option<"objective", "objective", "std::string", "\"speed\"",
+           "What to optimise: speed, memory or capacity">,
+    Option<"topology", "topology", "std::string", "\"\"",
+           "Mesh dims, e.g. dp=2,tp=2 (ordered dp, tp, pp, vpp, others; empty: one process)">,
+    Option<"batchSize", "batch-size", "int64_t", "0", "Global batch size to plan for">,
+    Option<"mode", "mode", "std::string", "\"\"",
+           "Force a mode: none, dp, zero, fsdp, tp, fsdp_tp, pp (default: choose)">,
+    Option<"experimentalConvTP", "experimental-conv-tp", "bool", "false",
+           "Allow conv2d channel splits in tp and fsdp_tp">,
+    Option<"allowPipeline", "allow-pipeline", "bool", "false",
+           "Let the planner choose pipeline parallelism">,
+    Option<"allowZero", "allow-zero", "bool", "false",
+           "Let the planner choose ZeRO-1 optimizer sharding">,
+    Option<"memoryBudget", "memory-budget", "std::string", "\"\"",
+           "Per-rank memory budget, e.g. 16GiB (default: none)">,
+    Option<"worldSize", "world-size", "int64_t", "0",
+           "Size of the device mesh to check the topology against (0: unchecked)">,
+    Option<"costModel", "cost-model", "bool", "true",
+           "Decide with the cost model (false: the reference decision table)">,
+    Option<"ppLayout", "pp-layout", "std::string", "\"\"",
+           "Explicit pipeline layout a|b|c: units per logical stage (default: cost-balanced)">,
+    Option<"ppSchedule", "pp-schedule", "std::string", "\"\"",
+           "Pipeline schedule: gpipe, 1f1b, interleaved_1f1b, zero_bubble (default: by "
+           "virtual stages)">,
+    Option<"ppMicrobatches", "pp-microbatches", "int64_t", "0",
+           "Pipeline microbatches (default: recommended for batch and stages)">,
+    Option<"deviceGflops", "device-gflops", "double", "1000",
+           "Cost model: sustained compute of one rank, GFLOP/s">,
+    Option<"linkGBps", "link-gbps", "double", "10",
+           "Cost model: bandwidth of a rank's link, GB/s">,
+    Option<"latencyUs", "latency-us", "double", "20",
+           "Cost model: latency of one collective step or message, microseconds">,
+    Option<"memoptRatio", "memopt-ratio", "double", "0.5",
+           "Share of pipeline stages that recompute activations, in (0, 1]">,
+    Option<"explain", "explain", "std::string", "\"\"",
+           "Print the analysis, plan and rationale to this file (- for stdout)">,
+    Option<"planJSON", "plan-json", "std::string", "\"\"",
+           "Write the analysis and plan as JSON to this file (- for stdout)">,
+  ];
+}
+
 #endif // SNN_TRANSFORMS_PASSES_TD

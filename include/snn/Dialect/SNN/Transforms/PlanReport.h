@@ -1,0 +1,41 @@
+//===- PlanReport.h - The plan as attributes, text and JSON -------*- C++ -*-===//
+#ifndef SNN_DIALECT_SNN_TRANSFORMS_PLANREPORT_H
+#define SNN_DIALECT_SNN_TRANSFORMS_PLANREPORT_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "snn/Dialect/SNN/Transforms/ModelAnalysis.h"
+#include "snn/Dialect/SNN/Transforms/PlannerBridge.h"
+#include "snn/Planner/Recommender.h"
+
+#include <functional>
+
+namespace snn {
+
+/// The plan as the `snn.plan` module attribute. Field names follow SEED_API.md (mode,
+/// optimizer_strategy, mesh_shape, tp_mesh_dim, pp_microbatches, ..., rationale, notes);
+/// a mesh dim of -1 means the mesh has no such axis.
+mlir::DictionaryAttr planToAttribute(mlir::MLIRContext *context, const planner::Plan &plan,
+                                     const planner::PlanRequest &request,
+                                     const ModelAnalysis &analysis, const BridgedModel &bridged);
+
+/// Any attribute as JSON: dictionaries, arrays, strings, integers, floats and booleans.
+llvm::json::Value attributeToJSON(mlir::Attribute attr);
+
+/// The readable analysis summary (what --snn-analyze prints).
+void printAnalysis(mlir::DictionaryAttr analysis, llvm::raw_ostream &os);
+/// The analysis and the plan with its candidates and rationale (`snn-compile --explain`).
+void printExplanation(mlir::ModuleOp module, llvm::raw_ostream &os);
+/// {"analysis": ..., "plan": ...} from the module's attributes (`--explain-json`).
+llvm::json::Value explanationJSON(mlir::ModuleOp module);
+
+/// Writes to `path` ("-" is stdout); a failure is an error diagnostic at `loc`.
+mlir::LogicalResult writeReport(llvm::StringRef path, mlir::Location loc,
+                                const std::function<void(llvm::raw_ostream &)> &write);
+
+} // namespace snn
+
+#endif

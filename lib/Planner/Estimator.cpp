@@ -1,0 +1,275 @@
+//===- Estimator.cpp - Per-rank time and memory of a mode -----------------===//
+//
+// Deliberately simple, and documented in docs/planner.md: compute and communication do
+// not overlap (conservative for every mode alike), collectives are rings, a pipeline step
+// is (microbatches x virtual stages + stages - 1) ticks of its slowest chunk, and
+// recomputation (memopt 1) checkpoints about sqrt(units) segments and re-runs one forward.
+//
+//===----------------------------------------------------------------------===//
+#include "Estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace snn::planner {
+
+Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch)
+    : model_(model), hw_(hardware), batch_(std::max<int64_t>(batch, 1)) {
+  for (size_t i = 0; i < model.ops.size(); ++i)
+    perSample_.push_back(opCost(model, int(i), 1));
+  units_ = pipelineUnits(model);
+  tp_ = planTensorParallel(model);
+}
+
+std::vector<double> Estimator::unitCosts() const {
+  std::vector<double> costs;
+  for (const PipelineUnit &unit : units_) {
+    double cost = 0;
+    for (int op : unit.ops) {
+      const OpCost &c = perSample_[op];
+      cost += double(batch_) * (c.forwardFlops + c.backwardFlops + double(c.outputBytes)) +
+              double(c.paramBytes);
+    }
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+std::vector<double> Estimator::stageCosts(const std::vector<int64_t> &layout) const {
+  std::vector<double> units = unitCosts(), stages;
+  size_t next = 0;
+  for (int64_t count : layout) {
+    double sum = 0;
+    for (int64_t i = 0; i < count && next < units.size(); ++i)
+      sum += units[next++];
+    stages.push_back(sum);
+  }
+  return stages;
+}
+
+Estimator::Scales Estimator::scalesFor(int64_t tpSize) const {
+  size_t n = model_.ops.size();
+  if (tpSize <= 1)
+    return {std::vector<double>(n, 1.0), std::vector<double>(n, 1.0),
+            std::vector<double>(n, 1.0)};
+  TPShare share = tensorParallelShare(model_, tp_, tpSize);
+  return {share.computeScale, share.activationScale, share.paramScale};
+}
+
+double Estimator::flops(const std::vector<int> &ops, const Scales &s, int64_t batch) const {
+  double total = 0;
+  for (int op : ops)
+    total += (perSample_[op].forwardFlops + perSample_[op].backwardFlops) * double(batch) *
+             s.compute[op];
+  return total;
+}
+
+int64_t Estimator::params(const std::vector<int> &ops, const Scales &s) const {
+  double total = 0;
+  for (int op : ops)
+    total += double(perSample_[op].paramBytes) * s.param[op];
+  return int64_t(total);
+}
+
+int64_t Estimator::buffers(const std::vector<int> &ops) const {
+  int64_t total = 0;
+  for (int op : ops)
+    total += perSample_[op].bufferBytes;
+  return total;
+}
+
+int64_t Estimator::activations(const std::vector<int> &units, const Scales &s, int64_t batch,
+                               bool recompute) const {
+  std::vector<double> unitBytes, unitOutput;
+  for (int u : units) {
+    double bytes = 0;
+    for (int op : units_[u].ops)
+      bytes += double(perSample_[op].activationBytes) * s.activation[op];
+    int last = units_[u].ops.back();
+    unitBytes.push_back(bytes);
+    unitOutput.push_back(double(perSample_[last].outputBytes) * s.activation[last]);
+  }
+  double total = 0;
+  if (!recompute || units.empty()) {
+    for (double bytes : unitBytes)
+      total += bytes;
+    return int64_t(total * double(batch));
+  }
+  // Checkpointing in about sqrt(U) contiguous segments of units (Chen et al.): backward
+  // keeps each segment's output and rebuilds one segment's insides at a time. Per-unit
+  // segments would save nothing when units are single layers.
+  int64_t segments = std::max<int64_t>(1, std::llround(std::sqrt(double(units.size()))));
+  double largest = 0;
+  size_t next = 0;
+  for (int64_t count : balancedStageLayout(unitBytes, segments)) {
+    double inside = 0;
+    for (int64_t i = 0; i < count; ++i, ++next)
+      inside += unitBytes[next];
+    total += unitOutput[next - 1];
+    largest = std::max(largest, inside);
+  }
+  return int64_t((total + largest) * double(batch));
+}
+
+int64_t Estimator::stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
+                              int64_t shardOptimizer) const {
+  int64_t weightsAndGrads = 2 * paramBytes / shardParams;
+  int64_t optimizer =
+      int64_t(hw_.optimizerStatesPerParam) * paramBytes / (shardParams * shardOptimizer);
+  return weightsAndGrads + optimizer + bufferBytes;
+}
+
+void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
+  int64_t local = (batch_ + config.dp - 1) / config.dp; // the busiest data-parallel rank
+  Scales s = scalesFor(config.tp);
+  std::vector<int> ops(model_.ops.size()), units(units_.size());
+  std::iota(ops.begin(), ops.end(), 0);
+  std::iota(units.begin(), units.end(), 0);
+
+  double work = flops(ops, s, local);
+  if (config.memoptLevel > 0)
+    work += work / 3.0; // one more forward of every recomputed unit
+  int64_t paramBytes = params(ops, s);
+  bool sharded = config.mode == Mode::FSDP || config.mode == Mode::FSDP_TP;
+  int64_t zeroShards = config.optimizer == OptimizerStrategy::Zero ? config.dp : 1;
+  e.stateBytes = stateBytes(paramBytes, buffers(ops), sharded ? config.dp : 1, zeroShards);
+  if (sharded)
+    for (int op : ops) // the layer FSDP gathers before using it
+      e.transientBytes = std::max(e.transientBytes,
+                                  int64_t(double(perSample_[op].paramBytes) * s.param[op]));
+  e.activationBytes = activations(units, s, local, config.memoptLevel > 0);
+
+  ModelCost shardable;
+  shardable.paramBytes = paramBytes;
+  shardable.paramOps = modelCost(model_, 1).paramOps;
+  Communication comm;
+  if (config.mode == Mode::DP)
+    comm += dataParallelCommunication(shardable, config.dp);
+  if (sharded)
+    comm += fsdpCommunication(shardable, config.dp);
+  if (config.mode == Mode::TP || config.mode == Mode::FSDP_TP)
+    comm += tensorParallelCommunication(model_, tp_, config.tp, local);
+  e.computeSeconds = work / hw_.flopsPerSecond;
+  e.commSeconds = comm.seconds(hw_);
+  e.commBytes = comm.bytes;
+}
+
+void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
+  int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
+  int64_t m = std::max<int64_t>(config.microbatches, 1);
+  int64_t micro = (batch_ + m - 1) / m;
+  Scales s = scalesFor(1);
+  // Units and ops of every logical stage (chunk).
+  std::vector<std::vector<int>> chunkUnits(chunks), chunkOps(chunks);
+  size_t nextUnit = 0;
+  for (int64_t k = 0; k < chunks && k < int64_t(config.layout.size()); ++k)
+    for (int64_t i = 0; i < config.layout[k] && nextUnit < units_.size(); ++i, ++nextUnit) {
+      chunkUnits[k].push_back(int(nextUnit));
+      for (int op : units_[nextUnit].ops)
+        chunkOps[k].push_back(op);
+    }
+  auto recomputes = [&](int64_t k) {
+    return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
+           config.memoptStages.end();
+  };
+  // Bytes crossing the boundary after chunk k: the output of the last op so far.
+  std::vector<int64_t> boundary(chunks, 0);
+  int lastOp = -1;
+  for (int64_t k = 0; k < chunks; ++k) {
+    if (!chunkOps[k].empty())
+      lastOp = chunkOps[k].back();
+    boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
+  }
+
+  double slowestCompute = 0, slowestTick = 0;
+  std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
+  for (int64_t k = 0; k < chunks; ++k) {
+    double work = flops(chunkOps[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
+    double transfer = 0;
+    int64_t sent = 0;
+    auto send = [&](int64_t bytes) {
+      transfer += double(bytes) / hw_.linkBytesPerSecond + hw_.latencySeconds;
+      sent += bytes;
+    };
+    if (k + 1 < chunks)
+      send(boundary[k]); // activations forward
+    if (k > 0)
+      send(boundary[k - 1]); // the gradient of the input backward
+    double compute = work / hw_.flopsPerSecond;
+    slowestCompute = std::max(slowestCompute, compute);
+    slowestTick = std::max(slowestTick, compute + transfer);
+
+    int64_t rank = k % stages;
+    int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
+    rankState[rank] += params(chunkOps[k], s);
+    rankActivations[rank] += activations(chunkUnits[k], s, micro, recomputes(k)) * inFlight;
+    rankComm[rank] += sent * m;
+  }
+  // The busiest rank bounds the memory every rank must have.
+  for (int64_t r = 0; r < stages; ++r) {
+    std::vector<int> ops;
+    for (int64_t k = r; k < chunks; k += stages)
+      ops.insert(ops.end(), chunkOps[k].begin(), chunkOps[k].end());
+    int64_t state = stateBytes(rankState[r], buffers(ops), 1, 1);
+    if (r == 0 || state + rankActivations[r] > e.stateBytes + e.activationBytes) {
+      e.stateBytes = state;
+      e.activationBytes = rankActivations[r];
+    }
+  }
+  e.commBytes = *std::max_element(rankComm.begin(), rankComm.end());
+  double ticks = double(m * config.virtualStages + stages - 1);
+  e.computeSeconds = ticks * slowestCompute;
+  e.commSeconds = ticks * (slowestTick - slowestCompute);
+}
+
+Estimate skeleton(const ModeConfig &config) {
+  Estimate e;
+  e.mode = config.mode;
+  e.optimizer = config.optimizer;
+  e.dp = config.dp;
+  e.tp = config.tp;
+  e.pp = config.pp;
+  e.virtualStages = config.virtualStages;
+  e.microbatches = config.microbatches;
+  e.schedule = config.schedule;
+  e.layout = config.layout;
+  e.memoptStages = config.memoptStages;
+  e.memoptLevel = config.memoptLevel;
+  return e;
+}
+
+Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) const {
+  Estimate e = skeleton(config);
+  if (config.mode == Mode::PP)
+    estimatePipeline(config, e);
+  else
+    estimateFlat(config, e);
+  e.stepSeconds = e.computeSeconds + e.commSeconds;
+  e.memoryBytes = e.stateBytes + e.activationBytes + e.transientBytes;
+  e.fitsBudget = memoryBudget <= 0 || e.memoryBytes <= memoryBudget;
+  return e;
+}
+
+std::string Estimate::label() const {
+  std::string name = modeName(mode);
+  if (optimizer == OptimizerStrategy::Zero)
+    name += "+zero";
+  return name;
+}
+
+std::string Estimate::mesh() const {
+  switch (mode) {
+  case Mode::None: return "1 rank";
+  case Mode::DP:
+  case Mode::FSDP: return "dp=" + std::to_string(dp);
+  case Mode::TP: return "tp=" + std::to_string(tp);
+  case Mode::FSDP_TP: return "dp=" + std::to_string(dp) + " x tp=" + std::to_string(tp);
+  case Mode::PP:
+    return "pp=" + std::to_string(pp) +
+           (virtualStages > 1 ? " (vpp " + std::to_string(virtualStages) + ")" : "");
+  }
+  return "";
+}
+
+} // namespace snn::planner

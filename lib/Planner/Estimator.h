@@ -1,0 +1,69 @@
+//===- Estimator.h - Per-rank time and memory of a mode (internal) -*- C++ -*-===//
+#ifndef SNN_LIB_PLANNER_ESTIMATOR_H
+#define SNN_LIB_PLANNER_ESTIMATOR_H
+
+#include "snn/Planner/Recommender.h"
+
+namespace snn::planner {
+
+/// A mode on a concrete mesh, ready to be estimated.
+struct ModeConfig {
+  Mode mode = Mode::None;
+  OptimizerStrategy optimizer = OptimizerStrategy::None;
+  int64_t dp = 1, tp = 1, pp = 1, virtualStages = 1, microbatches = 0;
+  std::optional<Schedule> schedule;
+  std::vector<int64_t> layout;       ///< units per logical stage (pp)
+  std::vector<int64_t> memoptStages; ///< logical stages that recompute (pp)
+  int memoptLevel = 0;
+};
+
+/// The shape of an estimate of `config` (mode, mesh, pipeline), without numbers.
+Estimate skeleton(const ModeConfig &config);
+
+/// Estimates modes for one model and batch. Every per-op cost is linear in the batch,
+/// so they are computed once per sample and scaled.
+class Estimator {
+public:
+  Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch);
+
+  const ModelInfo &model() const { return model_; }
+  const std::vector<PipelineUnit> &units() const { return units_; }
+  const TPLayout &tensorParallel() const { return tp_; }
+  int64_t batch() const { return batch_; }
+  ModelCost totals() const { return modelCost(model_, batch_); }
+
+  /// Per-unit pipeline cost: forward + backward FLOPs plus small terms for the output
+  /// size and the parameters (both in "FLOP-equivalents": one per byte).
+  std::vector<double> unitCosts() const;
+  /// Sum of unitCosts() over each logical stage of `layout`.
+  std::vector<double> stageCosts(const std::vector<int64_t> &layout) const;
+
+  Estimate estimate(const ModeConfig &config, int64_t memoryBudget) const;
+
+private:
+  struct Scales {
+    std::vector<double> compute, activation, param;
+  };
+  Scales scalesFor(int64_t tpSize) const;
+  double flops(const std::vector<int> &ops, const Scales &s, int64_t batch) const;
+  int64_t params(const std::vector<int> &ops, const Scales &s) const;
+  int64_t buffers(const std::vector<int> &ops) const;
+  int64_t activations(const std::vector<int> &units, const Scales &s, int64_t batch,
+                      bool recompute) const;
+  int64_t stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
+                     int64_t shardOptimizer) const;
+
+  void estimateFlat(const ModeConfig &config, Estimate &e) const;
+  void estimatePipeline(const ModeConfig &config, Estimate &e) const;
+
+  const ModelInfo &model_;
+  Hardware hw_;
+  int64_t batch_;
+  std::vector<OpCost> perSample_;
+  std::vector<PipelineUnit> units_;
+  TPLayout tp_;
+};
+
+} // namespace snn::planner
+
+#endif

@@ -1,0 +1,105 @@
+// The cost model's decisions, and where and why they depart from the reference table.
+// Every rationale cites the estimates (per rank and training step) it decided on.
+
+// Speed: dp, with ZeRO-1 when allowed (same time, less memory); the table agrees.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 allow-zero explain=-" -o /dev/null | FileCheck %s --check-prefix=SPEED
+// SPEED:      Plan: dp+zero on dp=4 (objective speed, decided by cost-model)
+// SPEED:      Candidates (estimated per rank and training step)
+// SPEED-NEXT:   mode      mesh                 step    compute       comm       sent     memory      state activations
+// SPEED-NEXT:   dp        dp=4
+// SPEED-NEXT:   dp+zero   dp=4
+// SPEED-NEXT:   fsdp      dp=4
+// SPEED-NEXT:   tp        tp=4
+// SPEED-NEXT:   fsdp_tp   dp=2 x tp=2
+// SPEED:      - Chose dp+zero on dp=4 for the speed objective: estimated {{.*}} per step (compute {{.*}} + communication {{.*}}, {{.*}} sent per rank) and {{.*}} per rank (state {{.*}}, activations {{.*}}).
+// SPEED-NEXT: - It is the fastest of 5 feasible candidates ({{.*}} per step); next is dp on dp=4
+// SPEED-NEXT: - The reference table agrees (speed objective: dp with ZeRO-1 optimizer sharding).
+// SPEED-NEXT: - memopt 0: no activation recomputation (speed objective).
+
+// Departure 1, memory on a conv model: the table's fsdp_tp splits only the two linears and
+// keeps the whole batch's conv activations on every TP rank; fsdp splits the batch.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY
+// MEMORY: Plan: fsdp on dp=4 (objective memory, decided by cost-model)
+// MEMORY:   optimizer none, memopt level 1
+// MEMORY: - It is the smallest per rank of 4 feasible candidates ([[MINE:.*]] per rank); next is dp on dp=4
+// MEMORY: - The reference table would choose fsdp_tp on dp=2 x tp=2 (memory objective on an even world of at least 4 ranks: fsdp_tp on (W/2, 2)); the cost model departs: it is estimated at {{.*}} per rank against [[MINE]] per rank.
+// MEMORY: - memopt 1: activation recomputation checkpoints the units in about sqrt(units) segments
+// MEMORY: Notes
+// MEMORY: - fsdp keeps parameter 'conv_fc.11.weight' whole: its dimension 0 (10) does not divide into 4 shards
+
+// Departure 2, a batch smaller than the world: the table's dp cannot give every rank a
+// sample; tensor parallelism can (all TP ranks share the batch).
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=4 batch-size=2 explain=-" -o /dev/null | FileCheck %s --check-prefix=SMALL
+// SMALL: Plan: fsdp_tp on dp=2 x tp=2 (objective speed, decided by cost-model)
+// SMALL:   dp        dp=4           not feasible: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample
+// SMALL: - The reference table would choose dp on dp=4 (speed objective: dp (ZeRO not allowed)); the cost model departs: that is not feasible here (batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample).
+// SMALL: Notes
+// SMALL: - not feasible: dp (batch size 2
+// SMALL: - topology dp=4 fixes the world size 4; the planner chose its own mesh for the mode
+
+// Departure 3, pp for speed (the reference's plan() never picks pp): large weights and little
+// compute make dp's gradient all-reduce the bottleneck, while a 1F1B pipeline only sends
+// activations. Interleaving (vpp 2, the table's rule) is estimated too, and is slower here:
+// its single-layer chunks are unbalanced.
+// RUN: snn-opt %S/Inputs/deep_conv.mlir --snn-plan="topology=dp=4 batch-size=32 allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=PIPE
+// PIPE:      Plan: pp on pp=4 (objective speed, decided by cost-model)
+// PIPE:        pipeline: 16 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 2|2|2|2
+// PIPE-NEXT:     stage 0 (rank 0): 0 1
+// PIPE-NEXT:     stage 1 (rank 1): 2 3
+// PIPE:        pp        pp=4 [[PP:[0-9.]+ ms]]
+// PIPE-NEXT:   pp        pp=4 (vpp 2)
+// PIPE:      - Chose pp on pp=4 for the speed objective: estimated [[PP]] per step
+// PIPE:      - The reference table would choose dp on dp=4 (speed objective: dp (ZeRO not allowed)); the cost model departs: it is estimated at {{.*}} ms per step against [[PP]] per step.
+// PIPE:      - Pipeline: 4 stages x 1 virtual, 16 microbatches of 2, schedule 1f1b, layout 2|2|2|2 over 8 units
+
+// Capacity: pp keeps only its stage's activations for the microbatches in flight; the
+// table agrees on pp but wants 2 virtual stages, which 4 stage units cannot fill.
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=4 batch-size=16 objective=capacity allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY
+// CAPACITY: Plan: pp on pp=4 (objective capacity, decided by cost-model)
+// CAPACITY: - It is the one with the least activation memory per rank (what grows with batch x T) of
+// CAPACITY: - The reference table also chooses pp on pp=4 but with 2 virtual stages per rank; the plan uses 1 because the model has 4 stage units (2 virtual stages need 8).
+// CAPACITY: - memopt 1: the costliest stages recompute their activations
+
+// With a budget, capacity is the batch that fits: (budget - state) / activations per sample.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 objective=capacity memory-budget=8MiB explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPBUDGET
+// CAPBUDGET: Plan: {{.*}} (objective capacity, decided by cost-model)
+// CAPBUDGET: memory budget 8 MiB per rank
+// CAPBUDGET: - It is the one that fits the largest batch of 3 feasible candidates (room for about {{[0-9]+}} samples)
+
+// Departure 4, a budget under speed: recomputation (memopt 1) instead of the table's
+// unconditional memopt 0, and modes over the budget are noted.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 memory-budget=8MiB explain=-" -o /dev/null | FileCheck %s --check-prefix=BUDGET
+// BUDGET: Plan: dp on dp=2 (objective speed, decided by cost-model)
+// BUDGET:   optimizer none, memopt level 1
+// BUDGET: - memopt 1: activation recomputation is what brings the plan under the budget 8 MiB (one extra forward, +33% compute).
+// BUDGET: - over the budget 8 MiB: tp on tp=2
+
+// Nothing fits: the smallest is chosen, and said so.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 memory-budget=1MiB explain=-" -o /dev/null | FileCheck %s --check-prefix=NOFIT
+// NOFIT: - None of the 3 feasible candidates fits the budget 1 MiB; it is the smallest
+// NOFIT: - no candidate fits the per-rank budget 1 MiB; chose the smallest
+
+// A forced mode is estimated and compared with what the cost model would choose.
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2 batch-size=64 mode=fsdp explain=-" -o /dev/null | FileCheck %s --check-prefix=FORCED
+// FORCED: Plan: fsdp on dp=2 (objective speed, decided by forced)
+// FORCED: - Mode fsdp on dp=2 was forced.
+// FORCED: - The forced plan is estimated {{.*}} per step
+// FORCED: - The cost model would choose dp on dp=2 ({{.*}} per step against {{.*}} per step).
+
+// The machine constants move the balance: on a very slow link the fewest bytes win, and tp
+// sends slightly less than dp's gradient all-reduce here.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 link-gbps=0.001 explain=-" -o /dev/null | FileCheck %s --check-prefix=SLOW
+// SLOW: Plan: tp on tp=2 (objective speed, decided by cost-model)
+// SLOW: dp        dp=2 {{[0-9.]+}} ms
+
+// vpp only shapes pipelines; the JSON file carries the same plan as the text.
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2,vpp=2 batch-size=8 plan-json=%t.json explain=%t.txt" -o /dev/null
+// RUN: FileCheck %s --check-prefix=VPP --input-file=%t.txt
+// RUN: FileCheck %s --check-prefix=PLANJSON --input-file=%t.json
+// VPP: - topology vpp=2 (virtual pipeline stages) does not apply to dp
+// PLANJSON:      "analysis": {
+// PLANJSON:      "plan": {
+// PLANJSON:        "decided_by": "cost-model",
+// PLANJSON:        "mode": "dp",
+// PLANJSON:        "topology": "dp=2,vpp=2",
+// PLANJSON:        "world_size": 2

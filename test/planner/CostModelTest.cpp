@@ -1,0 +1,112 @@
+// Cost model against hand-counted FLOPs and bytes (conventions in CostModel.h).
+#include "snn/Planner/CostModel.h"
+
+#include "TestModels.h"
+
+#include <gtest/gtest.h>
+
+using namespace snn::planner;
+using snn::planner::test::ModelBuilder;
+
+TEST(CostModel, LinearWithBias) {
+  // x [T=4, N, 16] -> y [4, N, 32]; at N = 8 there are 4*8 = 32 rows of 32 outputs.
+  ModelBuilder b({4, -1, 16}, 4);
+  int fc = b.linear(-1, 32, /*bias=*/true, "fc");
+  ModelInfo model = b.build(fc);
+  OpCost cost = opCost(model, fc, 8);
+  EXPECT_DOUBLE_EQ(cost.forwardFlops, 32.0 * 32 * (2 * 16 + 1)); // 33792
+  EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 33792.0);
+  EXPECT_EQ(cost.paramBytes, (32 * 16 + 32) * 4);  // 2176
+  EXPECT_EQ(cost.outputBytes, 4 * 8 * 32 * 4);     // 4096
+  EXPECT_EQ(cost.activationBytes, cost.outputBytes);
+  EXPECT_EQ(cost.bufferBytes, 0);
+}
+
+TEST(CostModel, ConvWithoutBias) {
+  // x [T=2, N, 4, 8, 8], 6 filters 3x3, padding 1 -> [2, N, 6, 8, 8]; at N = 3:
+  // 2*3*6*8*8 = 2304 outputs, each 2 * 4 * 3 * 3 = 72 FLOPs.
+  ModelBuilder b({2, -1, 4, 8, 8}, 2);
+  int conv = b.conv(-1, 6, 3, 1, "conv");
+  ModelInfo model = b.build(conv);
+  OpCost cost = opCost(model, conv, 3);
+  EXPECT_DOUBLE_EQ(cost.forwardFlops, 2304.0 * 72); // 165888
+  EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 165888.0);
+  EXPECT_EQ(cost.paramBytes, 6 * 4 * 3 * 3 * 4); // 864
+  EXPECT_EQ(cost.outputBytes, 2304 * 4);
+  EXPECT_EQ(cost.activationBytes, 2304 * 4);
+}
+
+TEST(CostModel, LIFNeuron) {
+  // [T=4, N, 10] at N = 2: 80 elements x 7 FLOPs; keeps spikes and H: 2 x 320 bytes.
+  ModelBuilder b({4, -1, 10}, 4);
+  int lif = b.neuron(-1, OpKind::LIFNode, "sn");
+  ModelInfo model = b.build(lif);
+  OpCost cost = opCost(model, lif, 2);
+  EXPECT_DOUBLE_EQ(cost.forwardFlops, 80.0 * 7);
+  EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 560.0);
+  EXPECT_EQ(cost.paramBytes, 0);
+  EXPECT_EQ(cost.outputBytes, 320);
+  EXPECT_EQ(cost.activationBytes, 640);
+}
+
+TEST(CostModel, OtherKinds) {
+  ModelBuilder b({2, -1, 3, 4, 4}, 2);
+  int bn = b.batchNorm(-1, "bn");
+  int sn = b.neuron(bn, OpKind::IFNode, "sn");
+  int pool = b.maxPool(sn, 2, "pool");
+  int flat = b.flatten(pool, "flat");
+  int mean = b.meanTime(flat, "mean");
+  ModelInfo model = b.build(mean);
+  // batch 1: bn/sn over 2*3*4*4 = 96 elements, pool 2*3*2*2 = 24 outputs.
+  EXPECT_DOUBLE_EQ(opCost(model, bn, 1).forwardFlops, 96.0 * 6);
+  EXPECT_EQ(opCost(model, bn, 1).paramBytes, 6 * 4);
+  EXPECT_EQ(opCost(model, bn, 1).bufferBytes, 6 * 4);
+  EXPECT_DOUBLE_EQ(opCost(model, sn, 1).forwardFlops, 96.0 * 4);
+  EXPECT_DOUBLE_EQ(opCost(model, pool, 1).forwardFlops, 24.0 * 4);
+  EXPECT_DOUBLE_EQ(opCost(model, flat, 1).forwardFlops, 0.0);
+  EXPECT_EQ(opCost(model, flat, 1).activationBytes, 0); // a view
+  // mean_time: 12 outputs, T = 2 FLOPs each.
+  EXPECT_DOUBLE_EQ(opCost(model, mean, 1).forwardFlops, 12.0 * 2);
+  EXPECT_EQ(opCost(model, mean, 5).outputBytes, 5 * 12 * 4);
+}
+
+TEST(CostModel, ModelTotalsAndLinearInBatch) {
+  ModelBuilder b({4, -1, 16}, 4);
+  int fc = b.linear(-1, 32, true, "fc");
+  int sn = b.neuron(fc, OpKind::LIFNode, "sn");
+  ModelInfo model = b.build(sn);
+  ModelCost at8 = modelCost(model, 8), at16 = modelCost(model, 16);
+  EXPECT_DOUBLE_EQ(at8.forwardFlops, 33792.0 + 4 * 8 * 32 * 7);
+  EXPECT_DOUBLE_EQ(at16.forwardFlops, 2 * at8.forwardFlops);
+  EXPECT_EQ(at8.paramBytes, 2176);
+  EXPECT_EQ(at8.activationBytes, 4096 + 2 * 4096);
+  EXPECT_EQ(at8.paramOps, 1);
+  EXPECT_EQ(at8.largestOpParamBytes, 2176);
+}
+
+TEST(CostModel, Collectives) {
+  EXPECT_EQ(allReduceBytes(1000, 4), 1500);
+  EXPECT_EQ(allGatherBytes(1000, 4), 750);
+  EXPECT_EQ(reduceScatterBytes(1000, 4), 750);
+  EXPECT_EQ(allReduceBytes(1000, 1), 0);
+  Communication ar = allReduce(1000, 4);
+  EXPECT_EQ(ar.collectives, 1);
+  EXPECT_EQ(ar.latencySteps, 6);
+  Hardware hw;
+  hw.linkBytesPerSecond = 1000;
+  hw.latencySeconds = 0.5;
+  EXPECT_DOUBLE_EQ(ar.seconds(hw), 1.5 + 3.0);
+}
+
+TEST(CostModel, DataParallelAndFsdpVolumes) {
+  ModelCost cost;
+  cost.paramBytes = 4000;
+  cost.paramOps = 2;
+  Communication dp = dataParallelCommunication(cost, 4);
+  EXPECT_EQ(dp.bytes, 6000); // 2 * 3/4 * 4000
+  Communication fsdp = fsdpCommunication(cost, 4);
+  EXPECT_EQ(fsdp.bytes, 3 * 3000); // gather, re-gather, reduce-scatter
+  EXPECT_EQ(fsdp.collectives, 6);
+  EXPECT_EQ(fsdp.latencySteps, 6 * 3);
+  EXPECT_EQ(dataParallelCommunication(cost, 1).bytes, 0);
+}

@@ -1,0 +1,261 @@
+// Topology and option parsing, the reference table, and the recommender's decisions.
+#include "snn/Planner/Recommender.h"
+
+#include "TestModels.h"
+
+#include <gtest/gtest.h>
+
+using namespace snn::planner;
+
+namespace {
+
+PlannerInput inputFor(const ModelInfo &model) {
+  PlannerInput input;
+  input.model = model;
+  for (const OpInfo &op : model.ops)
+    input.tpCandidates += op.tpCandidate ? 1 : 0;
+  input.pipelineUnits = int64_t(pipelineUnits(model).size());
+  return input;
+}
+
+PlanRequest requestFor(const std::string &topology, Objective objective, int64_t batch) {
+  PlanRequest request;
+  request.topology = *parseTopology(topology);
+  request.objective = objective;
+  request.batchSize = batch;
+  return request;
+}
+
+bool mentions(const std::vector<std::string> &lines, const std::string &text) {
+  for (const std::string &line : lines)
+    if (line.find(text) != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace
+
+TEST(Topology, OrderAndWorldSize) {
+  Topology t = *parseTopology("pp=2, foo=1,tp=2,vpp=2,dp=3");
+  ASSERT_EQ(t.dims.size(), 5u);
+  EXPECT_EQ(t.dims[0].first, "dp");
+  EXPECT_EQ(t.dims[1].first, "tp");
+  EXPECT_EQ(t.dims[2].first, "pp");
+  EXPECT_EQ(t.dims[3].first, "vpp");
+  EXPECT_EQ(t.dims[4].first, "foo");
+  EXPECT_EQ(t.worldSize(), 12); // vpp is not a device dimension
+  EXPECT_EQ(t.str(), "dp=3,tp=2,pp=2,vpp=2,foo=1");
+  EXPECT_EQ(parseTopology("")->worldSize(), 1);
+}
+
+TEST(Topology, Errors) {
+  EXPECT_EQ(parseTopology("dp=0").error().message,
+            "topology 'dp=0': size of 'dp' must be a positive integer, got '0'");
+  EXPECT_FALSE(parseTopology("dp=-2").ok());
+  EXPECT_FALSE(parseTopology("dp=x").ok());
+  EXPECT_FALSE(parseTopology("dp=1.5").ok());
+  EXPECT_FALSE(parseTopology("dp").ok());
+  EXPECT_FALSE(parseTopology("=2").ok());
+  EXPECT_EQ(parseTopology("dp=2,dp=2").error().message,
+            "topology 'dp=2,dp=2': 'dp' is given twice");
+  EXPECT_FALSE(parseTopology("dp=2,").ok());
+  EXPECT_FALSE(parseTopology("dp=2,,tp=2").ok());
+}
+
+TEST(Options, ModesObjectivesSizes) {
+  EXPECT_EQ(parseMode("zero")->optimizer, OptimizerStrategy::Zero);
+  EXPECT_EQ(parseMode("dp+zero")->mode, Mode::DP);
+  EXPECT_EQ(parseMode("fsdp2_tp")->mode, Mode::FSDP_TP);
+  EXPECT_EQ(parseMode("ddp").error().message,
+            "unknown mode 'ddp' (expected none, dp, zero, fsdp, tp, fsdp_tp or pp)");
+  EXPECT_EQ(*parseObjective("capacity"), Objective::Capacity);
+  EXPECT_EQ(parseObjective("fast").error().message,
+            "unknown objective 'fast' (expected speed, memory or capacity)");
+  EXPECT_EQ(*parseByteSize("16GiB"), 16LL << 30);
+  EXPECT_EQ(*parseByteSize("512MB"), 512000000);
+  EXPECT_EQ(*parseByteSize("1.5Ki"), 1536);
+  EXPECT_EQ(*parseByteSize("1000"), 1000);
+  EXPECT_FALSE(parseByteSize("lots").ok());
+  EXPECT_FALSE(parseByteSize("0").ok());
+  EXPECT_FALSE(parseByteSize("-1GB").ok());
+  EXPECT_FALSE(parseByteSize("5XB").ok());
+  EXPECT_EQ(formatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(formatFlops(2.5e9), "2.5 GFLOP");
+  EXPECT_EQ(formatSeconds(0.0123), "12.3 ms");
+}
+
+TEST(ReferenceTable, EveryRow) {
+  Features none, zero, pipe;
+  zero.allowZero = true;
+  pipe.allowPipeline = true;
+  TableDecision d = referenceTableDecision(Objective::Speed, 1, 8, true, true, none);
+  EXPECT_EQ(d.mode, Mode::None);
+  EXPECT_EQ(d.memoptLevel, 0);
+  EXPECT_EQ(referenceTableDecision(Objective::Memory, 1, 8, true, true, none).memoptLevel, 1);
+
+  d = referenceTableDecision(Objective::Speed, 4, 8, true, true, zero);
+  EXPECT_EQ(d.mode, Mode::DP);
+  EXPECT_EQ(d.optimizer, OptimizerStrategy::Zero);
+  EXPECT_EQ(d.memoptLevel, 0);
+  EXPECT_EQ(referenceTableDecision(Objective::Speed, 4, 8, true, true, none).optimizer,
+            OptimizerStrategy::None);
+
+  d = referenceTableDecision(Objective::Memory, 8, 8, true, true, none);
+  EXPECT_EQ(d.mode, Mode::FSDP_TP);
+  EXPECT_EQ(d.dp, 4);
+  EXPECT_EQ(d.tp, 2);
+  EXPECT_EQ(d.memoptLevel, 1);
+  EXPECT_EQ(referenceTableDecision(Objective::Memory, 2, 8, true, true, none).mode, Mode::TP);
+  EXPECT_EQ(referenceTableDecision(Objective::Memory, 6, 8, false, true, none).mode, Mode::FSDP);
+  EXPECT_EQ(referenceTableDecision(Objective::Memory, 3, 8, false, false, none).mode, Mode::DP);
+
+  d = referenceTableDecision(Objective::Capacity, 4, 8, true, true, pipe);
+  EXPECT_EQ(d.mode, Mode::PP);
+  EXPECT_EQ(d.virtualStages, 2);
+  EXPECT_EQ(referenceTableDecision(Objective::Capacity, 4, 5, true, true, pipe).virtualStages, 1);
+  EXPECT_EQ(referenceTableDecision(Objective::Capacity, 4, 3, true, true, pipe).mode,
+            Mode::FSDP_TP);
+  EXPECT_EQ(referenceTableDecision(Objective::Capacity, 4, 8, false, true, none).mode, Mode::FSDP);
+}
+
+TEST(Recommend, SingleProcess) {
+  auto plan = recommend(inputFor(test::spikingMlp(16, 8, 4)),
+                        requestFor("", Objective::Speed, 8));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::None);
+  EXPECT_EQ(plan->memoptLevel, 0);
+  EXPECT_TRUE(plan->meshShape.empty());
+  EXPECT_EQ(plan->decidedBy, "cost-model");
+}
+
+TEST(Recommend, SpeedPicksDataParallelWithZeroWhenAllowed) {
+  PlanRequest request = requestFor("dp=4", Objective::Speed, 64);
+  request.features.allowZero = true;
+  auto plan = recommend(inputFor(test::spikingMlp(784, 128, 10)), request);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::DP);
+  EXPECT_EQ(plan->optimizer, OptimizerStrategy::Zero); // same time as dp, less memory
+  EXPECT_EQ(plan->meshShape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(plan->dpMeshDim, 0);
+  EXPECT_TRUE(mentions(plan->rationale, "The reference table agrees"));
+}
+
+TEST(Recommend, MemoryOnConvModelDepartsFromTheTable) {
+  // The table picks fsdp_tp (W = 4) because linears exist; for a conv-heavy model the
+  // cost model finds fsdp smaller and says why.
+  PlanRequest request = requestFor("dp=4", Objective::Memory, 32);
+  auto plan = recommend(inputFor(test::csnn(32)), request);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_NE(plan->mode, Mode::FSDP_TP);
+  EXPECT_TRUE(mentions(plan->rationale, "the cost model departs"));
+  EXPECT_EQ(plan->memoptLevel, 1);
+}
+
+TEST(Recommend, CapacityCanChoosePipeline) {
+  PlanRequest request = requestFor("pp=2", Objective::Capacity, 16);
+  request.features.allowPipeline = true;
+  auto plan = recommend(inputFor(test::csnn(16)), request);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::PP);
+  // Both 1 and 2 virtual stages are estimated (B >= 2W and 13 units >= 4).
+  int pipelines = 0;
+  for (const Estimate &e : plan->candidates)
+    pipelines += e.mode == Mode::PP && e.feasible ? 1 : 0;
+  EXPECT_EQ(pipelines, 2);
+  int64_t vs = plan->ppVirtualStages;
+  EXPECT_EQ(int64_t(plan->ppLayout.size()), 2 * vs);
+  EXPECT_EQ(plan->ppSchedule, vs > 1 ? Schedule::Interleaved1F1B : Schedule::OneFOneB);
+  EXPECT_EQ(plan->ppMicrobatches, *recommendedPipelineMicrobatches(16, 2 * vs));
+  EXPECT_EQ(plan->opStage.size(), 14u);
+  EXPECT_FALSE(plan->ppMemoptStages.empty());
+}
+
+TEST(Recommend, BudgetSwitchesOnRecomputationForSpeed) {
+  ModelInfo model = test::csnn(32);
+  PlanRequest request = requestFor("dp=2", Objective::Speed, 64);
+  request.forced = *parseMode("dp");
+  auto free = recommend(inputFor(model), request);
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->memoptLevel, 0);
+  // Just under the plain plan: recomputation is what makes dp fit.
+  request.memoryBudget = free->chosen->memoryBytes - 1;
+  auto tight = recommend(inputFor(model), request);
+  ASSERT_TRUE(tight.ok()) << tight.error().message;
+  EXPECT_EQ(tight->memoptLevel, 1);
+  EXPECT_TRUE(tight->chosen->fitsBudget);
+  EXPECT_TRUE(mentions(tight->rationale, "brings the plan under the budget"));
+  // Unforced, the choice fits the budget too (by recomputation or another mode).
+  request.forced.reset();
+  auto chosen = recommend(inputFor(model), request);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_TRUE(chosen->chosen->fitsBudget);
+}
+
+TEST(Recommend, FallsBackToTheTableWithoutModelInformation) {
+  PlannerInput input;
+  input.missingReason = "op 'x' has a dynamic dimension";
+  input.tpCandidates = 2;
+  PlanRequest request = requestFor("dp=4", Objective::Memory, 8);
+  auto plan = recommend(input, request);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->decidedBy, "reference-table");
+  EXPECT_EQ(plan->mode, Mode::FSDP_TP);
+  EXPECT_EQ(plan->meshShape, (std::vector<int64_t>{2, 2}));
+  EXPECT_TRUE(mentions(plan->rationale, "no model information (op 'x'"));
+}
+
+TEST(Recommend, ForcedModeErrors) {
+  ModelInfo mlp = test::spikingMlp(16, 10, 4);
+  auto run = [&](const std::string &topology, const std::string &mode, int64_t batch = 8) {
+    PlanRequest request = requestFor(topology, Objective::Speed, batch);
+    request.forced = *parseMode(mode);
+    return recommend(inputFor(mlp), request);
+  };
+  EXPECT_EQ(run("dp=4", "fsdp_tp").error().message,
+            "mode fsdp_tp needs both a dp and a tp dimension in the topology, got dp=4");
+  EXPECT_EQ(run("tp=4", "tp").error().message,
+            "cannot split '1' (linear) over tp=4: its 10 output features are not divisible by 4");
+  EXPECT_TRUE(run("tp=2", "tp").ok());
+  EXPECT_FALSE(run("dp=2,tp=2", "tp").ok()); // two axes for a 1-D mode
+  EXPECT_FALSE(run("dp=2", "none").ok());
+  EXPECT_FALSE(run("", "dp").ok());
+  EXPECT_EQ(run("dp=8", "dp", 4).error().message,
+            "batch size 4 is smaller than the dp size 8: every data-parallel rank needs a sample");
+  auto pp = run("pp=8", "pp", 37);
+  ASSERT_FALSE(pp.ok()); // the spiking MLP has 4 units for 8 stages
+  ModelInfo noCandidates = test::csnn(4);
+  for (OpInfo &op : noCandidates.ops)
+    op.tpCandidate = false; // as if the roots covered no linear
+  PlanRequest request = requestFor("tp=2", Objective::Speed, 8);
+  request.forced = *parseMode("tp");
+  EXPECT_EQ(recommend(inputFor(noCandidates), request).error().message,
+            "mode tp needs a tensor-parallel candidate, and the analysis found none under "
+            "the roots");
+}
+
+TEST(Recommend, RequestErrors) {
+  ModelInfo mlp = test::spikingMlp(16, 8, 4);
+  PlanRequest request = requestFor("dp=2,tp=2", Objective::Speed, 8);
+  request.expectedWorldSize = 8;
+  EXPECT_EQ(recommend(inputFor(mlp), request).error().message,
+            "device mesh size 8 != topology world size 4 (dp=2,tp=2)");
+  request = requestFor("dp=2", Objective::Speed, 0);
+  EXPECT_FALSE(recommend(inputFor(mlp), request).ok());
+  request = requestFor("dp=2", Objective::Speed, 8);
+  request.memoptRatio = 0;
+  EXPECT_EQ(recommend(inputFor(mlp), request).error().message,
+            "memopt ratio must be finite and in (0, 1], got 0");
+}
+
+TEST(Recommend, PipelineMicrobatchErrorFromTheTable) {
+  PlannerInput input;
+  input.missingReason = "test";
+  input.pipelineUnits = 16;
+  // W = 4 and B = 37 >= 2W: two virtual stages, so 8 logical stages, as in (37, 8).
+  PlanRequest request = requestFor("pp=4", Objective::Capacity, 37);
+  request.features.allowPipeline = true;
+  auto plan = recommend(input, request);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().message,
+            "no microbatch count in [8, 32] divides batch size 37 for 8 pipeline stages");
+}
