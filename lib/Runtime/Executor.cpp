@@ -16,7 +16,9 @@ std::string arityText(const OpDef &def) {
 } // namespace
 
 Executor::Executor(const Graph &graph, const std::string &inputName,
-                   const std::string &outputName, const OpRegistry &registry)
+                   const std::string &outputName,
+                   const ParameterStore *parameters,
+                   const OpRegistry &registry)
     : file(graph.file) {
   auto define = [&](const std::string &value) {
     if (!slots.emplace(value, numSlots).second)
@@ -25,7 +27,11 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
   };
   for (const auto &initializer : graph.initializers) {
     constants.resize(size_t(numSlots) + 1);
-    constants[size_t(define(initializer.first))] = initializer.second;
+    // The store's tensor itself: optimizer steps and running-statistics
+    // updates must reach the next run.
+    bool bound = parameters && parameters->contains(initializer.first);
+    constants[size_t(define(initializer.first))] =
+        bound ? parameters->get(initializer.first) : initializer.second;
   }
   inputSlot = define(inputName);
 
@@ -87,7 +93,9 @@ void Executor::planReleases() {
   }
 }
 
-at::Tensor Executor::run(const at::Tensor &input) const {
+at::Tensor Executor::run(const at::Tensor &input, bool training) const {
+  RunContext context;
+  context.training = training;
   std::vector<at::Tensor> values = constants;
   values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;
@@ -95,12 +103,14 @@ at::Tensor Executor::run(const at::Tensor &input) const {
     for (int slot : step.inputs)
       arguments.push_back(slot >= 0 ? values[size_t(slot)] : at::Tensor());
     try {
-      values[size_t(step.output)] = step.kernel(arguments);
+      values[size_t(step.output)] = step.kernel(arguments, context);
     } catch (const std::exception &e) {
       throw Error(file + ": " + step.description + ": " +
                   describeException(e));
     }
     arguments.clear();
+    // Dropping our handle never frees what autograd saved: saved tensors
+    // hold their own references.
     for (int slot : step.release)
       values[size_t(slot)].reset();
   }

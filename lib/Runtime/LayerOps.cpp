@@ -16,9 +16,13 @@
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/batch_norm.h>
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/dropout.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/mul.h>
+
+#include <charconv>
+#include <cstdlib>
 
 namespace snn::runtime {
 
@@ -45,13 +49,25 @@ template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
   return y.reshape(sizes);
 }
 
+/// The double a float attribute most likely was before the exporter stored
+/// it as float32: the shortest decimal that round-trips (0.3f -> 0.3).
+/// PyTorch passes eps, momentum and p to ATen as doubles, and 0.3f != 0.3
+/// would shift Dropout's Bernoulli threshold and scale and BatchNorm's
+/// update away from the reference's.
+double decimalValue(float value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text) - 1, value);
+  *result.ptr = '\0';
+  return std::strtod(text, nullptr);
+}
+
 const at::Tensor &optional(const Inputs &inputs, size_t index) {
   static const at::Tensor undefined;
   return index < inputs.size() ? inputs[index] : undefined;
 }
 
 Kernel buildLinear(const Node &) {
-  return [](const Inputs &in) {
+  return [](const Inputs &in, const RunContext &) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::linear(x, in[1], optional(in, 2));
@@ -67,7 +83,7 @@ Kernel buildConv2d(const Node &node) {
   int64_t groups = attributes.getInt("groups", 1);
   if (groups < 1)
     attributes.fail("attribute 'groups' must be positive");
-  return [=](const Inputs &in) {
+  return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
@@ -78,13 +94,16 @@ Kernel buildConv2d(const Node &node) {
 
 Kernel buildBatchNorm(const Node &node) {
   NodeAttributes attributes(node);
-  double eps = attributes.getFloat("eps", 1e-5f);
-  double momentum = attributes.getFloat("momentum", 0.1f);
-  // Inference uses the running statistics (training = false).
-  return [=](const Inputs &in) {
+  double eps = decimalValue(attributes.getFloat("eps", 1e-5f));
+  double momentum = decimalValue(attributes.getFloat("momentum", 0.1f));
+  // Inference normalises with the running statistics. Training uses the
+  // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
+  // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
+  // place: they are the ParameterStore's buffers.
+  return [=](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 3, 5, "[T, N, C, ...]");
     return perStep(in[0], [&](const at::Tensor &x) {
-      return at::batch_norm(x, in[1], in[2], in[3], in[4], /*training=*/false,
+      return at::batch_norm(x, in[1], in[2], in[3], in[4], context.training,
                             momentum, eps, /*cudnn_enabled=*/true);
     });
   };
@@ -102,7 +121,7 @@ Kernel buildMaxPool2d(const Node &node) {
   Pair padding = attributes.getPair("padding", {0, 0});
   Pair dilation = attributes.getPair("dilation", {1, 1});
   bool ceilMode = attributes.getBool("ceil_mode", false);
-  return [=](const Inputs &in) {
+  return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::max_pool2d(x, kernel, stride, padding, dilation, ceilMode);
@@ -117,7 +136,7 @@ Kernel buildAvgPool2d(const Node &node) {
   Pair padding = attributes.getPair("padding", {0, 0});
   bool ceilMode = attributes.getBool("ceil_mode", false);
   bool countIncludePad = attributes.getBool("count_include_pad", true);
-  return [=](const Inputs &in) {
+  return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::avg_pool2d(x, kernel, stride, padding, ceilMode,
@@ -128,7 +147,7 @@ Kernel buildAvgPool2d(const Node &node) {
 
 Kernel buildAdaptiveAvgPool2d(const Node &node) {
   Pair outputSize = NodeAttributes(node).getPair("output_size");
-  return [=](const Inputs &in) {
+  return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::adaptive_avg_pool2d(x, outputSize);
@@ -137,18 +156,27 @@ Kernel buildAdaptiveAvgPool2d(const Node &node) {
 }
 
 Kernel buildFlatten(const Node &) {
-  return [](const Inputs &in) {
+  return [](const Inputs &in, const RunContext &) {
     requireRank(in[0], 3, 64, "[T, N, ...]");
     return in[0].flatten(2);
   };
 }
 
 Kernel buildDropout(const Node &node) {
-  float p = NodeAttributes(node).getFloat("p", 0.5f);
+  double p = decimalValue(NodeAttributes(node).getFloat("p", 0.5f));
   if (!(p >= 0.0f && p <= 1.0f))
     NodeAttributes(node).fail("attribute 'p' must be in [0, 1]");
-  // Identity in inference.
-  return [](const Inputs &in) { return in[0]; };
+  // Identity in inference. Training draws the mask exactly as PyTorch's
+  // F.dropout does (at::dropout on the [T*N, ...] fold, default generator),
+  // so a run seeded like the reference trainer gets the same masks.
+  return [p](const Inputs &in, const RunContext &context) {
+    if (!context.training)
+      return in[0];
+    requireRank(in[0], 2, 64, "[T, N, ...]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::dropout(x, p, /*train=*/true);
+    });
+  };
 }
 
 void requireSameShape(const at::Tensor &a, const at::Tensor &b) {
@@ -158,21 +186,21 @@ void requireSameShape(const at::Tensor &a, const at::Tensor &b) {
 }
 
 Kernel buildAdd(const Node &) {
-  return [](const Inputs &in) {
+  return [](const Inputs &in, const RunContext &) {
     requireSameShape(in[0], in[1]);
     return at::add(in[0], in[1]);
   };
 }
 
 Kernel buildMul(const Node &) {
-  return [](const Inputs &in) {
+  return [](const Inputs &in, const RunContext &) {
     requireSameShape(in[0], in[1]);
     return at::mul(in[0], in[1]);
   };
 }
 
 Kernel buildMeanTime(const Node &) {
-  return [](const Inputs &in) {
+  return [](const Inputs &in, const RunContext &) {
     requireRank(in[0], 2, 64, "[T, N, ...]");
     return in[0].mean(at::IntArrayRef{0});
   };

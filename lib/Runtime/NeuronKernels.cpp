@@ -1,166 +1,122 @@
-//===- NeuronKernels.cpp - Fused multi-step neuron forward ----------------===//
+//===- NeuronKernels.cpp - Fused multi-step neuron forward and BPTT -------===//
 //
-// One loop over T per tile of neurons; the membrane of a tile stays in a small
-// stack array (L1) across all steps, and the inner loop over the tile has no
-// branches, so the compiler vectorises it. Each expression keeps PyTorch's
-// float32 operation order, and this file is built with -ffp-contract=off so
-// that no a*b+c is fused into an FMA: spikes match the reference bit for bit.
+// The tensor-level API and the choice of instruction set. The loops
+// themselves are in NeuronKernelsImpl.h: one loop over T per tile of
+// neurons, the per-neuron state of a tile (the membrane forward, dL/dV
+// backward) in a small stack array (L1) across all steps, and a branch-free
+// inner loop over the tile that the compiler vectorises. Each forward
+// expression keeps PyTorch's operation order and no a*b+c is fused into an
+// FMA (-ffp-contract=off): spikes match the reference bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/NeuronKernels.h"
+#include "NeuronKernelsIsa.h"
+
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/NeuronKernels.h"
 #include "snn/Runtime/TensorIO.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/sigmoid.h>
 
-#include <algorithm>
+#include <atomic>
 
 namespace snn::runtime {
 
 namespace {
 
-/// Neurons per tile: the membrane array (1 KiB) stays in L1.
-constexpr int64_t kTile = 256;
-/// Element-steps per parallel chunk, so tiny layers do not pay for threads.
-constexpr int64_t kMinWorkPerChunk = 1 << 15;
-
-// Charges: H from V (before the step) and X. SpikingJelly's expressions.
-struct IFCharge {
-  float operator()(float v, float x) const { return v + x; }
-};
-struct LIFDecayInputCharge {
-  float vReset, tau;
-  float operator()(float v, float x) const {
-    return v + (x - (v - vReset)) / tau;
-  }
-};
-struct LIFCharge {
-  float vReset, tau;
-  float operator()(float v, float x) const {
-    return v - (v - vReset) / tau + x;
-  }
-};
-struct PLIFDecayInputCharge {
-  float vReset, k;
-  float operator()(float v, float x) const {
-    return v + (x - (v - vReset)) * k;
-  }
-};
-struct PLIFCharge {
-  float vReset, k;
-  float operator()(float v, float x) const {
-    return v - (v - vReset) * k + x;
-  }
-};
-
-// Resets: V after the step from H and the spike S (0 or 1).
-struct HardReset {
-  float vReset;
-  float operator()(float h, float s) const {
-    return s * vReset + (1.0f - s) * h;
-  }
-};
-struct SoftReset {
-  float vThreshold;
-  float operator()(float h, float s) const { return h - s * vThreshold; }
-};
-
-struct Buffers {
-  const float *x;
-  float *spikes;
-  float *h; // null unless SaveH
-  int64_t steps;
-  int64_t stride; // neurons per step
-};
-
-/// Runs all steps for neurons [begin, begin + count) of every step.
-template <typename Charge, typename Reset, bool SaveH>
-void runTile(const Charge &charge, const Reset &reset, float vThreshold,
-             float vInit, const Buffers &buffers, int64_t begin,
-             int64_t count) {
-  float v[kTile];
-  std::fill(v, v + count, vInit);
-  for (int64_t t = 0; t < buffers.steps; ++t) {
-    int64_t offset = t * buffers.stride + begin;
-    const float *__restrict x = buffers.x + offset;
-    float *__restrict spikes = buffers.spikes + offset;
-    float *__restrict hSaved = SaveH ? buffers.h + offset : nullptr;
-    for (int64_t i = 0; i < count; ++i) {
-      float h = charge(v[i], x[i]);
-      float s = float(h - vThreshold >= 0.0f);
-      spikes[i] = s;
-      if constexpr (SaveH)
-        hSaved[i] = h;
-      v[i] = reset(h, s);
-    }
-  }
+bool avx2Available() {
+#ifdef SNN_HAVE_AVX2_KERNELS
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
 }
 
-template <typename Charge, typename Reset, bool SaveH>
-void runAll(const Charge &charge, const Reset &reset, float vThreshold,
-            float vInit, const Buffers &buffers) {
-  int64_t grain =
-      std::max<int64_t>(kTile, kMinWorkPerChunk / std::max<int64_t>(buffers.steps, 1));
-  at::parallel_for(0, buffers.stride, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t tile = begin; tile < end; tile += kTile)
-      runTile<Charge, Reset, SaveH>(charge, reset, vThreshold, vInit, buffers,
-                                    tile, std::min(kTile, end - tile));
-  });
+KernelIsa bestIsa() {
+  return avx2Available() ? KernelIsa::Avx2 : KernelIsa::Baseline;
 }
 
-template <typename Charge>
-void dispatchReset(const NeuronConfig &config, const Charge &charge,
-                   const Buffers &buffers) {
-  // The membrane starts at v_reset, or at 0 for soft reset.
-  float vth = config.vThreshold;
-  if (config.hardReset) {
-    HardReset reset{config.vReset};
-    if (buffers.h)
-      runAll<Charge, HardReset, true>(charge, reset, vth, config.vReset, buffers);
-    else
-      runAll<Charge, HardReset, false>(charge, reset, vth, config.vReset, buffers);
-  } else {
-    SoftReset reset{vth};
-    if (buffers.h)
-      runAll<Charge, SoftReset, true>(charge, reset, vth, 0.0f, buffers);
-    else
-      runAll<Charge, SoftReset, false>(charge, reset, vth, 0.0f, buffers);
-  }
+std::atomic<KernelIsa> &selectedIsa() {
+  static std::atomic<KernelIsa> isa{bestIsa()};
+  return isa;
+}
+
+bool useAvx2() { return selectedIsa().load() == KernelIsa::Avx2; }
+
+void requireNeuronTensor(const at::Tensor &t, const char *what) {
+  bool floating =
+      t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
+  if (!floating || !t.device().is_cpu())
+    throw Error(std::string(what) + " must be a float32 or float64 CPU tensor");
+  if (t.dim() < 1)
+    throw Error(std::string(what) + " must be [T, ...]");
+}
+
+template <typename T>
+NeuronBackwardResult backwardTyped(const at::Tensor &gradSpikes,
+                                   const at::Tensor &h, const at::Tensor &x,
+                                   const NeuronConfig &config, double k) {
+  NeuronBackwardResult result;
+  result.gradX = at::empty(h.sizes(), h.options());
+  int64_t steps = h.size(0);
+  if (h.numel() == 0)
+    return result;
+  const T *xData = config.kind == NeuronKind::PLIF ? x.data_ptr<T>() : nullptr;
+  result.gradW = neuronBackwardRaw(
+      config, T(k), gradSpikes.data_ptr<T>(), h.data_ptr<T>(), xData,
+      result.gradX.data_ptr<T>(), steps, h.numel() / steps);
+  return result;
 }
 
 } // namespace
 
+KernelIsa neuronKernelIsa() { return selectedIsa().load(); }
+
+bool setNeuronKernelIsa(KernelIsa isa) {
+  if (isa == KernelIsa::Avx2 && !avx2Available())
+    return false;
+  selectedIsa().store(isa);
+  return true;
+}
+
 void neuronForwardRaw(const NeuronConfig &config, float k, const float *x,
                       float *spikes, float *h, int64_t steps,
                       int64_t neuronsPerStep) {
-  Buffers buffers{x, spikes, h, steps, neuronsPerStep};
-  // Soft reset charges with v_reset = 0.
-  float vReset = config.hardReset ? config.vReset : 0.0f;
-  switch (config.kind) {
-  case NeuronKind::IF:
-    return dispatchReset(config, IFCharge{}, buffers);
-  case NeuronKind::LIF:
-    if (config.decayInput)
-      return dispatchReset(config, LIFDecayInputCharge{vReset, config.tau},
-                           buffers);
-    return dispatchReset(config, LIFCharge{vReset, config.tau}, buffers);
-  case NeuronKind::PLIF:
-    if (config.decayInput)
-      return dispatchReset(config, PLIFDecayInputCharge{vReset, k}, buffers);
-    return dispatchReset(config, PLIFCharge{vReset, k}, buffers);
-  }
+  if (useAvx2())
+    return avx2::forward(config, k, x, spikes, h, steps, neuronsPerStep);
+  baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
+}
+
+void neuronForwardRaw(const NeuronConfig &config, double k, const double *x,
+                      double *spikes, double *h, int64_t steps,
+                      int64_t neuronsPerStep) {
+  baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
+}
+
+double neuronBackwardRaw(const NeuronConfig &config, float k,
+                         const float *gradSpikes, const float *h,
+                         const float *x, float *gradX, int64_t steps,
+                         int64_t neuronsPerStep) {
+  if (useAvx2())
+    return avx2::backward(config, k, gradSpikes, h, x, gradX, steps,
+                          neuronsPerStep);
+  return baseline::backward(config, k, gradSpikes, h, x, gradX, steps,
+                            neuronsPerStep);
+}
+
+double neuronBackwardRaw(const NeuronConfig &config, double k,
+                         const double *gradSpikes, const double *h,
+                         const double *x, double *gradX, int64_t steps,
+                         int64_t neuronsPerStep) {
+  return baseline::backward(config, k, gradSpikes, h, x, gradX, steps,
+                            neuronsPerStep);
 }
 
 NeuronForwardResult neuronForward(const at::Tensor &x,
-                                  const NeuronConfig &config, float k,
+                                  const NeuronConfig &config, double k,
                                   bool saveH) {
-  if (x.scalar_type() != at::kFloat || !x.device().is_cpu())
-    throw Error("neuron input must be a float32 CPU tensor");
-  if (x.dim() < 1)
-    throw Error("neuron input must be [T, ...]");
+  requireNeuronTensor(x, "neuron input");
   at::Tensor input = x.contiguous();
   NeuronForwardResult result;
   result.spikes = at::empty(input.sizes(), input.options());
@@ -169,19 +125,50 @@ NeuronForwardResult neuronForward(const at::Tensor &x,
   int64_t steps = input.size(0);
   if (input.numel() == 0)
     return result;
-  neuronForwardRaw(config, k, input.data_ptr<float>(),
-                   result.spikes.data_ptr<float>(),
-                   saveH ? result.h.data_ptr<float>() : nullptr, steps,
-                   input.numel() / steps);
+  int64_t neurons = input.numel() / steps;
+  if (input.scalar_type() == at::kDouble)
+    neuronForwardRaw(
+        config, k, input.data_ptr<double>(), result.spikes.data_ptr<double>(),
+        saveH ? result.h.data_ptr<double>() : nullptr, steps, neurons);
+  else
+    neuronForwardRaw(config, float(k), input.data_ptr<float>(),
+                     result.spikes.data_ptr<float>(),
+                     saveH ? result.h.data_ptr<float>() : nullptr, steps,
+                     neurons);
   return result;
 }
 
-float plifDecay(const at::Tensor &w) {
-  if (w.numel() != 1 || w.scalar_type() != at::kFloat)
-    throw Error("PLIF weight w must be one float32 value, got shape " +
+NeuronBackwardResult neuronBackward(const at::Tensor &gradSpikes,
+                                    const at::Tensor &h, const at::Tensor &x,
+                                    const NeuronConfig &config, double k) {
+  requireNeuronTensor(h, "saved potential");
+  bool plif = config.kind == NeuronKind::PLIF;
+  if (gradSpikes.sizes() != h.sizes() ||
+      gradSpikes.scalar_type() != h.scalar_type() ||
+      (plif && (!x.defined() || x.sizes() != h.sizes() ||
+                x.scalar_type() != h.scalar_type())))
+    throw Error("neuron backward: gradient " + formatShape(gradSpikes.sizes()) +
+                " and saved tensors " + formatShape(h.sizes()) +
+                " do not match");
+  // Gradients from mean_time arrive expanded (stride 0 over T); the kernel
+  // walks dense [T, M] memory.
+  at::Tensor grad = gradSpikes.contiguous();
+  at::Tensor saved = h.contiguous();
+  at::Tensor input = plif ? x.contiguous() : at::Tensor();
+  if (h.scalar_type() == at::kDouble)
+    return backwardTyped<double>(grad, saved, input, config, k);
+  return backwardTyped<float>(grad, saved, input, config, k);
+}
+
+double plifDecay(const at::Tensor &w) {
+  bool floating =
+      w.scalar_type() == at::kFloat || w.scalar_type() == at::kDouble;
+  if (w.numel() != 1 || !floating)
+    throw Error("PLIF weight w must be one float32 or float64 value, got " +
+                std::string(c10::toString(w.scalar_type())) + " of shape " +
                 formatShape(w.sizes()));
-  // ATen's own sigmoid, as the reference's `w.sigmoid()` uses.
-  return at::sigmoid(w).item<float>();
+  // ATen's own sigmoid in w's dtype, as the reference's `w.sigmoid()` uses.
+  return at::sigmoid(w).item<double>();
 }
 
 } // namespace snn::runtime

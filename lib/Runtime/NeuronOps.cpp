@@ -6,10 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/NeuronAutograd.h"
 #include "snn/Runtime/NeuronKernels.h"
 #include "snn/Runtime/NodeAttributes.h"
 #include "snn/Runtime/OpRegistry.h"
 #include "snn/Runtime/TensorIO.h"
+
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 
@@ -54,11 +57,23 @@ void requireSpikeInput(const at::Tensor &x) {
     throw Error("expects a [T, N, ...] input, got " + formatShape(x.sizes()));
 }
 
+/// The autograd Function when a graph is being recorded and something needs
+/// a gradient; otherwise the raw kernel, which saves nothing.
+at::Tensor spikes(const at::Tensor &x, const at::Tensor &w,
+                  const NeuronConfig &config) {
+  requireSpikeInput(x);
+  bool plif = config.kind == NeuronKind::PLIF;
+  bool wantsGrad = x.requires_grad() || (plif && w.requires_grad());
+  if (c10::GradMode::is_enabled() && wantsGrad)
+    return neuronSpikesWithGrad(x, w, config);
+  // w may change between runs (training), so k is computed per call.
+  return neuronForward(x, config, plif ? plifDecay(w) : 0.0).spikes;
+}
+
 Kernel buildIF(const Node &node) {
   NeuronConfig config = parseCommon(node, NeuronKind::IF);
-  return [config](const Inputs &in) {
-    requireSpikeInput(in[0]);
-    return neuronForward(in[0], config).spikes;
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], at::Tensor(), config);
   };
 }
 
@@ -67,18 +82,15 @@ Kernel buildLIF(const Node &node) {
   config.tau = NodeAttributes(node).getFloat("tau", 2.0f);
   if (!(config.tau > 1.0f))
     NodeAttributes(node).fail("attribute 'tau' must be > 1");
-  return [config](const Inputs &in) {
-    requireSpikeInput(in[0]);
-    return neuronForward(in[0], config).spikes;
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], at::Tensor(), config);
   };
 }
 
 Kernel buildPLIF(const Node &node) {
   NeuronConfig config = parseCommon(node, NeuronKind::PLIF);
-  return [config](const Inputs &in) {
-    requireSpikeInput(in[0]);
-    // w may change between runs (training), so k is computed per call.
-    return neuronForward(in[0], config, plifDecay(in[1])).spikes;
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], in[1], config);
   };
 }
 

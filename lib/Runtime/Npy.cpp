@@ -202,6 +202,45 @@ int64_t remainingBytes(std::istream &in) {
   return end == std::streampos(-1) ? -1 : int64_t(end - here);
 }
 
+/// Checks the data size of `header` with `itemSize`-byte elements against the
+/// bytes left in `in` (guarding the element count against overflow before
+/// anything is allocated) and returns the element count.
+int64_t checkedCount(std::istream &in, const NpyHeader &header,
+                     int64_t itemSize, const std::string &name) {
+  if (header.fortranOrder)
+    fail(name, "Fortran-order arrays are not supported; save "
+               "numpy.ascontiguousarray(x)");
+  int64_t count = 1;
+  for (int64_t dim : header.shape) {
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / 8 / dim)
+      fail(name, "shape is too large");
+    count *= dim;
+  }
+  int64_t wanted = count * itemSize;
+  int64_t available = remainingBytes(in);
+  if (available >= 0 && available < wanted)
+    fail(name, "truncated: data has " + std::to_string(available) +
+                   " bytes, shape needs " + std::to_string(wanted));
+  if (available > wanted)
+    fail(name, std::to_string(available - wanted) +
+                   " unexpected bytes after the data");
+  return count;
+}
+
+/// The byte width of a fixed-size numeric dtype such as '<i8' or '|u1'; 0 for
+/// anything else (objects, strings, structured dtypes).
+int64_t itemSizeOf(const std::string &descr) {
+  if (descr.size() < 3 ||
+      std::string("<>|=").find(descr[0]) == std::string::npos ||
+      std::string("iufb").find(descr[1]) == std::string::npos)
+    return 0;
+  for (size_t i = 2; i < descr.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(descr[i])))
+      return 0;
+  int64_t size = std::stoll(descr.substr(2, 3));
+  return size == 1 || size == 2 || size == 4 || size == 8 ? size : 0;
+}
+
 } // namespace
 
 int64_t numElements(const std::vector<int64_t> &shape) {
@@ -214,30 +253,31 @@ int64_t numElements(const std::vector<int64_t> &shape) {
 NpyArray parseNpy(std::istream &in, const std::string &name) {
   NpyHeader header = HeaderParser(readHeaderText(in, name), name).parse();
   checkDtype(header, name);
-  if (header.fortranOrder)
-    fail(name, "Fortran-order arrays are not supported; save "
-               "numpy.ascontiguousarray(x)");
-  // Guard the element count against overflow before allocating anything.
-  int64_t count = 1;
-  for (int64_t dim : header.shape) {
-    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / 4 / dim)
-      fail(name, "shape is too large");
-    count *= dim;
-  }
-  int64_t wanted = count * int64_t(sizeof(float));
-  int64_t available = remainingBytes(in);
-  if (available >= 0 && available < wanted)
-    fail(name, "truncated: data has " + std::to_string(available) +
-                   " bytes, shape needs " + std::to_string(wanted));
-  if (available > wanted)
-    fail(name, std::to_string(available - wanted) +
-                   " unexpected bytes after the data");
-
+  int64_t count = checkedCount(in, header, int64_t(sizeof(float)), name);
   NpyArray array;
   array.shape = header.shape;
   array.data.resize(size_t(count));
-  if (!in.read(reinterpret_cast<char *>(array.data.data()), wanted))
+  if (!in.read(reinterpret_cast<char *>(array.data.data()),
+               std::streamsize(count * int64_t(sizeof(float)))))
     fail(name, "truncated: data is shorter than the shape needs");
+  return array;
+}
+
+NpyRawArray readNpyRaw(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, std::string("cannot open: ") + std::strerror(errno));
+  NpyHeader header = HeaderParser(readHeaderText(in, path), path).parse();
+  NpyRawArray array;
+  array.descr = header.descr;
+  array.itemSize = itemSizeOf(header.descr);
+  if (array.itemSize == 0)
+    fail(path, "dtype '" + header.descr + "' is not a numeric dtype");
+  int64_t count = checkedCount(in, header, array.itemSize, path);
+  array.shape = header.shape;
+  array.bytes.resize(size_t(count * array.itemSize));
+  if (!in.read(array.bytes.data(), std::streamsize(array.bytes.size())))
+    fail(path, "truncated: data is shorter than the shape needs");
   return array;
 }
 

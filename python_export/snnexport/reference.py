@@ -10,6 +10,7 @@ from torch import nn
 from . import models, neuron
 from .export import export_onnx
 from .functional import reset_net
+from .weights import save_state_npz
 
 MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (SNN_SEMANTICS.md)
 LINEAR_STD = 1.5  # output std of calibrated Linear layers: enough to make the next layer spike
@@ -162,10 +163,12 @@ def build_case(model_name, T=4, N=8, seed=0, attempts=8, **kw):
 
 
 def make_case(model_name, out_dir, T=4, N=8, seed=0, attempts=8, **kw):
-    """Writes model.onnx, input.npy, expected.npy and meta.json into `out_dir`; returns meta."""
+    """Writes model.onnx, weights.npz (the exported state_dict, float32, no
+    num_batches_tracked), input.npy, expected.npy and meta.json into `out_dir`; returns meta."""
     model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)
     os.makedirs(out_dir, exist_ok=True)
-    files = {"model": "model.onnx", "input": "input.npy", "expected": "expected.npy"}
+    files = {"model": "model.onnx", "weights": "weights.npz", "input": "input.npy",
+             "expected": "expected.npy"}
     meta = {
         "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
         "files": files,
@@ -180,6 +183,8 @@ def make_case(model_name, out_dir, T=4, N=8, seed=0, attempts=8, **kw):
     try:
         export_onnx(model, x, os.path.join(out_dir, files["model"]))
         written.append(files["model"])
+        save_state_npz(model, os.path.join(out_dir, files["weights"]))
+        written.append(files["weights"])
         for key, arr in (("input", x), ("expected", out)):
             np.save(os.path.join(out_dir, files[key]), arr.numpy().astype(np.float32))
             written.append(files[key])

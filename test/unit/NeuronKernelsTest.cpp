@@ -144,7 +144,7 @@ TEST(NeuronKernelsEdges, SoftResetKeepsRemainder) {
 
 TEST(NeuronKernelsEdges, RejectsBadInputs) {
   NeuronConfig config;
-  EXPECT_THROW(neuronForward(at::zeros({2, 2}, at::kDouble), config), Error);
+  EXPECT_THROW(neuronForward(at::zeros({2, 2}, at::kInt), config), Error);
   EXPECT_THROW(plifDecay(at::zeros({2})), Error);
   EXPECT_FLOAT_EQ(plifDecay(at::zeros({1})), 0.5f);
 }

@@ -1,45 +1,186 @@
 //===- snn-run.cpp - Run a SpikeMesh artifact -----------------------------===//
 //
 // Thin driver: CLI11 parses the command line, the SNNRuntime library does the
-// work, and every failure becomes one `error: ...` line with exit code 1.
+// work (and validates the values), and every failure becomes one
+// `error: ...` line with exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/Eval.h"
 #include "snn/Runtime/Infer.h"
+#include "snn/Runtime/Train.h"
 
 #include <CLI/CLI.hpp>
 
 using namespace snn::runtime;
 
-static void addInferCommand(CLI::App &app, InferOptions &options) {
+namespace {
+
+struct Commands {
+  InferOptions infer;
+  TrainOptions train;
+  double trainWeightDecay = 0.0;
+  CLI::Option *trainWeightDecayOption = nullptr;
+  EvalOptions eval;
+};
+
+void addInferCommand(CLI::App &app, InferOptions &options) {
   CLI::App *infer = app.add_subcommand(
       "infer", "Run a single-rank artifact on an input .npy (inference mode)");
   infer->add_option("DIR", options.artifactDir, "Artifact directory")
       ->required();
-  infer->add_option("-i,--input", options.inputPath,
-                    "Input .npy, float32: [T, N, ...], or [N, ...] with "
-                    "--repeat-time")
+  infer
+      ->add_option("-i,--input", options.inputPath,
+                   "Input .npy, float32: [T, N, ...], or [N, ...] with "
+                   "--repeat-time")
       ->required();
-  infer->add_option("-o,--output", options.outputPath,
-                    "Output .npy to write (float32)")
+  infer
+      ->add_option("-o,--output", options.outputPath,
+                   "Output .npy to write (float32)")
       ->required();
-  infer->add_option("--repeat-time", options.repeatTime,
-                    "Repeat a static [N, ...] input T times (direct encoding)")
+  infer
+      ->add_option("--repeat-time", options.repeatTime,
+                   "Repeat a static [N, ...] input T times (direct encoding)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-  infer->add_option("--threads", options.threads,
-                    "Intra-op threads (default: hardware concurrency)")
+  infer
+      ->add_option("--threads", options.threads,
+                   "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
   infer->add_flag("-v,--verbose", options.verbose,
                   "Print a one-line timing summary to stderr");
 }
 
-static int runTool(int argc, char **argv) {
-  CLI::App app("Runs a SpikeMesh artifact with LibTorch.", "snn-run");
+void addDataOptions(CLI::App *command, DataOptions &data, int64_t &repeatTime) {
+  command->add_option("--data", data.data,
+                      "fashion-mnist or fashion-mnist:DIR (IDX gzip files; "
+                      "default DIR /usr/share/datasets/fashion-mnist)");
+  command->add_option("--data-npy", data.dataNpy,
+                      "X.npy,Y.npy: X float32 [S, ...] or [S, T, ...], Y "
+                      "int64/int32 class indices [S]");
+  command->add_option("--repeat-time", repeatTime,
+                      "T: repeat static samples T times (direct encoding; "
+                      "default: the artifact's T)");
+}
+
+void addTrainOptimizerOptions(CLI::App *train, Commands &commands) {
+  TrainOptions &o = commands.train;
+  train->add_option("--lr", o.lr, "Learning rate")->required();
+  train->add_option("--optimizer", o.optimizer, "sgd, adam or adamw")
+      ->capture_default_str();
+  train->add_option("--momentum", o.momentum, "SGD momentum")
+      ->capture_default_str();
+  commands.trainWeightDecayOption =
+      train->add_option("--weight-decay", commands.trainWeightDecay,
+                        "Weight decay (default 0; 0.01 for adamw)");
+  train->add_option("--schedule", o.schedule, "constant, step or cosine")
+      ->capture_default_str();
+  train->add_option("--step-size", o.stepSize,
+                    "step schedule: steps between LR decays");
+  train->add_option("--gamma", o.gamma, "step schedule: decay factor")
+      ->capture_default_str();
+  train->add_option("--eta-min", o.etaMin, "cosine schedule: final LR")
+      ->capture_default_str();
+  train->add_option("--loss", o.loss, "mse (rate vs one-hot) or ce")
+      ->capture_default_str();
+}
+
+void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
+  train->add_option("--epochs", o.epochs, "Epochs to train");
+  train->add_option("--steps", o.steps, "Optimizer steps to train");
+  train->add_option("--batch-size", o.batchSize, "Batch size N")->required();
+  train->add_option("--seed", o.seed, "Seeds the data order and Dropout")
+      ->capture_default_str();
+  train->add_flag("!--no-shuffle", o.shuffle, "Keep the file order");
+  train->add_flag("--drop-last,!--keep-last", o.dropLast,
+                  "Drop (default) or keep a final short batch");
+  train->add_flag("--eval-every-epoch,!--no-eval", o.evalEveryEpoch,
+                  "Evaluate on the eval split after every epoch (default) "
+                  "or never");
+  train
+      ->add_option("--threads", o.threads,
+                   "Intra-op threads (default: hardware concurrency)")
+      ->check(CLI::Range(1, 4096));
+  train
+      ->add_option("--progress", o.progress,
+                   "auto (bar on a terminal, lines otherwise), bar, lines "
+                   "or none")
+      ->capture_default_str();
+}
+
+void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
+  train->add_option("--log", o.logPath, "JSON lines: one per step and epoch");
+  train->add_option("--checkpoint", o.checkpointDir,
+                    "Checkpoint directory (saved at the end and every "
+                    "--checkpoint-every steps)");
+  train->add_option("--checkpoint-every", o.checkpointEvery,
+                    "Save a checkpoint every N steps");
+  train
+      ->add_option("--keep-checkpoints", o.keepCheckpoints,
+                   "Checkpoints to keep")
+      ->capture_default_str();
+  train->add_flag("--resume", o.resume,
+                  "Continue from the latest checkpoint in --checkpoint");
+  train->add_option("--stop-after", o.stopAfter,
+                    "Stop this invocation after N steps (checkpointed; "
+                    "continue with --resume)");
+  train->add_option("--save-params", o.saveParamsDir,
+                    "Write NAME.npy per parameter and buffer into DIR");
+  train->add_option("--export-onnx", o.exportOnnxPath,
+                    "Write the program ONNX with the trained weights");
+}
+
+void addTrainCommand(CLI::App &app, Commands &commands) {
+  CLI::App *train = app.add_subcommand(
+      "train", "Train a single-rank artifact (BPTT, surrogate gradients)");
+  TrainOptions &o = commands.train;
+  train->add_option("DIR", o.artifactDir, "Artifact directory")->required();
+  addDataOptions(train, o.data, o.repeatTime);
+  train->add_option("--eval-data-npy", o.data.evalDataNpy,
+                    "X.npy,Y.npy: the eval split for --data-npy");
+  addTrainRunOptions(train, o);
+  addTrainOptimizerOptions(train, commands);
+  addTrainOutputOptions(train, o);
+}
+
+void addEvalCommand(CLI::App &app, EvalOptions &o) {
+  CLI::App *eval = app.add_subcommand(
+      "eval", "Loss and accuracy of an artifact on a dataset (eval mode)");
+  eval->add_option("DIR", o.artifactDir, "Artifact directory")->required();
+  addDataOptions(eval, o.data, o.repeatTime);
+  eval->add_option("--batch-size", o.batchSize, "Batch size")
+      ->capture_default_str();
+  eval->add_option("--params", o.paramsDir,
+                   "Weights from a --save-params directory");
+  eval->add_option("--checkpoint", o.checkpointDir,
+                   "Weights from the latest checkpoint in DIR");
+  eval->add_option("--loss", o.loss, "mse or ce")->capture_default_str();
+  eval->add_option("--log", o.logPath,
+                   "Write the result as a JSON line to FILE");
+  eval->add_option("--threads", o.threads,
+                   "Intra-op threads (default: hardware concurrency)")
+      ->check(CLI::Range(1, 4096));
+}
+
+void dispatch(const CLI::App &app, Commands &commands) {
+  if (app.got_subcommand("infer"))
+    return runInfer(commands.infer);
+  if (app.got_subcommand("train")) {
+    if (commands.trainWeightDecayOption->count())
+      commands.train.weightDecay = commands.trainWeightDecay;
+    return runTrain(commands.train);
+  }
+  runEval(commands.eval);
+}
+
+int runTool(int argc, char **argv) {
+  CLI::App app("Runs and trains SpikeMesh artifacts with LibTorch.", "snn-run");
   app.set_version_flag("--version", "snn-run " SNN_VERSION);
   app.require_subcommand(1);
-  InferOptions options;
-  addInferCommand(app, options);
+  Commands commands;
+  addInferCommand(app, commands.infer);
+  addTrainCommand(app, commands);
+  addEvalCommand(app, commands.eval);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -48,9 +189,11 @@ static int runTool(int argc, char **argv) {
       return app.exit(e);
     throw Error(std::string(e.what()) + " (run 'snn-run --help')");
   }
-  runInfer(options);
+  dispatch(app, commands);
   return 0;
 }
+
+} // namespace
 
 int main(int argc, char **argv) {
   return runReportingErrors([&] { return runTool(argc, argv); });

@@ -10,6 +10,7 @@
 
 #include "snn/Runtime/Graph.h"
 #include "snn/Runtime/OpRegistry.h"
+#include "snn/Runtime/ParameterStore.h"
 
 #include <map>
 #include <string>
@@ -21,15 +22,20 @@ class Executor {
 public:
   /// Builds the op list. Throws Error naming the node for an unknown op_type,
   /// a wrong number of inputs or outputs, or an input used before it is
-  /// defined.
+  /// defined. With `parameters`, every initializer the store holds is bound
+  /// to the store's tensor itself (shared, not copied), so in-place updates
+  /// of the store are seen by later runs; other initializers are constants.
   Executor(const Graph &graph, const std::string &inputName,
            const std::string &outputName,
+           const ParameterStore *parameters = nullptr,
            const OpRegistry &registry = OpRegistry::builtin());
 
   /// Runs the program; ATen failures are rethrown as Error naming the node.
+  /// `training` selects BatchNorm/Dropout training semantics (RunContext).
   /// The caller picks the autograd mode: `infer` wraps this in
-  /// c10::InferenceMode, training will run it with gradients on.
-  at::Tensor run(const at::Tensor &input) const;
+  /// c10::InferenceMode; training runs it with grad mode on, and autograd
+  /// keeps what backward needs even after the executor releases a slot.
+  at::Tensor run(const at::Tensor &input, bool training = false) const;
 
   size_t numSteps() const { return steps.size(); }
 

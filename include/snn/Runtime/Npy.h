@@ -32,6 +32,20 @@ NpyArray parseNpy(std::istream &in, const std::string &name);
 /// Reads the .npy file at `path`; throws Error naming the file on failure.
 NpyArray readNpy(const std::string &path);
 
+/// A C-order .npy array of any fixed-size dtype, as raw bytes: `descr` is the
+/// header's dtype string ('<i8', '<i4', ...) and `itemSize` its byte width.
+/// Datasets use it for their integer labels; the caller checks the dtype.
+struct NpyRawArray {
+  std::string descr;
+  int64_t itemSize = 0;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+/// Reads `path` without converting or restricting the dtype (Fortran order,
+/// object arrays and truncated or oversized files are still errors).
+NpyRawArray readNpyRaw(const std::string &path);
+
 /// Serialises a float32 array as .npy (version 1, or 2 for huge headers).
 std::string formatNpy(const std::vector<int64_t> &shape, const float *data);
 

@@ -18,9 +18,18 @@
 
 namespace snn::runtime {
 
+/// What a kernel may depend on besides its inputs, fixed for one run.
+struct RunContext {
+  /// Training semantics: BatchNorm normalises with batch statistics and
+  /// updates its running statistics, Dropout is active. Whether autograd
+  /// records a graph is decided by the caller's grad mode, not by this flag.
+  bool training = false;
+};
+
 /// Computes a node's output from its inputs (absent optional inputs are
 /// undefined tensors).
-using Kernel = std::function<at::Tensor(const std::vector<at::Tensor> &)>;
+using Kernel = std::function<at::Tensor(const std::vector<at::Tensor> &,
+                                        const RunContext &)>;
 
 struct OpDef {
   int minInputs = 1;

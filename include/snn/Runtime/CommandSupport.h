@@ -1,0 +1,29 @@
+//===- CommandSupport.h - Shared steps of snn-run commands ------*- C++ -*-===//
+#ifndef SNN_RUNTIME_COMMANDSUPPORT_H
+#define SNN_RUNTIME_COMMANDSUPPORT_H
+
+#include "snn/Runtime/Artifact.h"
+
+#include <string>
+
+namespace snn::runtime {
+
+/// at::set_num_threads; 0 means the machine's hardware concurrency.
+void setIntraOpThreads(int threads);
+
+/// Fails before any work if `path`'s directory does not exist, so a long run
+/// is not wasted on a typo. Does nothing for an empty path.
+void checkParentDirectory(const std::string &path, const std::string &flag);
+
+/// Loads a single-rank artifact; `command` ("train") names the subcommand in
+/// the error for a partitioned one.
+Artifact loadSingleRankArtifact(const std::string &dir,
+                                const std::string &command);
+
+/// The shortest decimal text that reads back as `value` ("0.1", not
+/// "0.10000000000000001").
+std::string formatDouble(double value);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDSUPPORT_H

@@ -1,0 +1,97 @@
+//===- Launcher.h - Start N local ranks and supervise them ------*- C++ -*-===//
+//
+// `snn-run --nproc N ...` re-executes itself N times (fork + exec of
+// /proc/self/exe with the same arguments minus the launcher flags), with
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and
+// MASTER_PORT set, like torchrun. The launcher hosts the rendezvous TCPStore
+// (as torchrun's agent does: TORCHELASTIC_USE_AGENT_STORE=True), so the
+// store outlives any rank and a dead rank 0 can still be named by the others.
+//
+// Supervision: rank output goes straight to the launcher's stdout/stderr (no
+// prefix). When a rank exits non-zero or is killed, the others get a grace
+// period to notice and exit on their own (they fail their next collective),
+// then SIGTERM, then SIGKILL. The ranks run in their own process group and
+// die with the launcher (PR_SET_PDEATHSIG), so none is left behind even when
+// the launcher is SIGKILLed. SIGINT, SIGTERM and SIGHUP are forwarded.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_DISTRIBUTED_LAUNCHER_H
+#define SNN_RUNTIME_DISTRIBUTED_LAUNCHER_H
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace snn::dist {
+
+struct LaunchOptions {
+  /// TCP port of the rendezvous store on 127.0.0.1; 0 picks a free one.
+  int masterPort = 0;
+  /// After the first rank fails: how long the others may take to exit on
+  /// their own before they get SIGTERM.
+  std::chrono::milliseconds gracePeriod{5000};
+  /// After SIGTERM: how long before SIGKILL.
+  std::chrono::milliseconds terminateTimeout{3000};
+  /// Program to execute; empty means /proc/self/exe (this program).
+  std::string executable;
+  /// Extra variables set in every rank's environment.
+  std::vector<std::pair<std::string, std::string>> environment;
+  /// Print the launcher's `error:` line for a failed rank (tests may mute).
+  bool reportFailures = true;
+};
+
+/// Starts `nproc` ranks running `argv` (argv[0] is passed as the program
+/// name; the launcher flags must already be removed, see
+/// extractLauncherArguments) and waits for all of them.
+///
+/// Returns 0 when every rank exits 0. Otherwise prints one line,
+/// `error: rank R exited with code C` or `error: rank R killed by signal S
+/// (NAME)`, for the rank that failed first (ranks that only report a lost
+/// peer are consequences, not the cause) and returns that rank's exit code,
+/// or 128 + S for a signal. After SIGINT/SIGTERM/SIGHUP to the launcher
+/// returns 128 + that signal.
+///
+/// Throws DistributedError before starting anything for an invalid `nproc`,
+/// a `masterPort` that is in use, or a store that cannot start; and after
+/// stopping the ranks already started when fork fails.
+///
+/// Call it from the main thread: PR_SET_PDEATHSIG fires when the thread that
+/// forked exits.
+int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
+                     const LaunchOptions &options = {});
+
+/// The command line with the launcher flags taken out.
+struct LauncherArguments {
+  /// --nproc N / --nproc=N; 0 when not given.
+  int nproc = 0;
+  /// --master-port P / --master-port=P; 0 when not given.
+  int masterPort = 0;
+  /// Everything else, in order (argv[0] included).
+  std::vector<std::string> argv;
+};
+
+/// Removes `--nproc` and `--master-port` (with their values) from anywhere
+/// before a `--` argument. Throws DistributedError for a missing or invalid
+/// value (nproc must be 1 to 4096, the port 1 to 65535), a flag given twice,
+/// or --master-port without --nproc.
+LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv);
+LauncherArguments extractLauncherArguments(int argc, const char *const *argv);
+
+/// A TCP port that is free on 127.0.0.1 right now (the kernel picks it).
+int pickFreePort();
+
+/// Whether a TCP listener on `port` (any address) would fail with
+/// EADDRINUSE right now.
+bool portInUse(int port);
+
+/// Throws DistributedError when `port` cannot be bound (another process
+/// listens on it): "--master-port 29500: port 29500 is already in use ...".
+void checkPortAvailable(int port);
+
+/// "SIGKILL" for 9, "signal 64" for an unnamed one.
+std::string signalName(int signal);
+
+} // namespace snn::dist
+
+#endif // SNN_RUNTIME_DISTRIBUTED_LAUNCHER_H

@@ -1,0 +1,32 @@
+//===- Eval.h - The `snn-run eval` command ----------------------*- C++ -*-===//
+#ifndef SNN_RUNTIME_EVAL_H
+#define SNN_RUNTIME_EVAL_H
+
+#include "snn/Runtime/DataSource.h"
+
+#include <cstdint>
+#include <string>
+
+namespace snn::runtime {
+
+struct EvalOptions {
+  std::string artifactDir;
+  DataOptions data;
+  int64_t repeatTime = 0;
+  int64_t batchSize = 256;
+  /// Weights: a --save-params directory, or the latest checkpoint of a
+  /// --checkpoint directory; neither = the artifact's initializers.
+  std::string paramsDir;
+  std::string checkpointDir;
+  std::string loss = "mse";
+  std::string logPath;
+  int threads = 0;
+};
+
+/// Evaluates and prints the result on stdout as one JSON line,
+/// {"event": "eval", "loss", "accuracy", "samples", "seconds"}.
+void runEval(const EvalOptions &options);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EVAL_H

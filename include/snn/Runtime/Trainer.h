@@ -1,0 +1,118 @@
+//===- Trainer.h - The training loop ----------------------------*- C++ -*-===//
+//
+// One optimizer step per batch, as docs/training.md specifies: zero grads,
+// forward in training mode, loss on the firing rate, backward, update with
+// the step's learning rate. The trainer owns the run's position (step,
+// epoch, batch) and everything a checkpoint needs, so that stopping after any
+// step and resuming gives the same weights as an uninterrupted run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_TRAINER_H
+#define SNN_RUNTIME_TRAINER_H
+
+#include "snn/Runtime/BatchLoader.h"
+#include "snn/Runtime/Checkpoint.h"
+#include "snn/Runtime/CheckpointDirectory.h"
+#include "snn/Runtime/Loss.h"
+#include "snn/Runtime/LrSchedule.h"
+#include "snn/Runtime/Metrics.h"
+#include "snn/Runtime/MetricsLog.h"
+#include "snn/Runtime/Model.h"
+#include "snn/Runtime/Optimizer.h"
+#include "snn/Runtime/Progress.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace snn::runtime {
+
+struct TrainConfig {
+  /// Optimizer steps of the whole run (--steps, or --epochs x batches).
+  int64_t totalSteps = 0;
+  OptimizerConfig optimizer;
+  /// Its totalSteps must equal the run's (cosine).
+  LrSchedule schedule;
+  LossKind loss = LossKind::Mse;
+  /// Seeds the CPU generator before the first step (the data order's seed is
+  /// the loader's).
+  uint64_t seed = 0;
+  /// Save a checkpoint after every N steps (0: only at the end).
+  int64_t checkpointEvery = 0;
+  /// End this invocation after N steps (0: run to totalSteps).
+  int64_t stopAfter = 0;
+  /// Evaluate on the eval loader at the end of every epoch.
+  bool evalEveryEpoch = true;
+  /// Stored in checkpoints and compared on resume: (flag, value).
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+/// Where the run's output goes; every member may be null.
+struct TrainSinks {
+  MetricsLog *log = nullptr;
+  Progress *progress = nullptr;
+  CheckpointDirectory *checkpoints = nullptr;
+};
+
+struct TrainSummary {
+  int64_t stepsDone = 0; // by this invocation
+  int64_t step = 0;      // of the run, after this invocation
+  double seconds = 0.0;  // spent in training steps
+  int64_t samples = 0;   // trained by this invocation
+  bool finished = false; // step == totalSteps
+  StepMetrics lastStep;
+  bool hasEpoch = false;
+  EpochMetrics lastEpoch;
+};
+
+class Trainer {
+public:
+  /// `eval` may be null (no eval split). The model's parameters form the
+  /// optimizer's single group.
+  Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
+          TrainConfig config, TrainSinks sinks);
+
+  /// Continues from `state` instead of starting at step 0: model, optimizer,
+  /// generator and position. `where` names the checkpoint in messages.
+  void restore(const CheckpointState &state, const std::string &where);
+
+  /// Trains until totalSteps (or stopAfter) steps; saves the final
+  /// checkpoint when the sinks have a checkpoint directory. Throws Error on a
+  /// non-finite loss, naming the step and epoch.
+  TrainSummary run();
+
+  /// The state a checkpoint taken now would hold.
+  CheckpointState capture() const;
+
+  int64_t step() const { return position.step; }
+  Optimizer &optimizer() { return opt; }
+
+private:
+  struct Position {
+    int64_t step = 0, epoch = 0, batch = 0;
+    double lossSum = 0.0, accuracySum = 0.0, seconds = 0.0;
+    int64_t steps = 0; // in the current epoch
+  };
+
+  StepMetrics trainStep(const Batch &batch);
+  void checkLoss(float loss) const;
+  /// Logs the epoch's summary (a partial one when the run ends inside it)
+  /// and, for a complete epoch, moves to the next.
+  void endEpoch(TrainSummary &summary, bool complete);
+  void saveCheckpoint();
+
+  Model &model;
+  BatchLoader &train;
+  BatchLoader *eval;
+  TrainConfig config;
+  TrainSinks sinks;
+  Optimizer opt;
+  Position position;
+  bool restored = false;
+  bool labelsChecked = false;
+  int64_t savedStep = -1;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_TRAINER_H

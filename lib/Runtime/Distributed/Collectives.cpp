@@ -1,0 +1,323 @@
+//===- Collectives.cpp - Synchronous collectives on a Group ---------------===//
+
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "GroupState.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
+
+namespace snn::dist {
+
+using detail::GroupState;
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum: return "sum";
+  case ReduceOp::Avg: return "avg";
+  case ReduceOp::Max: return "max";
+  case ReduceOp::Min: return "min";
+  case ReduceOp::Product: return "product";
+  }
+  return "?";
+}
+
+static c10d::ReduceOp toC10d(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+  case ReduceOp::Avg: // Gloo has no AVG: sum, then divide
+    return c10d::ReduceOp::SUM;
+  case ReduceOp::Max: return c10d::ReduceOp::MAX;
+  case ReduceOp::Min: return c10d::ReduceOp::MIN;
+  case ReduceOp::Product: return c10d::ReduceOp::PRODUCT;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+[[noreturn]] static void badArgument(const GroupState &g, const char *op,
+                                     const std::string &problem) {
+  throw DistributedError(g.prefix() + op + " on group " + g.name + ": " +
+                         problem);
+}
+
+static void checkTensor(const GroupState &g, const char *op,
+                        const at::Tensor &tensor, ReduceOp reduce) {
+  if (!tensor.defined())
+    badArgument(g, op, "undefined tensor");
+  if (tensor.layout() != c10::kStrided)
+    badArgument(g, op, "only dense tensors are supported");
+  if (g.backend == Backend::Gloo && !tensor.device().is_cpu())
+    badArgument(g, op, "the gloo backend needs CPU tensors, got " +
+                           tensor.device().str());
+  if (g.backend == Backend::Nccl && !tensor.device().is_cuda())
+    badArgument(g, op, "the nccl backend needs CUDA tensors, got " +
+                           tensor.device().str());
+  if (reduce == ReduceOp::Avg && !at::isFloatingType(tensor.scalar_type()))
+    badArgument(g, op, std::string("avg needs a floating point tensor, got ") +
+                           c10::toString(tensor.scalar_type()));
+}
+
+// Combines `into` with `other` in place.
+static void combine(at::Tensor &into, const at::Tensor &other, ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+  case ReduceOp::Avg:
+    into.add_(other);
+    break;
+  case ReduceOp::Product:
+    into.mul_(other);
+    break;
+  case ReduceOp::Max:
+    at::maximum_out(into, into, other);
+    break;
+  case ReduceOp::Min:
+    at::minimum_out(into, into, other);
+    break;
+  }
+}
+
+void allReduce(const Group &group, at::Tensor &tensor, ReduceOp op) {
+  GroupState &g = group.state();
+  checkTensor(g, "all_reduce", tensor, op);
+  if (g.size() == 1)
+    return;
+  const bool contiguous = tensor.is_contiguous();
+  at::Tensor buffer = contiguous ? tensor : tensor.contiguous();
+  std::vector<at::Tensor> tensors{buffer};
+  c10d::AllreduceOptions options;
+  options.reduceOp = toC10d(op);
+  options.timeout = g.timeout;
+  uint64_t sequence = 0;
+  auto work = detail::startCollective(g, "all_reduce", sequence, [&] {
+    return g.pg->allreduce(tensors, options);
+  });
+  detail::waitWork(g, work, "all_reduce", sequence);
+  if (op == ReduceOp::Avg)
+    buffer.div_(g.size());
+  if (!contiguous)
+    tensor.copy_(buffer);
+}
+
+at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
+  GroupState &g = group.state();
+  checkTensor(g, "all_gather", tensor, ReduceOp::Sum);
+  at::Tensor input = tensor.contiguous();
+  if (input.dim() == 0)
+    input = input.reshape({1});
+  const int n = g.size();
+  std::vector<int64_t> shape = input.sizes().vec();
+  const int64_t rows = shape[0];
+  shape[0] *= n;
+  at::Tensor output = at::empty(shape, input.options());
+  if (n == 1) {
+    output.copy_(input);
+    return output;
+  }
+  c10d::AllgatherOptions options;
+  options.timeout = g.timeout;
+  uint64_t sequence = 0;
+  c10::intrusive_ptr<c10d::Work> work;
+  if (g.backend == Backend::Nccl) {
+    work = detail::startCollective(g, "all_gather", sequence, [&] {
+      return g.pg->_allgather_base(output, input, options);
+    });
+  } else {
+    // Gloo has no _allgather_base: gather into views of the flat output.
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int i = 0; i < n; ++i)
+      outputs[0].push_back(output.narrow(0, i * rows, rows));
+    std::vector<at::Tensor> inputs{input};
+    work = detail::startCollective(g, "all_gather", sequence, [&] {
+      return g.pg->allgather(outputs, inputs, options);
+    });
+  }
+  detail::waitWork(g, work, "all_gather", sequence);
+  return output;
+}
+
+// reduce_scatter as a ring of send/recv (Gloo has none). Step k: rank r
+// sends its partial result for chunk (r - k - 1) mod n to r + 1, receives
+// the partial for chunk (r - k - 2) mod n from r - 1 and adds its own
+// contribution; after n - 1 steps it holds the full reduction of chunk r.
+static at::Tensor ringReduceScatter(GroupState &g, const at::Tensor &input,
+                                    int64_t rows, ReduceOp op) {
+  const int n = g.size();
+  const int r = g.rank;
+  const int next = (r + 1) % n;
+  const int prev = (r + n - 1) % n;
+  auto chunk = [&](int index) {
+    return input.narrow(0, ((index % n) + n) % n * rows, rows);
+  };
+  at::Tensor accumulated = chunk(r - 1).clone();
+  at::Tensor received = at::empty_like(accumulated);
+  uint64_t sequence = 0;
+  // One number for the whole ring; the steps use it as their tag (p2p
+  // slots never collide with Gloo's collective slots).
+  sequence = ++*g.sequence;
+  const int tag = static_cast<int>(sequence % (uint64_t(1) << 30));
+  for (int step = 0; step < n - 1; ++step) {
+    std::vector<at::Tensor> sendTensors{accumulated};
+    std::vector<at::Tensor> recvTensors{received};
+    c10::intrusive_ptr<c10d::Work> sendWork, recvWork;
+    try {
+      sendWork = g.pg->send(sendTensors, next, tag);
+      recvWork = g.pg->recv(recvTensors, prev, tag);
+    } catch (const std::exception &e) {
+      g.world->failCollective(g, "reduce_scatter", sequence,
+                              describeException(e));
+    }
+    detail::waitWork(g, recvWork, "reduce_scatter", sequence);
+    detail::waitWork(g, sendWork, "reduce_scatter", sequence);
+    combine(received, chunk(r - step - 2), op);
+    std::swap(accumulated, received);
+  }
+  return accumulated;
+}
+
+at::Tensor reduceScatter(const Group &group, const at::Tensor &tensor,
+                         ReduceOp op) {
+  GroupState &g = group.state();
+  checkTensor(g, "reduce_scatter", tensor, op);
+  const int n = g.size();
+  if (tensor.dim() == 0 || tensor.size(0) % n != 0)
+    badArgument(g, "reduce_scatter",
+                "dim 0 of shape " + c10::str(tensor.sizes()) +
+                    " is not divisible by the group size " + std::to_string(n));
+  at::Tensor input = tensor.contiguous();
+  const int64_t rows = input.size(0) / n;
+  if (n == 1)
+    return input.clone();
+  at::Tensor output;
+  if (g.backend == Backend::Nccl) {
+    std::vector<int64_t> shape = input.sizes().vec();
+    shape[0] = rows;
+    output = at::empty(shape, input.options());
+    c10d::ReduceScatterOptions options;
+    options.reduceOp = toC10d(op);
+    options.timeout = g.timeout;
+    uint64_t sequence = 0;
+    auto work = detail::startCollective(g, "reduce_scatter", sequence, [&] {
+      return g.pg->_reduce_scatter_base(output, input, options);
+    });
+    detail::waitWork(g, work, "reduce_scatter", sequence);
+  } else {
+    output = ringReduceScatter(g, input, rows, op);
+  }
+  if (op == ReduceOp::Avg)
+    output.div_(n);
+  return output;
+}
+
+void broadcast(const Group &group, at::Tensor &tensor, int root) {
+  GroupState &g = group.state();
+  checkTensor(g, "broadcast", tensor, ReduceOp::Sum);
+  if (root < 0 || root >= g.size())
+    badArgument(g, "broadcast",
+                "root " + std::to_string(root) + " is not a rank of the group "
+                "(size " + std::to_string(g.size()) + ")");
+  if (g.size() == 1)
+    return;
+  const bool contiguous = tensor.is_contiguous();
+  at::Tensor buffer = contiguous ? tensor : tensor.contiguous();
+  std::vector<at::Tensor> tensors{buffer};
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  options.rootTensor = 0;
+  options.timeout = g.timeout;
+  uint64_t sequence = 0;
+  auto work = detail::startCollective(g, "broadcast", sequence, [&] {
+    return g.pg->broadcast(tensors, options);
+  });
+  detail::waitWork(g, work, "broadcast", sequence);
+  if (!contiguous)
+    tensor.copy_(buffer);
+}
+
+void barrier(const Group &group) {
+  GroupState &g = group.state();
+  if (g.size() == 1)
+    return;
+  c10d::BarrierOptions options;
+  options.timeout = g.timeout;
+  uint64_t sequence = 0;
+  auto work = detail::startCollective(
+      g, "barrier", sequence, [&] { return g.pg->barrier(options); });
+  detail::waitWork(g, work, "barrier", sequence);
+}
+
+//===----------------------------------------------------------------------===//
+// Async all_reduce
+//===----------------------------------------------------------------------===//
+
+struct detail::PendingState {
+  Group group;
+  at::Tensor tensor; // the caller's
+  at::Tensor buffer; // contiguous; the same tensor when it already was
+  c10::intrusive_ptr<c10d::Work> work; // null for a group of one
+  uint64_t sequence = 0;
+  ReduceOp op = ReduceOp::Sum;
+};
+
+PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
+                                 ReduceOp op) {
+  GroupState &g = group.state();
+  checkTensor(g, "all_reduce", tensor, op);
+  auto state = std::make_unique<detail::PendingState>();
+  state->group = group;
+  state->tensor = tensor;
+  state->op = op;
+  state->buffer = tensor.is_contiguous() ? tensor : tensor.contiguous();
+  if (g.size() > 1) {
+    std::vector<at::Tensor> tensors{state->buffer};
+    c10d::AllreduceOptions options;
+    options.reduceOp = toC10d(op);
+    options.timeout = g.timeout;
+    state->work = detail::startCollective(g, "all_reduce", state->sequence, [&] {
+      return g.pg->allreduce(tensors, options);
+    });
+  }
+  PendingCollective pending;
+  pending.state_ = std::move(state);
+  return pending;
+}
+
+PendingCollective::PendingCollective() = default;
+PendingCollective::PendingCollective(PendingCollective &&) noexcept = default;
+
+void PendingCollective::wait() {
+  if (!state_)
+    throw DistributedError("wait() on an empty or finished collective");
+  std::unique_ptr<detail::PendingState> state = std::move(state_);
+  GroupState &g = state->group.state();
+  if (state->work)
+    detail::waitWork(g, state->work, "all_reduce", state->sequence);
+  if (state->op == ReduceOp::Avg)
+    state->buffer.div_(g.size());
+  if (!state->buffer.is_same(state->tensor))
+    state->tensor.copy_(state->buffer);
+}
+
+PendingCollective &PendingCollective::operator=(PendingCollective &&other) noexcept {
+  if (this != &other) {
+    if (state_) {
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+PendingCollective::~PendingCollective() {
+  if (state_ && state_->work) {
+    try {
+      state_->work->wait(state_->group.timeout() +
+                         std::chrono::milliseconds(2000));
+    } catch (...) {
+    }
+  }
+}
+
+} // namespace snn::dist

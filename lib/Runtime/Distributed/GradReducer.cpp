@@ -1,0 +1,274 @@
+//===- GradReducer.cpp - Bucketed gradient all-reduce ---------------------===//
+
+#include "snn/Runtime/Distributed/GradReducer.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/Error.h"
+
+#include <ATen/ops/zeros.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <mutex>
+
+namespace snn::dist {
+
+struct GradBucketReducer::Impl {
+  struct Slot {
+    size_t bucket = 0;
+    int64_t offset = 0;
+    int64_t numel = 0;
+  };
+  struct Bucket {
+    std::vector<size_t> params;
+    at::Tensor flat;
+    size_t pending = 0; // parameters whose gradient has not arrived
+    bool launched = false;
+    PendingCollective work;
+  };
+
+  Group group;
+  GradReducerOptions options;
+  std::vector<at::Tensor> params;
+  std::vector<Slot> slots;
+  std::vector<Bucket> buckets;
+  std::vector<bool> ready;
+  size_t nextLaunch = 0;
+  size_t launchedByHooks = 0;
+  size_t lastLaunchedByHooks = 0;
+  bool sync = true;
+  std::mutex mutex;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
+  std::vector<uintptr_t> hookKeys;
+
+  std::string prefix() const {
+    return "rank " + std::to_string(group.globalRank(group.rank())) +
+           ": gradient reducer: ";
+  }
+
+  at::Tensor slotView(size_t index) {
+    const Slot &slot = slots[index];
+    return buckets[slot.bucket]
+        .flat.narrow(0, slot.offset, slot.numel)
+        .view(params[index].sizes());
+  }
+
+  // Copies the current .grad (zeros if none) into the parameter's slot.
+  void fill(size_t index) {
+    at::Tensor view = slotView(index);
+    const at::Tensor &grad = params[index].grad();
+    if (grad.defined())
+      view.copy_(grad);
+    else
+      view.zero_();
+  }
+
+  // Launches, in bucket order, every complete bucket that can go.
+  void launchReady(bool fromHook) {
+    while (nextLaunch < buckets.size() && buckets[nextLaunch].pending == 0) {
+      Bucket &bucket = buckets[nextLaunch];
+      bucket.work = allReduceAsync(group, bucket.flat, ReduceOp::Sum);
+      bucket.launched = true;
+      if (fromHook)
+        ++launchedByHooks;
+      ++nextLaunch;
+    }
+  }
+
+  void onGradReady(size_t index) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!sync)
+      return;
+    Bucket &bucket = buckets[slots[index].bucket];
+    if (ready[index] || bucket.launched)
+      throw DistributedError(
+          prefix() + "parameter " + std::to_string(index) +
+          " got a second gradient in one iteration: call finish() after "
+          "every backward(), or setSyncEnabled(false) while accumulating");
+    fill(index);
+    ready[index] = true;
+    if (--bucket.pending == 0)
+      launchReady(/*fromHook=*/true);
+  }
+
+  void resetIteration() {
+    for (Bucket &bucket : buckets) {
+      bucket.pending = bucket.params.size();
+      bucket.launched = false;
+      bucket.work = PendingCollective(); // waits for one still in flight
+    }
+    std::fill(ready.begin(), ready.end(), false);
+    nextLaunch = 0;
+    lastLaunchedByHooks = launchedByHooks;
+    launchedByHooks = 0;
+  }
+};
+
+GradBucketReducer::GradBucketReducer(Group group,
+                                     std::vector<at::Tensor> parameters,
+                                     GradReducerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl &impl = *impl_;
+  if (!group.valid())
+    throw DistributedError("gradient reducer: this rank is not a member of "
+                           "the group");
+  impl.group = group;
+  impl.options = options;
+  impl.params = std::move(parameters);
+  const size_t count = impl.params.size();
+  for (size_t i = 0; i < count; ++i) {
+    const at::Tensor &p = impl.params[i];
+    std::string what = impl.prefix() + "parameter " + std::to_string(i);
+    if (!p.defined())
+      throw DistributedError(what + " is undefined");
+    if (!p.requires_grad() || !p.is_leaf())
+      throw DistributedError(what + " must be a leaf tensor that requires "
+                                    "grad");
+    if (p.layout() != c10::kStrided)
+      throw DistributedError(what + " must be dense");
+  }
+
+  // Every rank must describe the same parameters, or the bucket all-reduces
+  // would mix unrelated values (or hang on different sizes).
+  {
+    int64_t total = 0;
+    uint64_t hash = 1469598103934665603ull;
+    for (const at::Tensor &p : impl.params) {
+      total += p.numel();
+      for (int64_t size : p.sizes())
+        hash = (hash ^ static_cast<uint64_t>(size)) * 1099511628211ull;
+      hash = (hash ^ static_cast<uint64_t>(p.scalar_type())) * 1099511628211ull;
+    }
+    at::Tensor signature = at::zeros({3}, at::kLong);
+    signature[0] = static_cast<int64_t>(count);
+    signature[1] = total;
+    signature[2] = static_cast<int64_t>(hash >> 1);
+    at::Tensor all = allGather(group, signature).view({group.size(), 3});
+    for (int r = 0; r < group.size(); ++r)
+      if (!all[r].equal(all[group.rank()]))
+        throw DistributedError(
+            impl.prefix() + "rank " + std::to_string(group.globalRank(r)) +
+            " has different parameters (" +
+            std::to_string(all[r][0].item<int64_t>()) + " tensors, " +
+            std::to_string(all[r][1].item<int64_t>()) +
+            " elements) than this rank (" + std::to_string(count) +
+            " tensors, " + std::to_string(total) + " elements)");
+  }
+
+  // Buckets, from the last parameter to the first.
+  impl.slots.resize(count);
+  impl.ready.assign(count, false);
+  size_t bucketBytes = 0;
+  for (size_t k = count; k-- > 0;) {
+    const at::Tensor &p = impl.params[k];
+    const size_t bytes = p.numel() * p.element_size();
+    bool startNew = impl.buckets.empty();
+    if (!startNew) {
+      const at::Tensor &first = impl.params[impl.buckets.back().params.front()];
+      startNew = first.scalar_type() != p.scalar_type() ||
+                 first.device() != p.device() ||
+                 bucketBytes + bytes > options.bucketBytes;
+    }
+    if (startNew) {
+      impl.buckets.emplace_back();
+      bucketBytes = 0;
+    }
+    Impl::Bucket &bucket = impl.buckets.back();
+    int64_t offset = 0;
+    for (size_t other : bucket.params)
+      offset += impl.params[other].numel();
+    impl.slots[k] = {impl.buckets.size() - 1, offset, p.numel()};
+    bucket.params.push_back(k);
+    bucketBytes += bytes;
+  }
+  for (Impl::Bucket &bucket : impl.buckets) {
+    int64_t numel = 0;
+    for (size_t k : bucket.params)
+      numel += impl.params[k].numel();
+    const at::Tensor &first = impl.params[bucket.params.front()];
+    bucket.flat = at::zeros({numel}, first.options().requires_grad(false));
+    bucket.pending = bucket.params.size();
+  }
+
+  // Hooks after gradient accumulation (AccumulateGrad's post hooks). The
+  // accumulators are kept alive here so that every graph uses them.
+  for (size_t k = 0; k < count; ++k) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(impl.params[k]);
+    Impl *raw = impl_.get();
+    uintptr_t key = accumulator->add_post_hook(
+        std::make_unique<torch::autograd::utils::LambdaPostHook>(
+            [raw, k](const torch::autograd::variable_list &outputs,
+                     const torch::autograd::variable_list &) {
+              raw->onGradReady(k);
+              return outputs;
+            }));
+    impl.accumulators.push_back(std::move(accumulator));
+    impl.hookKeys.push_back(key);
+  }
+}
+
+GradBucketReducer::~GradBucketReducer() {
+  for (size_t k = 0; k < impl_->accumulators.size(); ++k)
+    impl_->accumulators[k]->del_post_hook(impl_->hookKeys[k]);
+  // Bucket works still in flight are waited for by their destructors.
+}
+
+void GradBucketReducer::setSyncEnabled(bool enabled) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->sync = enabled;
+}
+
+bool GradBucketReducer::syncEnabled() const { return impl_->sync; }
+
+void GradBucketReducer::finish() {
+  Impl &impl = *impl_;
+  std::lock_guard<std::mutex> lock(impl.mutex);
+  if (!impl.sync)
+    throw DistributedError(impl.prefix() + "finish() while sync is "
+                                           "disabled");
+  struct Reset {
+    Impl &impl;
+    ~Reset() { impl.resetIteration(); }
+  } reset{impl};
+
+  // Parameters that got no gradient this time count with their current
+  // .grad (or zeros); then everything left goes, in bucket order.
+  for (size_t b = impl.nextLaunch; b < impl.buckets.size(); ++b) {
+    Impl::Bucket &bucket = impl.buckets[b];
+    for (size_t k : bucket.params)
+      if (!impl.ready[k]) {
+        impl.fill(k);
+        impl.ready[k] = true;
+      }
+    bucket.pending = 0;
+  }
+  impl.launchReady(/*fromHook=*/false);
+
+  const int size = impl.group.size();
+  for (Impl::Bucket &bucket : impl.buckets) {
+    bucket.work.wait();
+    if (impl.options.average && size > 1)
+      bucket.flat.div_(size);
+  }
+  for (size_t k = 0; k < impl.params.size(); ++k) {
+    at::Tensor view = impl.slotView(k);
+    at::Tensor &grad = impl.params[k].mutable_grad();
+    if (grad.defined())
+      grad.copy_(view);
+    else
+      grad = view.clone();
+  }
+}
+
+std::vector<std::vector<size_t>> GradBucketReducer::bucketLayout() const {
+  std::vector<std::vector<size_t>> layout;
+  for (const Impl::Bucket &bucket : impl_->buckets)
+    layout.push_back(bucket.params);
+  return layout;
+}
+
+size_t GradBucketReducer::bucketsLaunchedDuringBackward() const {
+  return impl_->lastLaunchedByHooks;
+}
+
+} // namespace snn::dist

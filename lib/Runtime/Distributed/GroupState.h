@@ -1,0 +1,98 @@
+//===- GroupState.h - Internals of World and Group (private) ----*- C++ -*-===//
+//
+// Shared by ProcessGroups.cpp, Collectives.cpp and GradReducer.cpp. Includes
+// the c10d headers (which pull in ATen/ATen.h); keep it out of public ones.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H
+#define SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H
+
+#include "snn/Runtime/Distributed/Error.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace gloo::transport {
+class Device;
+}
+
+namespace snn::dist::detail {
+
+struct GroupState;
+
+struct WorldState {
+  DistEnvironment env;
+  InitOptions options;
+  /// Prefixed client (or server, on rank 0 without an external store).
+  c10::intrusive_ptr<c10d::Store> store;
+  /// A second client for the heartbeat thread.
+  c10::intrusive_ptr<c10d::Store> heartbeatStore;
+  std::shared_ptr<gloo::transport::Device> glooDevice;
+
+  std::mutex groupsMutex;
+  /// Collectives started on every group created so far, by creation index
+  /// (null: not a member). The heartbeat publishes them.
+  std::vector<std::shared_ptr<std::atomic<uint64_t>>> sequences;
+
+  std::chrono::milliseconds heartbeatInterval{1000};
+  std::thread heartbeatThread;
+  std::mutex heartbeatMutex;
+  std::condition_variable heartbeatWake;
+  bool heartbeatStop = false;
+  std::atomic<bool> storeLost{false};
+  std::atomic<bool> failedOnce{false};
+
+  ~WorldState();
+
+  void startHeartbeat();
+  void stopHeartbeat();
+  /// "<beat> <index>:<started collectives> ..." for every member group.
+  std::string heartbeatValue(uint64_t beat);
+
+  /// Names the lost peer (see ProcessGroups.h) and throws.
+  [[noreturn]] void failCollective(GroupState &group, const std::string &op,
+                                   uint64_t sequence,
+                                   const std::string &reason);
+};
+
+struct GroupState {
+  std::shared_ptr<WorldState> world;
+  /// Null for a group of one (no communication needed).
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  std::vector<int> ranks;
+  int rank = 0;
+  std::string name;
+  int index = 0;
+  Backend backend = Backend::Gloo;
+  std::chrono::milliseconds timeout{60000};
+  /// Collectives started on this group's process group (shared by groups
+  /// that reuse it; the heartbeat publishes it under `index`).
+  std::shared_ptr<std::atomic<uint64_t>> sequence;
+
+  int size() const { return static_cast<int>(ranks.size()); }
+  std::string prefix() const {
+    return "rank " + std::to_string(world ? world->env.rank : 0) + ": ";
+  }
+};
+
+/// Waits for `work` with the group's timeout; a failure is diagnosed as a
+/// lost peer (WorldState::failCollective).
+void waitWork(GroupState &group, const c10::intrusive_ptr<c10d::Work> &work,
+              const std::string &op, uint64_t sequence);
+
+/// Starts a collective: numbers it, calls `launch` (argument errors become
+/// "rank R: OP on group G: ..."), and returns the work.
+c10::intrusive_ptr<c10d::Work>
+startCollective(GroupState &group, const std::string &op, uint64_t &sequence,
+                const std::function<c10::intrusive_ptr<c10d::Work>()> &launch);
+
+} // namespace snn::dist::detail
+
+#endif // SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H

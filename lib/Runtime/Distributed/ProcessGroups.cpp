@@ -1,0 +1,717 @@
+//===- ProcessGroups.cpp - Rendezvous, groups, mesh, failure diagnosis ----===//
+
+#include "GroupState.h"
+#include "snn/Runtime/Distributed/Launcher.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef SNN_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unistd.h>
+
+namespace snn::dist {
+
+using detail::GroupState;
+using detail::WorldState;
+using Clock = std::chrono::steady_clock;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+static std::string seconds(std::chrono::milliseconds duration) {
+  std::ostringstream out;
+  out << duration.count() / 1000.0 << " s";
+  return out.str();
+}
+
+static std::string joinInts(const std::vector<int> &values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text;
+}
+
+static std::string toString(const std::vector<uint8_t> &bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+
+static std::vector<uint8_t> toBytes(const std::string &text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+const char *backendName(Backend backend) {
+  return backend == Backend::Nccl ? "nccl" : "gloo";
+}
+
+bool ncclAvailable() {
+#ifdef SNN_WITH_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+Backend parseBackend(const std::string &name) {
+  if (name == "gloo")
+    return Backend::Gloo;
+  if (name == "nccl") {
+    if (!ncclAvailable())
+      throw DistributedError(
+          "backend nccl: this build has no NCCL path (configure with "
+          "-DSNN_ENABLE_CUDA=ON against a CUDA LibTorch)");
+    return Backend::Nccl;
+  }
+  throw DistributedError("unknown backend '" + name +
+                         "' (expected gloo or nccl)");
+}
+
+//===----------------------------------------------------------------------===//
+// Group
+//===----------------------------------------------------------------------===//
+
+static GroupState &requireState(const std::shared_ptr<GroupState> &state) {
+  if (!state)
+    throw DistributedError("use of an invalid group (this rank is not a "
+                           "member)");
+  return *state;
+}
+
+int Group::rank() const { return requireState(state_).rank; }
+int Group::size() const { return requireState(state_).size(); }
+const std::vector<int> &Group::ranks() const {
+  return requireState(state_).ranks;
+}
+int Group::globalRank(int groupRank) const {
+  const GroupState &s = requireState(state_);
+  if (groupRank < 0 || groupRank >= s.size())
+    throw DistributedError("group " + s.name + " has no rank " +
+                           std::to_string(groupRank) + " (size " +
+                           std::to_string(s.size()) + ")");
+  return s.ranks[groupRank];
+}
+const std::string &Group::name() const { return requireState(state_).name; }
+std::chrono::milliseconds Group::timeout() const {
+  return requireState(state_).timeout;
+}
+Backend Group::backend() const { return requireState(state_).backend; }
+GroupState &Group::state() const { return requireState(state_); }
+
+//===----------------------------------------------------------------------===//
+// Heartbeat and failure diagnosis
+//===----------------------------------------------------------------------===//
+
+static std::string heartbeatKey(int rank) {
+  return "snn/heartbeat/" + std::to_string(rank);
+}
+static std::string failedKey(int rank) {
+  return "snn/failed/" + std::to_string(rank);
+}
+
+std::string WorldState::heartbeatValue(uint64_t beat) {
+  std::string value = std::to_string(beat);
+  std::lock_guard<std::mutex> lock(groupsMutex);
+  for (size_t i = 0; i < sequences.size(); ++i)
+    if (sequences[i])
+      value += " " + std::to_string(i) + ":" +
+               std::to_string(sequences[i]->load());
+  return value;
+}
+
+void WorldState::startHeartbeat() {
+  heartbeatThread = std::thread([this] {
+    uint64_t beat = 0;
+    std::unique_lock<std::mutex> lock(heartbeatMutex);
+    while (!heartbeatStop) {
+      lock.unlock();
+      try {
+        heartbeatStore->set(heartbeatKey(env.rank),
+                            toBytes(heartbeatValue(++beat)));
+      } catch (const std::exception &) {
+        storeLost = true;
+        return;
+      }
+      lock.lock();
+      heartbeatWake.wait_for(lock, heartbeatInterval,
+                             [this] { return heartbeatStop; });
+    }
+  });
+}
+
+void WorldState::stopHeartbeat() {
+  {
+    std::lock_guard<std::mutex> lock(heartbeatMutex);
+    heartbeatStop = true;
+  }
+  heartbeatWake.notify_all();
+  if (heartbeatThread.joinable())
+    heartbeatThread.join();
+}
+
+WorldState::~WorldState() {
+  stopHeartbeat();
+  if (!store || env.worldSize <= 1)
+    return;
+  // Rank 0 hosting the store must outlive the others' last use of it.
+  bool hostsStore = !env.externalStore && env.rank == 0;
+  try {
+    store->set("snn/done/" + std::to_string(env.rank), toBytes("1"));
+    if (!hostsStore || failedOnce)
+      return;
+    std::vector<std::string> keys;
+    for (int r = 1; r < env.worldSize; ++r)
+      keys.push_back("snn/done/" + std::to_string(r));
+    auto deadline =
+        Clock::now() + std::min(options.timeout, std::chrono::milliseconds(10000));
+    while (!store->check(keys) && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } catch (const std::exception &) {
+  }
+}
+
+namespace {
+struct PeerView {
+  bool reachable = true;     // the store answered
+  bool hasBeat = false;
+  uint64_t beat = 0;
+  std::optional<uint64_t> sequence; // collectives started on the group
+  bool reportedFailure = false;     // it saw the failure itself
+};
+} // namespace
+
+void WorldState::failCollective(GroupState &group, const std::string &op,
+                                uint64_t sequence, const std::string &reason) {
+  failedOnce = true;
+  const std::string where = op + " (group " + group.name + ", #" +
+                            std::to_string(sequence) + ")";
+  const std::string prefix = "rank " + std::to_string(env.rank) + ": ";
+  std::vector<int> peers;
+  for (int r : group.ranks)
+    if (r != env.rank)
+      peers.push_back(r);
+
+  if (!options.heartbeat || !store || peers.empty())
+    throw DistributedError(prefix + "lost peer (rank ?) during " + where +
+                           ": " + reason);
+
+  bool reachable = !storeLost;
+  auto snapshot = [&]() {
+    std::map<int, PeerView> views;
+    for (int peer : peers) {
+      PeerView view;
+      try {
+        if (store->check({heartbeatKey(peer)})) {
+          std::istringstream in(toString(store->get(heartbeatKey(peer))));
+          view.hasBeat = static_cast<bool>(in >> view.beat);
+          std::string entry;
+          while (in >> entry) {
+            size_t colon = entry.find(':');
+            if (colon != std::string::npos &&
+                entry.substr(0, colon) == std::to_string(group.index))
+              view.sequence = std::stoull(entry.substr(colon + 1));
+          }
+        }
+        view.reportedFailure = store->check({failedKey(peer)});
+      } catch (const std::exception &) {
+        view.reachable = false;
+        reachable = false;
+      }
+      views[peer] = view;
+    }
+    return views;
+  };
+
+  if (reachable) {
+    try {
+      store->set(failedKey(env.rank), toBytes(where));
+    } catch (const std::exception &) {
+      reachable = false;
+    }
+  }
+  std::map<int, PeerView> before, after;
+  if (reachable)
+    before = snapshot();
+  if (reachable) {
+    // Long enough for every live peer to beat at least twice.
+    std::this_thread::sleep_for(3 * heartbeatInterval);
+    after = snapshot();
+  }
+
+  std::vector<int> suspects;
+  std::string note;
+  if (!reachable) {
+    if (!env.externalStore && env.rank != 0) {
+      suspects.push_back(0);
+      note = "the rendezvous store on rank 0 is gone";
+    } else {
+      note = "the rendezvous store at " + env.masterAddr + ":" +
+             std::to_string(env.masterPort) + " is gone";
+    }
+  } else {
+    std::vector<int> dead, behind;
+    for (int peer : peers) {
+      const PeerView &a = before[peer];
+      const PeerView &b = after[peer];
+      if (b.reportedFailure)
+        continue; // it noticed the failure too: a survivor
+      if (!b.hasBeat || (a.hasBeat && a.beat == b.beat))
+        dead.push_back(peer);
+      else if (!b.sequence || *b.sequence < sequence)
+        behind.push_back(peer);
+    }
+    if (!dead.empty()) {
+      suspects = dead;
+      note = std::string("no heartbeat from ") +
+             (dead.size() == 1 ? "rank " : "ranks ") + joinInts(dead);
+    } else if (!behind.empty()) {
+      suspects = behind;
+      note = (behind.size() == 1 ? "rank " : "ranks ") + joinInts(behind) +
+             (behind.size() == 1 ? " is" : " are") +
+             " alive but did not reach this collective";
+    }
+  }
+
+  std::string who;
+  if (suspects.empty())
+    who = "rank ?";
+  else
+    who = (suspects.size() == 1 ? "rank " : "ranks ") + joinInts(suspects) +
+          "?";
+  throw DistributedError(prefix + "lost peer (" + who + ") during " + where +
+                         ": " + reason + (note.empty() ? "" : " [" + note + "]"));
+}
+
+//===----------------------------------------------------------------------===//
+// Waiting on work
+//===----------------------------------------------------------------------===//
+
+c10::intrusive_ptr<c10d::Work> detail::startCollective(
+    GroupState &group, const std::string &op, uint64_t &sequence,
+    const std::function<c10::intrusive_ptr<c10d::Work>()> &launch) {
+  sequence = ++*group.sequence;
+  try {
+    return launch();
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    // Gloo validates arguments synchronously; a broken pair also fails here.
+    std::string reason = describeException(e);
+    if (reason.find("onnection") != std::string::npos ||
+        reason.find("Timed out") != std::string::npos ||
+        reason.find("peer") != std::string::npos)
+      group.world->failCollective(group, op, sequence, reason);
+    throw DistributedError(group.prefix() + op + " on group " + group.name +
+                           ": " + reason);
+  }
+}
+
+void detail::waitWork(GroupState &group,
+                      const c10::intrusive_ptr<c10d::Work> &work,
+                      const std::string &op, uint64_t sequence) {
+  try {
+    // A little longer than the backend's own timeout, whose message is
+    // more precise than "Operation timed out!".
+    work->wait(group.timeout + std::chrono::milliseconds(2000));
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    group.world->failCollective(group, op, sequence, describeException(e));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// World
+//===----------------------------------------------------------------------===//
+
+static c10::intrusive_ptr<c10d::Store>
+connectStore(const DistEnvironment &env, const InitOptions &options,
+             bool server) {
+  c10d::TCPStoreOptions storeOptions;
+  storeOptions.port = static_cast<uint16_t>(env.masterPort);
+  storeOptions.isServer = server;
+  storeOptions.waitWorkers = false;
+  storeOptions.timeout = options.timeout;
+  c10::intrusive_ptr<c10d::Store> store =
+      c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+  if (!env.storePrefix.empty())
+    store = c10::make_intrusive<c10d::PrefixStore>(env.storePrefix, store);
+  return store;
+}
+
+static std::shared_ptr<gloo::transport::Device>
+createGlooDevice(const DistEnvironment &env) {
+  if (env.singleHost())
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  if (const char *names = std::getenv("GLOO_SOCKET_IFNAME")) {
+    std::string first = names;
+    first = first.substr(0, first.find(','));
+    if (!first.empty())
+      return c10d::ProcessGroupGloo::createDeviceForInterface(first);
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+std::shared_ptr<World> World::initialize(const DistEnvironment &env,
+                                         const InitOptions &options) {
+  if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
+    throw DistributedError("invalid rank " + std::to_string(env.rank) +
+                           " for world size " + std::to_string(env.worldSize));
+  if (options.timeout.count() <= 0)
+    throw DistributedError("distributed timeout must be positive");
+  if (options.backend == Backend::Nccl && !ncclAvailable())
+    parseBackend("nccl"); // throws the explanation
+
+  std::shared_ptr<World> world(new World());
+  auto state = std::make_shared<WorldState>();
+  state->env = env;
+  state->options = options;
+  world->state_ = state;
+  const std::string prefix = "rank " + std::to_string(env.rank) + ": ";
+
+  if (env.worldSize == 1) {
+    world->worldGroup_ = world->newGroup({0}, "world");
+    return world;
+  }
+
+  // Store.
+  const bool server = !env.externalStore && env.rank == 0;
+  const std::string address =
+      env.masterAddr + ":" + std::to_string(env.masterPort);
+  if (server && env.singleHost() && portInUse(env.masterPort))
+    throw DistributedError(prefix + "cannot start the rendezvous store: port " +
+                           std::to_string(env.masterPort) +
+                           " (MASTER_PORT) is already in use on this host");
+  try {
+    state->store = connectStore(env, options, server);
+  } catch (const std::exception &e) {
+    if (server)
+      throw DistributedError(prefix + "cannot start the rendezvous store on "
+                                      "port " +
+                             std::to_string(env.masterPort) +
+                             " (MASTER_PORT): " + describeException(e));
+    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                           address + " (MASTER_ADDR:MASTER_PORT) within " +
+                           seconds(options.timeout) + ": " +
+                           describeException(e));
+  }
+
+  // Join: claim the rank, publish what we believe, wait for everyone.
+  try {
+    const std::string rank = std::to_string(env.rank);
+    if (state->store->add("snn/join/claim/" + rank, 1) > 1)
+      throw DistributedError(prefix + "another process already joined as rank " +
+                             rank + " (two processes with RANK=" + rank + "?)");
+    state->store->set("snn/join/" + rank,
+                      toBytes(std::to_string(env.worldSize) + " " +
+                              std::to_string(::getpid())));
+    std::vector<std::string> keys;
+    for (int r = 0; r < env.worldSize; ++r)
+      keys.push_back("snn/join/" + std::to_string(r));
+    const auto deadline = Clock::now() + options.timeout;
+    while (!state->store->check(keys)) {
+      if (Clock::now() >= deadline) {
+        std::vector<int> missing;
+        for (int r = 0; r < env.worldSize; ++r)
+          if (!state->store->check({keys[r]}))
+            missing.push_back(r);
+        throw DistributedError(
+            prefix + "rendezvous at " + address + " timed out after " +
+            seconds(options.timeout) + ": " +
+            (missing.size() == 1 ? "rank " : "ranks ") + joinInts(missing) +
+            " of WORLD_SIZE=" + std::to_string(env.worldSize) +
+            " did not join");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (int r = 0; r < env.worldSize; ++r) {
+      std::istringstream in(toString(state->store->get(keys[r])));
+      int theirWorldSize = 0;
+      in >> theirWorldSize;
+      if (theirWorldSize != env.worldSize)
+        throw DistributedError(
+            prefix + "rank " + std::to_string(r) + " was started with "
+            "WORLD_SIZE=" + std::to_string(theirWorldSize) +
+            ", this rank with WORLD_SIZE=" + std::to_string(env.worldSize));
+    }
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "rendezvous at " + address +
+                           " failed: " + describeException(e));
+  }
+
+  // Heartbeat on its own connection.
+  if (options.heartbeat) {
+    try {
+      state->heartbeatStore = connectStore(env, options, /*server=*/false);
+    } catch (const std::exception &e) {
+      throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                             address + ": " + describeException(e));
+    }
+    auto interval = options.timeout / 20;
+    state->heartbeatInterval = std::clamp(
+        interval, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+    state->startHeartbeat();
+  }
+
+  if (options.backend == Backend::Gloo) {
+    try {
+      state->glooDevice = createGlooDevice(env);
+    } catch (const std::exception &e) {
+      throw DistributedError(prefix + "cannot create the Gloo transport: " +
+                             describeException(e) +
+                             " (set GLOO_SOCKET_IFNAME to the interface "
+                             "that reaches the other hosts)");
+    }
+  }
+
+  std::vector<int> all(env.worldSize);
+  for (int r = 0; r < env.worldSize; ++r)
+    all[r] = r;
+  world->worldGroup_ = world->newGroup(all, "world");
+  return world;
+}
+
+World::~World() {
+  // Groups keep the state alive; the heartbeat stops with the last of them.
+}
+
+int World::rank() const { return state_->env.rank; }
+int World::size() const { return state_->env.worldSize; }
+const DistEnvironment &World::environment() const { return state_->env; }
+const InitOptions &World::options() const { return state_->options; }
+const Group &World::group() const { return worldGroup_; }
+
+Group World::newGroup(const std::vector<int> &ranks, const std::string &name) {
+  WorldState &world = *state_;
+  const std::string prefix = "rank " + std::to_string(world.env.rank) + ": ";
+  if (ranks.empty())
+    throw DistributedError(prefix + "group " + name + " has no ranks");
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= world.env.worldSize)
+      throw DistributedError(prefix + "group " + name + ": rank " +
+                             std::to_string(ranks[i]) +
+                             " is out of range for world size " +
+                             std::to_string(world.env.worldSize));
+    if (i > 0 && ranks[i] <= ranks[i - 1])
+      throw DistributedError(prefix + "group " + name +
+                             ": ranks must be distinct and increasing");
+  }
+  int index;
+  {
+    std::lock_guard<std::mutex> lock(world.groupsMutex);
+    index = static_cast<int>(world.sequences.size());
+    world.sequences.emplace_back();
+  }
+  auto member = std::find(ranks.begin(), ranks.end(), world.env.rank);
+  if (member == ranks.end())
+    return Group();
+
+  auto group = std::make_shared<GroupState>();
+  group->world = state_;
+  group->ranks = ranks;
+  group->rank = static_cast<int>(member - ranks.begin());
+  group->name = name;
+  group->index = index;
+  group->backend = world.options.backend;
+  group->timeout = world.options.timeout;
+
+  // A group of all ranks reuses the world's process group (and its
+  // collective numbering: same process group, one order).
+  if (worldGroup_.valid() && ranks.size() == size_t(world.env.worldSize)) {
+    const GroupState &all = worldGroup_.state();
+    group->pg = all.pg;
+    group->index = all.index;
+    group->sequence = all.sequence;
+    return Group(group);
+  }
+  group->sequence = std::make_shared<std::atomic<uint64_t>>(0);
+
+  if (ranks.size() > 1) {
+    auto store = c10::make_intrusive<c10d::PrefixStore>(
+        "snn/pg/" + std::to_string(index), world.store);
+    try {
+      if (group->backend == Backend::Gloo) {
+        auto pgOptions = c10d::ProcessGroupGloo::Options::create(group->timeout);
+        pgOptions->devices.push_back(world.glooDevice);
+        pgOptions->threads = std::max(1, world.options.glooThreads);
+        group->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+            store, group->rank, group->size(), pgOptions);
+      } else {
+#ifdef SNN_WITH_NCCL
+        // Without async error handling a hung NCCL collective never times
+        // out; ask for it unless the user chose.
+        ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+        auto pgOptions = c10d::ProcessGroupNCCL::Options::create();
+        pgOptions->timeout = group->timeout;
+        group->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+            store, group->rank, group->size(), pgOptions);
+#else
+        parseBackend("nccl");
+#endif
+      }
+    } catch (const DistributedError &) {
+      throw;
+    } catch (const std::exception &e) {
+      throw DistributedError(prefix + "cannot connect group " + name +
+                             " (ranks " + joinInts(ranks) + ") within " +
+                             seconds(group->timeout) + ": " +
+                             describeException(e));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(world.groupsMutex);
+    world.sequences[index] = group->sequence;
+  }
+  return Group(group);
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+void checkWorldSize(int64_t artifactWorldSize, int worldSize) {
+  if (artifactWorldSize != worldSize)
+    throw DistributedError(
+        "the artifact is compiled for world_size " +
+        std::to_string(artifactWorldSize) + " but this run has " +
+        std::to_string(worldSize) + (worldSize == 1 ? " rank" : " ranks") +
+        " (--nproc / WORLD_SIZE must be " + std::to_string(artifactWorldSize) +
+        ")");
+}
+
+static std::string describeMesh(const std::vector<std::string> &axes,
+                                 const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += "] (axes ";
+  for (size_t i = 0; i < axes.size(); ++i)
+    text += (i ? ", " : "") + axes[i];
+  return text + ")";
+}
+
+void Mesh::validate(const std::vector<std::string> &axes,
+                    const std::vector<int64_t> &shape, int worldSize) {
+  if (axes.size() != shape.size())
+    throw DistributedError("mesh: " + std::to_string(axes.size()) +
+                           " axis names for " + std::to_string(shape.size()) +
+                           " dimensions");
+  int64_t product = 1;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].empty())
+      throw DistributedError("mesh: axis " + std::to_string(i) +
+                             " has an empty name");
+    for (size_t j = 0; j < i; ++j)
+      if (axes[j] == axes[i])
+        throw DistributedError("mesh: axis name '" + axes[i] +
+                               "' appears twice");
+    if (shape[i] < 1 || shape[i] > (1 << 20))
+      throw DistributedError("mesh: axis " + axes[i] + " has size " +
+                             std::to_string(shape[i]) +
+                             " (expected at least 1)");
+    product *= shape[i];
+    if (product > (int64_t(1) << 30))
+      throw DistributedError("mesh " + describeMesh(axes, shape) +
+                             " is too large");
+  }
+  if (product != worldSize)
+    throw DistributedError(
+        "the artifact's mesh " + describeMesh(axes, shape) + " has " +
+        std::to_string(product) + (product == 1 ? " rank" : " ranks") +
+        " but this run has " + std::to_string(worldSize) +
+        " (--nproc / WORLD_SIZE must be " + std::to_string(product) + ")");
+}
+
+std::vector<int> Mesh::coordinatesOf(const std::vector<int64_t> &shape,
+                                     int rank) {
+  std::vector<int> coordinates(shape.size());
+  int64_t rest = rank;
+  for (size_t i = shape.size(); i-- > 0;) {
+    coordinates[i] = static_cast<int>(rest % shape[i]);
+    rest /= shape[i];
+  }
+  return coordinates;
+}
+
+int Mesh::rankOf(const std::vector<int64_t> &shape,
+                 const std::vector<int> &coordinates) {
+  int64_t rank = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    rank = rank * shape[i] + coordinates[i];
+  return static_cast<int>(rank);
+}
+
+std::vector<std::vector<int>> Mesh::slices(const std::vector<int64_t> &shape,
+                                           size_t axis) {
+  int64_t total = 1;
+  for (int64_t size : shape)
+    total *= size;
+  std::vector<std::vector<int>> result;
+  // Each rank with coordinate 0 on `axis`, in rank order, starts a slice.
+  for (int64_t rank = 0; rank < total; ++rank) {
+    std::vector<int> coordinates = coordinatesOf(shape, static_cast<int>(rank));
+    if (coordinates[axis] != 0)
+      continue;
+    std::vector<int> slice;
+    for (int64_t k = 0; k < shape[axis]; ++k) {
+      coordinates[axis] = static_cast<int>(k);
+      slice.push_back(rankOf(shape, coordinates));
+    }
+    result.push_back(std::move(slice));
+  }
+  return result;
+}
+
+Mesh Mesh::create(World &world, const std::vector<std::string> &axes,
+                  const std::vector<int64_t> &shape) {
+  validate(axes, shape, world.size());
+  Mesh mesh;
+  mesh.axes_ = axes;
+  mesh.shape_ = shape;
+  mesh.coordinates_ = coordinatesOf(shape, world.rank());
+  for (size_t axis = 0; axis < axes.size(); ++axis) {
+    Group mine;
+    for (const std::vector<int> &slice : slices(shape, axis)) {
+      std::string name = axes[axis] + " {" + joinInts(slice) + "}";
+      Group group = world.newGroup(slice, name);
+      if (group.valid())
+        mine = group;
+    }
+    mesh.groups_.push_back(mine);
+  }
+  return mesh;
+}
+
+size_t Mesh::axisIndex(const std::string &axis) const {
+  for (size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i] == axis)
+      return i;
+  std::string known;
+  for (size_t i = 0; i < axes_.size(); ++i)
+    known += (i ? ", " : "") + axes_[i];
+  throw DistributedError("mesh has no axis '" + axis + "' (axes: " +
+                         (known.empty() ? "none" : known) + ")");
+}
+
+bool Mesh::hasAxis(const std::string &axis) const {
+  return std::find(axes_.begin(), axes_.end(), axis) != axes_.end();
+}
+
+int Mesh::coordinate(const std::string &axis) const {
+  return coordinates_[axisIndex(axis)];
+}
+
+const Group &Mesh::group(const std::string &axis) const {
+  return groups_[axisIndex(axis)];
+}
+
+} // namespace snn::dist

@@ -1,0 +1,63 @@
+//===- EvalCommand.cpp - The `snn-run eval` command -----------------------===//
+
+#include "snn/Runtime/CheckpointDirectory.h"
+#include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/Eval.h"
+#include "snn/Runtime/Evaluate.h"
+#include "snn/Runtime/MetricsLog.h"
+#include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/TrainCheckpoint.h"
+
+#include <cstdio>
+
+namespace snn::runtime {
+
+namespace {
+
+void validateEvalOptions(const EvalOptions &options) {
+  if (options.batchSize < 1)
+    throw Error("--batch-size must be at least 1");
+  if (!options.paramsDir.empty() && !options.checkpointDir.empty())
+    throw Error("--params and --checkpoint exclude each other");
+  if (options.repeatTime < 0)
+    throw Error("--repeat-time must be at least 1");
+  parseLossKind(options.loss);
+}
+
+/// Replaces the artifact's initializers by trained weights, if asked.
+void loadWeights(const EvalOptions &options, Model &model) {
+  if (!options.paramsDir.empty())
+    loadParamsNpy(options.paramsDir, model.params());
+  if (options.checkpointDir.empty())
+    return;
+  std::string where = CheckpointDirectory(options.checkpointDir, 1).latest();
+  if (where.empty())
+    throw Error("--checkpoint: '" + options.checkpointDir +
+                "' holds no checkpoint");
+  restoreModel(readCheckpoint(where), model.params(), where);
+}
+
+} // namespace
+
+void runEval(const EvalOptions &options) {
+  validateEvalOptions(options);
+  setIntraOpThreads(options.threads);
+  checkParentDirectory(options.logPath, "--log");
+  Artifact artifact = loadSingleRankArtifact(options.artifactDir, "eval");
+  Model model(artifact);
+  loadWeights(options, model);
+  Dataset data = loadEvaluationData(options.data);
+  BatchLoader loader(
+      data,
+      resolveBatchLayout(data, model.manifest().input, options.repeatTime),
+      {options.batchSize, false, false, 0});
+  MetricsLog log;
+  if (!options.logPath.empty())
+    log = MetricsLog(options.logPath, false);
+  EvalMetrics metrics = evaluate(model, loader, parseLossKind(options.loss));
+  log.eval(metrics);
+  std::printf("%s\n", evalJson(metrics).c_str());
+}
+
+} // namespace snn::runtime

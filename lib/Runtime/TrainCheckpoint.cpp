@@ -1,0 +1,106 @@
+//===- TrainCheckpoint.cpp - A model and optimizer in a checkpoint --------===//
+
+#include "snn/Runtime/TrainCheckpoint.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/TensorIO.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <map>
+
+namespace snn::runtime {
+
+namespace {
+
+const char *kindName(ParameterKind kind) {
+  return kind == ParameterKind::Parameter ? "parameter" : "buffer";
+}
+
+[[noreturn]] void differentModel(const std::string &where,
+                                 const std::string &what) {
+  throw Error("checkpoint '" + where + "' is from a different model: " + what);
+}
+
+void checkEntry(const CheckpointTensor &saved,
+                const ParameterStore::Entry &live, const std::string &where) {
+  if (saved.kind != kindName(live.kind))
+    differentModel(where, "'" + saved.name + "' is a " + saved.kind +
+                              " there and a " + kindName(live.kind) + " here");
+  if (saved.value.sizes() != live.tensor.sizes())
+    differentModel(where, saved.kind + " '" + saved.name + "' has shape " +
+                              formatShape(saved.value.sizes()) + " there and " +
+                              formatShape(live.tensor.sizes()) + " here");
+}
+
+} // namespace
+
+void captureModel(const ParameterStore &store, CheckpointState &state) {
+  state.model.clear();
+  for (const ParameterStore::Entry &entry : store.entries())
+    state.model.push_back(
+        {entry.name, kindName(entry.kind), entry.tensor.detach().clone()});
+}
+
+void captureOptimizer(const Optimizer &optimizer, CheckpointState &state) {
+  state.optimizer = optimizerKindName(optimizer.config().kind);
+  state.optimizerState.clear();
+  for (size_t i = 0; i < optimizer.names().size(); ++i) {
+    const ParamState &param = optimizer.states()[i];
+    CheckpointOptimizerEntry entry{optimizer.names()[i], param.step, {}};
+    for (const auto &[name, tensor] : namedStateTensors(param))
+      entry.tensors.emplace_back(name, tensor.clone());
+    state.optimizerState.push_back(std::move(entry));
+  }
+}
+
+void checkSameModel(const CheckpointState &state, const ParameterStore &store,
+                    const std::string &where) {
+  std::map<std::string, const CheckpointTensor *> saved;
+  for (const CheckpointTensor &entry : state.model)
+    saved.emplace(entry.name, &entry);
+  for (const ParameterStore::Entry &entry : store.entries()) {
+    auto it = saved.find(entry.name);
+    if (it == saved.end())
+      differentModel(where, std::string(kindName(entry.kind)) + " '" +
+                                entry.name + "' of this model is not in it");
+    checkEntry(*it->second, entry, where);
+    saved.erase(it);
+  }
+  if (!saved.empty())
+    differentModel(where, saved.begin()->second->kind + " '" +
+                              saved.begin()->first + "' is not in this model");
+}
+
+void restoreModel(const CheckpointState &state, ParameterStore &store,
+                  const std::string &where) {
+  checkSameModel(state, store, where);
+  for (const CheckpointTensor &entry : state.model)
+    store.set(entry.name, entry.value);
+}
+
+void restoreOptimizer(const CheckpointState &state, Optimizer &optimizer,
+                      const std::string &where) {
+  const char *kind = optimizerKindName(optimizer.config().kind);
+  if (state.optimizer != kind)
+    throw Error("checkpoint '" + where + "' holds " + state.optimizer +
+                " state; this run uses --optimizer " + kind);
+  if (state.optimizerState.size() != optimizer.names().size())
+    throw Error("checkpoint '" + where + "' holds optimizer state for " +
+                std::to_string(state.optimizerState.size()) +
+                " parameters, this model has " +
+                std::to_string(optimizer.names().size()));
+  for (size_t i = 0; i < optimizer.names().size(); ++i) {
+    const CheckpointOptimizerEntry &entry = state.optimizerState[i];
+    if (entry.param != optimizer.names()[i])
+      throw Error("checkpoint '" + where + "' holds optimizer state for '" +
+                  entry.param + "' where this model has '" +
+                  optimizer.names()[i] + "'");
+    ParamState restored;
+    restored.step = entry.step;
+    for (const auto &[name, tensor] : entry.tensors)
+      setStateTensor(restored, name, tensor);
+    optimizer.states()[i] = std::move(restored);
+  }
+}
+
+} // namespace snn::runtime

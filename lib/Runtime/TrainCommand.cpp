@@ -1,0 +1,148 @@
+//===- TrainCommand.cpp - The `snn-run train` command ---------------------===//
+//
+// Glue only: reads the artifact and the data, builds the Trainer with its
+// sinks (log, progress, checkpoints), resumes if asked, and writes the
+// outputs at the end. The training itself is Trainer.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/OnnxExport.h"
+#include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/Train.h"
+#include "snn/Runtime/TrainCheckpoint.h"
+#include "snn/Runtime/TrainSettings.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace snn::runtime {
+
+namespace {
+
+Progress::Mode progressMode(const std::string &name) {
+  if (name == "auto")
+    return Progress::detectMode();
+  if (name == "bar")
+    return Progress::Mode::Bar;
+  if (name == "lines")
+    return Progress::Mode::Lines;
+  if (name == "none")
+    return Progress::Mode::Off;
+  throw Error("--progress: unknown mode '" + name +
+              "' (expected auto, bar, lines or none)");
+}
+
+/// The checkpoint to continue from, if --resume finds one. Without --resume
+/// a directory that already holds checkpoints is refused rather than mixed
+/// with a new run's.
+std::optional<CheckpointState> findResumeState(const TrainOptions &options,
+                                               const CheckpointDirectory &dir,
+                                               const Model &model,
+                                               const Settings &settings,
+                                               std::string &where) {
+  where = dir.latest();
+  if (!options.resume) {
+    if (!where.empty())
+      throw Error("--checkpoint " + dir.path() +
+                  " already holds checkpoints "
+                  "(latest '" +
+                  where +
+                  "'); pass --resume to continue that "
+                  "run, or use another directory");
+    return std::nullopt;
+  }
+  if (where.empty()) {
+    std::cerr << "snn-run: no checkpoint in '" << dir.path()
+              << "' yet; starting at step 0" << std::endl;
+    return std::nullopt;
+  }
+  CheckpointState state = readCheckpoint(where);
+  // Another model is the more fundamental mismatch: report it first.
+  checkSameModel(state, model.params(), where);
+  checkResumeSettings(state.settings, settings, where);
+  return state;
+}
+
+void writeOutputs(const TrainOptions &options, const Artifact &artifact,
+                  const Model &model) {
+  if (!options.saveParamsDir.empty())
+    saveParamsNpy(options.saveParamsDir, model.params());
+  if (!options.exportOnnxPath.empty()) {
+    std::string program = (std::filesystem::path(artifact.dir) /
+                           artifact.manifest.programForRank(0).file)
+                              .string();
+    exportTrainedOnnx(program, model.params(), options.exportOnnxPath);
+  }
+}
+
+void printSummary(const TrainSummary &summary, const TrainConfig &config) {
+  char timing[96];
+  std::snprintf(timing, sizeof(timing), "%.2f s (%.0f samples/s)",
+                summary.seconds,
+                double(summary.samples) / std::max(summary.seconds, 1e-9));
+  std::cerr << "snn-run: " << summary.stepsDone << " steps in " << timing
+            << ", step " << summary.step << " of " << config.totalSteps;
+  if (summary.stepsDone > 0)
+    std::cerr << ", last loss " << summary.lastStep.loss;
+  if (summary.hasEpoch && summary.lastEpoch.hasEval)
+    std::cerr << ", eval accuracy " << summary.lastEpoch.eval.accuracy;
+  if (!summary.finished)
+    std::cerr << "; continue with --resume";
+  std::cerr << std::endl;
+}
+
+} // namespace
+
+void runTrain(const TrainOptions &options) {
+  validateTrainOptions(options);
+  Progress::Mode mode = progressMode(options.progress);
+  setIntraOpThreads(options.threads);
+  checkParentDirectory(options.logPath, "--log");
+  checkParentDirectory(options.exportOnnxPath, "--export-onnx");
+
+  Artifact artifact = loadSingleRankArtifact(options.artifactDir, "train");
+  Model model(artifact);
+  const TensorSpec &input = model.manifest().input;
+  DataSplits data = loadTrainingData(options.data);
+  BatchLayout layout =
+      resolveBatchLayout(data.train, input, options.repeatTime);
+  BatchLoader train(
+      data.train, layout,
+      {options.batchSize, options.shuffle, options.dropLast, options.seed});
+  std::optional<BatchLoader> eval;
+  if (data.eval)
+    eval.emplace(*data.eval,
+                 resolveBatchLayout(*data.eval, input, options.repeatTime),
+                 LoaderOptions{options.batchSize, false, false, options.seed});
+
+  TrainConfig config = makeTrainConfig(options, train.batchesPerEpoch());
+  config.settings = trainSettings(options, config, data.train, layout);
+  std::optional<CheckpointDirectory> checkpoints;
+  std::optional<CheckpointState> resumeState;
+  std::string resumePath;
+  if (!options.checkpointDir.empty()) {
+    checkpoints.emplace(options.checkpointDir, options.keepCheckpoints);
+    resumeState = findResumeState(options, *checkpoints, model, config.settings,
+                                  resumePath);
+  }
+
+  MetricsLog log;
+  if (!options.logPath.empty())
+    log = MetricsLog(options.logPath, resumeState.has_value());
+  Progress progress(mode, config.totalSteps, train.batchesPerEpoch());
+  Trainer trainer(model, train, eval ? &*eval : nullptr, config,
+                  {&log, &progress, checkpoints ? &*checkpoints : nullptr});
+  if (resumeState)
+    trainer.restore(*resumeState, resumePath);
+  TrainSummary summary = trainer.run();
+  writeOutputs(options, artifact, model);
+  if (mode != Progress::Mode::Off)
+    printSummary(summary, config);
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,88 @@
+"""Parameters in and out of a PyTorch model: ONNX initializers, .npz, NAME.npy directories."""
+import os
+
+import numpy as np
+import torch
+
+
+def state_arrays(model):
+    """name -> float32 numpy array for every parameter and buffer (no num_batches_tracked)."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()
+            if not k.endswith("num_batches_tracked")}
+
+
+def save_params(model, directory):
+    """One NAME.npy per parameter and buffer (BatchNorm running statistics included)."""
+    os.makedirs(directory, exist_ok=True)
+    for k, v in state_arrays(model).items():
+        np.save(os.path.join(directory, k + ".npy"), v)
+
+
+def load_params(directory):
+    """name -> array from a --save-params directory."""
+    return {f[:-4]: np.load(os.path.join(directory, f)) for f in sorted(os.listdir(directory))
+            if f.endswith(".npy")}
+
+
+def load_state_arrays(model, arrays, source):
+    """Copies name -> array into the model's state_dict; every float entry must be present
+    with its exact shape. Raises ValueError naming the missing / mismatched keys."""
+    state = model.state_dict()
+    missing, mismatched = [], []
+    for k, v in state.items():
+        if k.endswith("num_batches_tracked"):
+            continue
+        if k not in arrays:
+            missing.append(k)
+        elif tuple(np.shape(arrays[k])) != tuple(v.shape):
+            mismatched.append(f"{k} (file {list(np.shape(arrays[k]))}, model {list(v.shape)})")
+    problems = []
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    if mismatched:
+        problems.append("shape mismatch " + ", ".join(mismatched))
+    if problems:
+        raise ValueError(f"{source}: cannot load into {type(model).__name__}: "
+                         + "; ".join(problems))
+    with torch.no_grad():
+        for k, v in state.items():
+            if k in arrays:
+                v.copy_(torch.tensor(np.asarray(arrays[k], dtype=np.float32)))
+
+
+def load_onnx_weights(model, path):
+    """Loads the float initializers of an ONNX file (an snnexport model, or a program written
+    by `snn-run train --export-onnx`) into `model` by state_dict key: weights, biases,
+    BatchNorm running statistics, PLIF `w` (0-d). Every state_dict entry (num_batches_tracked
+    aside) must be present with its shape; an initializer that names no entry and is not an
+    exporter constant (names with '/') is an error too. Returns the model."""
+    import onnx
+    from onnx import numpy_helper
+
+    try:
+        proto = onnx.load(os.fspath(path))
+    except Exception as e:  # noqa: BLE001 - protobuf raises several types
+        raise ValueError(f"{path}: not a readable ONNX model ({e})") from None
+    arrays = {}
+    for init in proto.graph.initializer:
+        arr = numpy_helper.to_array(init)
+        if arr.dtype.kind == "f":
+            arrays[init.name] = arr
+    state = model.state_dict()
+    unknown = [k for k in arrays if k not in state and "/" not in k]
+    if unknown:
+        raise ValueError(f"{path}: initializers {', '.join(sorted(unknown))} are not in "
+                         f"{type(model).__name__}'s state_dict (another model?)")
+    load_state_arrays(model, arrays, path)
+    return model
+
+
+def save_state_npz(model, path):
+    """The state_dict as an .npz (float32, num_batches_tracked dropped)."""
+    np.savez(path, **state_arrays(model))
+
+
+def load_state_npz(model, path):
+    with np.load(path, allow_pickle=False) as z:
+        load_state_arrays(model, {k: z[k] for k in z.files}, path)
+    return model

@@ -1,0 +1,153 @@
+"""Shared pieces of the training end-to-end tests (train_*.py): running the tools, building a
+reference case + artifact, synthetic datasets, reading logs and parameter directories, and the
+relative comparison of docs/training.md (max|a - b| / max(max|b|, 1e-6) per tensor)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+TOL = 1e-4
+
+
+class Failure(Exception):
+    pass
+
+
+def run(cmd, expect_ok=True, timeout=600):
+    """Runs a command, echoes it and its output; returns the CompletedProcess."""
+    print("+ " + " ".join(str(c) for c in cmd), flush=True)
+    try:
+        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                              timeout=timeout)
+    except OSError as e:
+        raise Failure(f"cannot run {cmd[0]}: {e}") from None
+    if proc.stdout.strip():
+        sys.stdout.write(_tail(proc.stdout))
+    if proc.stderr.strip():
+        sys.stdout.write(_tail(proc.stderr))
+    sys.stdout.flush()
+    if expect_ok and proc.returncode != 0:
+        raise Failure(f"{os.path.basename(str(cmd[0]))} exited with {proc.returncode}")
+    return proc
+
+
+def _tail(text, lines=30):
+    rows = text.rstrip("\n").splitlines()
+    if len(rows) > lines:
+        rows = [f"... ({len(rows) - lines} lines)"] + rows[-lines:]
+    return "\n".join(rows) + "\n"
+
+
+def fresh_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def make_artifact(bin_dir, work, model, T=4, N=8, seed=0, tag=None, **kw):
+    """make_case (model.onnx + weights.npz + meta.json) into WORK/case_TAG and snn-compile
+    into WORK/art_TAG (TAG defaults to the model name); returns (case, art)."""
+    tag = tag or model
+    case = os.path.join(work, f"case_{tag}")
+    cmd = [sys.executable, "-m", "snnexport.make_case", "--model", model, "--out", case,
+           "--T", T, "--N", N, "--seed", seed, "--attempts", 1, "--quiet"]
+    for k, v in kw.items():
+        cmd += [f"--{k}", v]
+    run(cmd)
+    art = os.path.join(work, f"art_{tag}")
+    shutil.rmtree(art, ignore_errors=True)
+    run([os.path.join(bin_dir, "snn-compile"), os.path.join(case, "model.onnx"), "-o", art])
+    return case, art
+
+
+def static_images(path_x, path_y, S, shape, classes=10, seed=0):
+    """float32 uniform [0, 1) images [S, *shape] and int64 labels."""
+    g = np.random.default_rng(seed)
+    np.save(path_x, g.random((S, *shape), dtype=np.float32))
+    np.save(path_y, g.integers(0, classes, S).astype(np.int64))
+    return f"{path_x},{path_y}"
+
+
+def event_sequences(path_x, path_y, S, T, shape, classes=10, seed=0, p=0.3):
+    """Binary DVS-like frames [S, T, *shape] (sample-major, as .npy datasets hold them)."""
+    g = np.random.default_rng(seed)
+    np.save(path_x, (g.random((S, T, *shape)) < p).astype(np.float32))
+    np.save(path_y, g.integers(0, classes, S).astype(np.int32))
+    return f"{path_x},{path_y}"
+
+
+def read_log(path):
+    """(step events, epoch events) of a --log JSONL file, in file order."""
+    steps, epochs = [], []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError as e:
+                raise Failure(f"{path}:{n}: not JSON ({e}): {line[:120]!r}") from None
+            (steps if ev.get("event") == "step" else epochs).append(ev)
+    return steps, epochs
+
+
+def load_params(directory):
+    """name -> array of a --save-params directory (NAME.npy per parameter and buffer)."""
+    if not os.path.isdir(directory):
+        raise Failure(f"--save-params wrote no directory {directory}")
+    return {f[:-4]: np.load(os.path.join(directory, f)) for f in sorted(os.listdir(directory))
+            if f.endswith(".npy")}
+
+
+def rel_err(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-6))
+
+
+def compare_params(got, want, what, tol=TOL, exact=False):
+    """Every entry of `want` must be in `got` with the same shape and within `tol` (or
+    bit-equal when `exact`). Returns the worst relative error; raises Failure listing all."""
+    problems, worst = [], 0.0
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    if missing:
+        problems.append(f"missing {', '.join(missing)}")
+    if extra:
+        problems.append(f"unexpected {', '.join(extra)}")
+    for k in sorted(set(want) & set(got)):
+        a, b = got[k], want[k]
+        if a.shape != b.shape:
+            problems.append(f"{k}: shape {list(a.shape)} != {list(b.shape)}")
+            continue
+        if a.dtype != np.float32:
+            problems.append(f"{k}: dtype {a.dtype} is not float32")
+        if exact:
+            n = int(np.count_nonzero(a.view(np.uint32) != b.astype(np.float32).view(np.uint32)))
+            if n:
+                problems.append(f"{k}: {n} of {a.size} values differ "
+                                f"(rel err {rel_err(a, b):.3g})")
+            continue
+        e = rel_err(a, b)
+        worst = max(worst, e)
+        if not e <= tol:
+            problems.append(f"{k}: rel err {e:.3g} > {tol}")
+    if problems:
+        raise Failure(f"{what}: " + "; ".join(problems))
+    return worst
+
+
+def main_wrapper(fn):
+    """Runs fn(); prints PASS/FAIL lines and exits 1 on Failure."""
+    try:
+        fn()
+    except Failure as e:
+        print(f"FAIL: {e}", flush=True)
+        sys.exit(1)

@@ -1,0 +1,588 @@
+//===- snn-dist-check - Multi-process checks of the distributed layer -----===//
+//
+// A small rank program for the distributed tests (test/distributed): with
+// --nproc N it launches N copies of itself through the launcher; without it
+// it is one rank (torchrun variables), runs one scenario on real process
+// groups and checks every result against values computed in closed form.
+//
+//   snn-dist-check [--nproc N [--master-port P] [--grace-ms G]] SCENARIO
+//                  [--timeout-ms T] [--rank R] [--code C] [--iterations K]
+//                  [--axes a,b --shape 2,2] [--marker TEXT]
+//
+// Scenarios: collectives, mesh, autograd, reducer (numerics); exit, kill,
+// hang, sleep (failure handling). Prints "rank R: SCENARIO ok" on success,
+// "error: ..." and exit 1 on a failed check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Distributed/AutogradCollectives.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/Environment.h"
+#include "snn/Runtime/Distributed/Error.h"
+#include "snn/Runtime/Distributed/GradReducer.h"
+#include "snn/Runtime/Distributed/Launcher.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/remainder.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/GradMode.h>
+
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+using namespace snn::dist;
+
+namespace {
+
+struct Options {
+  std::string scenario;
+  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds grace{5000};
+  int targetRank = 1;
+  int code = 3;
+  int iterations = 20;
+  std::vector<std::string> axes;
+  std::vector<int64_t> shape;
+  bool haveShape = false;
+};
+
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    items.push_back(item);
+  return items;
+}
+
+Options parseOptions(const std::vector<std::string> &argv) {
+  Options options;
+  auto value = [&](size_t &i) -> const std::string & {
+    if (i + 1 >= argv.size())
+      throw DistributedError(argv[i] + ": expected a value");
+    return argv[++i];
+  };
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string &arg = argv[i];
+    if (arg == "--timeout-ms")
+      options.timeout = std::chrono::milliseconds(std::stol(value(i)));
+    else if (arg == "--grace-ms")
+      options.grace = std::chrono::milliseconds(std::stol(value(i)));
+    else if (arg == "--rank")
+      options.targetRank = std::stoi(value(i));
+    else if (arg == "--code")
+      options.code = std::stoi(value(i));
+    else if (arg == "--iterations")
+      options.iterations = std::stoi(value(i));
+    else if (arg == "--axes")
+      options.axes = splitList(value(i));
+    else if (arg == "--shape") {
+      options.haveShape = true;
+      for (const std::string &item : splitList(value(i)))
+        options.shape.push_back(std::stoll(item));
+    } else if (arg == "--marker")
+      value(i); // only there to find the processes with pgrep
+    else if (arg == "-h" || arg == "--help") {
+      std::cout << "usage: snn-dist-check [--nproc N [--master-port P] "
+                   "[--grace-ms G]] SCENARIO [--timeout-ms T] [--rank R] "
+                   "[--code C] [--iterations K] [--axes a,b --shape 2,2] "
+                   "[--marker TEXT]\nscenarios: collectives mesh autograd "
+                   "reducer exit kill hang sleep\n";
+      std::exit(0);
+    } else if (!arg.empty() && arg[0] == '-')
+      throw DistributedError("unknown flag " + arg);
+    else if (options.scenario.empty())
+      options.scenario = arg;
+    else
+      throw DistributedError("unexpected argument " + arg);
+  }
+  if (options.scenario.empty())
+    throw DistributedError("no scenario given (try --help)");
+  return options;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+std::string show(const at::Tensor &t) {
+  std::ostringstream out;
+  out << t.sizes() << " [";
+  at::Tensor flat = t.detach().to(at::kDouble).reshape({-1}).contiguous();
+  for (int64_t i = 0; i < flat.numel() && i < 16; ++i)
+    out << (i ? ", " : "") << flat.data_ptr<double>()[i];
+  if (flat.numel() > 16)
+    out << ", ...";
+  return out.str() + "]";
+}
+
+void expectEqual(const std::string &what, const at::Tensor &actual,
+                 const at::Tensor &expected) {
+  if (actual.sizes() != expected.sizes() ||
+      !actual.to(at::kDouble).equal(expected.to(at::kDouble)))
+    throw DistributedError("check failed: " + what + ": got " + show(actual) +
+                           ", expected " + show(expected));
+}
+
+void expectClose(const std::string &what, const at::Tensor &actual,
+                 const at::Tensor &expected, double rtol = 1e-5,
+                 double atol = 1e-5) {
+  if (actual.sizes() != expected.sizes() ||
+      !at::allclose(actual.to(at::kDouble), expected.to(at::kDouble), rtol,
+                    atol))
+    throw DistributedError("check failed: " + what + ": got " + show(actual) +
+                           ", expected " + show(expected));
+}
+
+void expectThrows(const std::string &what, const std::string &needle,
+                  const std::function<void()> &body) {
+  try {
+    body();
+  } catch (const DistributedError &e) {
+    if (std::string(e.what()).find(needle) == std::string::npos)
+      throw DistributedError("check failed: " + what + ": message '" +
+                             e.what() + "' lacks '" + needle + "'");
+    return;
+  }
+  throw DistributedError("check failed: " + what + ": no error");
+}
+
+at::Tensor range(int64_t n, at::ScalarType type = at::kFloat) {
+  return at::arange(n, at::TensorOptions().dtype(type));
+}
+
+at::Tensor full(at::IntArrayRef shape, double value,
+                at::ScalarType type = at::kFloat) {
+  return at::full(shape, value, at::TensorOptions().dtype(type));
+}
+
+//===----------------------------------------------------------------------===//
+// Numerics
+//===----------------------------------------------------------------------===//
+
+void checkCollectives(World &world) {
+  const Group &g = world.group();
+  const int n = g.size(), r = g.rank();
+  const double rankSum = n * (n - 1) / 2.0;
+
+  // all_reduce: sum, avg, max, min, product; float, double and int64.
+  at::Tensor t = range(6) + 10.0 * r;
+  allReduce(g, t);
+  expectEqual("all_reduce sum", t, range(6) * n + 10.0 * rankSum);
+  at::Tensor d = range(6, at::kDouble) + 10.0 * r;
+  allReduce(g, d, ReduceOp::Avg);
+  expectEqual("all_reduce avg (double)", d,
+              (range(6, at::kDouble) * n + 10.0 * rankSum) / n);
+  at::Tensor m = full({3}, r);
+  allReduce(g, m, ReduceOp::Max);
+  expectEqual("all_reduce max", m, full({3}, n - 1));
+  m = full({3}, r);
+  allReduce(g, m, ReduceOp::Min);
+  expectEqual("all_reduce min", m, full({3}, 0));
+  at::Tensor p = full({2}, r + 1);
+  allReduce(g, p, ReduceOp::Product);
+  double factorial = 1;
+  for (int k = 1; k <= n; ++k)
+    factorial *= k;
+  expectEqual("all_reduce product", p, full({2}, factorial));
+  at::Tensor i64 = range(4, at::kLong) * (r + 1);
+  allReduce(g, i64);
+  expectEqual("all_reduce int64", i64, range(4, at::kLong) * (n * (n + 1) / 2));
+  expectThrows("avg of int64", "avg needs a floating point tensor", [&] {
+    at::Tensor bad = range(2, at::kLong);
+    allReduce(g, bad, ReduceOp::Avg);
+  });
+
+  // A non-contiguous view is reduced in place in its base.
+  at::Tensor base = range(24).view({4, 6}) + r;
+  at::Tensor view = base.t();
+  allReduce(g, view);
+  expectEqual("all_reduce of a transposed view", base,
+              range(24).view({4, 6}) * n + rankSum);
+
+  // all_gather: rank order along dim 0; a 0-dim tensor gives [n].
+  at::Tensor gathered = allGather(g, full({2, 3}, r));
+  std::vector<at::Tensor> rows;
+  for (int q = 0; q < n; ++q)
+    rows.push_back(full({2, 3}, q));
+  expectEqual("all_gather", gathered, at::cat(rows, 0));
+  expectEqual("all_gather of a scalar", allGather(g, full({}, 7.0 * r)),
+              range(n) * 7.0);
+
+  // reduce_scatter: input[i] = 100 r + i on every row; chunk r of the sum.
+  at::Tensor input =
+      (range(2 * n).view({2 * n, 1}) + 100.0 * r).expand({2 * n, 3}).contiguous();
+  at::Tensor chunk = reduceScatter(g, input);
+  at::Tensor mine = range(2 * n).narrow(0, 2 * r, 2).view({2, 1});
+  at::Tensor expectedChunk = (mine * n + 100.0 * rankSum).expand({2, 3});
+  expectEqual("reduce_scatter sum", chunk, expectedChunk);
+  expectEqual("reduce_scatter avg", reduceScatter(g, input, ReduceOp::Avg),
+              expectedChunk / n);
+  expectEqual("reduce_scatter max",
+              reduceScatter(g, full({n, 2}, r), ReduceOp::Max),
+              full({1, 2}, n - 1));
+  if (n > 1)
+    expectThrows("reduce_scatter of an indivisible tensor", "not divisible",
+                 [&] { reduceScatter(g, range(n + 1)); });
+
+  // broadcast from every root.
+  for (int root = 0; root < n; ++root) {
+    at::Tensor b = full({4}, 5.0 * r + 1);
+    broadcast(g, b, root);
+    expectEqual("broadcast from " + std::to_string(root), b,
+                full({4}, 5.0 * root + 1));
+  }
+  expectThrows("broadcast from a bad root", "is not a rank of the group",
+               [&] {
+                 at::Tensor b = full({1}, 0);
+                 broadcast(g, b, n);
+               });
+  barrier(g);
+
+  // Async all_reduces in flight together, waited in order.
+  at::Tensor a1 = full({1000}, r), a2 = full({10}, 2.0 * r);
+  PendingCollective w1 = allReduceAsync(g, a1);
+  PendingCollective w2 = allReduceAsync(g, a2, ReduceOp::Avg);
+  w1.wait();
+  w2.wait();
+  expectEqual("async all_reduce", a1, full({1000}, rankSum));
+  expectEqual("async all_reduce avg", a2, full({10}, 2.0 * rankSum / n));
+
+  // A subgroup of the even ranks; every rank takes part in creating it.
+  std::vector<int> evens;
+  for (int q = 0; q < n; q += 2)
+    evens.push_back(q);
+  Group even = world.newGroup(evens, "even");
+  if ((r % 2 == 0) != even.valid())
+    throw DistributedError("check failed: membership of the even group");
+  if (even.valid()) {
+    at::Tensor e = full({2}, r);
+    allReduce(even, e);
+    double evenSum = 0;
+    for (int q : evens)
+      evenSum += q;
+    expectEqual("all_reduce on the even subgroup", e, full({2}, evenSum));
+    if (even.rank() != r / 2 || even.globalRank(even.rank()) != r)
+      throw DistributedError("check failed: even group ranks");
+  }
+  barrier(g);
+}
+
+void checkMesh(World &world, const Options &options) {
+  const int n = world.size(), r = world.rank();
+  std::vector<std::string> axes = options.axes;
+  std::vector<int64_t> shape = options.shape;
+  if (!options.haveShape) {
+    axes = {"dp", "tp"};
+    shape = {2, 2};
+  }
+  Mesh mesh = Mesh::create(world, axes, shape);
+  std::vector<int> coordinates = Mesh::coordinatesOf(shape, r);
+  if (mesh.coordinates() != coordinates)
+    throw DistributedError("check failed: mesh coordinates");
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Group &group = mesh.group(axes[a]);
+    // Members: vary coordinate a, keep the others (row-major ranks).
+    std::vector<int> expected;
+    std::vector<int> c = coordinates;
+    for (int k = 0; k < shape[a]; ++k) {
+      c[a] = k;
+      expected.push_back(Mesh::rankOf(shape, c));
+    }
+    if (group.ranks() != expected || group.rank() != coordinates[a])
+      throw DistributedError("check failed: members of " + group.name());
+    at::Tensor t = full({3}, r);
+    allReduce(group, t);
+    double sum = 0;
+    for (int q : expected)
+      sum += q;
+    expectEqual("all_reduce over axis " + axes[a], t, full({3}, sum));
+    std::vector<at::Tensor> rows;
+    for (int q : expected)
+      rows.push_back(full({1, 2}, q));
+    expectEqual("all_gather over axis " + axes[a], allGather(group, full({1, 2}, r)),
+                at::cat(rows, 0));
+  }
+  (void)n;
+  barrier(world.group());
+}
+
+void checkAutograd(World &world) {
+  const Group &g = world.group();
+  const int n = g.size(), r = g.rank();
+  const double triangle = n * (n + 1) / 2.0; // sum of q + 1
+
+  { // f: identity forward, all_reduce backward.
+    at::Tensor x = (range(3) + r).set_requires_grad(true);
+    at::Tensor y = copyToGroup(x, g);
+    expectEqual("copyToGroup forward", y, x.detach());
+    (y * (r + 1)).sum().backward();
+    expectEqual("copyToGroup backward", x.grad(), full({3}, triangle));
+  }
+  { // g: all_reduce forward, identity backward.
+    at::Tensor x = full({3}, r + 1).set_requires_grad(true);
+    at::Tensor y = reduceFromGroup(x, g);
+    expectEqual("reduceFromGroup forward", y.detach(), full({3}, triangle));
+    (y * (r + 2)).sum().backward();
+    expectEqual("reduceFromGroup backward", x.grad(), full({3}, r + 2));
+  }
+  { // all_gather along dim 1; replicated consumer: backward keeps the slice.
+    at::Tensor x = full({2, 3}, r).set_requires_grad(true);
+    at::Tensor y = gatherFromGroup(x, g, 1, GatherBackward::Slice);
+    std::vector<at::Tensor> blocks;
+    for (int q = 0; q < n; ++q)
+      blocks.push_back(full({2, 3}, q));
+    expectEqual("gatherFromGroup forward (dim 1)", y.detach(), at::cat(blocks, 1));
+    at::Tensor w = range(2 * 3 * n).view({2, 3 * n});
+    (y * w).sum().backward();
+    expectEqual("gatherFromGroup backward (slice)", x.grad(),
+                w.narrow(1, 3 * r, 3));
+  }
+  { // all_gather along dim 0, rank-specific consumer: reduce_scatter back.
+    at::Tensor x = full({2, 3}, r).set_requires_grad(true);
+    at::Tensor y = gatherFromGroup(x, g, 0, GatherBackward::ReduceScatter);
+    at::Tensor w = range(2 * n * 3).view({2 * n, 3});
+    (y * w * (r + 1)).sum().backward();
+    expectEqual("gatherFromGroup backward (reduce_scatter)", x.grad(),
+                w.narrow(0, 2 * r, 2) * triangle);
+  }
+  { // split forward, all_gather backward (dim -1).
+    at::Tensor x = range(2 * 2 * n).view({2, 2 * n}).set_requires_grad(true);
+    at::Tensor y = scatterToGroup(x, g, -1);
+    expectEqual("scatterToGroup forward", y.detach(),
+                x.detach().narrow(1, 2 * r, 2));
+    (y * (r + 1)).sum().backward();
+    std::vector<at::Tensor> blocks;
+    for (int q = 0; q < n; ++q)
+      blocks.push_back(full({2, 2}, q + 1));
+    expectEqual("scatterToGroup backward", x.grad(), at::cat(blocks, 1));
+  }
+  { // reduce_scatter forward, all_gather backward.
+    at::Tensor x = (range(2 * n * 2).view({2 * n, 2}) + r).set_requires_grad(true);
+    at::Tensor y = reduceScatterToGroup(x, g, 0);
+    expectEqual("reduceScatterToGroup forward", y.detach(),
+                range(2 * n * 2).view({2 * n, 2}).narrow(0, 2 * r, 2) * n +
+                    n * (n - 1) / 2.0);
+    (y * (r + 1)).sum().backward();
+    std::vector<at::Tensor> blocks;
+    for (int q = 0; q < n; ++q)
+      blocks.push_back(full({2, 2}, q + 1));
+    expectEqual("reduceScatterToGroup backward", x.grad(), at::cat(blocks, 0));
+  }
+  { // A Megatron MLP (column- then row-parallel linear) equals the dense
+    // one: output, input gradient and each weight shard's gradient.
+    const int64_t hidden = 4 * n;
+    at::Tensor X = at::remainder(range(5 * 6).view({5, 6}), 5) - 2;
+    at::Tensor W1 = at::remainder(range(hidden * 6).view({hidden, 6}) * 7, 5) - 2;
+    at::Tensor W2 = at::remainder(range(3 * hidden).view({3, hidden}) * 3, 5) - 2;
+    at::Tensor dx = X.clone().set_requires_grad(true);
+    at::Tensor dw1 = W1.clone().set_requires_grad(true);
+    at::Tensor dw2 = W2.clone().set_requires_grad(true);
+    at::Tensor dense = at::matmul(at::matmul(dx, dw1.t()), dw2.t());
+    (dense * dense).sum().backward();
+
+    const int64_t shard = hidden / n;
+    at::Tensor tx = X.clone().set_requires_grad(true);
+    at::Tensor tw1 = W1.narrow(0, r * shard, shard).clone().set_requires_grad(true);
+    at::Tensor tw2 = W2.narrow(1, r * shard, shard).clone().set_requires_grad(true);
+    at::Tensor h = at::matmul(copyToGroup(tx, g), tw1.t());
+    at::Tensor out = reduceFromGroup(at::matmul(h, tw2.t()), g);
+    (out * out).sum().backward();
+    expectClose("tensor-parallel MLP output", out.detach(), dense.detach());
+    expectClose("tensor-parallel MLP input grad", tx.grad(), dx.grad());
+    expectClose("tensor-parallel MLP W1 shard grad", tw1.grad(),
+                dw1.grad().narrow(0, r * shard, shard));
+    expectClose("tensor-parallel MLP W2 shard grad", tw2.grad(),
+                dw2.grad().narrow(1, r * shard, shard));
+  }
+  if (n > 1)
+    expectThrows("scatterToGroup of an indivisible dim", "not divisible", [&] {
+      scatterToGroup(range(n + 1).set_requires_grad(true), g, 0);
+    });
+  barrier(g);
+}
+
+struct TinyModel {
+  std::vector<at::Tensor> params; // unused, W1, b1, W2, b2
+
+  static TinyModel make() {
+    TinyModel m;
+    auto init = [](at::Tensor t, int salt) {
+      return (at::remainder(t * salt + 1, 3) - 1).set_requires_grad(true);
+    };
+    m.params.push_back(init(range(5), 1));
+    m.params.push_back(init(range(32).view({8, 4}), 5));
+    m.params.push_back(init(range(8), 7));
+    m.params.push_back(init(range(24).view({3, 8}), 11));
+    m.params.push_back(init(range(3), 13));
+    return m;
+  }
+  TinyModel clone() const {
+    TinyModel m;
+    for (const at::Tensor &p : params)
+      m.params.push_back(p.detach().clone().set_requires_grad(true));
+    return m;
+  }
+  at::Tensor loss(const at::Tensor &x) const {
+    at::Tensor h = at::matmul(x, params[1].t()) + params[2];
+    at::Tensor out = at::matmul(h, params[3].t()) + params[4];
+    return (out * out).sum();
+  }
+  void zeroGrad() {
+    for (at::Tensor &p : params)
+      if (p.grad().defined())
+        p.mutable_grad().zero_();
+  }
+};
+
+at::Tensor batch(int rank, int step) {
+  return at::remainder(range(24).view({6, 4}) + rank * 3 + step, 3) - 1;
+}
+
+void checkReducer(World &world) {
+  const Group &g = world.group();
+  const int r = g.rank();
+  for (size_t bucketBytes : {size_t(64), size_t(1) << 20}) {
+    std::string label = " (buckets of " + std::to_string(bucketBytes) + " B)";
+    TinyModel model = TinyModel::make();
+    TinyModel plain = model.clone();
+    GradReducerOptions options;
+    options.bucketBytes = bucketBytes;
+    GradBucketReducer reducer(g, model.params, options);
+    const size_t buckets = reducer.bucketLayout().size();
+    if (bucketBytes == 64 && buckets != 5)
+      throw DistributedError("check failed: expected 5 buckets, got " +
+                             std::to_string(buckets));
+    if (bucketBytes > 64 && buckets != 1)
+      throw DistributedError("check failed: expected 1 bucket");
+
+    auto plainStep = [&](const std::vector<int> &steps) {
+      plain.zeroGrad();
+      for (int step : steps)
+        plain.loss(batch(r, step)).backward();
+      for (at::Tensor &p : plain.params) {
+        if (!p.grad().defined())
+          p.mutable_grad() = at::zeros_like(p);
+        allReduce(g, p.mutable_grad(), ReduceOp::Avg);
+      }
+    };
+    auto compare = [&](const std::string &what) {
+      for (size_t k = 0; k < model.params.size(); ++k)
+        expectEqual(what + label + ": parameter " + std::to_string(k),
+                    model.params[k].grad(), plain.params[k].grad());
+    };
+
+    // Two plain iterations: state resets between them.
+    for (int step = 0; step < 2; ++step) {
+      model.zeroGrad();
+      model.loss(batch(r, step)).backward();
+      reducer.finish();
+      plainStep({step});
+      compare("iteration " + std::to_string(step));
+      // Every bucket but the unused parameter's filled up during backward.
+      if (reducer.bucketsLaunchedDuringBackward() != buckets - 1)
+        throw DistributedError(
+            "check failed: " + std::to_string(reducer.bucketsLaunchedDuringBackward()) +
+            " of " + std::to_string(buckets) +
+            " buckets launched during backward" + label);
+    }
+    // Gradient accumulation over two backwards, synchronised once.
+    model.zeroGrad();
+    reducer.setSyncEnabled(false);
+    model.loss(batch(r, 5)).backward();
+    reducer.setSyncEnabled(true);
+    model.loss(batch(r, 6)).backward();
+    reducer.finish();
+    plainStep({5, 6});
+    compare("accumulation");
+    // The unused parameter's gradient is the mean of zeros.
+    expectEqual("unused parameter" + label, model.params[0].grad(),
+                at::zeros({5}));
+  }
+  barrier(g);
+}
+
+//===----------------------------------------------------------------------===//
+// Failures
+//===----------------------------------------------------------------------===//
+
+void sleepSeconds(int seconds) {
+  for (int i = 0; i < seconds * 10; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+int runScenario(World &world, const Options &options) {
+  const std::string &s = options.scenario;
+  const int r = world.rank();
+  if (s == "collectives")
+    checkCollectives(world);
+  else if (s == "mesh")
+    checkMesh(world, options);
+  else if (s == "autograd")
+    checkAutograd(world);
+  else if (s == "reducer")
+    checkReducer(world);
+  else if (s == "exit") {
+    // The target exits with --code; the others are busy (not in a
+    // collective): the launcher must stop them.
+    barrier(world.group());
+    if (r == options.targetRank)
+      return options.code;
+    sleepSeconds(60);
+  } else if (s == "kill") {
+    // All-reduces in a loop; the target SIGKILLs itself in the middle.
+    at::Tensor t = at::ones({1 << 18});
+    for (int i = 0; i < 100000; ++i) {
+      if (r == options.targetRank && i == options.iterations)
+        ::raise(SIGKILL);
+      allReduce(world.group(), t, ReduceOp::Avg);
+    }
+  } else if (s == "hang") {
+    // The target never reaches the all_reduce (but stays alive).
+    barrier(world.group());
+    if (r == options.targetRank)
+      sleepSeconds(120);
+    at::Tensor t = at::ones({4});
+    allReduce(world.group(), t);
+  } else if (s == "sleep") {
+    sleepSeconds(120);
+  } else {
+    throw DistributedError("unknown scenario '" + s + "'");
+  }
+  std::cout << "rank " << r << ": " << s << " ok" << std::endl;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    LauncherArguments launch = extractLauncherArguments(argc, argv);
+    Options options = parseOptions(launch.argv);
+    if (launch.nproc > 0) {
+      LaunchOptions launchOptions;
+      launchOptions.masterPort = launch.masterPort;
+      launchOptions.gracePeriod = options.grace;
+      return launchLocalRanks(launch.nproc, launch.argv, launchOptions);
+    }
+    DistEnvironment env = readTorchrunEnvironment();
+    InitOptions init;
+    init.timeout = options.timeout;
+    std::shared_ptr<World> world = World::initialize(env, init);
+    return runScenario(*world, options);
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << describeException(e) << std::endl;
+    return 1;
+  }
+}
