@@ -6,15 +6,39 @@
 #include <ATen/Parallel.h>
 
 #include <cstdio>
+#include <dlfcn.h>
+#include <malloc.h>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 namespace snn::runtime {
 
+namespace {
+/// OpenBLAS (Debian's pthread build) keeps its own worker threads, which busy-wait between
+/// GEMMs and fight ATen's OpenMP team for the cores: CSNN training at 2 threads on 2 cores ran
+/// at 0.4x the 1-thread speed. GEMM calls here are small per step, so OpenMP parallelism
+/// across the ops serves better; measured in docs/benchmarks.md. Looked up at run time because
+/// the BLAS behind LibTorch is a Debian alternative that may not be OpenBLAS.
+void limitBlasThreads() {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(1);
+}
+} // namespace
+
+void keepLargeAllocationsOnTheHeap() {
+  // Activations are tens of MB and glibc serves such blocks with mmap, returning them to the
+  // kernel on free: every training step then page-faults its whole working set again (35% of
+  // a CSNN step was kernel page-fault time). Served from the heap, freed blocks are reused.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 void setIntraOpThreads(int threads) {
   if (threads <= 0)
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  limitBlasThreads();
   at::set_num_threads(threads);
 }
 

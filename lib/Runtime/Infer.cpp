@@ -1,6 +1,7 @@
 //===- Infer.cpp - The `snn-run infer` command ----------------------------===//
 
 #include "snn/Runtime/Infer.h"
+#include "snn/Runtime/CommandSupport.h"
 #include "snn/Runtime/Artifact.h"
 #include "snn/Runtime/Boundary.h"
 #include "snn/Runtime/Error.h"
@@ -26,12 +27,6 @@ double millisecondsSince(Clock::time_point start) {
       .count();
 }
 
-void setThreads(int threads) {
-  if (threads <= 0)
-    threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
-}
-
 /// Fails before any work if the output cannot be placed, so a long run is not
 /// wasted on a typo.
 void checkOutputDirectory(const std::string &path) {
@@ -45,7 +40,7 @@ void checkOutputDirectory(const std::string &path) {
 
 void runInfer(const InferOptions &options) {
   Clock::time_point start = Clock::now();
-  setThreads(options.threads);
+  setIntraOpThreads(options.threads);
   checkOutputDirectory(options.outputPath);
 
   Artifact artifact = loadArtifact(options.artifactDir);

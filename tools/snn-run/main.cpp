@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Runtime/CommandSupport.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Eval.h"
 #include "snn/Runtime/Infer.h"
@@ -196,5 +197,6 @@ int runTool(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  snn::runtime::keepLargeAllocationsOnTheHeap();
   return runReportingErrors([&] { return runTool(argc, argv); });
 }

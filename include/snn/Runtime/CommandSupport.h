@@ -8,6 +8,9 @@
 
 namespace snn::runtime {
 
+/// Makes glibc reuse freed activation buffers instead of unmapping them (call once, early).
+void keepLargeAllocationsOnTheHeap();
+
 /// at::set_num_threads; 0 means the machine's hardware concurrency.
 void setIntraOpThreads(int threads);
 
