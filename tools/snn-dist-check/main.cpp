@@ -5,13 +5,14 @@
 // it is one rank (torchrun variables), runs one scenario on real process
 // groups and checks every result against values computed in closed form.
 //
-//   snn-dist-check [--nproc N [--master-port P] [--grace-ms G]] SCENARIO
+//   snn-dist-check [--nproc N [--master-port P] [--grace-ms G]] SCENARIO...
 //                  [--timeout-ms T] [--rank R] [--code C] [--iterations K]
 //                  [--axes a,b --shape 2,2] [--marker TEXT]
 //
-// Scenarios: collectives, mesh, autograd, reducer (numerics); exit, kill,
-// hang, sleep (failure handling). Prints "rank R: SCENARIO ok" on success,
-// "error: ..." and exit 1 on a failed check.
+// Scenarios, run in the order given: collectives, mesh, autograd, reducer
+// (numerics); exit, kill, hang, sleep (failure handling). Prints
+// "rank R: SCENARIO ok" after each, "error: ..." and exit 1 on a failed
+// check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +47,7 @@ using namespace snn::dist;
 namespace {
 
 struct Options {
-  std::string scenario;
+  std::vector<std::string> scenarios;
   std::chrono::milliseconds timeout{60000};
   std::chrono::milliseconds grace{5000};
   int targetRank = 1;
@@ -95,19 +96,17 @@ Options parseOptions(const std::vector<std::string> &argv) {
       value(i); // only there to find the processes with pgrep
     else if (arg == "-h" || arg == "--help") {
       std::cout << "usage: snn-dist-check [--nproc N [--master-port P] "
-                   "[--grace-ms G]] SCENARIO [--timeout-ms T] [--rank R] "
+                   "[--grace-ms G]] SCENARIO... [--timeout-ms T] [--rank R] "
                    "[--code C] [--iterations K] [--axes a,b --shape 2,2] "
                    "[--marker TEXT]\nscenarios: collectives mesh autograd "
                    "reducer exit kill hang sleep\n";
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-')
       throw DistributedError("unknown flag " + arg);
-    else if (options.scenario.empty())
-      options.scenario = arg;
     else
-      throw DistributedError("unexpected argument " + arg);
+      options.scenarios.push_back(arg);
   }
-  if (options.scenario.empty())
+  if (options.scenarios.empty())
     throw DistributedError("no scenario given (try --help)");
   return options;
 }
@@ -236,6 +235,19 @@ void checkCollectives(World &world) {
     expectThrows("reduce_scatter of an indivisible tensor", "not divisible",
                  [&] { reduceScatter(g, range(n + 1)); });
 
+  // Empty tensors: nothing to send, shapes still right.
+  at::Tensor empty = at::zeros({0, 3});
+  allReduce(g, empty);
+  broadcast(g, empty, 0);
+  expectEqual("all_gather of an empty tensor", allGather(g, empty),
+              at::zeros({0, 3}));
+  expectEqual("reduce_scatter of an empty tensor", reduceScatter(g, empty),
+              at::zeros({0, 3}));
+  expectEqual("all_gather of a [2, 0] tensor", allGather(g, at::zeros({2, 0})),
+              at::zeros({2 * n, 0}));
+  PendingCollective emptyAsync = allReduceAsync(g, empty);
+  emptyAsync.wait();
+
   // broadcast from every root.
   for (int root = 0; root < n; ++root) {
     at::Tensor b = full({4}, 5.0 * r + 1);
@@ -279,20 +291,17 @@ void checkCollectives(World &world) {
   barrier(g);
 }
 
-void checkMesh(World &world, const Options &options) {
-  const int n = world.size(), r = world.rank();
-  std::vector<std::string> axes = options.axes;
-  std::vector<int64_t> shape = options.shape;
-  if (!options.haveShape) {
-    axes = {"dp", "tp"};
-    shape = {2, 2};
-  }
+void checkOneMesh(World &world, const std::vector<std::string> &axes,
+                  const std::vector<int64_t> &shape) {
+  const int r = world.rank();
   Mesh mesh = Mesh::create(world, axes, shape);
   std::vector<int> coordinates = Mesh::coordinatesOf(shape, r);
   if (mesh.coordinates() != coordinates)
     throw DistributedError("check failed: mesh coordinates");
   for (size_t a = 0; a < axes.size(); ++a) {
     const Group &group = mesh.group(axes[a]);
+    if (mesh.coordinate(axes[a]) != coordinates[a])
+      throw DistributedError("check failed: coordinate along " + axes[a]);
     // Members: vary coordinate a, keep the others (row-major ranks).
     std::vector<int> expected;
     std::vector<int> c = coordinates;
@@ -311,11 +320,29 @@ void checkMesh(World &world, const Options &options) {
     std::vector<at::Tensor> rows;
     for (int q : expected)
       rows.push_back(full({1, 2}, q));
-    expectEqual("all_gather over axis " + axes[a], allGather(group, full({1, 2}, r)),
-                at::cat(rows, 0));
+    expectEqual("all_gather over axis " + axes[a],
+                allGather(group, full({1, 2}, r)), at::cat(rows, 0));
+    expectEqual("reduce_scatter over axis " + axes[a],
+                reduceScatter(group, full({group.size(), 2}, r)),
+                full({1, 2}, sum));
   }
-  (void)n;
   barrier(world.group());
+}
+
+void checkMesh(World &world, const Options &options) {
+  if (options.haveShape) {
+    checkOneMesh(world, options.axes, options.shape);
+    return;
+  }
+  const int64_t n = world.size();
+  // Every layout of this world size that the planner produces: 1-D dp, a
+  // 2-D (dp, tp) mesh, and one with an axis of size 1.
+  checkOneMesh(world, {"dp"}, {n});
+  if (n % 2 == 0) {
+    checkOneMesh(world, {"dp", "tp"}, {n / 2, 2});
+    checkOneMesh(world, {"dp", "pp", "tp"}, {n / 2, 1, 2});
+    checkOneMesh(world, {"tp", "dp"}, {2, n / 2});
+  }
 }
 
 void checkAutograd(World &world) {
@@ -467,8 +494,15 @@ void checkReducer(World &world) {
     if (bucketBytes > 64 && buckets != 1)
       throw DistributedError("check failed: expected 1 bucket");
 
+    // Iteration 1 gives the unused parameter a local .grad (rank + 1): it
+    // must be averaged like any other gradient.
+    auto preset = [&](TinyModel &m, int step) {
+      if (step == 1)
+        m.params[0].mutable_grad() = full({5}, r + 1);
+    };
     auto plainStep = [&](const std::vector<int> &steps) {
       plain.zeroGrad();
+      preset(plain, steps.front());
       for (int step : steps)
         plain.loss(batch(r, step)).backward();
       for (at::Tensor &p : plain.params) {
@@ -486,10 +520,14 @@ void checkReducer(World &world) {
     // Two plain iterations: state resets between them.
     for (int step = 0; step < 2; ++step) {
       model.zeroGrad();
+      preset(model, step);
       model.loss(batch(r, step)).backward();
       reducer.finish();
       plainStep({step});
       compare("iteration " + std::to_string(step));
+      expectEqual("unused parameter, iteration " + std::to_string(step) + label,
+                  model.params[0].grad(),
+                  full({5}, step == 1 ? (g.size() + 1) / 2.0 : 0.0));
       // Every bucket but the unused parameter's filled up during backward.
       if (reducer.bucketsLaunchedDuringBackward() != buckets - 1)
         throw DistributedError(
@@ -522,8 +560,7 @@ void sleepSeconds(int seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-int runScenario(World &world, const Options &options) {
-  const std::string &s = options.scenario;
+int runScenario(World &world, const Options &options, const std::string &s) {
   const int r = world.rank();
   if (s == "collectives")
     checkCollectives(world);
@@ -560,7 +597,7 @@ int runScenario(World &world, const Options &options) {
   } else {
     throw DistributedError("unknown scenario '" + s + "'");
   }
-  std::cout << "rank " << r << ": " << s << " ok" << std::endl;
+  std::cout << ("rank " + std::to_string(r) + ": " + s + " ok\n") << std::flush;
   return 0;
 }
 
@@ -580,9 +617,20 @@ int main(int argc, char **argv) {
     InitOptions init;
     init.timeout = options.timeout;
     std::shared_ptr<World> world = World::initialize(env, init);
-    return runScenario(*world, options);
+    try {
+      for (const std::string &scenario : options.scenarios)
+        if (int code = runScenario(*world, options, scenario))
+          return code;
+    } catch (const std::exception &e) {
+      // Report before the world goes (its destructor may wait for Gloo).
+      std::cerr << ("error: " + describeException(e) + "\n") << std::flush;
+      world.reset();
+      return 1;
+    }
+    return 0;
   } catch (const std::exception &e) {
-    std::cerr << "error: " << describeException(e) << std::endl;
+    // One write: ranks share the terminal.
+    std::cerr << ("error: " + describeException(e) + "\n") << std::flush;
     return 1;
   }
 }

@@ -79,7 +79,8 @@ static void combine(at::Tensor &into, const at::Tensor &other, ReduceOp op) {
 void allReduce(const Group &group, at::Tensor &tensor, ReduceOp op) {
   GroupState &g = group.state();
   checkTensor(g, "all_reduce", tensor, op);
-  if (g.size() == 1)
+  // Nothing to send (and Gloo divides by the element count).
+  if (g.size() == 1 || tensor.numel() == 0)
     return;
   const bool contiguous = tensor.is_contiguous();
   at::Tensor buffer = contiguous ? tensor : tensor.contiguous();
@@ -113,6 +114,8 @@ at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
     output.copy_(input);
     return output;
   }
+  if (input.numel() == 0) // nothing to send (Gloo divides by the count)
+    return output;
   c10d::AllgatherOptions options;
   options.timeout = g.timeout;
   uint64_t sequence = 0;
@@ -185,8 +188,8 @@ at::Tensor reduceScatter(const Group &group, const at::Tensor &tensor,
                     " is not divisible by the group size " + std::to_string(n));
   at::Tensor input = tensor.contiguous();
   const int64_t rows = input.size(0) / n;
-  if (n == 1)
-    return input.clone();
+  if (n == 1 || input.numel() == 0)
+    return input.narrow(0, g.rank * rows, rows).clone();
   at::Tensor output;
   if (g.backend == Backend::Nccl) {
     std::vector<int64_t> shape = input.sizes().vec();
@@ -215,7 +218,7 @@ void broadcast(const Group &group, at::Tensor &tensor, int root) {
     badArgument(g, "broadcast",
                 "root " + std::to_string(root) + " is not a rank of the group "
                 "(size " + std::to_string(g.size()) + ")");
-  if (g.size() == 1)
+  if (g.size() == 1 || tensor.numel() == 0)
     return;
   const bool contiguous = tensor.is_contiguous();
   at::Tensor buffer = contiguous ? tensor : tensor.contiguous();
@@ -267,7 +270,7 @@ PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
   state->tensor = tensor;
   state->op = op;
   state->buffer = tensor.is_contiguous() ? tensor : tensor.contiguous();
-  if (g.size() > 1) {
+  if (g.size() > 1 && tensor.numel() > 0) {
     std::vector<at::Tensor> tensors{state->buffer};
     c10d::AllreduceOptions options;
     options.reduceOp = toC10d(op);

@@ -48,6 +48,8 @@ struct WorldState {
   bool heartbeatStop = false;
   std::atomic<bool> storeLost{false};
   std::atomic<bool> failedOnce{false};
+  /// Every rank joined (the done handshake at destruction needs it).
+  bool joined = false;
 
   ~WorldState();
 

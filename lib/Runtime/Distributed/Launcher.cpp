@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
+#include <map>
 #include <netinet/in.h>
 #include <optional>
 #include <set>
@@ -67,14 +68,21 @@ public:
       sigaction(kSignals[i], &action, nullptr);
       installed_[i] = true;
     }
+    // waitid needs un-reaped children: SIGCHLD ignored would auto-reap.
+    struct sigaction childDefault {};
+    childDefault.sa_handler = SIG_DFL;
+    sigemptyset(&childDefault.sa_mask);
+    sigaction(SIGCHLD, &childDefault, &previousChild_);
   }
   ~SignalForwarding() {
     for (size_t i = 0; i < kSignals.size(); ++i)
       if (installed_[i])
         sigaction(kSignals[i], &previous_[i], nullptr);
+    sigaction(SIGCHLD, &previousChild_, nullptr);
   }
 
 private:
+  struct sigaction previousChild_ {};
   static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 3> previous_{};
   std::array<bool, 3> installed_{};
@@ -458,10 +466,15 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
         continue;
       siginfo_t info{};
       info.si_pid = 0;
-      if (::waitid(P_PID, child.pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == child.pid) {
+      int result = ::waitid(P_PID, child.pid, &info, WEXITED | WNOHANG | WNOWAIT);
+      if (result < 0 && errno == EINTR)
+        result = ::waitid(P_PID, child.pid, &info, WEXITED | WNOHANG | WNOWAIT);
+      const bool gone = result < 0 && errno == ECHILD; // reaped elsewhere
+      if (gone || (result == 0 && info.si_pid == child.pid)) {
         child.exited = true;
-        if (info.si_code == CLD_EXITED)
+        if (gone)
+          child.exitCode = 1; // status lost: count it as a failure
+        else if (info.si_code == CLD_EXITED)
           child.exitCode = info.si_status;
         else
           child.termSignal = info.si_status;
@@ -530,22 +543,61 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
       break;
     }
   // Only consequences, and no interrupt: e.g. a hung rank that the others
-  // timed out on, then stopped by us. Report the first failure seen.
-  if (!cause && !interruptSignal && !failureOrder.empty())
+  // timed out on, then stopped by us. Name the rank they lost, if they
+  // agree on one; else report the first failure seen.
+  std::string lostReport;
+  if (!cause && !interruptSignal && !failureOrder.empty()) {
     cause = &children[failureOrder.front()];
+    std::map<int, std::vector<int>> blamedBy;
+    for (const Child &child : children) {
+      if (!failed(child) || child.signaledByLauncher)
+        continue;
+      try {
+        std::string key = "snn/suspects/" + std::to_string(child.rank);
+        if (!store->check({key}))
+          continue;
+        std::vector<uint8_t> value = store->get(key);
+        std::string list(value.begin(), value.end());
+        if (list.find(',') == std::string::npos && !list.empty())
+          blamedBy[std::stoi(list)].push_back(child.rank);
+      } catch (const std::exception &) {
+      }
+    }
+    if (blamedBy.size() == 1) {
+      const Child &lost = children.at(blamedBy.begin()->first);
+      const std::vector<int> &by = blamedBy.begin()->second;
+      std::string ranks;
+      for (size_t i = 0; i < by.size(); ++i)
+        ranks += (i ? ", " : "") + std::to_string(by[i]);
+      lostReport = "rank " + std::to_string(lost.rank) + " stopped answering (" +
+                   (by.size() == 1 ? "rank " : "ranks ") + ranks +
+                   " lost it in a collective)";
+      if (lost.signaledByLauncher)
+        lostReport += "; stopped by the launcher";
+      else if (lost.exited && !failed(lost))
+        lostReport += "; it had exited with code 0";
+    }
+  }
 
   reapAll();
 
+  if (!lostReport.empty()) {
+    if (options.reportFailures)
+      std::cerr << ("error: " + lostReport + "\n") << std::flush;
+    return cause->termSignal ? 128 + cause->termSignal : cause->exitCode;
+  }
+
   if (cause) {
     if (options.reportFailures)
-      std::cerr << "error: " << describeExit(*cause) << std::endl;
+      std::cerr << ("error: " + describeExit(*cause) + "\n") << std::flush;
     return cause->termSignal ? 128 + cause->termSignal : cause->exitCode;
   }
   if (interruptSignal) {
     if (options.reportFailures)
-      std::cerr << "error: interrupted by " << signalName(interruptSignal)
-                << "; stopped " << nproc << (nproc == 1 ? " rank" : " ranks")
-                << std::endl;
+      std::cerr << ("error: interrupted by " + signalName(interruptSignal) +
+                    "; stopped " + std::to_string(nproc) +
+                    (nproc == 1 ? " rank\n" : " ranks\n"))
+                << std::flush;
     return 128 + interruptSignal;
   }
   return 0;

@@ -7,6 +7,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef SNN_WITH_NCCL
+#ifndef USE_C10D_NCCL
+#error "SNN_ENABLE_CUDA needs a LibTorch built with NCCL (USE_C10D_NCCL)"
+#endif
+#include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -115,6 +119,9 @@ static std::string heartbeatKey(int rank) {
 static std::string failedKey(int rank) {
   return "snn/failed/" + std::to_string(rank);
 }
+static std::string suspectsKey(int rank) {
+  return "snn/suspects/" + std::to_string(rank);
+}
 
 std::string WorldState::heartbeatValue(uint64_t beat) {
   std::string value = std::to_string(beat);
@@ -158,7 +165,7 @@ void WorldState::stopHeartbeat() {
 
 WorldState::~WorldState() {
   stopHeartbeat();
-  if (!store || env.worldSize <= 1)
+  if (!store || !joined || env.worldSize <= 1)
     return;
   // Rank 0 hosting the store must outlive the others' last use of it.
   bool hostsStore = !env.externalStore && env.rank == 0;
@@ -276,6 +283,14 @@ void WorldState::failCollective(GroupState &group, const std::string &op,
       note = (behind.size() == 1 ? "rank " : "ranks ") + joinInts(behind) +
              (behind.size() == 1 ? " is" : " are") +
              " alive but did not reach this collective";
+    }
+  }
+
+  if (reachable && !suspects.empty()) {
+    // For the launcher's report (the cause, not the consequences).
+    try {
+      store->set(suspectsKey(env.rank), toBytes(joinInts(suspects)));
+    } catch (const std::exception &) {
     }
   }
 
@@ -448,6 +463,8 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
                            " failed: " + describeException(e));
   }
 
+  state->joined = true;
+
   // Heartbeat on its own connection.
   if (options.heartbeat) {
     try {
@@ -462,6 +479,15 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     state->startHeartbeat();
   }
 
+#ifdef SNN_WITH_NCCL
+  if (options.backend == Backend::Nccl) {
+    // One GPU per local rank, as torchrun users expect.
+    const int devices = c10::cuda::device_count();
+    if (devices < 1)
+      throw DistributedError(prefix + "backend nccl: no CUDA device is visible");
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.localRank % devices));
+  }
+#endif
   if (options.backend == Backend::Gloo) {
     try {
       state->glooDevice = createGlooDevice(env);
