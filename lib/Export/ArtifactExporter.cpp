@@ -200,8 +200,17 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
       return failure();
     }
   }
-  bool outputTimeMajor = !func.getBody().front().getTerminator()->getOperand(0)
-                              .getDefiningOp<snn::MeanTimeOp>();
+  // The readout decides the layout; a planned module's annotations forward its value.
+  Value readout = func.getBody().front().getTerminator()->getOperand(0);
+  while (Operation *def = readout.getDefiningOp()) {
+    if (!snn::shardapi::isShardOp(def))
+      break;
+    Value source = snn::shardapi::annotatedSource(def);
+    if (!source)
+      break;
+    readout = source;
+  }
+  bool outputTimeMajor = !readout.getDefiningOp<snn::MeanTimeOp>();
   manifest["input"] = {{"name", "input"}, {"shape", shapeJson(inputType)}, {"time_major", true}};
   manifest["output"] = {
       {"name", "output"}, {"shape", shapeJson(outputType)}, {"time_major", outputTimeMajor}};
@@ -233,17 +242,36 @@ json attributeJson(Attribute attr) {
   return nullptr;
 }
 
-/// Copies `snn.plan` into "plan" and its mesh into "mesh". The program itself stays one
-/// replicated program for world size 1 until the partitioning pass exists, which
-/// "partitioned": false says.
+/// Whether every rank of `mode` runs the same, unpartitioned program: the data-parallel
+/// family (dp, dp + ZeRO, fsdp) shards the batch and the optimizer state or parameters at
+/// run time, not the program.
+bool replicatedProgramMode(const std::string &mode) {
+  return mode == "dp" || mode == "fsdp";
+}
+
+/// Copies `snn.plan` into "plan" and its mesh into "mesh". For the data-parallel family
+/// (dp, dp + ZeRO, fsdp) the one program serves every rank of the mesh: world_size is the
+/// mesh's size and program_0 lists all ranks. Other modes stay one replicated program for
+/// world size 1 until the partitioning pass exists, which "partitioned": false says.
 void writePlan(ModuleOp module, json &manifest) {
   auto plan = module->getAttrOfType<DictionaryAttr>("snn.plan");
   if (!plan)
     return;
   json copy = attributeJson(plan);
   copy["partitioned"] = false;
-  manifest["mesh"] = {{"axes", copy.value("mesh_axes", json::array())},
-                      {"shape", copy.value("mesh_shape", json::array())}};
+  json axes = copy.value("mesh_axes", json::array());
+  json shape = copy.value("mesh_shape", json::array());
+  manifest["mesh"] = {{"axes", axes}, {"shape", shape}};
+  std::string mode = copy.value("mode", std::string("none"));
+  if (replicatedProgramMode(mode) && axes.size() == 1 && shape.size() == 1 &&
+      axes[0] == "dp" && shape[0].is_number_integer() && shape[0].get<int64_t>() >= 1) {
+    int64_t size = shape[0].get<int64_t>();
+    json ranks = json::array();
+    for (int64_t rank = 0; rank < size; ++rank)
+      ranks.push_back(rank);
+    manifest["world_size"] = size;
+    manifest["programs"] = json::array({{{"file", "program_0.onnx"}, {"ranks", ranks}}});
+  }
   manifest["plan"] = std::move(copy);
 }
 

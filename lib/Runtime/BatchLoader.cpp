@@ -27,6 +27,24 @@ BatchLoader::BatchLoader(const Dataset &dataset, BatchLayout layout,
     : data(dataset), layout(layout), opts(options) {
   if (opts.batchSize < 1)
     throw Error("--batch-size must be at least 1");
+  if (opts.shardCount < 1 || opts.shardIndex < 0 ||
+      opts.shardIndex >= opts.shardCount)
+    throw Error("invalid data shard " + std::to_string(opts.shardIndex) +
+                " of " + std::to_string(opts.shardCount));
+  if (opts.batchSize % opts.shardCount != 0)
+    throw Error("--batch-size " + std::to_string(opts.batchSize) +
+                " is not divisible by the " + std::to_string(opts.shardCount) +
+                " data-parallel ranks (--batch-size is the global batch, "
+                "split evenly over the ranks)");
+  int64_t rest = dataset.size() % opts.batchSize;
+  if (!opts.dropLast && rest != 0 && rest % opts.shardCount != 0)
+    throw Error("--keep-last: the last batch of " + std::to_string(rest) +
+                " samples (" + std::to_string(dataset.size()) + " % " +
+                std::to_string(opts.batchSize) +
+                ") cannot be split evenly over the " +
+                std::to_string(opts.shardCount) +
+                " data-parallel ranks; use --drop-last or another "
+                "--batch-size");
   data.samples = data.samples.contiguous();
   data.labels = data.labels.contiguous();
   int64_t perSample = data.size() ? data.samples[0].numel() : 0;
@@ -46,7 +64,7 @@ void BatchLoader::startEpoch(int64_t epoch) {
 }
 
 Batch &BatchLoader::buffersFor(int64_t size) {
-  Batch &buffers = size == opts.batchSize ? full : last;
+  Batch &buffers = size == opts.batchSize / opts.shardCount ? full : last;
   if (buffers.size == size)
     return buffers;
   std::vector<int64_t> shape;
@@ -66,6 +84,9 @@ Batch BatchLoader::batch(int64_t index) {
     throw Error("batch " + std::to_string(index) + " is out of range");
   int64_t begin = index * opts.batchSize;
   int64_t size = std::min(opts.batchSize, data.size() - begin);
+  // This shard's positions of the global batch (sizes checked divisible).
+  size /= opts.shardCount;
+  begin += opts.shardIndex * size;
   Batch &out = buffersFor(size);
   const int64_t *indices = order.data() + begin;
   const int64_t *labels = data.labels.data_ptr<int64_t>();

@@ -58,7 +58,10 @@ Artifact loadSingleRankArtifact(const std::string &dir,
   if (artifact.manifest.worldSize != 1)
     throw Error(dir + ": artifact is partitioned for " +
                 std::to_string(artifact.manifest.worldSize) +
-                " ranks; 'snn-run " + command + "' runs single-rank artifacts");
+                " ranks; 'snn-run " + command +
+                "' runs single-rank artifacts in one process (start it with "
+                "'snn-run --nproc " + std::to_string(artifact.manifest.worldSize) +
+                " " + command + " ...' or torchrun)");
   return artifact;
 }
 

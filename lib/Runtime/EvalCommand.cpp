@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/CheckpointDirectory.h"
 #include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Eval.h"
 #include "snn/Runtime/Evaluate.h"
@@ -44,7 +45,12 @@ void runEval(const EvalOptions &options) {
   validateEvalOptions(options);
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
-  Artifact artifact = loadSingleRankArtifact(options.artifactDir, "eval");
+  Artifact artifact =
+      loadRunArtifact(options.artifactDir, "eval", options.distributed);
+  // Replicas hold the same weights: rank 0 evaluates for the run.
+  if (options.distributed && options.distributed->world &&
+      options.distributed->world->rank() != 0)
+    return;
   Model model(artifact);
   loadWeights(options, model);
   Dataset data = loadEvaluationData(options.data);

@@ -93,9 +93,11 @@ void Executor::planReleases() {
   }
 }
 
-at::Tensor Executor::run(const at::Tensor &input, bool training) const {
+at::Tensor Executor::run(const at::Tensor &input, bool training,
+                         const DataParallelContext *dataParallel) const {
   RunContext context;
   context.training = training;
+  context.dataParallel = training ? dataParallel : nullptr;
   std::vector<at::Tensor> values = constants;
   values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;

@@ -3,6 +3,7 @@
 #include "snn/Runtime/Infer.h"
 #include "snn/Runtime/CommandSupport.h"
 #include "snn/Runtime/Artifact.h"
+#include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Boundary.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Executor.h"
@@ -43,12 +44,13 @@ void runInfer(const InferOptions &options) {
   setIntraOpThreads(options.threads);
   checkOutputDirectory(options.outputPath);
 
-  Artifact artifact = loadArtifact(options.artifactDir);
+  Artifact artifact =
+      loadRunArtifact(options.artifactDir, "infer", options.distributed);
   const Manifest &manifest = artifact.manifest;
-  if (manifest.worldSize != 1)
-    throw Error(options.artifactDir + ": artifact is partitioned for " +
-                std::to_string(manifest.worldSize) +
-                " ranks; 'snn-run infer' runs single-rank artifacts");
+  // Every rank holds the same program and weights: rank 0 runs the input.
+  if (options.distributed && options.distributed->world &&
+      options.distributed->world->rank() != 0)
+    return;
   Executor executor(artifact.program, manifest.input.name,
                     manifest.output.name);
   at::Tensor input =

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/NodeAttributes.h"
 #include "snn/Runtime/OpRegistry.h"
@@ -17,6 +19,7 @@
 #include <ATen/ops/batch_norm.h>
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/dropout.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/mul.h>
@@ -100,9 +103,16 @@ Kernel buildBatchNorm(const Node &node) {
   // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
   // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
   // place: they are the ParameterStore's buffers.
+  // Data-parallel training synchronises the statistics over the dp group
+  // (SyncBatchNorm: the statistics of the global batch), unless turned off.
   return [=](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 3, 5, "[T, N, C, ...]");
+    const DataParallelContext *dp = context.dataParallel;
+    bool sync = context.training && dp && dp->syncBatchNorm && dp->size() > 1;
     return perStep(in[0], [&](const at::Tensor &x) {
+      if (sync)
+        return dist::syncBatchNorm(x, in[1], in[2], in[3], in[4], momentum,
+                                   eps, dp->group);
       return at::batch_norm(x, in[1], in[2], in[3], in[4], context.training,
                             momentum, eps, /*cudnn_enabled=*/true);
     });
@@ -162,6 +172,23 @@ Kernel buildFlatten(const Node &) {
   };
 }
 
+/// Data parallelism: rank r of W holds columns [r*N, (r+1)*N) of the global
+/// batch [T, W*N, ...]. Every rank draws the mask of the global batch from
+/// the same generator state, exactly as at::dropout draws it for the folded
+/// [T*W*N, ...] tensor in one process (empty_like + bernoulli_(1 - p), then
+/// divided by 1 - p), and multiplies by its own slice. So the masks, and the
+/// generator's state afterwards, equal one process's on the global batch.
+at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
+                                int ranks) {
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  int64_t local = shape[1];
+  shape[1] = local * ranks;
+  at::Tensor noise = at::empty(shape, x.options().requires_grad(false));
+  noise.bernoulli_(1.0 - p);
+  noise.div_(1.0 - p);
+  return at::mul(x, noise.narrow(1, int64_t(rank) * local, local));
+}
+
 Kernel buildDropout(const Node &node) {
   double p = decimalValue(NodeAttributes(node).getFloat("p", 0.5f));
   if (!(p >= 0.0f && p <= 1.0f))
@@ -173,6 +200,9 @@ Kernel buildDropout(const Node &node) {
     if (!context.training)
       return in[0];
     requireRank(in[0], 2, 64, "[T, N, ...]");
+    const DataParallelContext *dp = context.dataParallel;
+    if (dp && dp->size() > 1 && p > 0.0 && p < 1.0)
+      return shardOfGlobalDropout(in[0], p, dp->rank(), dp->size());
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::dropout(x, p, /*train=*/true);
     });

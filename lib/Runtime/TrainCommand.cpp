@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/OnnxExport.h"
 #include "snn/Runtime/ParamsIO.h"
@@ -68,11 +69,20 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
   return state;
 }
 
+/// In a multi-rank run every rank writes its replica to DIR/rank<R> (tests
+/// compare them); rank 0 alone exports the ONNX model.
 void writeOutputs(const TrainOptions &options, const Artifact &artifact,
-                  const Model &model) {
-  if (!options.saveParamsDir.empty())
-    saveParamsNpy(options.saveParamsDir, model.params());
-  if (!options.exportOnnxPath.empty()) {
+                  const Model &model, int rank, int ranks) {
+  if (!options.saveParamsDir.empty()) {
+    std::string dir = options.saveParamsDir;
+    if (ranks > 1) {
+      dir = (std::filesystem::path(dir) / ("rank" + std::to_string(rank)))
+                .string();
+      std::filesystem::create_directories(dir);
+    }
+    saveParamsNpy(dir, model.params());
+  }
+  if (!options.exportOnnxPath.empty() && rank == 0) {
     std::string program = (std::filesystem::path(artifact.dir) /
                            artifact.manifest.programForRank(0).file)
                               .string();
@@ -101,11 +111,21 @@ void printSummary(const TrainSummary &summary, const TrainConfig &config) {
 void runTrain(const TrainOptions &options) {
   validateTrainOptions(options);
   Progress::Mode mode = progressMode(options.progress);
+  // (rank 0 alone shows progress: set below once the run is known)
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
 
-  Artifact artifact = loadSingleRankArtifact(options.artifactDir, "train");
+  const DistributedRun *run = options.distributed;
+  Artifact artifact = loadRunArtifact(options.artifactDir, "train", run);
+  DataParallelContext dp;
+  if (run)
+    dp = createDataParallel(*run, artifact.manifest, options.syncBatchNorm);
+  const int rank = run && run->world ? run->world->rank() : 0;
+  const int ranks = dp.group.valid() ? dp.size() : 1;
+  const bool leader = rank == 0;
+  if (!leader)
+    mode = Progress::Mode::Off;
   Model model(artifact);
   const TensorSpec &input = model.manifest().input;
   DataSplits data = loadTrainingData(options.data);
@@ -113,7 +133,8 @@ void runTrain(const TrainOptions &options) {
       resolveBatchLayout(data.train, input, options.repeatTime);
   BatchLoader train(
       data.train, layout,
-      {options.batchSize, options.shuffle, options.dropLast, options.seed});
+      {options.batchSize, options.shuffle, options.dropLast, options.seed,
+       ranks > 1 ? dp.rank() : 0, ranks});
   std::optional<BatchLoader> eval;
   if (data.eval)
     eval.emplace(*data.eval,
@@ -132,15 +153,20 @@ void runTrain(const TrainOptions &options) {
   }
 
   MetricsLog log;
-  if (!options.logPath.empty())
+  if (!options.logPath.empty() && leader)
     log = MetricsLog(options.logPath, resumeState.has_value());
   Progress progress(mode, config.totalSteps, train.batchesPerEpoch());
   Trainer trainer(model, train, eval ? &*eval : nullptr, config,
-                  {&log, &progress, checkpoints ? &*checkpoints : nullptr});
+                  {&log, &progress,
+                   checkpoints && leader ? &*checkpoints : nullptr});
   if (resumeState)
     trainer.restore(*resumeState, resumePath);
+  // Data parallelism: replicas must start equal (artifact and checkpoint
+  // alike); rank 0 alone writes checkpoints and the log.
+  checkReplicated(dp, model.params());
+  trainer.enableDataParallel(dp);
   TrainSummary summary = trainer.run();
-  writeOutputs(options, artifact, model);
+  writeOutputs(options, artifact, model, rank, ranks);
   if (mode != Progress::Mode::Off)
     printSummary(summary, config);
 }

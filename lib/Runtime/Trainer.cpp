@@ -1,10 +1,15 @@
 //===- Trainer.cpp - The training loop ------------------------------------===//
 
 #include "snn/Runtime/Trainer.h"
+#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Evaluate.h"
 #include "snn/Runtime/RandomState.h"
 #include "snn/Runtime/TrainCheckpoint.h"
+
+#include <ATen/ops/empty.h>
 
 #include <chrono>
 #include <cmath>
@@ -32,6 +37,17 @@ Trainer::Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
                 " samples give no batch of " +
                 std::to_string(train.options().batchSize) +
                 " (use a smaller --batch-size or --keep-last)");
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::enableDataParallel(const DataParallelContext &dp) {
+  if (!dp.group.valid() || dp.size() == 1)
+    return;
+  dataParallel = &dp;
+  model.setDataParallel(&dp);
+  reducer = std::make_unique<dist::GradBucketReducer>(
+      dp.group, model.params().parameters());
 }
 
 void Trainer::restore(const CheckpointState &state, const std::string &where) {
@@ -101,19 +117,40 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   }
   at::Tensor loss = computeLoss(rate, batch.labels, config.loss);
   float lossValue = loss.item<float>();
-  checkLoss(lossValue);
-  loss.backward();
-  opt.step(lr);
   int64_t correct = countCorrect(rate.detach(), batch.labels);
+  int64_t samples = batch.size;
+  if (!reducer) {
+    checkLoss(lossValue);
+    loss.backward();
+  } else {
+    // The global batch's loss (the mean of the ranks' equal-sized shard
+    // means) and correct count, reduced while backward runs; the gradients
+    // are averaged over the ranks by the reducer's buckets.
+    at::Tensor totals = at::empty({2}, at::kDouble);
+    totals.data_ptr<double>()[0] = double(lossValue);
+    totals.data_ptr<double>()[1] = double(correct);
+    dist::PendingCollective pending =
+        dist::allReduceAsync(dataParallel->group, totals, dist::ReduceOp::Sum);
+    loss.backward();
+    reducer->finish();
+    pending.wait();
+    int ranks = dataParallel->size();
+    lossValue = float(totals.data_ptr<double>()[0] / double(ranks));
+    correct = int64_t(totals.data_ptr<double>()[1] + 0.5);
+    samples *= ranks;
+    // Every rank sees the same global loss, so all stop together.
+    checkLoss(lossValue);
+  }
+  opt.step(lr);
   double seconds = secondsSince(start);
 
   StepMetrics metrics;
   metrics.epoch = position.epoch;
   metrics.step = position.step;
   metrics.loss = lossValue;
-  metrics.accuracy = double(correct) / double(batch.size);
+  metrics.accuracy = double(correct) / double(samples);
   metrics.lr = lr;
-  metrics.samplesPerSecond = double(batch.size) / seconds;
+  metrics.samplesPerSecond = double(samples) / seconds;
   metrics.seconds = seconds;
   return metrics;
 }
@@ -166,7 +203,8 @@ TrainSummary Trainer::run() {
     if (sinks.progress)
       sinks.progress->step(metrics, position.batch);
     summary.seconds += metrics.seconds;
-    summary.samples += batch.size;
+    summary.samples +=
+        batch.size * (dataParallel ? dataParallel->size() : 1);
     summary.lastStep = metrics;
     ++summary.stepsDone;
     position.lossSum += metrics.loss;

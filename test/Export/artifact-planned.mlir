@@ -1,6 +1,5 @@
-// A planned module still exports as one replicated program (partitioning is a later pass):
-// the plan goes into the manifest's "plan" (with "partitioned": false) and its mesh into
-// "mesh"; shard annotations are looked through and snn.pp_stage is not exported.
+// A planned module exports as one program (partitioning is a later pass): the plan goes
+// into the manifest's "plan" (with "partitioned": false) and its mesh into "mesh"; shard annotations are looked through and snn.pp_stage is not exported.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: snn-opt %s --snn-plan="topology=dp=2,tp=2 batch-size=8 mode=fsdp_tp" --mlir-print-debuginfo -o %t/tp.mlir
 // RUN: snn-translate --export-artifact %t/tp.mlir -o %t/tp
@@ -10,6 +9,15 @@
 // RUN: snn-translate --export-artifact %t/pp.mlir -o %t/pp
 // RUN: %dump-onnx %t/pp/program_0.onnx | FileCheck %s --check-prefix=PROGRAM
 // RUN: FileCheck %s --check-prefix=PPMANIFEST --input-file=%t/pp/manifest.json
+// The data-parallel family runs the one program on every rank of its dp mesh: world_size is
+// the dp size and program_0 serves ranks 0..N-1.
+// RUN: snn-opt %s --snn-plan="topology=dp=4 batch-size=8 mode=dp" --mlir-print-debuginfo -o %t/dp.mlir
+// RUN: snn-translate --export-artifact %t/dp.mlir -o %t/dp
+// RUN: FileCheck %s --check-prefix=DPMANIFEST --input-file=%t/dp/manifest.json
+// RUN: %dump-onnx %t/dp/program_0.onnx | FileCheck %s --check-prefix=PROGRAM
+// RUN: snn-opt %s --snn-plan="topology=dp=2 batch-size=8 mode=fsdp" --mlir-print-debuginfo -o %t/fsdp.mlir
+// RUN: snn-translate --export-artifact %t/fsdp.mlir -o %t/fsdp
+// RUN: FileCheck %s --check-prefix=FSDPMANIFEST --input-file=%t/fsdp/manifest.json
 
 // MANIFEST:      "mesh": {
 // MANIFEST-NEXT:   "axes": [
@@ -34,6 +42,36 @@
 // MANIFEST-NEXT:     "ranks": [
 // MANIFEST-NEXT:       0
 // MANIFEST:      "world_size": 1
+
+// DPMANIFEST:      "mesh": {
+// DPMANIFEST-NEXT:   "axes": [
+// DPMANIFEST-NEXT:     "dp"
+// DPMANIFEST-NEXT:   ],
+// DPMANIFEST-NEXT:   "shape": [
+// DPMANIFEST-NEXT:     4
+// DPMANIFEST-NEXT:   ]
+// DPMANIFEST:      "output": {
+// DPMANIFEST:        "time_major": false
+// DPMANIFEST:      "plan": {
+// DPMANIFEST:        "mode": "dp",
+// DPMANIFEST:        "partitioned": false,
+// DPMANIFEST:      "programs": [
+// DPMANIFEST-NEXT:   {
+// DPMANIFEST-NEXT:     "file": "program_0.onnx",
+// DPMANIFEST-NEXT:     "ranks": [
+// DPMANIFEST-NEXT:       0,
+// DPMANIFEST-NEXT:       1,
+// DPMANIFEST-NEXT:       2,
+// DPMANIFEST-NEXT:       3
+// DPMANIFEST-NEXT:     ]
+// DPMANIFEST:      "world_size": 4
+
+// FSDPMANIFEST:      "mode": "fsdp",
+// FSDPMANIFEST:      "ranks": [
+// FSDPMANIFEST-NEXT:   0,
+// FSDPMANIFEST-NEXT:   1
+// FSDPMANIFEST-NEXT: ]
+// FSDPMANIFEST:      "world_size": 2
 
 // The same program as without a plan: no shard nodes, no planning attributes.
 // PROGRAM:      node 'fc1' spikemesh.linear(input, fc1.weight, fc1.bias) -> v0 {}

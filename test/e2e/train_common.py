@@ -7,7 +7,13 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
+# snn-run runs OpenBLAS single-threaded under ATen's OpenMP team (CommandSupport.cpp). The
+# in-process reference trainer does the same, so that both sum every GEMM in the same order:
+# Adam turns the last-bit differences of a near-zero gradient into visible weight differences.
+# Import this module before torch for it to take effect.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 TOL = 1e-4
 

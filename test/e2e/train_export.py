@@ -23,11 +23,11 @@ import json
 import os
 import shutil
 
-import numpy as np
+import train_common as tc  # first: it sets the BLAS threads before torch loads
+import numpy as np  # noqa: I100
 import torch
 from torch import nn
 
-import train_common as tc
 from snnexport import export_onnx, functional, layer, load_onnx_weights, models, neuron, \
     surrogate
 from snnexport import train as tr

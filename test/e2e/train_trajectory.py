@@ -15,9 +15,8 @@ Usage: train_trajectory.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--th
 import argparse
 import os
 
-import torch
-
-import train_common as tc
+import train_common as tc  # first: it sets the BLAS threads before torch loads
+import torch  # noqa: I100
 from snnexport import train as tr
 
 T, B, STEPS = 4, 8, 5

@@ -4,15 +4,30 @@
 // work (and validates the values), and every failure becomes one
 // `error: ...` line with exit code 1.
 //
+// Many ranks: `snn-run --nproc N CMD ...` is the launcher (it checks the
+// artifact's world size, then starts N ranks of itself and supervises them;
+// no LibTorch work); a process started with torchrun's variables (RANK,
+// WORLD_SIZE, ...; the launcher sets them too) joins the run as that rank.
+//
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Distributed/Environment.h"
+#include "snn/Runtime/Distributed/Launcher.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Eval.h"
 #include "snn/Runtime/Infer.h"
 #include "snn/Runtime/Train.h"
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
 
 using namespace snn::runtime;
 
@@ -24,9 +39,21 @@ struct Commands {
   double trainWeightDecay = 0.0;
   CLI::Option *trainWeightDecayOption = nullptr;
   EvalOptions eval;
+  /// --dist-timeout: bound on the rendezvous and every collective.
+  double distTimeout = 60.0;
 };
 
-void addInferCommand(CLI::App &app, InferOptions &options) {
+void addDistributedOptions(CLI::App *command, Commands &commands) {
+  command
+      ->add_option("--dist-timeout", commands.distTimeout,
+                   "Multi-rank runs: seconds a rank waits for a peer (the "
+                   "rendezvous, every collective) before it fails naming "
+                   "the lost rank")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->capture_default_str();
+}
+
+void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
   CLI::App *infer = app.add_subcommand(
       "infer", "Run a single-rank artifact on an input .npy (inference mode)");
   infer->add_option("DIR", options.artifactDir, "Artifact directory")
@@ -50,6 +77,7 @@ void addInferCommand(CLI::App &app, InferOptions &options) {
       ->check(CLI::Range(1, 4096));
   infer->add_flag("-v,--verbose", options.verbose,
                   "Print a one-line timing summary to stderr");
+  addDistributedOptions(infer, commands);
 }
 
 void addDataOptions(CLI::App *command, DataOptions &data, int64_t &repeatTime) {
@@ -142,9 +170,13 @@ void addTrainCommand(CLI::App &app, Commands &commands) {
   addTrainRunOptions(train, o);
   addTrainOptimizerOptions(train, commands);
   addTrainOutputOptions(train, o);
+  train->add_flag("!--no-sync-bn", o.syncBatchNorm,
+                  "Data parallelism: BatchNorm with each rank's own batch "
+                  "statistics instead of the global batch's");
+  addDistributedOptions(train, commands);
 }
 
-void addEvalCommand(CLI::App &app, EvalOptions &o) {
+void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
   CLI::App *eval = app.add_subcommand(
       "eval", "Loss and accuracy of an artifact on a dataset (eval mode)");
   eval->add_option("DIR", o.artifactDir, "Artifact directory")->required();
@@ -161,6 +193,7 @@ void addEvalCommand(CLI::App &app, EvalOptions &o) {
   eval->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
+  addDistributedOptions(eval, commands);
 }
 
 void dispatch(const CLI::App &app, Commands &commands) {
@@ -174,22 +207,106 @@ void dispatch(const CLI::App &app, Commands &commands) {
   runEval(commands.eval);
 }
 
+/// The artifact directory of the parsed command.
+const std::string &artifactDir(const CLI::App &app, const Commands &commands) {
+  if (app.got_subcommand("infer"))
+    return commands.infer.artifactDir;
+  if (app.got_subcommand("train"))
+    return commands.train.artifactDir;
+  return commands.eval.artifactDir;
+}
+
+/// `--nproc N`: checks what can be checked before any rank starts (the
+/// artifact's world size, the batch split), then runs N ranks of this program.
+int launch(const CLI::App &app, const Commands &commands,
+           const snn::dist::LauncherArguments &arguments) {
+  std::string dir = artifactDir(app, commands);
+  Manifest manifest = readManifest(
+      (std::filesystem::path(dir) / "manifest.json").string());
+  try {
+    snn::dist::checkWorldSize(manifest.worldSize, arguments.nproc);
+  } catch (const std::exception &e) {
+    throw Error(dir + ": " + e.what());
+  }
+  int64_t batch = commands.train.batchSize;
+  if (app.got_subcommand("train") && batch > 0 && batch % arguments.nproc != 0)
+    throw Error("--batch-size " + std::to_string(batch) +
+                " is not divisible by the " + std::to_string(arguments.nproc) +
+                " data-parallel ranks (--batch-size is the global batch, "
+                "split evenly over the ranks)");
+  snn::dist::LaunchOptions options;
+  options.masterPort = arguments.masterPort;
+  return snn::dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
+}
+
+/// Intra-op threads of a rank when --threads is not given: the cores shared
+/// by the ranks on this host, so that N ranks do not oversubscribe them.
+int threadsPerRank(int localRanks) {
+  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, localRanks));
+}
+
+/// One rank of a multi-rank run: joins the others, runs the command, and
+/// prints its error before the World goes (destroying it waits for queued
+/// collectives, each bounded by the timeout).
+int runRank(const CLI::App &app, Commands &commands) {
+  using namespace snn::dist;
+  DistEnvironment environment = readTorchrunEnvironment();
+  InitOptions init;
+  init.timeout = std::chrono::milliseconds(
+      int64_t(commands.distTimeout * 1000.0 + 0.5));
+  DistributedRun run;
+  run.world = World::initialize(environment, init);
+  commands.train.distributed = &run;
+  commands.eval.distributed = &run;
+  commands.infer.distributed = &run;
+  int threads = threadsPerRank(environment.localWorldSize);
+  for (int *t : {&commands.train.threads, &commands.eval.threads,
+                 &commands.infer.threads})
+    if (*t == 0)
+      *t = threads;
+  try {
+    dispatch(app, commands);
+  } catch (const std::exception &e) {
+    std::string message = describeException(e);
+    // Rank 0 speaks for the run; other ranks say who they are (messages of
+    // the distributed layer already start with "rank R: ").
+    if (environment.rank != 0 && message.rfind("rank ", 0) != 0)
+      message = "rank " + std::to_string(environment.rank) + ": " + message;
+    std::cerr << "error: " << message << std::endl;
+    return 1;
+  }
+  return 0;
+}
+
 int runTool(int argc, char **argv) {
+  snn::dist::LauncherArguments arguments =
+      snn::dist::extractLauncherArguments(argc, argv);
   CLI::App app("Runs and trains SpikeMesh artifacts with LibTorch.", "snn-run");
   app.set_version_flag("--version", "snn-run " SNN_VERSION);
+  app.footer("Many ranks: snn-run --nproc N [--master-port P] CMD ... starts N "
+             "local ranks; torchrun --nproc_per_node N --no_python snn-run "
+             "CMD ... too (docs/snn-run.md).");
   app.require_subcommand(1);
   Commands commands;
-  addInferCommand(app, commands.infer);
+  addInferCommand(app, commands.infer, commands);
   addTrainCommand(app, commands);
-  addEvalCommand(app, commands.eval);
+  addEvalCommand(app, commands.eval, commands);
+  std::vector<const char *> args;
+  for (const std::string &argument : arguments.argv)
+    args.push_back(argument.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(int(args.size()), args.data());
   } catch (const CLI::ParseError &e) {
     // --help and --version arrive as "errors" with exit code 0.
     if (e.get_exit_code() == 0)
       return app.exit(e);
     throw Error(std::string(e.what()) + " (run 'snn-run --help')");
   }
+  if (arguments.nproc > 0)
+    return launch(app, commands, arguments);
+  if (snn::dist::torchrunEnvironmentPresent())
+    return runRank(app, commands);
   dispatch(app, commands);
   return 0;
 }

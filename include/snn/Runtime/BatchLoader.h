@@ -29,6 +29,11 @@ struct LoaderOptions {
   bool dropLast = true;
   /// Seeds the per-epoch order.
   uint64_t seed = 0;
+  /// Data parallelism: this loader yields positions [i*B/n, (i+1)*B/n) of
+  /// every global batch of B = batchSize samples, for shard i of n. B (and a
+  /// kept short last batch) must be divisible by n.
+  int64_t shardIndex = 0;
+  int64_t shardCount = 1;
 };
 
 struct Batch {
@@ -42,13 +47,15 @@ public:
   BatchLoader(const Dataset &dataset, BatchLayout layout,
               LoaderOptions options);
 
+  /// Global batches per epoch (the same on every shard).
   int64_t batchesPerEpoch() const;
   const Dataset &dataset() const { return data; }
   const LoaderOptions &options() const { return opts; }
 
   /// Selects the order of epoch `epoch` (0-based).
   void startEpoch(int64_t epoch);
-  /// Batch `index` of the current epoch, in the loader's reused tensors.
+  /// Batch `index` of the current epoch (this shard's part of it), in the
+  /// loader's reused tensors.
   Batch batch(int64_t index);
 
 private:

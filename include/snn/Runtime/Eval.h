@@ -9,6 +9,8 @@
 
 namespace snn::runtime {
 
+struct DistributedRun;
+
 struct EvalOptions {
   std::string artifactDir;
   DataOptions data;
@@ -21,6 +23,8 @@ struct EvalOptions {
   std::string loss = "mse";
   std::string logPath;
   int threads = 0;
+  /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.
+  const DistributedRun *distributed = nullptr;
 };
 
 /// Evaluates and prints the result on stdout as one JSON line,

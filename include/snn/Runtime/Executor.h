@@ -35,7 +35,9 @@ public:
   /// The caller picks the autograd mode: `infer` wraps this in
   /// c10::InferenceMode; training runs it with grad mode on, and autograd
   /// keeps what backward needs even after the executor releases a slot.
-  at::Tensor run(const at::Tensor &input, bool training = false) const;
+  /// `dataParallel` (training only): this rank's data-parallel setting.
+  at::Tensor run(const at::Tensor &input, bool training = false,
+                 const DataParallelContext *dataParallel = nullptr) const;
 
   size_t numSteps() const { return steps.size(); }
 

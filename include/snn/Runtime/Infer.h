@@ -7,6 +7,8 @@
 
 namespace snn::runtime {
 
+struct DistributedRun;
+
 struct InferOptions {
   std::string artifactDir;
   std::string inputPath;
@@ -17,6 +19,8 @@ struct InferOptions {
   int threads = 0;
   /// Print a one-line timing summary to stderr.
   bool verbose = false;
+  /// Multi-rank run: rank 0 runs the input, the other ranks check and exit.
+  const DistributedRun *distributed = nullptr;
 };
 
 /// Loads the artifact, runs it on the input in inference mode and writes the

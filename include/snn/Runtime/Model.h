@@ -52,6 +52,16 @@ public:
   /// Throws Error naming the node when an op fails.
   at::Tensor forward(const at::Tensor &input, bool training);
 
+  /// Data-parallel training (DataParallel.h): training forwards synchronise
+  /// BatchNorm and Dropout over `context`'s group. Null (the default): one
+  /// process. The context must outlive its use.
+  void setDataParallel(const DataParallelContext *context) {
+    dataParallel = context;
+  }
+  const DataParallelContext *dataParallelContext() const {
+    return dataParallel;
+  }
+
   ParameterStore &params() { return store; }
   const ParameterStore &params() const { return store; }
 
@@ -63,6 +73,7 @@ private:
   Manifest manifestCopy;
   ParameterStore store;
   Executor exec;
+  const DataParallelContext *dataParallel = nullptr;
 };
 
 } // namespace snn::runtime

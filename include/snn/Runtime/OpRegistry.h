@@ -18,12 +18,18 @@
 
 namespace snn::runtime {
 
+struct DataParallelContext;
+
 /// What a kernel may depend on besides its inputs, fixed for one run.
 struct RunContext {
   /// Training semantics: BatchNorm normalises with batch statistics and
   /// updates its running statistics, Dropout is active. Whether autograd
   /// records a graph is decided by the caller's grad mode, not by this flag.
   bool training = false;
+  /// Data-parallel training on several ranks (DataParallel.h), or null for
+  /// one process: BatchNorm synchronises its statistics over the dp group and
+  /// Dropout draws the global batch's mask and applies this rank's slice.
+  const DataParallelContext *dataParallel = nullptr;
 };
 
 /// Computes a node's output from its inputs (absent optional inputs are

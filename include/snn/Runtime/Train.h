@@ -10,6 +10,8 @@
 
 namespace snn::runtime {
 
+struct DistributedRun;
+
 /// The flags of `snn-run train` (docs/snn-run.md); 0 / empty = not given.
 struct TrainOptions {
   std::string artifactDir;
@@ -43,6 +45,11 @@ struct TrainOptions {
   /// Progress output: "auto" (bar on a terminal, lines otherwise), "bar",
   /// "lines" or "none".
   std::string progress = "auto";
+  /// SyncBatchNorm over the dp ranks (--no-sync-bn turns it off).
+  bool syncBatchNorm = true;
+  /// The multi-rank run this process belongs to (snn-run --nproc, torchrun);
+  /// null: one process.
+  const DistributedRun *distributed = nullptr;
 };
 
 /// Loads the artifact and the data, trains (or resumes training) and writes

@@ -21,11 +21,18 @@
 #include "snn/Runtime/Optimizer.h"
 #include "snn/Runtime/Progress.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+namespace snn::dist {
+class GradBucketReducer;
+} // namespace snn::dist
+
 namespace snn::runtime {
+
+struct DataParallelContext;
 
 struct TrainConfig {
   /// Optimizer steps of the whole run (--steps, or --epochs x batches).
@@ -71,6 +78,15 @@ public:
   /// optimizer's single group.
   Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
           TrainConfig config, TrainSinks sinks);
+  ~Trainer();
+
+  /// Data-parallel training over `dp`'s group (the loaders must yield this
+  /// rank's shard of every global batch): the model synchronises BatchNorm
+  /// and Dropout, gradients are averaged over the group by a bucketed
+  /// all-reduce that overlaps with backward, and the step metrics are the
+  /// global batch's. Collective; call before run() on every rank. `dp` must
+  /// outlive the trainer.
+  void enableDataParallel(const DataParallelContext &dp);
 
   /// Continues from `state` instead of starting at step 0: model, optimizer,
   /// generator and position. `where` names the checkpoint in messages.
@@ -111,6 +127,8 @@ private:
   bool restored = false;
   bool labelsChecked = false;
   int64_t savedStep = -1;
+  const DataParallelContext *dataParallel = nullptr;
+  std::unique_ptr<dist::GradBucketReducer> reducer;
 };
 
 } // namespace snn::runtime
