@@ -8,19 +8,21 @@
 #   EPOCHS=10 LR=0.001 BATCH=128 bash bench/train_fashion_mnist.sh
 #
 # Environment: BIN (snn-compile + snn-run, default build/bin), WORK (default
-# build/bench-fmnist), EPOCHS, BATCH, LR, OPTIMIZER, LOSS, SCHEDULE, SEED, THREADS (default all
-# CPUs), TARGET, DATA (fashion-mnist or fashion-mnist:DIR).
+# build/bench-fmnist), EPOCHS, BATCH, LR, OPTIMIZER, LOSS, SCHEDULE (step: LR x GAMMA every
+# STEP_SIZE steps, default one epoch), SEED, THREADS (default all CPUs), TARGET, DATA
+# (fashion-mnist or fashion-mnist:DIR).
 # Exit status: 0 when TARGET was reached, 1 otherwise.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${BIN:-$ROOT/build/bin}"
 WORK="${WORK:-$ROOT/build/bench-fmnist}"
-EPOCHS="${EPOCHS:-8}"
+EPOCHS="${EPOCHS:-6}"
 BATCH="${BATCH:-64}"
 LR="${LR:-0.003}"
 OPTIMIZER="${OPTIMIZER:-adam}"
 LOSS="${LOSS:-mse}"
-SCHEDULE="${SCHEDULE:-constant}"
+SCHEDULE="${SCHEDULE:-step}"
+GAMMA="${GAMMA:-0.3}"
 SEED="${SEED:-0}"
 THREADS="${THREADS:-$(nproc)}"
 TARGET="${TARGET:-0.88}"
@@ -46,14 +48,26 @@ export_onnx(models.csnn(channels=width), torch.rand(T, 2, 1, 28, 28), path)
 EOF
 "$BIN/snn-compile" "$WORK/csnn.onnx" -o "$WORK/artifact"
 
-echo "== train: $OPTIMIZER lr $LR ($SCHEDULE), batch $BATCH, loss $LOSS, up to $EPOCHS epochs," \
-     "$THREADS threads, stop at test accuracy >= $TARGET"
+DATA_DIR="/usr/share/datasets/fashion-mnist"
+[ "${DATA#*:}" != "$DATA" ] && DATA_DIR="${DATA#*:}"
+TRAIN_SIZE=$("$PY" -c 'import gzip, struct, sys
+with gzip.open(sys.argv[1]) as f:
+    print(struct.unpack(">II", f.read(8))[1])' "$DATA_DIR/train-labels-idx1-ubyte.gz")
+STEPS_PER_EPOCH=$((TRAIN_SIZE / BATCH))
+SCHEDULE_FLAGS=(--schedule "$SCHEDULE")
+SCHEDULE_TEXT="$SCHEDULE"
+if [ "$SCHEDULE" = step ]; then
+  SCHEDULE_FLAGS+=(--step-size "${STEP_SIZE:-$STEPS_PER_EPOCH}" --gamma "$GAMMA")
+  SCHEDULE_TEXT="step: x$GAMMA every ${STEP_SIZE:-$STEPS_PER_EPOCH} steps"
+fi
+echo "== train: $OPTIMIZER lr $LR ($SCHEDULE_TEXT), batch $BATCH, loss $LOSS, up to $EPOCHS" \
+     "epochs, $THREADS threads, stop at test accuracy >= $TARGET"
 LOG="$WORK/metrics.jsonl"
 : > "$LOG"
 "$BIN/snn-run" train "$WORK/artifact" --data "$DATA" --epochs "$EPOCHS" --batch-size "$BATCH" \
-  --lr "$LR" --optimizer "$OPTIMIZER" --schedule "$SCHEDULE" --loss "$LOSS" --seed "$SEED" \
+  --lr "$LR" --optimizer "$OPTIMIZER" "${SCHEDULE_FLAGS[@]}" --loss "$LOSS" --seed "$SEED" \
   --threads "$THREADS" --log "$LOG" --progress none --save-params "$WORK/params" \
-  --checkpoint "$WORK/checkpoints" --checkpoint-every "$((60000 / BATCH))" &
+  --checkpoint "$WORK/checkpoints" --checkpoint-every "$STEPS_PER_EPOCH" &
 TRAIN_PID=$!
 
 # Follow the log: one line per finished epoch; stop training once TARGET is reached.
