@@ -16,6 +16,7 @@
 #include "llvm/Support/Process.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Support/AttributeJSON.h"
 #include "snn/Support/ShardAPI.h"
 
 #include "onnx/onnx_pb.h"
@@ -218,28 +219,12 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
   return success();
 }
 
+/// The attribute as nlohmann JSON, through the converter the passes use.
 json attributeJson(Attribute attr) {
-  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
-    json object = json::object();
-    for (NamedAttribute field : dict)
-      object[field.getName().str()] = attributeJson(field.getValue());
-    return object;
-  }
-  if (auto array = dyn_cast<ArrayAttr>(attr)) {
-    json values = json::array();
-    for (Attribute value : array)
-      values.push_back(attributeJson(value));
-    return values;
-  }
-  if (auto flag = dyn_cast<BoolAttr>(attr))
-    return flag.getValue();
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getInt();
-  if (auto real = dyn_cast<FloatAttr>(attr))
-    return real.getValueAsDouble();
-  if (auto text = dyn_cast<StringAttr>(attr))
-    return text.str();
-  return nullptr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << snn::attributeToJSON(attr);
+  return json::parse(os.str());
 }
 
 /// Whether every rank of `mode` runs the same, unpartitioned program: the data-parallel

@@ -13,6 +13,8 @@
 
 #include <functional>
 
+#include "snn/Support/AttributeJSON.h"
+
 namespace snn {
 
 /// The plan as the `snn.plan` module attribute. Field names follow SEED_API.md (mode,
@@ -21,9 +23,6 @@ namespace snn {
 mlir::DictionaryAttr planToAttribute(mlir::MLIRContext *context, const planner::Plan &plan,
                                      const planner::PlanRequest &request,
                                      const ModelAnalysis &analysis, const BridgedModel &bridged);
-
-/// Any attribute as JSON: dictionaries, arrays, strings, integers, floats and booleans.
-llvm::json::Value attributeToJSON(mlir::Attribute attr);
 
 /// The readable analysis summary (what --snn-analyze prints).
 void printAnalysis(mlir::DictionaryAttr analysis, llvm::raw_ostream &os);
