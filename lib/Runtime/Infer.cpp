@@ -28,21 +28,12 @@ double millisecondsSince(Clock::time_point start) {
       .count();
 }
 
-/// Fails before any work if the output cannot be placed, so a long run is not
-/// wasted on a typo.
-void checkOutputDirectory(const std::string &path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
-    throw Error(path + ": directory '" + parent.string() + "' does not exist");
-}
-
 } // namespace
 
 void runInfer(const InferOptions &options) {
   Clock::time_point start = Clock::now();
   setIntraOpThreads(options.threads);
-  checkOutputDirectory(options.outputPath);
+  checkParentDirectory(options.outputPath, "--output");
 
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "infer", options.distributed);
