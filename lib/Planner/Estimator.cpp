@@ -225,17 +225,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
 
 Estimate skeleton(const ModeConfig &config) {
   Estimate e;
-  e.mode = config.mode;
-  e.optimizer = config.optimizer;
-  e.dp = config.dp;
-  e.tp = config.tp;
-  e.pp = config.pp;
-  e.virtualStages = config.virtualStages;
-  e.microbatches = config.microbatches;
-  e.schedule = config.schedule;
-  e.layout = config.layout;
-  e.memoptStages = config.memoptStages;
-  e.memoptLevel = config.memoptLevel;
+  static_cast<ModeConfig &>(e) = config;
   return e;
 }
 

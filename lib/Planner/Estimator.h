@@ -6,17 +6,6 @@
 
 namespace snn::planner {
 
-/// A mode on a concrete mesh, ready to be estimated.
-struct ModeConfig {
-  Mode mode = Mode::None;
-  OptimizerStrategy optimizer = OptimizerStrategy::None;
-  int64_t dp = 1, tp = 1, pp = 1, virtualStages = 1, microbatches = 0;
-  std::optional<Schedule> schedule;
-  std::vector<int64_t> layout;       ///< units per logical stage (pp)
-  std::vector<int64_t> memoptStages; ///< logical stages that recompute (pp)
-  int memoptLevel = 0;
-};
-
 /// The shape of an estimate of `config` (mode, mesh, pipeline), without numbers.
 Estimate skeleton(const ModeConfig &config);
 

@@ -287,21 +287,6 @@ Plan finish(Context &ctx, const ModeConfig &c, const std::string &decidedBy) {
   return plan;
 }
 
-ModeConfig configOf(const Estimate &e) {
-  ModeConfig c;
-  c.mode = e.mode;
-  c.optimizer = e.optimizer;
-  c.dp = e.dp;
-  c.tp = e.tp;
-  c.pp = e.pp;
-  c.virtualStages = e.virtualStages;
-  c.microbatches = e.microbatches;
-  c.schedule = e.schedule;
-  c.layout = e.layout;
-  c.memoptStages = e.memoptStages;
-  c.memoptLevel = e.memoptLevel;
-  return c;
-}
 
 void noteTopology(Context &ctx, const Plan &plan) {
   const Topology &t = ctx.request.topology;
@@ -335,7 +320,7 @@ Result<Plan> decideByCostModel(Context &ctx) {
                      std::to_string(ctx.batch) + " (" + reasons + ")");
   }
   const Estimate &e = candidates[chosen];
-  Plan plan = finish(ctx, configOf(e), "cost-model");
+  Plan plan = finish(ctx, static_cast<const ModeConfig &>(e), "cost-model");
   plan.rationale.push_back(modelSentence(ctx));
   plan.rationale.push_back("Chose " + e.label() + " on " + e.mesh() + " for the " +
                            objectiveName(ctx.request.objective) + " objective: " +

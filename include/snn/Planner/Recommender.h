@@ -93,15 +93,19 @@ struct PlannerInput {
 };
 
 /// One evaluated way to run the model (a mode on a mesh), per rank and training step.
-struct Estimate {
+/// One mode's shape: mode, mesh, optimizer strategy and pipeline settings.
+struct ModeConfig {
   Mode mode = Mode::None;
   OptimizerStrategy optimizer = OptimizerStrategy::None;
   int64_t dp = 1, tp = 1, pp = 1, virtualStages = 1, microbatches = 0;
   std::optional<Schedule> schedule;
-  std::vector<int64_t> layout;       ///< units per logical stage
+  std::vector<int64_t> layout;       ///< units per logical stage (pp)
   std::vector<int64_t> memoptStages; ///< logical stages that recompute (pp)
   int memoptLevel = 0;
+};
 
+/// A mode's shape with its estimated cost per rank and training step.
+struct Estimate : ModeConfig {
   bool feasible = true;
   std::string infeasibleReason;
 
