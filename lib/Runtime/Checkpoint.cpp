@@ -118,10 +118,16 @@ std::string optimizerKey(const std::string &param, const std::string &name) {
 
 json describeModel(const std::vector<CheckpointTensor> &model) {
   json entries = json::array();
-  for (const CheckpointTensor &entry : model)
-    entries.push_back({{"name", entry.name},
-                       {"kind", entry.kind},
-                       {"shape", entry.value.sizes().vec()}});
+  for (const CheckpointTensor &entry : model) {
+    json record = {{"name", entry.name},
+                   {"kind", entry.kind},
+                   {"shape", entry.value.sizes().vec()}};
+    if (entry.isPiece()) {
+      record["offset"] = entry.offset;
+      record["full_shape"] = entry.fullShape;
+    }
+    entries.push_back(std::move(record));
+  }
   return {{"fingerprint", modelFingerprint(model)}, {"entries", entries}};
 }
 
@@ -133,8 +139,12 @@ json describeOptimizer(const CheckpointState &state, TensorPacker &packer) {
       packer.add(optimizerKey(entry.param, name), tensor);
       names.push_back(name);
     }
-    params.push_back(
-        {{"param", entry.param}, {"step", entry.step}, {"state", names}});
+    json record = {{"param", entry.param}, {"step", entry.step}, {"state", names}};
+    if (entry.offset >= 0) {
+      record["offset"] = entry.offset;
+      record["length"] = entry.length;
+    }
+    params.push_back(std::move(record));
   }
   return {{"kind", state.optimizer}, {"params", params}};
 }
@@ -162,6 +172,10 @@ json describeState(const CheckpointState &state, TensorPacker &packer) {
       {"optimizer", describeOptimizer(state, packer)},
   };
   packer.add("rng/cpu", state.generatorState);
+  if (state.shard.worldSize > 0)
+    body["shard"] = {{"rank", state.shard.rank},
+                     {"world_size", state.shard.worldSize},
+                     {"mode", state.shard.mode}};
   body["tensors"] = packer.records;
   body["data_file"] = kDataFile;
   body["data_bytes"] = packer.data.size();
@@ -224,6 +238,10 @@ std::vector<CheckpointTensor> unpackModel(const json &meta,
     tensor.name = entry.at("name").get<std::string>();
     tensor.kind = entry.at("kind").get<std::string>();
     tensor.value = tensors.get(modelKey(tensor));
+    if (entry.contains("offset")) {
+      tensor.offset = entry.at("offset").get<int64_t>();
+      tensor.fullShape = entry.at("full_shape").get<std::vector<int64_t>>();
+    }
     model.push_back(std::move(tensor));
   }
   return model;
@@ -240,6 +258,10 @@ unpackOptimizer(const json &optimizer, const TensorUnpacker &tensors) {
       entry.tensors.emplace_back(
           name.get<std::string>(),
           tensors.get(optimizerKey(entry.param, name.get<std::string>())));
+    if (param.contains("offset")) {
+      entry.offset = param.at("offset").get<int64_t>();
+      entry.length = param.at("length").get<int64_t>();
+    }
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -265,6 +287,12 @@ CheckpointState unpackState(const json &meta, const std::string &data,
   state.optimizer = meta.at("optimizer").at("kind").get<std::string>();
   state.optimizerState = unpackOptimizer(meta.at("optimizer"), tensors);
   state.generatorState = tensors.get("rng/cpu");
+  if (meta.contains("shard")) {
+    const json &shard = meta.at("shard");
+    state.shard.rank = shard.at("rank").get<int>();
+    state.shard.worldSize = shard.at("world_size").get<int>();
+    state.shard.mode = shard.at("mode").get<std::string>();
+  }
   return state;
 }
 
@@ -279,7 +307,8 @@ std::string modelFingerprint(const std::vector<CheckpointTensor> &model) {
   };
   for (const CheckpointTensor &entry : model) {
     mix(entry.name + ":" + entry.kind + ":");
-    for (int64_t dim : entry.value.sizes())
+    for (int64_t dim :
+         entry.isPiece() ? entry.fullShape : entry.value.sizes().vec())
       mix(std::to_string(dim) + ",");
     mix(";");
   }

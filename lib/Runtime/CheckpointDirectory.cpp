@@ -88,33 +88,52 @@ std::string CheckpointDirectory::latest() const {
   return complete.empty() ? std::string() : complete.back();
 }
 
-std::string CheckpointDirectory::save(const CheckpointState &state) {
-  std::string name = nameForStep(state.step);
-  fs::path final = fs::path(dir) / name;
-  fs::path temp = fs::path(dir) / (name + kTempSuffix);
+std::string CheckpointDirectory::tempPath(int64_t step) const {
+  return (fs::path(dir) / (nameForStep(step) + kTempSuffix)).string();
+}
+
+std::string CheckpointDirectory::beginSave(int64_t step) {
+  fs::path temp = tempPath(step);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     throw Error("--checkpoint: cannot create '" + dir + "': " + ec.message());
   removeQuietly(temp);
-  try {
-    if (!fs::create_directory(temp, ec) && ec)
-      throw Error("cannot create '" + temp.string() + "': " + ec.message());
-    writeCheckpoint(temp.string(), state);
-    syncDirectory(temp.string());
-    removeQuietly(final);
-    fs::rename(temp, final, ec);
-    if (ec)
-      throw Error("cannot rename '" + temp.string() + "' to '" +
-                  final.string() + "': " + ec.message());
-  } catch (...) {
-    removeQuietly(temp);
-    throw;
-  }
+  if (!fs::create_directory(temp, ec) && ec)
+    throw Error("cannot create '" + temp.string() + "': " + ec.message());
+  return temp.string();
+}
+
+std::string CheckpointDirectory::commitSave(int64_t step) {
+  std::string name = nameForStep(step);
+  fs::path final = fs::path(dir) / name;
+  fs::path temp = fs::path(dir) / (name + kTempSuffix);
+  std::error_code ec;
+  syncDirectory(temp.string());
+  removeQuietly(final);
+  fs::rename(temp, final, ec);
+  if (ec)
+    throw Error("cannot rename '" + temp.string() + "' to '" + final.string() +
+                "': " + ec.message());
   syncDirectory(dir);
   replaceFileDurably((fs::path(dir) / kLatestFile).string(), name + "\n");
   prune(final.string());
   return final.string();
+}
+
+void CheckpointDirectory::abortSave(int64_t step) {
+  removeQuietly(fs::path(dir) / (nameForStep(step) + kTempSuffix));
+}
+
+std::string CheckpointDirectory::save(const CheckpointState &state) {
+  std::string temp = beginSave(state.step);
+  try {
+    writeCheckpoint(temp, state);
+    return commitSave(state.step);
+  } catch (...) {
+    abortSave(state.step);
+    throw;
+  }
 }
 
 void CheckpointDirectory::prune(const std::string &keepAlways) const {

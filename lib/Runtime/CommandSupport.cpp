@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -73,6 +74,12 @@ std::string formatDouble(double value) {
       break;
   }
   return text;
+}
+
+int64_t peakResidentBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_maxrss) * 1024; // Linux reports KiB
 }
 
 } // namespace snn::runtime

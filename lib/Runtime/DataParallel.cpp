@@ -27,7 +27,9 @@ uint64_t hashTensor(const at::Tensor &tensor) {
   return h;
 }
 
-bool dataParallelMode(const std::string &mode) { return mode == "dp"; }
+bool dataParallelMode(const std::string &mode) {
+  return mode == "dp" || mode == "fsdp";
+}
 
 } // namespace
 
@@ -42,8 +44,8 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
   if (size > 1 && !dataParallelMode(manifest.planMode))
     throw Error(dir + ": plan mode '" + manifest.planMode +
                 "' cannot run on " + std::to_string(size) +
-                " ranks in this snn-run yet (data-parallel 'dp' can; compile "
-                "with snn-compile --mode dp --topology dp=" +
+                " ranks in this snn-run yet (the data-parallel family can: "
+                "compile with snn-compile --mode dp|zero|fsdp --topology dp=" +
                 std::to_string(size) + ")");
   return artifact;
 }

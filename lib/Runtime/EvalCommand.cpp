@@ -8,6 +8,7 @@
 #include "snn/Runtime/Evaluate.h"
 #include "snn/Runtime/MetricsLog.h"
 #include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
 #include "snn/Runtime/TrainCheckpoint.h"
 
 #include <cstdio>
@@ -36,7 +37,7 @@ void loadWeights(const EvalOptions &options, Model &model) {
   if (where.empty())
     throw Error("--checkpoint: '" + options.checkpointDir +
                 "' holds no checkpoint");
-  restoreModel(readCheckpoint(where), model.params(), where);
+  restoreModel(readAnyCheckpoint(where), model.params(), where);
 }
 
 } // namespace

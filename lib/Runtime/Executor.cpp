@@ -49,6 +49,11 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
 
     Step step;
     step.description = node.describe();
+    std::vector<std::string> used;
+    for (const std::string &input : node.inputs)
+      if (parameters && !input.empty() && parameters->contains(input))
+        used.push_back(input);
+    stepParameters.push_back(std::move(used));
     for (size_t i = 0; i < node.inputs.size(); ++i)
       step.inputs.push_back(
           // Optional operands after the first may be absent ("").
@@ -94,14 +99,18 @@ void Executor::planReleases() {
 }
 
 at::Tensor Executor::run(const at::Tensor &input, bool training,
-                         const DataParallelContext *dataParallel) const {
+                         const DataParallelContext *dataParallel,
+                         ExecutionObserver *observer) const {
   RunContext context;
   context.training = training;
   context.dataParallel = training ? dataParallel : nullptr;
   std::vector<at::Tensor> values = constants;
   values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;
-  for (const Step &step : steps) {
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const Step &step = steps[index];
+    if (observer)
+      observer->beforeStep(index);
     for (int slot : step.inputs)
       arguments.push_back(slot >= 0 ? values[size_t(slot)] : at::Tensor());
     try {
@@ -111,6 +120,8 @@ at::Tensor Executor::run(const at::Tensor &input, bool training,
                   describeException(e));
     }
     arguments.clear();
+    if (observer)
+      observer->afterStep(index, values[size_t(step.output)]);
     // Dropping our handle never frees what autograd saved: saved tensors
     // hold their own references.
     for (int slot : step.release)

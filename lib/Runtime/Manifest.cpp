@@ -214,6 +214,7 @@ void parsePlan(const FieldReader &reader, Manifest &manifest,
     return;
   FieldReader plan(reader.get("plan"), "plan", file);
   manifest.planMode = plan.getString("mode", "none");
+  manifest.optimizerStrategy = plan.getString("optimizer_strategy", "none");
   manifest.planJson = reader.get("plan").dump();
 }
 

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace snn::runtime {
 
 // ordered_json keeps "event" first, as a reader scanning the file expects.
@@ -64,6 +66,26 @@ std::string evalJson(const EvalMetrics &metrics) {
 
 void MetricsLog::eval(const EvalMetrics &metrics) {
   writeLine(evalJson(metrics));
+}
+
+void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode) {
+  writeLine(Json{{"event", "rank"},
+                 {"rank", rank},
+                 {"world_size", worldSize},
+                 {"pid", int64_t(::getpid())},
+                 {"mode", mode}}
+                .dump());
+}
+
+void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,
+                         int64_t peakResidentBytes) {
+  writeLine(Json{{"event", "end"},
+                 {"steps", steps},
+                 {"peak_rss_bytes", peakResidentBytes},
+                 {"param_bytes", footprint.paramBytes},
+                 {"grad_bytes", footprint.gradBytes},
+                 {"optimizer_state_bytes", footprint.optimizerStateBytes}}
+                .dump());
 }
 
 } // namespace snn::runtime

@@ -20,10 +20,10 @@ at::Tensor Model::forward(const at::Tensor &input, bool training) {
     // Autograd cannot save an inference tensor (one made under
     // InferenceMode, e.g. by a loader) for backward; a plain copy can be.
     at::Tensor x = input.is_inference() ? input.clone() : input;
-    return exec.run(x, /*training=*/true, dataParallel);
+    return exec.run(x, /*training=*/true, dataParallel, observer);
   }
   c10::InferenceMode guard;
-  return exec.run(input, /*training=*/false);
+  return exec.run(input, /*training=*/false, nullptr, observer);
 }
 
 } // namespace snn::runtime

@@ -78,29 +78,55 @@ void restoreModel(const CheckpointState &state, ParameterStore &store,
     store.set(entry.name, entry.value);
 }
 
+void checkOptimizerKind(const CheckpointState &state, OptimizerKind kind,
+                        const std::string &where) {
+  if (state.optimizer != optimizerKindName(kind))
+    throw Error("checkpoint '" + where + "' holds " + state.optimizer +
+                " state; this run uses --optimizer " + optimizerKindName(kind));
+}
+
+std::vector<const CheckpointOptimizerEntry *>
+optimizerEntriesFor(const CheckpointState &state,
+                    const std::vector<std::string> &names,
+                    const std::string &where) {
+  std::map<std::string, const CheckpointOptimizerEntry *> byName;
+  for (const CheckpointOptimizerEntry &entry : state.optimizerState)
+    if (!byName.emplace(entry.param, &entry).second || entry.offset >= 0)
+      throw Error("checkpoint '" + where + "' holds optimizer state for '" +
+                  entry.param + "' " +
+                  (entry.offset >= 0 ? "in pieces" : "twice"));
+  std::vector<const CheckpointOptimizerEntry *> entries;
+  for (const std::string &name : names) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      throw Error("checkpoint '" + where + "' holds no optimizer state for '" +
+                  name + "'");
+    entries.push_back(it->second);
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    throw Error("checkpoint '" + where + "' holds optimizer state for '" +
+                byName.begin()->first + "', which this model does not train");
+  return entries;
+}
+
+ParamState paramStateOf(const CheckpointOptimizerEntry &entry) {
+  ParamState state;
+  state.step = entry.step;
+  for (const auto &[name, tensor] : entry.tensors)
+    setStateTensor(state, name, tensor);
+  return state;
+}
+
 void restoreOptimizer(const CheckpointState &state, Optimizer &optimizer,
                       const std::string &where) {
-  const char *kind = optimizerKindName(optimizer.config().kind);
-  if (state.optimizer != kind)
-    throw Error("checkpoint '" + where + "' holds " + state.optimizer +
-                " state; this run uses --optimizer " + kind);
-  if (state.optimizerState.size() != optimizer.names().size())
-    throw Error("checkpoint '" + where + "' holds optimizer state for " +
-                std::to_string(state.optimizerState.size()) +
-                " parameters, this model has " +
-                std::to_string(optimizer.names().size()));
-  for (size_t i = 0; i < optimizer.names().size(); ++i) {
-    const CheckpointOptimizerEntry &entry = state.optimizerState[i];
-    if (entry.param != optimizer.names()[i])
-      throw Error("checkpoint '" + where + "' holds optimizer state for '" +
-                  entry.param + "' where this model has '" +
-                  optimizer.names()[i] + "'");
-    ParamState restored;
-    restored.step = entry.step;
-    for (const auto &[name, tensor] : entry.tensors)
-      setStateTensor(restored, name, tensor);
-    optimizer.states()[i] = std::move(restored);
-  }
+  checkOptimizerKind(state, optimizer.config().kind, where);
+  std::vector<const CheckpointOptimizerEntry *> entries =
+      optimizerEntriesFor(state, optimizer.names(), where);
+  std::vector<ParamState> restored;
+  for (const CheckpointOptimizerEntry *entry : entries)
+    restored.push_back(paramStateOf(*entry));
+  optimizer.states() = std::move(restored);
 }
 
 } // namespace snn::runtime

@@ -11,6 +11,7 @@
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/OnnxExport.h"
 #include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
 #include "snn/Runtime/Train.h"
 #include "snn/Runtime/TrainCheckpoint.h"
 #include "snn/Runtime/TrainSettings.h"
@@ -62,7 +63,7 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
               << "' yet; starting at step 0" << std::endl;
     return std::nullopt;
   }
-  CheckpointState state = readCheckpoint(where);
+  CheckpointState state = readAnyCheckpoint(where);
   // Another model is the more fundamental mismatch: report it first.
   checkSameModel(state, model.params(), where);
   checkResumeSettings(state.settings, settings, where);
@@ -70,9 +71,13 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
 }
 
 /// In a multi-rank run every rank writes its replica to DIR/rank<R> (tests
-/// compare them); rank 0 alone exports the ONNX model.
+/// compare them); rank 0 alone exports the ONNX model. Sharded parameters
+/// are gathered for it on every rank.
 void writeOutputs(const TrainOptions &options, const Artifact &artifact,
-                  const Model &model, int rank, int ranks) {
+                  Trainer &trainer, const Model &model, int rank, int ranks) {
+  if (options.saveParamsDir.empty() && options.exportOnnxPath.empty())
+    return;
+  trainer.materializeParameters();
   if (!options.saveParamsDir.empty()) {
     std::string dir = options.saveParamsDir;
     if (ranks > 1) {
@@ -88,6 +93,16 @@ void writeOutputs(const TrainOptions &options, const Artifact &artifact,
                               .string();
     exportTrainedOnnx(program, model.params(), options.exportOnnxPath);
   }
+  trainer.releaseParameters();
+}
+
+/// `--log m.jsonl` in a multi-rank run: every rank also writes
+/// m.rank<R>.jsonl (docs/training.md, "Outputs").
+std::string rankLogPath(const std::string &path, int rank) {
+  std::filesystem::path file(path);
+  std::string name = file.stem().string() + ".rank" + std::to_string(rank) +
+                     file.extension().string();
+  return (file.parent_path() / name).string();
 }
 
 void printSummary(const TrainSummary &summary, const TrainConfig &config) {
@@ -152,21 +167,27 @@ void runTrain(const TrainOptions &options) {
                                   resumePath);
   }
 
-  MetricsLog log;
+  MetricsLog log, rankLog;
   if (!options.logPath.empty() && leader)
     log = MetricsLog(options.logPath, resumeState.has_value());
+  if (!options.logPath.empty() && ranks > 1)
+    rankLog = MetricsLog(rankLogPath(options.logPath, rank),
+                         resumeState.has_value());
   Progress progress(mode, config.totalSteps, train.batchesPerEpoch());
   Trainer trainer(model, train, eval ? &*eval : nullptr, config,
-                  {&log, &progress,
-                   checkpoints && leader ? &*checkpoints : nullptr});
+                  {&log, &progress, checkpoints ? &*checkpoints : nullptr,
+                   &rankLog});
+  // Data parallelism: replicas start equal (the artifact's weights), then
+  // the parameters are sharded as the plan asks, then a checkpoint (whole
+  // or merged from shards) is loaded into that layout.
+  checkReplicated(dp, model.params());
+  trainer.enableDataParallel(dp, shardingModeOf(artifact.manifest));
+  rankLog.rankStart(rank, ranks, shardingModeName(trainer.shardingMode()));
   if (resumeState)
     trainer.restore(*resumeState, resumePath);
-  // Data parallelism: replicas must start equal (artifact and checkpoint
-  // alike); rank 0 alone writes checkpoints and the log.
-  checkReplicated(dp, model.params());
-  trainer.enableDataParallel(dp);
   TrainSummary summary = trainer.run();
-  writeOutputs(options, artifact, model, rank, ranks);
+  rankLog.rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes());
+  writeOutputs(options, artifact, trainer, model, rank, ranks);
   if (mode != Progress::Mode::Off)
     printSummary(summary, config);
 }

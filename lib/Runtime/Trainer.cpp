@@ -3,10 +3,10 @@
 #include "snn/Runtime/Trainer.h"
 #include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Distributed/Collectives.h"
-#include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Evaluate.h"
 #include "snn/Runtime/RandomState.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
 #include "snn/Runtime/TrainCheckpoint.h"
 
 #include <ATen/ops/empty.h>
@@ -29,8 +29,8 @@ double secondsSince(Clock::time_point start) {
 Trainer::Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
                  TrainConfig config, TrainSinks sinks)
     : model(model), train(train), eval(eval), config(std::move(config)),
-      sinks(sinks), opt(this->config.optimizer, model.params().parameterNames(),
-                        model.params().parameters()) {
+      sinks(sinks), sharding(makeReplicatedSharding(
+                        model, this->config.optimizer, nullptr)) {
   if (train.batchesPerEpoch() < 1)
     throw Error(train.dataset().name + ": " +
                 std::to_string(train.dataset().size()) +
@@ -41,13 +41,24 @@ Trainer::Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
 
 Trainer::~Trainer() = default;
 
-void Trainer::enableDataParallel(const DataParallelContext &dp) {
+void Trainer::enableDataParallel(const DataParallelContext &dp,
+                                 ShardingMode mode) {
   if (!dp.group.valid() || dp.size() == 1)
     return;
   dataParallel = &dp;
   model.setDataParallel(&dp);
-  reducer = std::make_unique<dist::GradBucketReducer>(
-      dp.group, model.params().parameters());
+  sharding.reset();
+  switch (mode) {
+  case ShardingMode::Replicated:
+    sharding = makeReplicatedSharding(model, config.optimizer, &dp);
+    break;
+  case ShardingMode::Zero:
+    sharding = makeZeroSharding(model, config.optimizer, dp);
+    break;
+  case ShardingMode::Fsdp:
+    sharding = makeFsdpSharding(model, config.optimizer, dp);
+    break;
+  }
 }
 
 void Trainer::restore(const CheckpointState &state, const std::string &where) {
@@ -62,10 +73,7 @@ void Trainer::restore(const CheckpointState &state, const std::string &where) {
     throw Error("checkpoint '" + where + "' is at batch " +
                 std::to_string(state.batch) + " of its epoch; this run has " +
                 std::to_string(train.batchesPerEpoch()) + " batches per epoch");
-  Optimizer restoredOptimizer = opt;
-  restoreOptimizer(state, restoredOptimizer, where);
-  restoreModel(state, model.params(), where);
-  opt = std::move(restoredOptimizer);
+  sharding->restore(state, where);
   setCpuGeneratorState(state.generatorState);
   position = {state.step,
               state.epoch,
@@ -89,8 +97,7 @@ CheckpointState Trainer::capture() const {
   state.epochSteps = position.steps;
   state.epochSeconds = position.seconds;
   state.settings = config.settings;
-  captureModel(model.params(), state);
-  captureOptimizer(opt, state);
+  sharding->capture(state);
   state.generatorState = cpuGeneratorState();
   return state;
 }
@@ -119,9 +126,10 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   float lossValue = loss.item<float>();
   int64_t correct = countCorrect(rate.detach(), batch.labels);
   int64_t samples = batch.size;
-  if (!reducer) {
+  if (!dataParallel) {
     checkLoss(lossValue);
     loss.backward();
+    sharding->finishBackward();
   } else {
     // The global batch's loss (the mean of the ranks' equal-sized shard
     // means) and correct count, reduced while backward runs; the gradients
@@ -132,7 +140,7 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     dist::PendingCollective pending =
         dist::allReduceAsync(dataParallel->group, totals, dist::ReduceOp::Sum);
     loss.backward();
-    reducer->finish();
+    sharding->finishBackward();
     pending.wait();
     int ranks = dataParallel->size();
     lossValue = float(totals.data_ptr<double>()[0] / double(ranks));
@@ -141,7 +149,7 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     // Every rank sees the same global loss, so all stop together.
     checkLoss(lossValue);
   }
-  opt.step(lr);
+  sharding->step(lr);
   double seconds = secondsSince(start);
 
   StepMetrics metrics;
@@ -169,6 +177,8 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
   metrics.seconds = position.seconds + secondsSince(start);
   if (sinks.log)
     sinks.log->epoch(metrics);
+  if (sinks.rankLog)
+    sinks.rankLog->epoch(metrics);
   if (sinks.progress)
     sinks.progress->epoch(metrics);
   summary.hasEpoch = true;
@@ -182,7 +192,10 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
 void Trainer::saveCheckpoint() {
   if (!sinks.checkpoints || savedStep == position.step)
     return;
-  sinks.checkpoints->save(capture());
+  if (sharding->mode() != ShardingMode::Replicated)
+    saveShardedCheckpoint(*sinks.checkpoints, capture(), dataParallel->group);
+  else if (!dataParallel || dataParallel->rank() == 0)
+    sinks.checkpoints->save(capture());
   savedStep = position.step;
 }
 
@@ -200,6 +213,8 @@ TrainSummary Trainer::run() {
     StepMetrics metrics = trainStep(batch);
     if (sinks.log)
       sinks.log->step(metrics);
+    if (sinks.rankLog)
+      sinks.rankLog->step(metrics);
     if (sinks.progress)
       sinks.progress->step(metrics, position.batch);
     summary.seconds += metrics.seconds;

@@ -85,18 +85,31 @@ def event_sequences(path_x, path_y, S, T, shape, classes=10, seed=0, p=0.3):
     return f"{path_x},{path_y}"
 
 
-def read_log(path):
-    """(step events, epoch events) of a --log JSONL file, in file order."""
-    steps, epochs = [], []
+def read_jsonl(path):
+    """Every event of a JSONL file, in file order."""
+    if not os.path.isfile(path):
+        raise Failure(f"{path}: missing")
+    events = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                ev = json.loads(line)
+                events.append(json.loads(line))
             except ValueError as e:
                 raise Failure(f"{path}:{n}: not JSON ({e}): {line[:120]!r}") from None
-            (steps if ev.get("event") == "step" else epochs).append(ev)
+    return events
+
+
+def read_log(path):
+    """(step events, epoch events) of a --log JSONL file, in file order (other events, such as
+    a rank log's 'rank' and 'end', are left out)."""
+    steps, epochs = [], []
+    for ev in read_jsonl(path):
+        if ev.get("event") == "step":
+            steps.append(ev)
+        elif ev.get("event") == "epoch":
+            epochs.append(ev)
     return steps, epochs
 
 

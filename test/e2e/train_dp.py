@@ -1,4 +1,4 @@
-"""Data-parallel training equals one process on the global batch (issue 5, dp).
+"""Data-parallel training equals one process on the global batch (issue 5: dp, zero, fsdp).
 
 For one model (csnn: static images, direct encoding; vgg_dvs: event sequences, BatchNorm,
 Dropout) and each rank count W (2 and 4): the artifact compiled with
@@ -10,10 +10,14 @@ batches from the same weights. Required, per SNN_SEMANTICS.md and docs/training.
     the same per-epoch events (rank 0's --log);
   - every parameter and BatchNorm buffer of every rank within 1e-4 relative of the reference;
   - every rank's parameters bit-identical to rank 0's (the replicas never diverge).
+--mode zero (dp + ZeRO-1) and --mode fsdp run the same checks on artifacts compiled with that
+mode (the gathered fsdp parameters are what --save-params writes); every rank's log must name
+the mode, and under fsdp each rank must hold about 1/W of the parameters between steps.
 Two runs per W: sgd (momentum, weight decay, step schedule, MSE, shuffled, drop-last, 2 epochs)
 and adam (cosine, cross-entropy, file order, --keep-last with a short last batch of 4).
 
 Usage: train_dp.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--ranks 2,4]
+                   [--mode dp|zero|fsdp]
 """
 import argparse
 import os
@@ -35,12 +39,43 @@ RUNS = [
 ]
 
 
-def compile_dp(bin_dir, case, work, ranks):
-    art = os.path.join(work, f"art_dp{ranks}")
+def compile_dp(bin_dir, case, work, ranks, mode="dp"):
+    art = os.path.join(work, f"art_{mode}{ranks}")
     shutil.rmtree(art, ignore_errors=True)
     tc.run([os.path.join(bin_dir, "snn-compile"), os.path.join(case, "model.onnx"),
-            "--mode", "dp", "--topology", f"dp={ranks}", "--batch-size", B, "-o", art])
+            "--mode", mode, "--topology", f"dp={ranks}", "--batch-size", B, "-o", art])
     return art
+
+
+RANK_LOG_MODE = {"dp": "replicated", "zero": "zero", "fsdp": "fsdp"}
+
+
+def check_rank_logs(log, ranks, mode, what):
+    """Every rank writes LOG.rankR.jsonl: a 'rank' event naming the sharding and an 'end' event
+    with what it holds. fsdp keeps ~1/W of the parameters; zero ~1/W of the optimizer state."""
+    stem, ext = os.path.splitext(log)
+    ends = []
+    for r in range(ranks):
+        events = tc.read_jsonl(f"{stem}.rank{r}{ext}")
+        first, last = events[0], events[-1]
+        if first.get("event") != "rank" or first.get("rank") != r or \
+                first.get("mode") != RANK_LOG_MODE[mode]:
+            raise tc.Failure(f"{what}: rank {r}'s log starts with {first}")
+        if last.get("event") != "end" or last.get("steps") != STEPS:
+            raise tc.Failure(f"{what}: rank {r}'s log ends with {last}")
+        ends.append(last)
+    total = sum(e["param_bytes"] for e in ends)
+    states = [e["optimizer_state_bytes"] for e in ends]
+    if mode == "fsdp":
+        for r, e in enumerate(ends):
+            share = e["param_bytes"] * ranks / total
+            if not 0.9 <= share <= 1.1:
+                raise tc.Failure(f"{what}: rank {r} holds {e['param_bytes']} parameter bytes, "
+                                 f"{share:.2f}x of 1/{ranks} of all ranks' {total}")
+    if mode in ("zero", "fsdp") and max(states) > 1.1 * sum(states) / ranks:
+        raise tc.Failure(f"{what}: optimizer state not sharded evenly: {states}")
+    print(f"{what}: rank logs name '{RANK_LOG_MODE[mode]}'; parameter bytes per rank "
+          f"{[e['param_bytes'] for e in ends]}, optimizer state {states}")
 
 
 def check_replicas(params_dir, ranks, what):
@@ -81,6 +116,7 @@ def main():
     p.add_argument("--model", required=True, choices=sorted(tt.MODELS))
     p.add_argument("--ranks", default="2,4")
     p.add_argument("--threads", type=int, default=1, help="threads per rank")
+    p.add_argument("--mode", default="dp", choices=sorted(RANK_LOG_MODE))
     args = p.parse_args()
     torch.set_num_threads(2)
     kw, sample_shape, static = tt.MODELS[args.model]
@@ -89,11 +125,11 @@ def main():
     snn_run = os.path.join(args.bin, "snn-run")
     summary = []
     for ranks in [int(r) for r in args.ranks.split(",")]:
-        art = compile_dp(args.bin, case, work, ranks)
+        art = compile_dp(args.bin, case, work, ranks, args.mode)
         for name, S, opts in RUNS:
-            what = f"{args.model}/dp{ranks}/{name}"
+            what = f"{args.model}/{args.mode}{ranks}/{name}"
             print(f"== {what}: {S} samples, {STEPS} steps of {B} on {ranks} ranks", flush=True)
-            d = tc.fresh_dir(os.path.join(work, f"dp{ranks}_{name}"))
+            d = tc.fresh_dir(os.path.join(work, f"{args.mode}{ranks}_{name}"))
             x, y = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
             if static:
                 data_arg = tc.static_images(x, y, S, sample_shape, seed=S)
@@ -117,10 +153,11 @@ def main():
             got = check_replicas(os.path.join(d, "params"), ranks, what)
             worst = tc.compare_params(got, tr.state_arrays(model), f"{what} final weights")
             print(f"{what}: ranks identical; worst rel err vs reference {worst:.3g}")
-            if name == "sgd":
+            check_rank_logs(os.path.join(d, "log.jsonl"), ranks, args.mode, what)
+            if name == "sgd" and args.mode == "dp":
                 check_no_sync_bn(cmd, d, res, what)
-            summary.append(f"dp{ranks}/{name} ({worst:.2g})")
-    print(f"PASS: {args.model} data-parallel = one process on the global batch: "
+            summary.append(f"{args.mode}{ranks}/{name} ({worst:.2g})")
+    print(f"PASS: {args.model} {args.mode} = one process on the global batch: "
           + ", ".join(summary))
 
 

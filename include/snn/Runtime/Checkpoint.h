@@ -30,6 +30,13 @@ struct CheckpointTensor {
   std::string name;
   std::string kind; // "parameter" or "buffer"
   at::Tensor value;
+  /// A rank's piece of a sharded checkpoint (ShardedCheckpoint.h): `value`
+  /// is elements [offset, offset + numel) of the flattened tensor of shape
+  /// `fullShape`. -1: `value` is the whole tensor.
+  int64_t offset = -1;
+  std::vector<int64_t> fullShape;
+
+  bool isPiece() const { return offset >= 0; }
 };
 
 /// The optimizer state of one parameter (Optimizer.h's ParamState, named).
@@ -37,6 +44,18 @@ struct CheckpointOptimizerEntry {
   std::string param;
   int64_t step = 0;
   std::vector<std::pair<std::string, at::Tensor>> tensors;
+  /// The state of a piece [offset, offset + length) of the flattened
+  /// parameter (sharded checkpoints); -1: of the whole parameter.
+  int64_t offset = -1;
+  int64_t length = 0;
+};
+
+/// Which rank of a sharded run wrote a checkpoint (ShardedCheckpoint.h);
+/// worldSize 0: an ordinary, whole checkpoint.
+struct CheckpointShard {
+  int rank = 0;
+  int worldSize = 0;
+  std::string mode; // "zero" or "fsdp"
 };
 
 struct CheckpointState {
@@ -61,9 +80,11 @@ struct CheckpointState {
   std::vector<CheckpointOptimizerEntry> optimizerState;
   /// ATen's default CPU generator (Generator::get_state(), uint8).
   at::Tensor generatorState;
+  CheckpointShard shard;
 };
 
-/// "fnv1a64:<hex>" over the names, shapes and kinds of `model`.
+/// "fnv1a64:<hex>" over the names, shapes and kinds of `model` (a piece
+/// counts with its full shape, so every rank's file names the same model).
 std::string modelFingerprint(const std::vector<CheckpointTensor> &model);
 
 /// Writes checkpoint.json and tensors.bin into the existing directory `dir`

@@ -30,6 +30,16 @@ public:
   /// checkpoints are then untouched.
   std::string save(const CheckpointState &state);
 
+  /// save() in three parts, for checkpoints written by many processes
+  /// (ShardedCheckpoint.h): beginSave creates and returns the empty
+  /// temporary directory of `step`; commitSave publishes it (rename, `latest`,
+  /// pruning) and returns the final path; abortSave removes it.
+  std::string beginSave(int64_t step);
+  std::string commitSave(int64_t step);
+  void abortSave(int64_t step);
+  /// The temporary directory beginSave(step) creates.
+  std::string tempPath(int64_t step) const;
+
   /// The checkpoint to resume from: the one `latest` names, or without a
   /// `latest` file the complete checkpoint with the most steps. Empty if the
   /// directory holds none.

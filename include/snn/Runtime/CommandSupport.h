@@ -27,6 +27,9 @@ Artifact loadSingleRankArtifact(const std::string &dir,
 /// "0.10000000000000001").
 std::string formatDouble(double value);
 
+/// The process's peak resident memory so far (getrusage), in bytes.
+int64_t peakResidentBytes();
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_COMMANDSUPPORT_H

@@ -18,6 +18,17 @@
 
 namespace snn::runtime {
 
+/// Sees every step of a run (fsdp gathers a step's parameters before it and
+/// frees them after their last use). Steps are numbered as in
+/// Executor::parameterUse().
+class ExecutionObserver {
+public:
+  virtual ~ExecutionObserver() = default;
+  virtual void beforeStep(size_t step) = 0;
+  /// `output`: the step's result (autograd hooks may be attached to it).
+  virtual void afterStep(size_t step, const at::Tensor &output) = 0;
+};
+
 class Executor {
 public:
   /// Builds the op list. Throws Error naming the node for an unknown op_type,
@@ -36,10 +47,17 @@ public:
   /// c10::InferenceMode; training runs it with grad mode on, and autograd
   /// keeps what backward needs even after the executor releases a slot.
   /// `dataParallel` (training only): this rank's data-parallel setting.
+  /// `observer` (may be null) sees every step.
   at::Tensor run(const at::Tensor &input, bool training = false,
-                 const DataParallelContext *dataParallel = nullptr) const;
+                 const DataParallelContext *dataParallel = nullptr,
+                 ExecutionObserver *observer = nullptr) const;
 
   size_t numSteps() const { return steps.size(); }
+  /// Per step, the names of the ParameterStore entries it reads (in operand
+  /// order; empty without a store).
+  const std::vector<std::vector<std::string>> &parameterUse() const {
+    return stepParameters;
+  }
 
 private:
   struct Step {
@@ -60,6 +78,7 @@ private:
   int inputSlot = -1;
   int outputSlot = -1;
   std::vector<Step> steps;
+  std::vector<std::vector<std::string>> stepParameters;
 };
 
 } // namespace snn::runtime

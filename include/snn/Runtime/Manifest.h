@@ -51,6 +51,8 @@ struct Manifest {
   TensorSpec output;
   std::vector<ParameterSpec> parameters;
   std::string planMode;
+  /// The plan's `optimizer_strategy` ("none", "zero"); "none" if absent.
+  std::string optimizerStrategy = "none";
   /// The whole `plan` object, serialised, for later modes to interpret.
   std::string planJson;
 

@@ -36,6 +36,13 @@ struct EpochMetrics {
   double seconds = 0.0;
 };
 
+/// What one rank holds between steps, in bytes (ParameterSharding.h).
+struct MemoryFootprint {
+  int64_t paramBytes = 0;
+  int64_t gradBytes = 0;
+  int64_t optimizerStateBytes = 0;
+};
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_METRICS_H

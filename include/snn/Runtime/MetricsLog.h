@@ -32,6 +32,11 @@ public:
   void step(const StepMetrics &metrics);
   void epoch(const EpochMetrics &metrics);
   void eval(const EvalMetrics &metrics);
+  /// A rank's own log (multi-rank runs): who wrote it, then at the end what
+  /// the rank held and its peak resident memory.
+  void rankStart(int rank, int worldSize, const std::string &mode);
+  void rankEnd(int64_t steps, const MemoryFootprint &footprint,
+               int64_t peakResidentBytes);
 
 private:
   void writeLine(const std::string &line);

@@ -62,6 +62,10 @@ public:
     return dataParallel;
   }
 
+  /// Sees every step of every forward (training and inference); null: none.
+  /// Must outlive its use.
+  void setExecutionObserver(ExecutionObserver *value) { observer = value; }
+
   ParameterStore &params() { return store; }
   const ParameterStore &params() const { return store; }
 
@@ -74,6 +78,7 @@ private:
   ParameterStore store;
   Executor exec;
   const DataParallelContext *dataParallel = nullptr;
+  ExecutionObserver *observer = nullptr;
 };
 
 } // namespace snn::runtime

@@ -31,6 +31,20 @@ void checkSameModel(const CheckpointState &state, const ParameterStore &store,
 void restoreModel(const CheckpointState &state, ParameterStore &store,
                   const std::string &where);
 
+/// Throws Error naming `where` unless the checkpoint holds `kind`'s state.
+void checkOptimizerKind(const CheckpointState &state, OptimizerKind kind,
+                        const std::string &where);
+
+/// The whole-parameter optimizer entries of `names`, in that order; throws
+/// Error naming `where` for a missing, extra, duplicate or piecewise entry.
+std::vector<const CheckpointOptimizerEntry *>
+optimizerEntriesFor(const CheckpointState &state,
+                    const std::vector<std::string> &names,
+                    const std::string &where);
+
+/// The ParamState an entry describes.
+ParamState paramStateOf(const CheckpointOptimizerEntry &entry);
+
 /// Restores the optimizer's state; throws Error naming `where` if it was
 /// saved by another optimizer or for other parameters.
 void restoreOptimizer(const CheckpointState &state, Optimizer &optimizer,

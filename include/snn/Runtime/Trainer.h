@@ -19,16 +19,13 @@
 #include "snn/Runtime/MetricsLog.h"
 #include "snn/Runtime/Model.h"
 #include "snn/Runtime/Optimizer.h"
+#include "snn/Runtime/ParameterSharding.h"
 #include "snn/Runtime/Progress.h"
 
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-namespace snn::dist {
-class GradBucketReducer;
-} // namespace snn::dist
 
 namespace snn::runtime {
 
@@ -54,11 +51,15 @@ struct TrainConfig {
   std::vector<std::pair<std::string, std::string>> settings;
 };
 
-/// Where the run's output goes; every member may be null.
+/// Where the run's output goes; every member may be null. In a multi-rank
+/// run every rank passes its checkpoint directory (sharded checkpoints are
+/// written by all ranks; replicated ones by rank 0 alone).
 struct TrainSinks {
   MetricsLog *log = nullptr;
   Progress *progress = nullptr;
   CheckpointDirectory *checkpoints = nullptr;
+  /// This rank's own log (multi-rank runs): the same step and epoch events.
+  MetricsLog *rankLog = nullptr;
 };
 
 struct TrainSummary {
@@ -84,9 +85,10 @@ public:
   /// rank's shard of every global batch): the model synchronises BatchNorm
   /// and Dropout, gradients are averaged over the group by a bucketed
   /// all-reduce that overlaps with backward, and the step metrics are the
-  /// global batch's. Collective; call before run() on every rank. `dp` must
-  /// outlive the trainer.
-  void enableDataParallel(const DataParallelContext &dp);
+  /// global batch's. `mode` picks where parameters, gradients and optimizer
+  /// state live (ParameterSharding.h). Collective; call before restore() and
+  /// run() on every rank. `dp` must outlive the trainer.
+  void enableDataParallel(const DataParallelContext &dp, ShardingMode mode);
 
   /// Continues from `state` instead of starting at step 0: model, optimizer,
   /// generator and position. `where` names the checkpoint in messages.
@@ -101,7 +103,13 @@ public:
   CheckpointState capture() const;
 
   int64_t step() const { return position.step; }
-  Optimizer &optimizer() { return opt; }
+  ShardingMode shardingMode() const { return sharding->mode(); }
+  /// What this rank holds between steps.
+  MemoryFootprint footprint() const { return sharding->footprint(); }
+  /// Collective: every parameter's full values in the model's store until
+  /// releaseParameters() (for writing the trained weights).
+  void materializeParameters() { sharding->materialize(); }
+  void releaseParameters() { sharding->release(); }
 
 private:
   struct Position {
@@ -122,13 +130,12 @@ private:
   BatchLoader *eval;
   TrainConfig config;
   TrainSinks sinks;
-  Optimizer opt;
+  std::unique_ptr<ParameterSharding> sharding;
   Position position;
   bool restored = false;
   bool labelsChecked = false;
   int64_t savedStep = -1;
   const DataParallelContext *dataParallel = nullptr;
-  std::unique_ptr<dist::GradBucketReducer> reducer;
 };
 
 } // namespace snn::runtime

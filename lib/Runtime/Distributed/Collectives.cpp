@@ -100,6 +100,18 @@ void allReduce(const Group &group, at::Tensor &tensor, ReduceOp op) {
 }
 
 at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
+  at::Tensor input = tensor.contiguous();
+  if (input.dim() == 0)
+    input = input.reshape({1});
+  std::vector<int64_t> shape = input.sizes().vec();
+  shape[0] *= group.size();
+  at::Tensor output = at::empty(shape, input.options());
+  allGatherInto(group, input, output);
+  return output;
+}
+
+void allGatherInto(const Group &group, const at::Tensor &tensor,
+                   at::Tensor &output) {
   GroupState &g = group.state();
   checkTensor(g, "all_gather", tensor, ReduceOp::Sum);
   at::Tensor input = tensor.contiguous();
@@ -109,13 +121,18 @@ at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
   std::vector<int64_t> shape = input.sizes().vec();
   const int64_t rows = shape[0];
   shape[0] *= n;
-  at::Tensor output = at::empty(shape, input.options());
+  if (output.sizes() != c10::IntArrayRef(shape) ||
+      output.scalar_type() != input.scalar_type() || !output.is_contiguous())
+    badArgument(g, "all_gather",
+                "output of shape " + c10::str(output.sizes()) +
+                    " cannot hold " + std::to_string(n) +
+                    " contiguous inputs of shape " + c10::str(input.sizes()));
   if (n == 1) {
     output.copy_(input);
-    return output;
+    return;
   }
   if (input.numel() == 0) // nothing to send (Gloo divides by the count)
-    return output;
+    return;
   c10d::AllgatherOptions options;
   options.timeout = g.timeout;
   uint64_t sequence = 0;
@@ -135,7 +152,6 @@ at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
     });
   }
   detail::waitWork(g, work, "all_gather", sequence);
-  return output;
 }
 
 // reduce_scatter as a ring of send/recv (Gloo has none). Step k: rank r

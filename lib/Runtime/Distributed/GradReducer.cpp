@@ -267,6 +267,13 @@ std::vector<std::vector<size_t>> GradBucketReducer::bucketLayout() const {
   return layout;
 }
 
+size_t GradBucketReducer::bucketBytes() const {
+  size_t bytes = 0;
+  for (const Impl::Bucket &bucket : impl_->buckets)
+    bytes += bucket.flat.nbytes();
+  return bytes;
+}
+
 size_t GradBucketReducer::bucketsLaunchedDuringBackward() const {
   return impl_->lastLaunchedByHooks;
 }

@@ -44,6 +44,12 @@ void allReduce(const Group &group, at::Tensor &tensor,
 /// [size * d0, d1, ...]; a 0-dim tensor gives [size].
 at::Tensor allGather(const Group &group, const at::Tensor &tensor);
 
+/// allGather into an existing contiguous `output` of that shape (no extra
+/// result buffer; FSDP gathers straight into the storage its parameters
+/// view). Throws DistributedError naming the shapes if it does not fit.
+void allGatherInto(const Group &group, const at::Tensor &tensor,
+                   at::Tensor &output);
+
 /// The reduction over members of `tensor` (dim 0 divisible by the group
 /// size), split along dim 0: member i gets chunk i, [d0 / size, d1, ...].
 at::Tensor reduceScatter(const Group &group, const at::Tensor &tensor,

@@ -67,6 +67,8 @@ public:
   /// Buckets launched by hooks during the last backward, before finish()
   /// (a measure of the overlap; the rest were launched by finish()).
   size_t bucketsLaunchedDuringBackward() const;
+  /// Memory of the flat buckets (they live as long as the reducer).
+  size_t bucketBytes() const;
 
   struct Impl;
 

@@ -1,0 +1,263 @@
+//===- FsdpSharding.cpp - Fully sharded data parallelism ------------------===//
+//
+// One FlatParameterGroup ("unit") per executor step that first reads a
+// parameter: a layer's weights (and bias) move together. Between uses a
+// unit's buffer is released and the rank keeps only its chunk ("shard") and
+// the chunk's optimizer state. As the model's ExecutionObserver:
+//   - before a step, its units are all-gathered from the shards;
+//   - after a step, a hook on the step's output gathers them again when
+//     backward reaches it (autograd saved views of the freed storage), and
+//     a unit is released after its last use in the forward;
+//   - after backward (finishBackward), each unit's gradients are
+//     reduce-scattered into a gradient shard and everything full is freed.
+// step() then updates the shards in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/FlatParameterGroup.h"
+#include "snn/Runtime/Model.h"
+#include "snn/Runtime/ParameterSharding.h"
+#include "snn/Runtime/ShardPieceState.h"
+#include "snn/Runtime/TrainCheckpoint.h"
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/zeros.h>
+
+#include <algorithm>
+#include <map>
+
+namespace snn::runtime {
+
+namespace {
+
+struct FsdpUnit {
+  std::vector<std::string> names;
+  std::unique_ptr<FlatParameterGroup> flat;
+  at::Tensor shard;     // this rank's chunk of the parameters
+  at::Tensor gradShard; // between finishBackward and step
+  std::vector<ParamState> states; // per own piece
+  size_t lastForwardStep = 0;
+};
+
+class FsdpSharding final : public ParameterSharding, public ExecutionObserver {
+public:
+  FsdpSharding(Model &model, const OptimizerConfig &config,
+               const DataParallelContext &dp)
+      : model(model), store(model.params()), config(config), group(dp.group) {
+    buildUnits(model.executor().parameterUse());
+    for (FsdpUnit &unit : units) {
+      unit.shard = unit.flat->ownChunk().clone();
+      unit.states.resize(unit.flat->ownPieces().size());
+      unit.flat->release();
+    }
+    model.setExecutionObserver(this);
+  }
+
+  ~FsdpSharding() override { model.setExecutionObserver(nullptr); }
+
+  ShardingMode mode() const override { return ShardingMode::Fsdp; }
+
+  void beforeStep(size_t step) override {
+    for (size_t u : unitsOfStep[step])
+      gather(u);
+  }
+
+  void afterStep(size_t step, const at::Tensor &output) override {
+    for (size_t u : unitsOfStep[step]) {
+      if (at::GradMode::is_enabled() && output.requires_grad())
+        output.register_hook([this, u](const at::Tensor &) { gather(u); });
+      if (units[u].lastForwardStep == step && !pinned)
+        units[u].flat->release();
+    }
+  }
+
+  void finishBackward() override {
+    at::NoGradGuard noGrad;
+    for (FsdpUnit &unit : units) {
+      at::Tensor grads = unit.flat->flatGradients();
+      unit.gradShard = dist::reduceScatter(group, grads, dist::ReduceOp::Sum);
+      unit.gradShard.div_(group.size());
+      for (const at::Tensor &param : unit.flat->params())
+        param.mutable_grad().reset();
+      if (!pinned)
+        unit.flat->release();
+    }
+  }
+
+  void step(double lr) override {
+    for (FsdpUnit &unit : units) {
+      std::vector<UpdateSlice> slices;
+      const std::vector<ShardPiece> &pieces = unit.flat->ownPieces();
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        int64_t at = shardOffset(unit, pieces[k]);
+        slices.push_back({unit.shard.narrow(0, at, pieces[k].length),
+                          unit.gradShard.defined()
+                              ? unit.gradShard.narrow(0, at, pieces[k].length)
+                              : at::Tensor(),
+                          &unit.states[k]});
+      }
+      applyUpdate(config, lr, slices);
+      unit.gradShard.reset();
+    }
+  }
+
+  void materialize() override {
+    pinned = true;
+    for (size_t u = 0; u < units.size(); ++u)
+      gather(u);
+  }
+
+  void release() override {
+    pinned = false;
+    for (FsdpUnit &unit : units)
+      unit.flat->release();
+  }
+
+  void capture(CheckpointState &state) const override {
+    state.model.clear();
+    state.optimizerState.clear();
+    state.optimizer = optimizerKindName(config.kind);
+    for (const FsdpUnit &unit : units) {
+      const std::vector<ShardPiece> &pieces = unit.flat->ownPieces();
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const ShardPiece &piece = pieces[k];
+        const std::string &name = unit.names[piece.tensor];
+        state.model.push_back(parameterPiece(
+            name, unit.shard.narrow(0, shardOffset(unit, piece), piece.length),
+            piece, unit.flat->params()[piece.tensor].sizes().vec()));
+        state.optimizerState.push_back(statePiece(name, unit.states[k], piece));
+      }
+    }
+    captureBuffers(store, state);
+    state.shard = {group.rank(), group.size(), "fsdp"};
+  }
+
+  void restore(const CheckpointState &state,
+               const std::string &where) override {
+    checkOptimizerKind(state, config.kind, where);
+    std::vector<std::vector<ParamState>> restored;
+    for (const FsdpUnit &unit : units) {
+      std::vector<const CheckpointOptimizerEntry *> entries =
+          optimizerEntriesFor(state, unit.names, where);
+      std::vector<ParamState> unitStates;
+      for (const ShardPiece &piece : unit.flat->ownPieces())
+        unitStates.push_back(
+            sliceParamState(paramStateOf(*entries[piece.tensor]), piece));
+      restored.push_back(std::move(unitStates));
+    }
+    checkSameModel(state, store, where);
+    std::map<std::string, const at::Tensor *> values;
+    for (const CheckpointTensor &entry : state.model)
+      values[entry.name] = &entry.value;
+    at::NoGradGuard noGrad;
+    for (size_t u = 0; u < units.size(); ++u) {
+      FsdpUnit &unit = units[u];
+      at::Tensor whole = at::zeros({unit.flat->layout().paddedTotal()});
+      for (size_t i = 0; i < unit.names.size(); ++i)
+        whole.narrow(0, unit.flat->layout().offsetOf(i),
+                     unit.flat->layout().numel(i))
+            .copy_(values.at(unit.names[i])->reshape({-1}));
+      unit.shard.copy_(whole.narrow(
+          0, unit.flat->layout().chunk() * group.rank(), unit.shard.numel()));
+      unit.states = std::move(restored[u]);
+    }
+    for (const CheckpointTensor &entry : state.model)
+      if (entry.kind == "buffer")
+        store.set(entry.name, entry.value);
+  }
+
+  MemoryFootprint footprint() const override {
+    MemoryFootprint bytes;
+    for (const FsdpUnit &unit : units) {
+      bytes.paramBytes += int64_t(unit.shard.nbytes()) + unit.flat->residentBytes();
+      if (unit.gradShard.defined())
+        bytes.gradBytes += int64_t(unit.gradShard.nbytes());
+      for (const at::Tensor &param : unit.flat->params())
+        if (param.grad().defined())
+          bytes.gradBytes += int64_t(param.grad().nbytes());
+      bytes.optimizerStateBytes += stateBytes(unit.states);
+    }
+    return bytes;
+  }
+
+private:
+  void buildUnits(const std::vector<std::vector<std::string>> &use);
+
+  void gather(size_t u) {
+    FsdpUnit &unit = units[u];
+    if (!unit.flat->materialized())
+      unit.flat->gather(group, unit.shard);
+  }
+
+  int64_t shardOffset(const FsdpUnit &unit, const ShardPiece &piece) const {
+    return piece.flatOffset - unit.flat->layout().chunk() * group.rank();
+  }
+
+  Model &model;
+  ParameterStore &store;
+  OptimizerConfig config;
+  dist::Group group;
+  std::vector<FsdpUnit> units;
+  std::vector<std::vector<size_t>> unitsOfStep;
+  bool pinned = false;
+};
+
+void FsdpSharding::buildUnits(
+    const std::vector<std::vector<std::string>> &use) {
+  std::map<std::string, size_t> unitOf;
+  unitsOfStep.resize(use.size());
+  std::vector<std::vector<at::Tensor>> params;
+  auto addUnit = [&](std::vector<std::string> names, size_t step) {
+    std::vector<at::Tensor> tensors;
+    for (const std::string &name : names) {
+      unitOf[name] = units.size();
+      tensors.push_back(store.get(name));
+    }
+    FsdpUnit unit;
+    unit.names = std::move(names);
+    unit.lastForwardStep = step;
+    units.push_back(std::move(unit));
+    params.push_back(std::move(tensors));
+  };
+  for (size_t step = 0; step < use.size(); ++step) {
+    std::vector<std::string> fresh;
+    for (const std::string &name : use[step])
+      if (store.entry(name).kind == ParameterKind::Parameter &&
+          !unitOf.count(name) &&
+          std::find(fresh.begin(), fresh.end(), name) == fresh.end())
+        fresh.push_back(name);
+    if (!fresh.empty())
+      addUnit(std::move(fresh), step);
+    for (const std::string &name : use[step]) {
+      auto it = unitOf.find(name);
+      if (it == unitOf.end())
+        continue;
+      std::vector<size_t> &list = unitsOfStep[step];
+      if (std::find(list.begin(), list.end(), it->second) == list.end())
+        list.push_back(it->second);
+      units[it->second].lastForwardStep = step;
+    }
+  }
+  // Parameters no step reads still train (with no gradient) and checkpoint.
+  std::vector<std::string> unused;
+  for (const std::string &name : store.parameterNames())
+    if (!unitOf.count(name))
+      unused.push_back(name);
+  if (!unused.empty())
+    addUnit(std::move(unused), use.size());
+  for (size_t u = 0; u < units.size(); ++u)
+    units[u].flat = std::make_unique<FlatParameterGroup>(
+        std::move(params[u]), group.size(), group.rank());
+}
+
+} // namespace
+
+std::unique_ptr<ParameterSharding>
+makeFsdpSharding(Model &model, const OptimizerConfig &config,
+                 const DataParallelContext &dp) {
+  return std::make_unique<FsdpSharding>(model, config, dp);
+}
+
+} // namespace snn::runtime
