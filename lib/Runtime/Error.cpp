@@ -28,7 +28,7 @@ int runReportingErrors(const std::function<int()> &body) {
   try {
     return body();
   } catch (const std::exception &e) {
-    std::cerr << "error: " << describeException(e) << std::endl;
+    std::cerr << ("error: " + describeException(e) + "\n") << std::flush;
   } catch (...) {
     std::cerr << "error: unknown failure" << std::endl;
   }

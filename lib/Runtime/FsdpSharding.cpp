@@ -137,14 +137,18 @@ public:
   void restore(const CheckpointState &state,
                const std::string &where) override {
     checkOptimizerKind(state, config.kind, where);
+    std::vector<std::string> names = store.parameterNames();
+    std::vector<const CheckpointOptimizerEntry *> entries =
+        optimizerEntriesFor(state, names, where);
+    std::map<std::string, const CheckpointOptimizerEntry *> entryOf;
+    for (size_t i = 0; i < names.size(); ++i)
+      entryOf[names[i]] = entries[i];
     std::vector<std::vector<ParamState>> restored;
     for (const FsdpUnit &unit : units) {
-      std::vector<const CheckpointOptimizerEntry *> entries =
-          optimizerEntriesFor(state, unit.names, where);
       std::vector<ParamState> unitStates;
       for (const ShardPiece &piece : unit.flat->ownPieces())
-        unitStates.push_back(
-            sliceParamState(paramStateOf(*entries[piece.tensor]), piece));
+        unitStates.push_back(sliceParamState(
+            paramStateOf(*entryOf.at(unit.names[piece.tensor])), piece));
       restored.push_back(std::move(unitStates));
     }
     checkSameModel(state, store, where);

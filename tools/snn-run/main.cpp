@@ -18,6 +18,7 @@
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Eval.h"
+#include "snn/Runtime/ExportWeights.h"
 #include "snn/Runtime/Infer.h"
 #include "snn/Runtime/Train.h"
 
@@ -39,6 +40,7 @@ struct Commands {
   double trainWeightDecay = 0.0;
   CLI::Option *trainWeightDecayOption = nullptr;
   EvalOptions eval;
+  ExportOptions exportWeights;
   /// --dist-timeout: bound on the rendezvous and every collective.
   double distTimeout = 60.0;
 };
@@ -196,7 +198,22 @@ void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
   addDistributedOptions(eval, commands);
 }
 
+void addExportCommand(CLI::App &app, ExportOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "export", "Write trained weights (a checkpoint, also a sharded one, or "
+                "--save-params) into one ONNX model");
+  command->add_option("DIR", o.artifactDir, "Artifact directory")->required();
+  command->add_option("--checkpoint", o.checkpointDir,
+                      "Weights of the latest checkpoint in DIR");
+  command->add_option("--params", o.paramsDir,
+                      "Weights from a --save-params directory");
+  command->add_option("-o,--output", o.outputPath, "The ONNX file to write")
+      ->required();
+}
+
 void dispatch(const CLI::App &app, Commands &commands) {
+  if (app.got_subcommand("export"))
+    return runExport(commands.exportWeights);
   if (app.got_subcommand("infer"))
     return runInfer(commands.infer);
   if (app.got_subcommand("train")) {
@@ -213,6 +230,8 @@ const std::string &artifactDir(const CLI::App &app, const Commands &commands) {
     return commands.infer.artifactDir;
   if (app.got_subcommand("train"))
     return commands.train.artifactDir;
+  if (app.got_subcommand("export"))
+    return commands.exportWeights.artifactDir;
   return commands.eval.artifactDir;
 }
 
@@ -220,6 +239,8 @@ const std::string &artifactDir(const CLI::App &app, const Commands &commands) {
 /// artifact's world size, the batch split), then runs N ranks of this program.
 int launch(const CLI::App &app, const Commands &commands,
            const snn::dist::LauncherArguments &arguments) {
+  if (app.got_subcommand("export"))
+    throw Error("export runs in one process: drop --nproc");
   std::string dir = artifactDir(app, commands);
   Manifest manifest = readManifest(
       (std::filesystem::path(dir) / "manifest.json").string());
@@ -273,7 +294,9 @@ int runRank(const CLI::App &app, Commands &commands) {
     // the distributed layer already start with "rank R: ").
     if (environment.rank != 0 && message.rfind("rank ", 0) != 0)
       message = "rank " + std::to_string(environment.rank) + ": " + message;
-    std::cerr << "error: " << message << std::endl;
+    // One write: the ranks share the terminal, and a line written in pieces
+    // interleaves with theirs.
+    std::cerr << ("error: " + message + "\n") << std::flush;
     return 1;
   }
   return 0;
@@ -292,6 +315,7 @@ int runTool(int argc, char **argv) {
   addInferCommand(app, commands.infer, commands);
   addTrainCommand(app, commands);
   addEvalCommand(app, commands.eval, commands);
+  addExportCommand(app, commands.exportWeights);
   std::vector<const char *> args;
   for (const std::string &argument : arguments.argv)
     args.push_back(argument.c_str());

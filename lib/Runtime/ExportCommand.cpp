@@ -1,0 +1,43 @@
+//===- ExportCommand.cpp - The `snn-run export` command -------------------===//
+
+#include "snn/Runtime/Artifact.h"
+#include "snn/Runtime/CheckpointDirectory.h"
+#include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/ExportWeights.h"
+#include "snn/Runtime/OnnxExport.h"
+#include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
+#include "snn/Runtime/TrainCheckpoint.h"
+
+#include <filesystem>
+#include <iostream>
+
+namespace snn::runtime {
+
+void runExport(const ExportOptions &options) {
+  if (options.checkpointDir.empty() == options.paramsDir.empty())
+    throw Error("export needs exactly one of --checkpoint DIR and --params DIR");
+  checkParentDirectory(options.outputPath, "--output");
+  // Any rank's program holds every initializer of the data-parallel family.
+  Artifact artifact = loadArtifact(options.artifactDir, 0);
+  ParameterStore store(artifact.manifest, artifact.program);
+  std::string source = options.paramsDir;
+  if (!options.paramsDir.empty()) {
+    loadParamsNpy(options.paramsDir, store);
+  } else {
+    source = CheckpointDirectory(options.checkpointDir, 1).latest();
+    if (source.empty())
+      throw Error("--checkpoint: '" + options.checkpointDir +
+                  "' holds no checkpoint");
+    restoreModel(readAnyCheckpoint(source), store, source);
+  }
+  std::string program = (std::filesystem::path(artifact.dir) /
+                         artifact.manifest.programForRank(0).file)
+                            .string();
+  exportTrainedOnnx(program, store, options.outputPath);
+  std::cerr << "snn-run: wrote " << options.outputPath << " (weights of '"
+            << source << "')" << std::endl;
+}
+
+} // namespace snn::runtime
