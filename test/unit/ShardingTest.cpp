@@ -1,0 +1,116 @@
+//===- ShardingTest.cpp - Shard layout and sharded checkpoint merging -----===//
+
+#include "snn/Runtime/Error.h"
+#include "snn/Runtime/FlatShardLayout.h"
+#include "snn/Runtime/ShardPieceState.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/equal.h>
+
+#include <gtest/gtest.h>
+
+using namespace snn::runtime;
+
+namespace {
+
+TEST(FlatShardLayout, ChunksCoverEveryElementOnce) {
+  // 5 + 3 + 4 = 12 elements over 5 ranks: chunks of 3, the last all padding.
+  FlatShardLayout layout({5, 3, 4}, 5);
+  EXPECT_EQ(layout.total(), 12);
+  EXPECT_EQ(layout.chunk(), 3);
+  EXPECT_EQ(layout.paddedTotal(), 15);
+  std::vector<int> seen(12, 0);
+  for (int rank = 0; rank < 5; ++rank)
+    for (const ShardPiece &piece : layout.piecesOf(rank)) {
+      EXPECT_GE(piece.flatOffset, rank * layout.chunk());
+      EXPECT_LE(piece.flatOffset + piece.length, (rank + 1) * layout.chunk());
+      EXPECT_EQ(piece.flatOffset, layout.offsetOf(piece.tensor) + piece.offset);
+      for (int64_t i = 0; i < piece.length; ++i)
+        ++seen[size_t(piece.flatOffset + i)];
+    }
+  for (int count : seen)
+    EXPECT_EQ(count, 1);
+  EXPECT_TRUE(layout.piecesOf(4).empty());
+  // Rank 1 holds [3, 6): the end of tensor 0 and the start of tensor 1.
+  std::vector<ShardPiece> rank1 = layout.piecesOf(1);
+  ASSERT_EQ(rank1.size(), 2u);
+  EXPECT_EQ(rank1[0].tensor, 0u);
+  EXPECT_EQ(rank1[0].offset, 3);
+  EXPECT_EQ(rank1[0].length, 2);
+  EXPECT_EQ(rank1[1].tensor, 1u);
+  EXPECT_EQ(rank1[1].offset, 0);
+  EXPECT_EQ(rank1[1].length, 1);
+}
+
+TEST(FlatShardLayout, RejectsBadArguments) {
+  EXPECT_THROW(FlatShardLayout({4}, 0), Error);
+  EXPECT_THROW(FlatShardLayout({-1}, 2), Error);
+  EXPECT_THROW(FlatShardLayout({4}, 2).piecesOf(2), Error);
+}
+
+/// What rank `rank` of `ranks` would save for one parameter "w" (values
+/// 0..numel-1, shape {numel}) with SGD momentum state 100 + value.
+CheckpointState rankState(int rank, int ranks, int64_t numel) {
+  FlatShardLayout layout({numel}, ranks);
+  at::Tensor values = at::arange(numel, at::kFloat);
+  CheckpointState state;
+  state.step = 7;
+  state.optimizer = "sgd";
+  state.shard = {rank, ranks, "fsdp"};
+  for (const ShardPiece &piece : layout.piecesOf(rank)) {
+    at::Tensor part = values.narrow(0, piece.offset, piece.length);
+    state.model.push_back(parameterPiece("w", part, piece, {numel}));
+    ParamState param;
+    param.step = 3;
+    param.momentumBuffer = part.add(100);
+    state.optimizerState.push_back(statePiece("w", param, piece));
+  }
+  state.model.push_back({"bn.running_mean", "buffer", at::arange(2, at::kFloat)});
+  return state;
+}
+
+TEST(ShardedCheckpoint, MergeRebuildsWholeTensors) {
+  std::vector<CheckpointState> ranks;
+  for (int rank = 0; rank < 3; ++rank)
+    ranks.push_back(rankState(rank, 3, 10));
+  CheckpointState merged = mergeShards(ranks, "ck");
+  ASSERT_EQ(merged.model.size(), 2u);
+  EXPECT_FALSE(merged.model[0].isPiece());
+  EXPECT_TRUE(at::equal(merged.model[0].value, at::arange(10, at::kFloat)));
+  EXPECT_EQ(merged.model[1].name, "bn.running_mean");
+  ASSERT_EQ(merged.optimizerState.size(), 1u);
+  EXPECT_EQ(merged.optimizerState[0].offset, -1);
+  EXPECT_EQ(merged.optimizerState[0].step, 3);
+  EXPECT_TRUE(at::equal(merged.optimizerState[0].tensors[0].second,
+                        at::arange(10, at::kFloat).add(100)));
+  EXPECT_EQ(merged.shard.worldSize, 0);
+  EXPECT_EQ(merged.step, 7);
+}
+
+TEST(ShardedCheckpoint, MergeRefusesMissingOrInconsistentShards) {
+  std::vector<CheckpointState> ranks{rankState(0, 3, 10), rankState(1, 3, 10)};
+  // The index lists 2 ranks, the files say 3: a rank's pieces are missing.
+  EXPECT_THROW(mergeShards(ranks, "ck"), Error);
+  ranks.push_back(rankState(2, 3, 10));
+  ranks[1].step = 8;
+  EXPECT_THROW(mergeShards(ranks, "ck"), Error);
+  ranks[1].step = 7;
+  ranks[2].model[0].offset = 7; // overlaps rank 1's piece
+  EXPECT_THROW(mergeShards(ranks, "ck"), Error);
+}
+
+TEST(ShardPieceState, SliceIsThePieceOfTheWholeState) {
+  ParamState whole;
+  whole.step = 4;
+  whole.expAvg = at::arange(12, at::kFloat).view({3, 4});
+  whole.expAvgSq = at::arange(12, at::kFloat).view({3, 4}).mul(2);
+  ShardPiece piece{0, 5, 4, 5};
+  ParamState slice = sliceParamState(whole, piece);
+  EXPECT_EQ(slice.step, 4);
+  EXPECT_TRUE(at::equal(slice.expAvg, at::arange(5, 9, at::kFloat)));
+  EXPECT_TRUE(at::equal(slice.expAvgSq, at::arange(5, 9, at::kFloat).mul(2)));
+  EXPECT_FALSE(slice.momentumBuffer.defined());
+}
+
+} // namespace
