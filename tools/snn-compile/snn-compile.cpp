@@ -20,12 +20,13 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"));
+static cl::OptionCategory general("Output");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::cat(general));
 static cl::opt<std::string> outputDir("o", cl::desc("Artifact directory to write"),
-                                      cl::value_desc("DIR"));
+                                      cl::value_desc("DIR"), cl::cat(general));
 static cl::opt<std::string> emitMLIR("emit-mlir",
                                      cl::desc("Also write the compiled snn IR to this file"),
-                                     cl::value_desc("FILE"), cl::init(""));
+                                     cl::value_desc("FILE"), cl::init(""), cl::cat(general));
 
 // Planning flags: any of them runs --snn-analyze and --snn-plan (docs/planner.md).
 static cl::OptionCategory planning("Planning (any of these runs analyze and plan)");
@@ -109,7 +110,8 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
-  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n"))
+  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n",
+                                 {&general, &planning}))
     return 1;
   bool plan = planningRequested();
   bool explainOnly = explain || !explainJSON.empty();

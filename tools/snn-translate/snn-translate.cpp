@@ -23,17 +23,19 @@ using namespace llvm;
 namespace {
 enum class Mode { ImportONNX, ExportArtifact };
 
-cl::opt<Mode> mode(cl::desc("Translation:"),
+cl::OptionCategory toolOptions("snn-translate options");
+
+cl::opt<Mode> mode(cl::desc("Translation:"), cl::cat(toolOptions),
                    cl::values(clEnumValN(Mode::ImportONNX, "import-onnx",
                                          "ONNX model -> snn IR (generic, before legalization)"),
                               clEnumValN(Mode::ExportArtifact, "export-artifact",
                                          "legal snn IR -> artifact directory (-o DIR)")));
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"));
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"), cl::cat(toolOptions));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (import) or directory (export)"),
-                                cl::value_desc("path"), cl::init("-"));
+                                cl::value_desc("path"), cl::init("-"), cl::cat(toolOptions));
 cl::opt<bool> verifyDiagnostics("verify-diagnostics",
                                 cl::desc("Check expected-* diagnostics in the MLIR input"),
-                                cl::init(false));
+                                cl::init(false), cl::cat(toolOptions));
 
 int importONNX(mlir::MLIRContext &context) {
   snn::ToolDiagnosticHandler diagnostics(&context);
@@ -83,7 +85,7 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh translation tool\n"))
+  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh translation tool\n", {&toolOptions}))
     return 1;
   if (mode.getNumOccurrences() == 0 || inputFile.empty()) {
     errs() << "error: usage: snn-translate --import-onnx|--export-artifact INPUT [-o OUTPUT] "

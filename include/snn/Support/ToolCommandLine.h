@@ -10,8 +10,12 @@
 namespace snn {
 
 /// Parses LLVM command-line options; a bad command line prints one `error: ...` line (LLVM's
-/// own message, without the tool-name prefix) and returns false.
-inline bool parseToolCommandLine(int argc, char **argv, llvm::StringRef overview) {
+/// own message, without the tool-name prefix) and returns false. `categories`: the tool's own
+/// option categories; --help lists only those (LLVM's backend options stay in --help-hidden).
+inline bool parseToolCommandLine(int argc, char **argv, llvm::StringRef overview,
+                                 llvm::ArrayRef<const llvm::cl::OptionCategory *> categories = {}) {
+  if (!categories.empty())
+    llvm::cl::HideUnrelatedOptions(categories);
   std::string message;
   llvm::raw_string_ostream stream(message);
   if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &stream))
