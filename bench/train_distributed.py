@@ -419,7 +419,7 @@ def bench_model(model, args, env):
                         run_info[k] = max(e[k] for e in ends)
                 run_info["source"] = "rank logs"
                 modes = {(f or {}).get("mode") for f, _ in per_rank}
-                want = {"dp-nosyncbn": "dp"}.get(name, name)
+                want = {"dp": "replicated", "dp-nosyncbn": "replicated"}.get(name, name)
                 if name not in ("none", "ddp", "ddp-tuned") and modes != {want}:
                     run_info["mode_mismatch"] = sorted(str(m) for m in modes)
             else:

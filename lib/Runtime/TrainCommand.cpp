@@ -186,7 +186,9 @@ void runTrain(const TrainOptions &options) {
   if (resumeState)
     trainer.restore(*resumeState, resumePath);
   TrainSummary summary = trainer.run();
-  rankLog.rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes());
+  // One process has no rank log: its "end" event goes to the run's log.
+  (ranks > 1 ? rankLog : log)
+      .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes());
   writeOutputs(options, artifact, trainer, model, rank, ranks);
   if (mode != Progress::Mode::Off)
     printSummary(summary, config);
