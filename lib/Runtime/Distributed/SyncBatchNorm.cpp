@@ -9,15 +9,15 @@
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Distributed/Error.h"
 
+#include <ATen/Dispatch.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/batch_norm.h>
-#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/native_batch_norm_backward.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/ones_like.h>
-#include <ATen/ops/var_mean.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace snn::dist {
@@ -32,60 +32,110 @@ struct GroupHolder : torch::CustomClassHolder {
   Group group;
 };
 
-/// Every dim but the channels'.
-std::vector<int64_t> reductionDims(const at::Tensor &x) {
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < x.dim(); ++d)
-    dims.push_back(d);
-  return dims;
+/// x [M, C, ...] as M x C x S contiguous blocks: the loops below read each
+/// element once, in memory order.
+struct ChannelBlocks {
+  int64_t outer, channels, inner;
+  explicit ChannelBlocks(const at::Tensor &x)
+      : outer(x.size(0)), channels(x.size(1)),
+        inner(x.numel() / std::max<int64_t>(1, x.size(0) * x.size(1))) {}
+};
+
+/// Per channel: sum x and sum x^2, in double, in one pass.
+template <typename T>
+void channelMoments(const at::Tensor &x, double *sum, double *squares) {
+  ChannelBlocks b(x);
+  const T *data = x.data_ptr<T>();
+  std::fill(sum, sum + b.channels, 0.0);
+  std::fill(squares, squares + b.channels, 0.0);
+  for (int64_t m = 0; m < b.outer; ++m)
+    for (int64_t c = 0; c < b.channels; ++c) {
+      const T *row = data + (m * b.channels + c) * b.inner;
+      double s = 0.0, q = 0.0;
+      for (int64_t i = 0; i < b.inner; ++i) {
+        double v = double(row[i]);
+        s += v;
+        q += v * v;
+      }
+      sum[c] += s;
+      squares[c] += q;
+    }
 }
 
-/// [C] -> [1, C, 1, ...] to broadcast against x.
-at::Tensor channelView(const at::Tensor &v, const at::Tensor &x) {
-  std::vector<int64_t> shape(size_t(x.dim()), 1);
-  shape[1] = v.size(0);
-  return v.view(shape);
+/// Per channel: sum dy and sum dy * (x - mean), in double, in one pass.
+template <typename T>
+void gradientSums(const at::Tensor &dy, const at::Tensor &x,
+                  const double *mean, double *sumDy, double *sumDyXmu) {
+  ChannelBlocks b(x);
+  const T *g = dy.data_ptr<T>();
+  const T *data = x.data_ptr<T>();
+  std::fill(sumDy, sumDy + b.channels, 0.0);
+  std::fill(sumDyXmu, sumDyXmu + b.channels, 0.0);
+  for (int64_t m = 0; m < b.outer; ++m)
+    for (int64_t c = 0; c < b.channels; ++c) {
+      int64_t at = (m * b.channels + c) * b.inner;
+      double s = 0.0, p = 0.0;
+      for (int64_t i = 0; i < b.inner; ++i) {
+        double d = double(g[at + i]);
+        s += d;
+        p += d * (double(data[at + i]) - mean[c]);
+      }
+      sumDy[c] += s;
+      sumDyXmu[c] += p;
+    }
+}
+
+/// dx = dy * a[c] + x * b[c] + k[c], one pass.
+template <typename T>
+void inputGradient(const at::Tensor &dy, const at::Tensor &x, const T *a,
+                   const T *b, const T *k, at::Tensor &dx) {
+  ChannelBlocks blocks(x);
+  const T *g = dy.data_ptr<T>();
+  const T *data = x.data_ptr<T>();
+  T *out = dx.data_ptr<T>();
+  for (int64_t m = 0; m < blocks.outer; ++m)
+    for (int64_t c = 0; c < blocks.channels; ++c) {
+      int64_t at = (m * blocks.channels + c) * blocks.inner;
+      const T ac = a[c], bc = b[c], kc = k[c];
+      for (int64_t i = 0; i < blocks.inner; ++i)
+        out[at + i] = g[at + i] * ac + data[at + i] * bc + kc;
+    }
+}
+
+void checkFloating(const at::Tensor &x) {
+  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)
+    throw DistributedError("SyncBatchNorm: expects float32 or float64 input, got " +
+                           std::string(c10::toString(x.scalar_type())));
 }
 
 struct SyncBatchNormFunction
     : torch::autograd::Function<SyncBatchNormFunction> {
-  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
                             const at::Tensor &weight, const at::Tensor &bias,
                             const at::Tensor &runningMean,
                             const at::Tensor &runningVar, double momentum,
                             double eps, const Group &group) {
+    at::Tensor x = input.contiguous();
+    checkFloating(x);
     const int64_t channels = x.size(1);
-    std::vector<int64_t> dims = reductionDims(x);
-    // This member's statistics (Welford in ATen), then Chan's parallel
-    // combination over the members in rank order, in double: every member
-    // computes the same numbers from the same gathered values.
-    auto [localVar, localMean] =
-        at::var_mean(x, dims, /*correction=*/0, /*keepdim=*/false);
-    const double localCount = double(x.numel() / std::max<int64_t>(channels, 1));
-    at::Tensor stats = at::empty({1, 2 * channels + 1}, x.options().dtype(at::kDouble));
-    stats.select(1, 0).fill_(localCount);
-    stats.narrow(1, 1, channels).copy_(localMean.view({1, channels}));
-    stats.narrow(1, 1 + channels, channels)
-        .copy_(localVar.view({1, channels}).to(at::kDouble).mul_(localCount));
-    at::Tensor all = allGather(group, stats); // [members, 2C + 1]
-    double count = all[0][0].item<double>();
-    at::Tensor mean = all[0].narrow(0, 1, channels).clone();
-    at::Tensor m2 = all[0].narrow(0, 1 + channels, channels).clone();
-    for (int64_t member = 1; member < all.size(0); ++member) {
-      double n = all[member][0].item<double>();
-      if (n <= 0)
-        continue;
-      at::Tensor delta = all[member].narrow(0, 1, channels) - mean;
-      double total = count + n;
-      mean.add_(delta * (n / total));
-      m2.add_(all[member].narrow(0, 1 + channels, channels))
-          .add_(delta.square() * (count * n / total));
-      count = total;
-    }
+    // [sum x (C), sum x^2 (C), count] of this member, summed over the
+    // group: every member gets the same bits from the all_reduce.
+    at::Tensor stats = at::empty({2 * channels + 1}, x.options().dtype(at::kDouble));
+    double *s = stats.data_ptr<double>();
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "sync_batch_norm_moments", [&] {
+      channelMoments<scalar_t>(x, s, s + channels);
+    });
+    s[2 * channels] = double(x.numel() / std::max<int64_t>(channels, 1));
+    allReduce(group, stats, ReduceOp::Sum);
+    const double count = s[2 * channels];
     if (count <= 1)
       throw DistributedError(
           "SyncBatchNorm: expected more than 1 value per channel in training "
           "over group " + group.name() + ", got " + std::to_string(int64_t(count)));
+    at::Tensor mean = stats.narrow(0, 0, channels).div(count);
+    // Biased variance; m2 = count * var feeds the unbiased running one.
+    at::Tensor m2 = stats.narrow(0, channels, channels) - mean.square().mul_(count);
+    m2.clamp_min_(0.0);
     at::Tensor var = m2 / count;
     if (runningMean.defined()) {
       at::NoGradGuard noGrad;
@@ -99,12 +149,10 @@ struct SyncBatchNormFunction
     }
     at::Tensor meanF = mean.to(x.scalar_type());
     at::Tensor varF = var.to(x.scalar_type());
-    at::Tensor invstd = var.add(eps).rsqrt_();
-    ctx->save_for_backward({x, weight, meanF, varF});
-    ctx->saved_data["invstd"] = invstd; // double [C]
-    ctx->saved_data["mean"] = mean;     // double [C]
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["invstd"] = var.add(eps).rsqrt_(); // double [C]
+    ctx->saved_data["mean"] = mean;                     // double [C]
     ctx->saved_data["count"] = count;
-    ctx->saved_data["eps"] = eps;
     ctx->saved_data["has_bias"] = bias.defined();
     ctx->saved_data["group"] =
         c10::IValue::make_capsule(c10::make_intrusive<GroupHolder>(group));
@@ -115,40 +163,45 @@ struct SyncBatchNormFunction
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &weight = saved[1], &meanF = saved[2],
-                     &varF = saved[3];
+    const at::Tensor &x = saved[0], &weight = saved[1];
     at::Tensor dy = grads[0].contiguous();
     at::Tensor invstd = ctx->saved_data["invstd"].toTensor();
     at::Tensor mean = ctx->saved_data["mean"].toTensor();
     double count = ctx->saved_data["count"].toDouble();
-    double eps = ctx->saved_data["eps"].toDouble();
     Group group = static_cast<GroupHolder *>(
                       ctx->saved_data["group"].toCapsule().get())
                       ->group;
     const int64_t channels = x.size(1);
-    // This member's sum(dy * xhat) and sum(dy): inference-mode batch_norm's
-    // backward computes exactly these as its weight and bias gradients.
-    auto [unused, sumDyXhat, sumDy] = at::native_batch_norm_backward(
-        dy, x, weight, meanF, varF, at::Tensor(), at::Tensor(),
-        /*train=*/false, eps, {false, true, true});
-    (void)unused;
-    at::Tensor global = at::cat({sumDy, sumDyXhat}).to(at::kDouble);
+    at::ScalarType type = x.scalar_type();
+    // This member's sum(dy) and sum(dy * (x - mean)), then the group's.
+    at::Tensor local = at::empty({2 * channels}, x.options().dtype(at::kDouble));
+    double *l = local.data_ptr<double>();
+    AT_DISPATCH_FLOATING_TYPES(type, "sync_batch_norm_grad_sums", [&] {
+      gradientSums<scalar_t>(dy, x, mean.data_ptr<double>(), l, l + channels);
+    });
+    at::Tensor global = local.clone();
     allReduce(group, global, ReduceOp::Sum);
     at::Tensor gSumDy = global.narrow(0, 0, channels);
-    at::Tensor gSumDyXhat = global.narrow(0, channels, channels);
+    at::Tensor gSumDyXmu = global.narrow(0, channels, channels);
     // dx = (dy - sum_dy / n - xhat * sum_dy_xhat / n) * invstd * w
-    //    = dy * a + x * b + c, per channel.
+    //    = dy * a + x * b + k, per channel.
     at::Tensor w = weight.defined() ? weight.to(at::kDouble)
                                     : at::ones_like(invstd);
     at::Tensor a = invstd * w;
-    at::Tensor b = -a * invstd * gSumDyXhat / count;
-    at::Tensor c = -a * gSumDy / count - b * mean;
-    at::ScalarType type = x.scalar_type();
-    at::Tensor dx = dy * channelView(a.to(type), x);
-    dx.addcmul_(x, channelView(b.to(type), x)).add_(channelView(c.to(type), x));
+    at::Tensor b = -a * invstd.square() * gSumDyXmu / count;
+    at::Tensor k = -a * gSumDy / count - b * mean;
+    at::Tensor dx = at::empty_like(x);
+    AT_DISPATCH_FLOATING_TYPES(type, "sync_batch_norm_input_grad", [&] {
+      at::Tensor ac = a.to(type), bc = b.to(type), kc = k.to(type);
+      inputGradient<scalar_t>(dy, x, ac.data_ptr<scalar_t>(),
+                              bc.data_ptr<scalar_t>(), kc.data_ptr<scalar_t>(), dx);
+    });
+    // The weight and bias gradients are this member's own.
+    at::Tensor gradWeight = (local.narrow(0, channels, channels) * invstd).to(type);
+    at::Tensor gradBias = local.narrow(0, 0, channels).to(type);
     return {dx,
-            weight.defined() ? sumDyXhat : at::Tensor(),
-            ctx->saved_data["has_bias"].toBool() ? sumDy : at::Tensor(),
+            weight.defined() ? gradWeight : at::Tensor(),
+            ctx->saved_data["has_bias"].toBool() ? gradBias : at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
             at::Tensor()};
   }

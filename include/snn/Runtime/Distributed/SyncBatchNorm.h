@@ -24,9 +24,10 @@ namespace snn::dist {
 /// updated in place when defined (PyTorch's momentum, unbiased variance over
 /// the global count). Differentiable in x, weight and bias.
 ///
-/// Collective: one all_gather of [count, mean, M2] per channel in forward
-/// (combined in rank order, in double, so every member gets the same
-/// statistics) and one all_reduce of [sum dy, sum dy * xhat] in backward.
+/// Collective: one all_reduce of [sum x, sum x^2, count] (double; every
+/// member gets the same bits) in forward and one of [sum dy,
+/// sum dy * (x - mean)] in backward. Each is one pass over x (and dy), and
+/// the input gradient one more: float32 and float64 inputs.
 /// A group of one, or an invalid group, gives plain at::batch_norm.
 at::Tensor syncBatchNorm(const at::Tensor &x, const at::Tensor &weight,
                          const at::Tensor &bias, const at::Tensor &runningMean,
