@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Runtime/BatchNormAutograd.h"
+#include "snn/Runtime/BatchNormKernels.h"
 #include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Error.h"
@@ -97,6 +99,24 @@ Kernel buildConv2d(const Node &node) {
   };
 }
 
+/// The runtime's training forward (BatchNormKernels.h: ATen's values
+/// without its serial statistics loops) where it applies.
+bool fastBatchNorm(const at::Tensor &x, const Inputs &in) {
+  return batchNormKernelApplies(x, in[1], in[2], in[3], in[4]) &&
+         batchNormKernelAvailable();
+}
+
+at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
+                             double momentum, double eps) {
+  bool wantsGrad =
+      x.requires_grad() || in[1].requires_grad() || in[2].requires_grad();
+  if (c10::GradMode::is_enabled() && wantsGrad)
+    return batchNormTrainingWithGrad(x, in[1], in[2], in[3], in[4], momentum,
+                                     eps);
+  return batchNormTrainingForward(x, in[1], in[2], in[3], in[4], momentum, eps)
+      .output;
+}
+
 Kernel buildBatchNorm(const Node &node) {
   NodeAttributes attributes(node);
   double eps = decimalValue(attributes.getFloat("eps", 1e-5f));
@@ -115,6 +135,8 @@ Kernel buildBatchNorm(const Node &node) {
       if (sync)
         return dist::syncBatchNorm(x, in[1], in[2], in[3], in[4], momentum,
                                    eps, dp->group);
+      if (context.training && fastBatchNorm(x, in))
+        return batchNormTraining(x, in, momentum, eps);
       return at::batch_norm(x, in[1], in[2], in[3], in[4], context.training,
                             momentum, eps, /*cudnn_enabled=*/true);
     });
