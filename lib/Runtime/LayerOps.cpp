@@ -11,6 +11,7 @@
 #include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/LinearAutograd.h"
 #include "snn/Runtime/MaxPoolAutograd.h"
 #include "snn/Runtime/NodeAttributes.h"
 #include "snn/Runtime/OpRegistry.h"
@@ -77,7 +78,7 @@ Kernel buildLinear(const Node &) {
   return [](const Inputs &in, const RunContext &) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
     return perStep(in[0], [&](const at::Tensor &x) {
-      return at::linear(x, in[1], optional(in, 2));
+      return threadedLinear(x, in[1], optional(in, 2));
     });
   };
 }
