@@ -33,8 +33,9 @@ PYTHON = "/usr/bin/python3"
 # as environment: one OpenBLAS thread under ATen's OpenMP team (Debian's pthread OpenBLAS
 # otherwise spins its own workers against it) and activations kept on the heap (glibc would
 # mmap/unmap them every step and page-fault the working set again).
+# The trim threshold is "never" (snn-run: mallopt -1; 2^62 here, as the variable is unsigned).
 TUNED_ENV = {"OPENBLAS_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
-             "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+             "MALLOC_TRIM_THRESHOLD_": str(1 << 62)}
 
 
 def sh(cmd, env=None):

@@ -6,9 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Runtime/BatchNormAutograd.h"
+#include "snn/Runtime/BatchNormKernels.h"
 #include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/LinearAutograd.h"
+#include "snn/Runtime/MaxPoolAutograd.h"
 #include "snn/Runtime/NodeAttributes.h"
 #include "snn/Runtime/OpRegistry.h"
 #include "snn/Runtime/TensorIO.h"
@@ -23,6 +27,7 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/mul.h>
+#include <c10/core/GradMode.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -73,7 +78,7 @@ Kernel buildLinear(const Node &) {
   return [](const Inputs &in, const RunContext &) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
     return perStep(in[0], [&](const at::Tensor &x) {
-      return at::linear(x, in[1], optional(in, 2));
+      return threadedLinear(x, in[1], optional(in, 2));
     });
   };
 }
@@ -95,6 +100,24 @@ Kernel buildConv2d(const Node &node) {
   };
 }
 
+/// The runtime's training forward (BatchNormKernels.h: ATen's values
+/// without its serial statistics loops) where it applies.
+bool fastBatchNorm(const at::Tensor &x, const Inputs &in) {
+  return batchNormKernelApplies(x, in[1], in[2], in[3], in[4]) &&
+         batchNormKernelAvailable();
+}
+
+at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
+                             double momentum, double eps) {
+  bool wantsGrad =
+      x.requires_grad() || in[1].requires_grad() || in[2].requires_grad();
+  if (c10::GradMode::is_enabled() && wantsGrad)
+    return batchNormTrainingWithGrad(x, in[1], in[2], in[3], in[4], momentum,
+                                     eps);
+  return batchNormTrainingForward(x, in[1], in[2], in[3], in[4], momentum, eps)
+      .output;
+}
+
 Kernel buildBatchNorm(const Node &node) {
   NodeAttributes attributes(node);
   double eps = decimalValue(attributes.getFloat("eps", 1e-5f));
@@ -113,6 +136,8 @@ Kernel buildBatchNorm(const Node &node) {
       if (sync)
         return dist::syncBatchNorm(x, in[1], in[2], in[3], in[4], momentum,
                                    eps, dp->group);
+      if (context.training && fastBatchNorm(x, in))
+        return batchNormTraining(x, in, momentum, eps);
       return at::batch_norm(x, in[1], in[2], in[3], in[4], context.training,
                             momentum, eps, /*cudnn_enabled=*/true);
     });
@@ -131,6 +156,20 @@ Kernel buildMaxPool2d(const Node &node) {
   Pair padding = attributes.getPair("padding", {0, 0});
   Pair dilation = attributes.getPair("dilation", {1, 1});
   bool ceilMode = attributes.getBool("ceil_mode", false);
+  // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
+  // several times faster than ATen's); ATen's for padded, dilated or
+  // ceil-mode pools.
+  if (maxPoolKernelApplies(kernel, stride, padding, dilation, ceilMode)) {
+    MaxPoolWindow window{kernel[0], kernel[1], stride[0], stride[1]};
+    return [=](const Inputs &in, const RunContext &) {
+      requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+      return perStep(in[0], [&](const at::Tensor &x) {
+        if (c10::GradMode::is_enabled() && x.requires_grad())
+          return maxPoolWithGrad(x, window);
+        return maxPoolForward(x, window, /*saveArgmax=*/false).output;
+      });
+    };
+  }
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
