@@ -91,6 +91,20 @@ def main():
                  [run, "infer", w("art_trunc"), "--input", w("case", "input.npy"),
                   "--output", w("y5.npy")], "program_0.onnx", w("y5.npy"))
 
+    # snn-run export: its source of weights, and where it writes.
+    expect_error("export: no weights named",
+                 [run, "export", w("art"), "-o", w("e1.onnx")], "--checkpoint", w("e1.onnx"))
+    os.makedirs(w("empty_ck"))
+    expect_error("export: empty checkpoint directory",
+                 [run, "export", w("art"), "--checkpoint", w("empty_ck"), "-o", w("e2.onnx")],
+                 "empty_ck", w("e2.onnx"))
+    expect_error("export: output directory missing",
+                 [run, "export", w("art"), "--checkpoint", w("empty_ck"),
+                  "-o", w("no_dir", "e3.onnx")], "no_dir", w("no_dir", "e3.onnx"))
+    expect_error("export: under --nproc",
+                 [run, "--nproc", "2", "export", w("art"), "--checkpoint", w("empty_ck"),
+                  "-o", w("e4.onnx")], "--nproc", w("e4.onnx"))
+
     if FAILURES:
         print("\n".join(["FAILED:"] + FAILURES))
         sys.exit(1)
