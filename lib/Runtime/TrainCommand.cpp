@@ -183,8 +183,13 @@ void runTrain(const TrainOptions &options) {
   checkReplicated(dp, model.params());
   trainer.enableDataParallel(dp, shardingModeOf(artifact.manifest));
   rankLog.rankStart(rank, ranks, shardingModeName(trainer.shardingMode()));
-  if (resumeState)
+  if (resumeState) {
     trainer.restore(*resumeState, resumePath);
+    // Ranks that read different checkpoints (no shared directory) must not
+    // train on silently; fsdp holds no full replica to compare.
+    if (trainer.shardingMode() != ShardingMode::Fsdp)
+      checkReplicated(dp, model.params());
+  }
   TrainSummary summary = trainer.run();
   // One process has no rank log: its "end" event goes to the run's log.
   (ranks > 1 ? rankLog : log)
