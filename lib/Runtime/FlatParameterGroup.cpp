@@ -51,14 +51,28 @@ void FlatParameterGroup::release() {
   buffer.storage().unsafeGetStorageImpl()->reset();
 }
 
+void FlatParameterGroup::allocate() {
+  if (materialized())
+    return;
+  c10::StorageImpl *storage = buffer.storage().unsafeGetStorageImpl();
+  size_t bytes = size_t(shardLayout.paddedTotal()) * sizeof(float);
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
+  storage->set_nbytes(bytes);
+}
+
+dist::PendingCollective FlatParameterGroup::gatherAsync(const dist::Group &group,
+                                                        const at::Tensor &shard) {
+  allocate();
+  if (!group.valid()) {
+    buffer.copy_(shard);
+    return dist::PendingCollective();
+  }
+  return dist::allGatherIntoAsync(group, shard, buffer);
+}
+
 void FlatParameterGroup::gather(const dist::Group &group,
                                 const at::Tensor &shard) {
-  if (!materialized()) {
-    c10::StorageImpl *storage = buffer.storage().unsafeGetStorageImpl();
-    size_t bytes = size_t(shardLayout.paddedTotal()) * sizeof(float);
-    storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
-    storage->set_nbytes(bytes);
-  }
+  allocate();
   if (group.valid())
     dist::allGatherInto(group, shard, buffer);
   else

@@ -10,7 +10,10 @@
 //     a unit is released after its last use in the forward;
 //   - after backward (finishBackward), each unit's gradients are
 //     reduce-scattered into a gradient shard and everything full is freed.
-// step() then updates the shards in place.
+// step() then updates the shards in place. While a unit computes, the next
+// one's all_gather runs in the background (the following unit in forward,
+// the preceding one in backward), so at most two units are full at a time
+// besides those autograd still needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +41,7 @@ struct FsdpUnit {
   at::Tensor shard;     // this rank's chunk of the parameters
   at::Tensor gradShard; // between finishBackward and step
   std::vector<ParamState> states; // per own piece
+  dist::PendingCollective prefetch; // an all_gather started ahead of use
   size_t lastForwardStep = 0;
 };
 
@@ -62,19 +66,28 @@ public:
   void beforeStep(size_t step) override {
     for (size_t u : unitsOfStep[step])
       gather(u);
+    if (!unitsOfStep[step].empty())
+      startPrefetch(unitsOfStep[step].back() + 1);
   }
 
   void afterStep(size_t step, const at::Tensor &output) override {
     for (size_t u : unitsOfStep[step]) {
       if (at::GradMode::is_enabled() && output.requires_grad())
-        output.register_hook([this, u](const at::Tensor &) { gather(u); });
+        output.register_hook([this, u](const at::Tensor &) {
+          gather(u);
+          if (u > 0)
+            startPrefetch(u - 1);
+        });
       if (units[u].lastForwardStep == step && !pinned)
-        units[u].flat->release();
+        releaseUnit(units[u]);
     }
   }
 
   void finishBackward() override {
     at::NoGradGuard noGrad;
+    for (FsdpUnit &unit : units)
+      if (unit.prefetch.valid())
+        unit.prefetch.wait();
     for (FsdpUnit &unit : units) {
       at::Tensor grads = unit.flat->flatGradients();
       unit.gradShard = dist::reduceScatter(group, grads, dist::ReduceOp::Sum);
@@ -82,7 +95,7 @@ public:
       for (const at::Tensor &param : unit.flat->params())
         param.mutable_grad().reset();
       if (!pinned)
-        unit.flat->release();
+        releaseUnit(unit);
     }
   }
 
@@ -112,7 +125,7 @@ public:
   void release() override {
     pinned = false;
     for (FsdpUnit &unit : units)
-      unit.flat->release();
+      releaseUnit(unit);
   }
 
   void capture(CheckpointState &state) const override {
@@ -191,8 +204,28 @@ private:
 
   void gather(size_t u) {
     FsdpUnit &unit = units[u];
-    if (!unit.flat->materialized())
+    if (unit.prefetch.valid())
+      unit.prefetch.wait();
+    else if (!unit.flat->materialized())
       unit.flat->gather(group, unit.shard);
+  }
+
+  /// Starts unit u's all_gather unless it is out of range, full or on its
+  /// way. Every rank reaches the same calls in the same order.
+  void startPrefetch(size_t u) {
+    // (the unit of parameters no step reads is gathered only on request)
+    if (u >= units.size() || units[u].lastForwardStep >= unitsOfStep.size())
+      return;
+    FsdpUnit &unit = units[u];
+    if (unit.prefetch.valid() || unit.flat->materialized())
+      return;
+    unit.prefetch = unit.flat->gatherAsync(group, unit.shard);
+  }
+
+  void releaseUnit(FsdpUnit &unit) {
+    if (unit.prefetch.valid())
+      unit.prefetch.wait();
+    unit.flat->release();
   }
 
   int64_t shardOffset(const FsdpUnit &unit, const ShardPiece &piece) const {

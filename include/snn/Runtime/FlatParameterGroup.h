@@ -18,6 +18,7 @@
 #ifndef SNN_RUNTIME_FLATPARAMETERGROUP_H
 #define SNN_RUNTIME_FLATPARAMETERGROUP_H
 
+#include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 #include "snn/Runtime/FlatShardLayout.h"
 
@@ -51,6 +52,10 @@ public:
   /// all_gather of every rank's `shard` [chunk] into the buffer (allocated
   /// first if released): every parameter holds the full values again.
   void gather(const dist::Group &group, const at::Tensor &shard);
+  /// gather() started in the background; the parameters must not be read
+  /// before the returned collective is waited for.
+  dist::PendingCollective gatherAsync(const dist::Group &group,
+                                      const at::Tensor &shard);
 
   /// The parameters' gradients laid out like the buffer (zeros for padding
   /// and for a parameter without a gradient).
@@ -59,6 +64,8 @@ public:
   int64_t residentBytes() const;
 
 private:
+  void allocate();
+
   FlatShardLayout shardLayout;
   std::vector<at::Tensor> tensors;
   std::vector<ShardPiece> pieces;

@@ -270,8 +270,10 @@ void barrier(const Group &group) {
 
 struct detail::PendingState {
   Group group;
+  const char *name = "all_reduce";
   at::Tensor tensor; // the caller's
   at::Tensor buffer; // contiguous; the same tensor when it already was
+  at::Tensor input;  // all_gather: kept alive until the collective ends
   c10::intrusive_ptr<c10d::Work> work; // null for a group of one
   uint64_t sequence = 0;
   ReduceOp op = ReduceOp::Sum;
@@ -300,6 +302,43 @@ PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
   return pending;
 }
 
+PendingCollective allGatherIntoAsync(const Group &group,
+                                     const at::Tensor &tensor,
+                                     at::Tensor &output) {
+  GroupState &g = group.state();
+  const int n = g.size();
+  at::Tensor input = tensor.contiguous();
+  if (n == 1 || input.numel() == 0 || g.backend != Backend::Gloo) {
+    allGatherInto(group, input, output); // nothing to overlap
+    return PendingCollective();
+  }
+  checkTensor(g, "all_gather", input, ReduceOp::Sum);
+  const int64_t rows = input.size(0);
+  if (input.dim() != 1 || output.dim() != 1 || output.size(0) != rows * n ||
+      output.scalar_type() != input.scalar_type() || !output.is_contiguous())
+    badArgument(g, "all_gather",
+                "async all_gather takes 1-D tensors and a contiguous output of " +
+                    std::to_string(n) + " x the input's length");
+  auto state = std::make_unique<detail::PendingState>();
+  state->group = group;
+  state->name = "all_gather";
+  state->tensor = output;
+  state->buffer = output;
+  state->input = input;
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int i = 0; i < n; ++i)
+    outputs[0].push_back(output.narrow(0, i * rows, rows));
+  std::vector<at::Tensor> inputs{input};
+  c10d::AllgatherOptions options;
+  options.timeout = g.timeout;
+  state->work = detail::startCollective(g, "all_gather", state->sequence, [&] {
+    return g.pg->allgather(outputs, inputs, options);
+  });
+  PendingCollective pending;
+  pending.state_ = std::move(state);
+  return pending;
+}
+
 PendingCollective::PendingCollective() = default;
 PendingCollective::PendingCollective(PendingCollective &&) noexcept = default;
 
@@ -309,7 +348,7 @@ void PendingCollective::wait() {
   std::unique_ptr<detail::PendingState> state = std::move(state_);
   GroupState &g = state->group.state();
   if (state->work)
-    detail::waitWork(g, state->work, "all_reduce", state->sequence);
+    detail::waitWork(g, state->work, state->name, state->sequence);
   if (state->op == ReduceOp::Avg)
     state->buffer.div_(g.size());
   if (!state->buffer.is_same(state->tensor))

@@ -65,9 +65,10 @@ namespace detail {
 struct PendingState;
 }
 
-/// An all_reduce in flight (Gloo runs it on its worker threads). wait()
-/// completes it, applying Avg's division; destroying a PendingCollective
-/// that was never waited for waits for it (errors are then swallowed).
+/// An all_reduce or all_gather in flight (Gloo runs it on its worker
+/// threads). wait() completes it, applying Avg's division; destroying a
+/// PendingCollective that was never waited for waits for it (errors are then
+/// swallowed).
 class PendingCollective {
 public:
   PendingCollective();
@@ -82,6 +83,8 @@ public:
 private:
   friend PendingCollective allReduceAsync(const Group &, at::Tensor &,
                                           ReduceOp);
+  friend PendingCollective allGatherIntoAsync(const Group &, const at::Tensor &,
+                                              at::Tensor &);
   std::unique_ptr<detail::PendingState> state_;
 };
 
@@ -90,6 +93,15 @@ private:
 /// order.
 PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
                                  ReduceOp op = ReduceOp::Sum);
+
+/// Starts allGatherInto of 1-D `tensor` into `output` ([size * length]);
+/// `output` must not be touched until wait() returns (fsdp prefetches the
+/// next layer's parameters while the current one computes). A group of one,
+/// and NCCL (whose stream already overlaps), complete before returning and
+/// give an invalid PendingCollective.
+PendingCollective allGatherIntoAsync(const Group &group,
+                                     const at::Tensor &tensor,
+                                     at::Tensor &output);
 
 } // namespace snn::dist
 
