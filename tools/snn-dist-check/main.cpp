@@ -218,6 +218,26 @@ void checkCollectives(World &world) {
   expectEqual("all_gather", gathered, at::cat(rows, 0));
   expectEqual("all_gather of a scalar", allGather(g, full({}, 7.0 * r)),
               range(n) * 7.0);
+  // Into an existing flat buffer, synchronously and in the background while
+  // another collective runs (fsdp's gather and prefetch).
+  at::Tensor flat = at::empty({3 * n});
+  allGatherInto(g, full({3}, r), flat);
+  std::vector<at::Tensor> chunks;
+  for (int q = 0; q < n; ++q)
+    chunks.push_back(full({3}, q));
+  expectEqual("all_gather into a buffer", flat, at::cat(chunks, 0));
+  at::Tensor flatAsync = at::empty({3 * n});
+  PendingCollective gathering = allGatherIntoAsync(g, full({3}, 2.0 * r), flatAsync);
+  at::Tensor meanwhile = full({2}, r);
+  allReduce(g, meanwhile);
+  if (gathering.valid())
+    gathering.wait();
+  expectEqual("async all_gather into a buffer", flatAsync, at::cat(chunks, 0) * 2.0);
+  expectEqual("all_reduce during an async all_gather", meanwhile, full({2}, rankSum));
+  expectThrows("all_gather into a buffer of the wrong size", "cannot hold", [&] {
+    at::Tensor small = at::empty({3 * n - 1});
+    allGatherInto(g, full({3}, r), small);
+  });
 
   // reduce_scatter: input[i] = 100 r + i on every row; chunk r of the sum.
   at::Tensor input =
