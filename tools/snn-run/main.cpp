@@ -163,7 +163,8 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
 
 void addTrainCommand(CLI::App &app, Commands &commands) {
   CLI::App *train = app.add_subcommand(
-      "train", "Train a single-rank artifact (BPTT, surrogate gradients)");
+      "train", "Train an artifact (BPTT, surrogate gradients); dp, zero and "
+               "fsdp artifacts on their ranks with --nproc or torchrun");
   TrainOptions &o = commands.train;
   train->add_option("DIR", o.artifactDir, "Artifact directory")->required();
   addDataOptions(train, o.data, o.repeatTime);
