@@ -43,6 +43,12 @@ at::Tensor FlatParameterGroup::ownChunk() const {
   return buffer.narrow(0, shardLayout.chunk() * ownRank, shardLayout.chunk());
 }
 
+at::Tensor FlatParameterGroup::pieceOfChunk(const at::Tensor &chunk,
+                                            const ShardPiece &piece) const {
+  int64_t chunkStart = shardLayout.chunk() * ownRank;
+  return chunk.narrow(0, piece.flatOffset - chunkStart, piece.length);
+}
+
 bool FlatParameterGroup::materialized() const {
   return buffer.storage().nbytes() > 0 || shardLayout.paddedTotal() == 0;
 }

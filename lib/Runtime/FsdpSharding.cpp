@@ -26,7 +26,6 @@
 #include "snn/Runtime/TrainCheckpoint.h"
 
 #include <ATen/core/grad_mode.h>
-#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <map>
@@ -40,7 +39,7 @@ struct FsdpUnit {
   std::unique_ptr<FlatParameterGroup> flat;
   at::Tensor shard;     // this rank's chunk of the parameters
   at::Tensor gradShard; // between finishBackward and step
-  std::vector<ParamState> states; // per own piece
+  std::unique_ptr<PieceOptimizer> pieces;
   dist::PendingCollective prefetch; // an all_gather started ahead of use
   size_t lastForwardStep = 0;
 };
@@ -53,7 +52,7 @@ public:
     buildUnits(model.executor().parameterUse());
     for (FsdpUnit &unit : units) {
       unit.shard = unit.flat->ownChunk().clone();
-      unit.states.resize(unit.flat->ownPieces().size());
+      unit.pieces = std::make_unique<PieceOptimizer>(*unit.flat, unit.names);
       unit.flat->release();
     }
     model.setExecutionObserver(this);
@@ -101,17 +100,11 @@ public:
 
   void step(double lr) override {
     for (FsdpUnit &unit : units) {
-      std::vector<UpdateSlice> slices;
-      const std::vector<ShardPiece> &pieces = unit.flat->ownPieces();
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        int64_t at = shardOffset(unit, pieces[k]);
-        slices.push_back({unit.shard.narrow(0, at, pieces[k].length),
-                          unit.gradShard.defined()
-                              ? unit.gradShard.narrow(0, at, pieces[k].length)
-                              : at::Tensor(),
-                          &unit.states[k]});
-      }
-      applyUpdate(config, lr, slices);
+      unit.pieces->step(config, lr, unit.shard, [&](const ShardPiece &piece) {
+        return unit.gradShard.defined()
+                   ? unit.flat->pieceOfChunk(unit.gradShard, piece)
+                   : at::Tensor();
+      });
       unit.gradShard.reset();
     }
   }
@@ -129,60 +122,26 @@ public:
   }
 
   void capture(CheckpointState &state) const override {
-    state.model.clear();
-    state.optimizerState.clear();
-    state.optimizer = optimizerKindName(config.kind);
-    for (const FsdpUnit &unit : units) {
-      const std::vector<ShardPiece> &pieces = unit.flat->ownPieces();
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        const ShardPiece &piece = pieces[k];
-        const std::string &name = unit.names[piece.tensor];
-        state.model.push_back(parameterPiece(
-            name, unit.shard.narrow(0, shardOffset(unit, piece), piece.length),
-            piece, unit.flat->params()[piece.tensor].sizes().vec()));
-        state.optimizerState.push_back(statePiece(name, unit.states[k], piece));
-      }
-    }
-    captureBuffers(store, state);
-    state.shard = {group.rank(), group.size(), "fsdp"};
+    beginShardCapture(state, config.kind, store,
+                      {group.rank(), group.size(), "fsdp"});
+    for (const FsdpUnit &unit : units)
+      unit.pieces->capture(unit.shard, state);
   }
 
   void restore(const CheckpointState &state,
                const std::string &where) override {
-    checkOptimizerKind(state, config.kind, where);
-    std::vector<std::string> names = store.parameterNames();
-    std::vector<const CheckpointOptimizerEntry *> entries =
-        optimizerEntriesFor(state, names, where);
-    std::map<std::string, const CheckpointOptimizerEntry *> entryOf;
-    for (size_t i = 0; i < names.size(); ++i)
-      entryOf[names[i]] = entries[i];
-    std::vector<std::vector<ParamState>> restored;
-    for (const FsdpUnit &unit : units) {
-      std::vector<ParamState> unitStates;
-      for (const ShardPiece &piece : unit.flat->ownPieces())
-        unitStates.push_back(sliceParamState(
-            paramStateOf(*entryOf.at(unit.names[piece.tensor])), piece));
-      restored.push_back(std::move(unitStates));
-    }
+    auto entries = wholeOptimizerEntries(state, config.kind,
+                                         store.parameterNames(), where);
     checkSameModel(state, store, where);
-    std::map<std::string, const at::Tensor *> values;
-    for (const CheckpointTensor &entry : state.model)
-      values[entry.name] = &entry.value;
-    at::NoGradGuard noGrad;
-    for (size_t u = 0; u < units.size(); ++u) {
-      FsdpUnit &unit = units[u];
-      at::Tensor whole = at::zeros({unit.flat->layout().paddedTotal()});
-      for (size_t i = 0; i < unit.names.size(); ++i)
-        whole.narrow(0, unit.flat->layout().offsetOf(i),
-                     unit.flat->layout().numel(i))
-            .copy_(values.at(unit.names[i])->reshape({-1}));
-      unit.shard.copy_(whole.narrow(
-          0, unit.flat->layout().chunk() * group.rank(), unit.shard.numel()));
-      unit.states = std::move(restored[u]);
+    // Collective, like every restore: the full parameters take the
+    // checkpoint's values, then each rank keeps its chunk of them.
+    materialize();
+    restoreModel(state, store, where);
+    for (FsdpUnit &unit : units) {
+      unit.shard.copy_(unit.flat->ownChunk());
+      unit.pieces->restore(entries);
     }
-    for (const CheckpointTensor &entry : state.model)
-      if (entry.kind == "buffer")
-        store.set(entry.name, entry.value);
+    release();
   }
 
   MemoryFootprint footprint() const override {
@@ -194,7 +153,7 @@ public:
       for (const at::Tensor &param : unit.flat->params())
         if (param.grad().defined())
           bytes.gradBytes += int64_t(param.grad().nbytes());
-      bytes.optimizerStateBytes += stateBytes(unit.states);
+      bytes.optimizerStateBytes += unit.pieces->stateBytes();
     }
     return bytes;
   }
@@ -226,10 +185,6 @@ private:
     if (unit.prefetch.valid())
       unit.prefetch.wait();
     unit.flat->release();
-  }
-
-  int64_t shardOffset(const FsdpUnit &unit, const ShardPiece &piece) const {
-    return piece.flatOffset - unit.flat->layout().chunk() * group.rank();
   }
 
   Model &model;

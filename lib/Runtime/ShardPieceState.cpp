@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/ShardPieceState.h"
 #include "snn/Runtime/ParameterStore.h"
+#include "snn/Runtime/TrainCheckpoint.h"
 
 namespace snn::runtime {
 
@@ -44,10 +45,67 @@ int64_t stateBytes(const std::vector<ParamState> &states) {
   return bytes;
 }
 
-void captureBuffers(const ParameterStore &store, CheckpointState &state) {
+void beginShardCapture(CheckpointState &state, OptimizerKind kind,
+                       const ParameterStore &store, CheckpointShard shard) {
+  state.model.clear();
+  state.optimizerState.clear();
+  state.optimizer = optimizerKindName(kind);
+  state.shard = std::move(shard);
   for (const ParameterStore::Entry &entry : store.entries())
     if (entry.kind == ParameterKind::Buffer)
       state.model.push_back({entry.name, "buffer", entry.tensor.detach().clone()});
+}
+
+std::map<std::string, const CheckpointOptimizerEntry *>
+wholeOptimizerEntries(const CheckpointState &state, OptimizerKind kind,
+                      const std::vector<std::string> &names,
+                      const std::string &where) {
+  checkOptimizerKind(state, kind, where);
+  std::vector<const CheckpointOptimizerEntry *> entries =
+      optimizerEntriesFor(state, names, where);
+  std::map<std::string, const CheckpointOptimizerEntry *> byName;
+  for (size_t i = 0; i < names.size(); ++i)
+    byName[names[i]] = entries[i];
+  return byName;
+}
+
+PieceOptimizer::PieceOptimizer(const FlatParameterGroup &flat,
+                               std::vector<std::string> names)
+    : flat(flat), names(std::move(names)), states(flat.ownPieces().size()) {}
+
+void PieceOptimizer::step(
+    const OptimizerConfig &config, double lr, const at::Tensor &chunk,
+    const std::function<at::Tensor(const ShardPiece &)> &gradOf) {
+  std::vector<UpdateSlice> slices;
+  const std::vector<ShardPiece> &pieces = flat.ownPieces();
+  for (size_t k = 0; k < pieces.size(); ++k)
+    slices.push_back({flat.pieceOfChunk(chunk, pieces[k]), gradOf(pieces[k]), &states[k]});
+  applyUpdate(config, lr, slices);
+}
+
+void PieceOptimizer::capture(const at::Tensor &chunk,
+                             CheckpointState &state) const {
+  const std::vector<ShardPiece> &pieces = flat.ownPieces();
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const ShardPiece &piece = pieces[k];
+    const std::string &name = names[piece.tensor];
+    state.model.push_back(parameterPiece(name, flat.pieceOfChunk(chunk, piece), piece,
+                                         flat.params()[piece.tensor].sizes().vec()));
+    state.optimizerState.push_back(statePiece(name, states[k], piece));
+  }
+}
+
+void PieceOptimizer::restore(
+    const std::map<std::string, const CheckpointOptimizerEntry *> &entries) {
+  std::vector<ParamState> restored;
+  for (const ShardPiece &piece : flat.ownPieces())
+    restored.push_back(sliceParamState(
+        paramStateOf(*entries.at(names[piece.tensor])), piece));
+  states = std::move(restored);
+}
+
+int64_t PieceOptimizer::stateBytes() const {
+  return runtime::stateBytes(states);
 }
 
 } // namespace snn::runtime

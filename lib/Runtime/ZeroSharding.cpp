@@ -25,9 +25,8 @@ public:
   ZeroSharding(Model &model, const OptimizerConfig &config,
                const DataParallelContext &dp)
       : store(model.params()), config(config), group(dp.group),
-        names(store.parameterNames()),
         flat(store.parameters(), dp.size(), dp.rank()),
-        states(flat.ownPieces().size()) {
+        pieces(flat, store.parameterNames()) {
     // After the flat group: the reducer's hooks see the re-pointed leaves.
     reducer = std::make_unique<dist::GradBucketReducer>(group, flat.params());
   }
@@ -37,50 +36,27 @@ public:
   void finishBackward() override { reducer->finish(); }
 
   void step(double lr) override {
-    std::vector<UpdateSlice> slices;
-    const std::vector<ShardPiece> &pieces = flat.ownPieces();
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      const ShardPiece &piece = pieces[k];
+    pieces.step(config, lr, flat.ownChunk(), [&](const ShardPiece &piece) {
       const at::Tensor &grad = flat.params()[piece.tensor].grad();
-      slices.push_back(
-          {flat.flat().narrow(0, piece.flatOffset, piece.length),
-           grad.defined()
-               ? grad.reshape({-1}).narrow(0, piece.offset, piece.length)
-               : at::Tensor(),
-           &states[k]});
-    }
-    applyUpdate(config, lr, slices);
+      return grad.defined()
+                 ? grad.reshape({-1}).narrow(0, piece.offset, piece.length)
+                 : at::Tensor();
+    });
     flat.gather(group, flat.ownChunk().clone());
   }
 
   void capture(CheckpointState &state) const override {
-    state.model.clear();
-    state.optimizerState.clear();
-    state.optimizer = optimizerKindName(config.kind);
-    const std::vector<ShardPiece> &pieces = flat.ownPieces();
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      const ShardPiece &piece = pieces[k];
-      const std::string &name = names[piece.tensor];
-      state.model.push_back(parameterPiece(
-          name, flat.flat().narrow(0, piece.flatOffset, piece.length), piece,
-          flat.params()[piece.tensor].sizes().vec()));
-      state.optimizerState.push_back(statePiece(name, states[k], piece));
-    }
-    captureBuffers(store, state);
-    state.shard = {group.rank(), group.size(), "zero"};
+    beginShardCapture(state, config.kind, store,
+                      {group.rank(), group.size(), "zero"});
+    pieces.capture(flat.ownChunk(), state);
   }
 
   void restore(const CheckpointState &state,
                const std::string &where) override {
-    checkOptimizerKind(state, config.kind, where);
-    std::vector<const CheckpointOptimizerEntry *> entries =
-        optimizerEntriesFor(state, names, where);
-    std::vector<ParamState> restored;
-    for (const ShardPiece &piece : flat.ownPieces())
-      restored.push_back(
-          sliceParamState(paramStateOf(*entries[piece.tensor]), piece));
+    auto entries = wholeOptimizerEntries(state, config.kind,
+                                         store.parameterNames(), where);
     restoreModel(state, store, where);
-    states = std::move(restored);
+    pieces.restore(entries);
   }
 
   MemoryFootprint footprint() const override {
@@ -90,7 +66,7 @@ public:
       if (param.grad().defined())
         bytes.gradBytes += int64_t(param.grad().nbytes());
     bytes.gradBytes += int64_t(reducer->bucketBytes());
-    bytes.optimizerStateBytes = stateBytes(states);
+    bytes.optimizerStateBytes = pieces.stateBytes();
     return bytes;
   }
 
@@ -98,9 +74,8 @@ private:
   ParameterStore &store;
   OptimizerConfig config;
   dist::Group group;
-  std::vector<std::string> names;
   FlatParameterGroup flat;
-  std::vector<ParamState> states;
+  PieceOptimizer pieces;
   std::unique_ptr<dist::GradBucketReducer> reducer;
 };
 

@@ -45,6 +45,10 @@ public:
   at::Tensor ownChunk() const;
   /// This rank's pieces (FlatShardLayout::piecesOf(rank)).
   const std::vector<ShardPiece> &ownPieces() const { return pieces; }
+  /// Own piece `piece` within `chunk`, a [chunk] tensor laid out like
+  /// ownChunk() (the chunk itself, a kept copy, or a gradient chunk).
+  at::Tensor pieceOfChunk(const at::Tensor &chunk,
+                          const ShardPiece &piece) const;
 
   bool materialized() const;
   /// Frees the buffer's storage (every parameter's data with it).

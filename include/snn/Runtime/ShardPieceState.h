@@ -10,9 +10,12 @@
 #define SNN_RUNTIME_SHARDPIECESTATE_H
 
 #include "snn/Runtime/Checkpoint.h"
+#include "snn/Runtime/FlatParameterGroup.h"
 #include "snn/Runtime/FlatShardLayout.h"
 #include "snn/Runtime/Optimizer.h"
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,9 +41,43 @@ ParamState sliceParamState(const ParamState &whole, const ShardPiece &piece);
 /// Bytes of the defined state tensors.
 int64_t stateBytes(const std::vector<ParamState> &states);
 
-/// The buffers of `store` as whole checkpoint entries (every rank of a
-/// sharded run saves them; they are replicated).
-void captureBuffers(const ParameterStore &store, CheckpointState &state);
+/// Starts a rank's part of a sharded checkpoint: `state`'s model and
+/// optimizer entries are replaced by the buffers of `store` (whole: they are
+/// replicated), the optimizer kind and `shard`; the pieces follow
+/// (PieceOptimizer::capture).
+void beginShardCapture(CheckpointState &state, OptimizerKind kind,
+                       const ParameterStore &store, CheckpointShard shard);
+
+/// Checks that `state` holds `kind`'s state and returns its whole entries
+/// for `names`, by name (throws Error naming `where` otherwise).
+std::map<std::string, const CheckpointOptimizerEntry *>
+wholeOptimizerEntries(const CheckpointState &state, OptimizerKind kind,
+                      const std::vector<std::string> &names,
+                      const std::string &where);
+
+/// The optimizer state of a FlatParameterGroup's own pieces, as ZeRO and
+/// fsdp keep it. `chunk` is always this rank's [chunk] of the group's values
+/// (the buffer's own chunk under ZeRO, the kept shard under fsdp).
+class PieceOptimizer {
+public:
+  /// `names`: the group's parameters, in its order. `flat` must outlive this.
+  PieceOptimizer(const FlatParameterGroup &flat, std::vector<std::string> names);
+
+  /// Updates `chunk` in place; `gradOf(piece)` is the piece's gradient
+  /// (undefined: skipped, as torch.optim skips a missing grad).
+  void step(const OptimizerConfig &config, double lr, const at::Tensor &chunk,
+            const std::function<at::Tensor(const ShardPiece &)> &gradOf);
+  /// Appends every own piece (values from `chunk`) and its state.
+  void capture(const at::Tensor &chunk, CheckpointState &state) const;
+  /// The own pieces' slices of whole entries (wholeOptimizerEntries).
+  void restore(const std::map<std::string, const CheckpointOptimizerEntry *> &entries);
+  int64_t stateBytes() const;
+
+private:
+  const FlatParameterGroup &flat;
+  std::vector<std::string> names;
+  std::vector<ParamState> states; // per own piece
+};
 
 } // namespace snn::runtime
 
