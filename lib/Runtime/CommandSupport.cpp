@@ -1,7 +1,11 @@
 //===- CommandSupport.cpp - Shared steps of snn-run commands --------------===//
 
 #include "snn/Runtime/CommandSupport.h"
+#include "snn/Runtime/CheckpointDirectory.h"
 #include "snn/Runtime/Error.h"
+#include "snn/Runtime/ParamsIO.h"
+#include "snn/Runtime/ShardedCheckpoint.h"
+#include "snn/Runtime/TrainCheckpoint.h"
 
 #include <ATen/Parallel.h>
 
@@ -77,6 +81,24 @@ std::string formatDouble(double value) {
       break;
   }
   return text;
+}
+
+std::string loadTrainedWeights(const std::string &paramsDir,
+                               const std::string &checkpointDir,
+                               ParameterStore &store) {
+  if (!paramsDir.empty() && !checkpointDir.empty())
+    throw Error("--params and --checkpoint exclude each other");
+  if (!paramsDir.empty()) {
+    loadParamsNpy(paramsDir, store);
+    return paramsDir;
+  }
+  if (checkpointDir.empty())
+    return "";
+  std::string where = CheckpointDirectory(checkpointDir, 1).latest();
+  if (where.empty())
+    throw Error("--checkpoint: '" + checkpointDir + "' holds no checkpoint");
+  restoreModel(readAnyCheckpoint(where), store, where);
+  return where;
 }
 
 int64_t peakResidentBytes() {

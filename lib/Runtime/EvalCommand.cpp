@@ -1,15 +1,11 @@
 //===- EvalCommand.cpp - The `snn-run eval` command -----------------------===//
 
-#include "snn/Runtime/CheckpointDirectory.h"
 #include "snn/Runtime/CommandSupport.h"
 #include "snn/Runtime/DataParallel.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/Eval.h"
 #include "snn/Runtime/Evaluate.h"
 #include "snn/Runtime/MetricsLog.h"
-#include "snn/Runtime/ParamsIO.h"
-#include "snn/Runtime/ShardedCheckpoint.h"
-#include "snn/Runtime/TrainCheckpoint.h"
 
 #include <cstdio>
 
@@ -20,24 +16,9 @@ namespace {
 void validateEvalOptions(const EvalOptions &options) {
   if (options.batchSize < 1)
     throw Error("--batch-size must be at least 1");
-  if (!options.paramsDir.empty() && !options.checkpointDir.empty())
-    throw Error("--params and --checkpoint exclude each other");
   if (options.repeatTime < 0)
     throw Error("--repeat-time must be at least 1");
   parseLossKind(options.loss);
-}
-
-/// Replaces the artifact's initializers by trained weights, if asked.
-void loadWeights(const EvalOptions &options, Model &model) {
-  if (!options.paramsDir.empty())
-    loadParamsNpy(options.paramsDir, model.params());
-  if (options.checkpointDir.empty())
-    return;
-  std::string where = CheckpointDirectory(options.checkpointDir, 1).latest();
-  if (where.empty())
-    throw Error("--checkpoint: '" + options.checkpointDir +
-                "' holds no checkpoint");
-  restoreModel(readAnyCheckpoint(where), model.params(), where);
 }
 
 } // namespace
@@ -53,7 +34,7 @@ void runEval(const EvalOptions &options) {
       options.distributed->world->rank() != 0)
     return;
   Model model(artifact);
-  loadWeights(options, model);
+  loadTrainedWeights(options.paramsDir, options.checkpointDir, model.params());
   Dataset data = loadEvaluationData(options.data);
   BatchLoader loader(
       data,

@@ -1,14 +1,10 @@
 //===- ExportCommand.cpp - The `snn-run export` command -------------------===//
 
 #include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/CheckpointDirectory.h"
 #include "snn/Runtime/CommandSupport.h"
 #include "snn/Runtime/Error.h"
 #include "snn/Runtime/ExportWeights.h"
 #include "snn/Runtime/OnnxExport.h"
-#include "snn/Runtime/ParamsIO.h"
-#include "snn/Runtime/ShardedCheckpoint.h"
-#include "snn/Runtime/TrainCheckpoint.h"
 
 #include <filesystem>
 #include <iostream>
@@ -22,16 +18,8 @@ void runExport(const ExportOptions &options) {
   // Any rank's program holds every initializer of the data-parallel family.
   Artifact artifact = loadArtifact(options.artifactDir, 0);
   ParameterStore store(artifact.manifest, artifact.program);
-  std::string source = options.paramsDir;
-  if (!options.paramsDir.empty()) {
-    loadParamsNpy(options.paramsDir, store);
-  } else {
-    source = CheckpointDirectory(options.checkpointDir, 1).latest();
-    if (source.empty())
-      throw Error("--checkpoint: '" + options.checkpointDir +
-                  "' holds no checkpoint");
-    restoreModel(readAnyCheckpoint(source), store, source);
-  }
+  std::string source =
+      loadTrainedWeights(options.paramsDir, options.checkpointDir, store);
   std::string program = (std::filesystem::path(artifact.dir) /
                          artifact.manifest.programForRank(0).file)
                             .string();

@@ -3,6 +3,7 @@
 #define SNN_RUNTIME_COMMANDSUPPORT_H
 
 #include "snn/Runtime/Artifact.h"
+#include "snn/Runtime/ParameterStore.h"
 
 #include <string>
 
@@ -26,6 +27,15 @@ Artifact loadSingleRankArtifact(const std::string &dir,
 /// The shortest decimal text that reads back as `value` ("0.1", not
 /// "0.10000000000000001").
 std::string formatDouble(double value);
+
+/// Replaces the store's values by trained weights: a --save-params
+/// directory, or the latest checkpoint (whole or sharded) of a --checkpoint
+/// directory; neither given: nothing changes. Returns where the weights came
+/// from ("" for none). Throws Error for both, an empty checkpoint directory,
+/// or weights of another model.
+std::string loadTrainedWeights(const std::string &paramsDir,
+                               const std::string &checkpointDir,
+                               ParameterStore &store);
 
 /// The process's peak resident memory so far (getrusage), in bytes.
 int64_t peakResidentBytes();

@@ -110,11 +110,14 @@ at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
   return output;
 }
 
-void allGatherInto(const Group &group, const at::Tensor &tensor,
-                   at::Tensor &output) {
-  GroupState &g = group.state();
+/// Checks the shapes and starts the all_gather of `input` (made contiguous,
+/// a 0-dim tensor as [1]) into `output`. Null work when nothing is to be
+/// sent (a group of one copies; an empty input leaves `output` as it is).
+static c10::intrusive_ptr<c10d::Work>
+startAllGather(GroupState &g, const at::Tensor &tensor, at::Tensor &input,
+               at::Tensor &output, uint64_t &sequence) {
   checkTensor(g, "all_gather", tensor, ReduceOp::Sum);
-  at::Tensor input = tensor.contiguous();
+  input = tensor.contiguous();
   if (input.dim() == 0)
     input = input.reshape({1});
   const int n = g.size();
@@ -129,29 +132,34 @@ void allGatherInto(const Group &group, const at::Tensor &tensor,
                     " contiguous inputs of shape " + c10::str(input.sizes()));
   if (n == 1) {
     output.copy_(input);
-    return;
+    return {};
   }
   if (input.numel() == 0) // nothing to send (Gloo divides by the count)
-    return;
+    return {};
   c10d::AllgatherOptions options;
   options.timeout = g.timeout;
-  uint64_t sequence = 0;
-  c10::intrusive_ptr<c10d::Work> work;
-  if (g.backend == Backend::Nccl) {
-    work = detail::startCollective(g, "all_gather", sequence, [&] {
+  if (g.backend == Backend::Nccl)
+    return detail::startCollective(g, "all_gather", sequence, [&] {
       return g.pg->_allgather_base(output, input, options);
     });
-  } else {
-    // Gloo has no _allgather_base: gather into views of the flat output.
-    std::vector<std::vector<at::Tensor>> outputs(1);
-    for (int i = 0; i < n; ++i)
-      outputs[0].push_back(output.narrow(0, i * rows, rows));
-    std::vector<at::Tensor> inputs{input};
-    work = detail::startCollective(g, "all_gather", sequence, [&] {
-      return g.pg->allgather(outputs, inputs, options);
-    });
-  }
-  detail::waitWork(g, work, "all_gather", sequence);
+  // Gloo has no _allgather_base: gather into views of the flat output.
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int i = 0; i < n; ++i)
+    outputs[0].push_back(output.narrow(0, i * rows, rows));
+  std::vector<at::Tensor> inputs{input};
+  return detail::startCollective(g, "all_gather", sequence, [&] {
+    return g.pg->allgather(outputs, inputs, options);
+  });
+}
+
+void allGatherInto(const Group &group, const at::Tensor &tensor,
+                   at::Tensor &output) {
+  GroupState &g = group.state();
+  at::Tensor input;
+  uint64_t sequence = 0;
+  auto work = startAllGather(g, tensor, input, output, sequence);
+  if (work)
+    detail::waitWork(g, work, "all_gather", sequence);
 }
 
 // reduce_scatter as a ring of send/recv (Gloo has none). Step k: rank r
@@ -305,35 +313,15 @@ PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
 PendingCollective allGatherIntoAsync(const Group &group,
                                      const at::Tensor &tensor,
                                      at::Tensor &output) {
-  GroupState &g = group.state();
-  const int n = g.size();
-  at::Tensor input = tensor.contiguous();
-  if (n == 1 || input.numel() == 0 || g.backend != Backend::Gloo) {
-    allGatherInto(group, input, output); // nothing to overlap
-    return PendingCollective();
-  }
-  checkTensor(g, "all_gather", input, ReduceOp::Sum);
-  const int64_t rows = input.size(0);
-  if (input.dim() != 1 || output.dim() != 1 || output.size(0) != rows * n ||
-      output.scalar_type() != input.scalar_type() || !output.is_contiguous())
-    badArgument(g, "all_gather",
-                "async all_gather takes 1-D tensors and a contiguous output of " +
-                    std::to_string(n) + " x the input's length");
   auto state = std::make_unique<detail::PendingState>();
+  state->work = startAllGather(group.state(), tensor, state->input, output,
+                               state->sequence);
+  if (!state->work)
+    return PendingCollective();
   state->group = group;
   state->name = "all_gather";
   state->tensor = output;
   state->buffer = output;
-  state->input = input;
-  std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int i = 0; i < n; ++i)
-    outputs[0].push_back(output.narrow(0, i * rows, rows));
-  std::vector<at::Tensor> inputs{input};
-  c10d::AllgatherOptions options;
-  options.timeout = g.timeout;
-  state->work = detail::startCollective(g, "all_gather", state->sequence, [&] {
-    return g.pg->allgather(outputs, inputs, options);
-  });
   PendingCollective pending;
   pending.state_ = std::move(state);
   return pending;

@@ -94,11 +94,11 @@ private:
 PendingCollective allReduceAsync(const Group &group, at::Tensor &tensor,
                                  ReduceOp op = ReduceOp::Sum);
 
-/// Starts allGatherInto of 1-D `tensor` into `output` ([size * length]);
-/// `output` must not be touched until wait() returns (fsdp prefetches the
-/// next layer's parameters while the current one computes). A group of one,
-/// and NCCL (whose stream already overlaps), complete before returning and
-/// give an invalid PendingCollective.
+/// Starts allGatherInto (same shapes and errors); `output` must not be
+/// touched until wait() returns (fsdp prefetches the next layer's parameters
+/// while the current one computes). With nothing to send (a group of one, an
+/// empty tensor) it completes before returning and the PendingCollective is
+/// invalid.
 PendingCollective allGatherIntoAsync(const Group &group,
                                      const at::Tensor &tensor,
                                      at::Tensor &output);
