@@ -107,7 +107,7 @@ std::string CheckpointDirectory::beginSave(int64_t step) {
 std::string CheckpointDirectory::commitSave(int64_t step) {
   std::string name = nameForStep(step);
   fs::path final = fs::path(dir) / name;
-  fs::path temp = fs::path(dir) / (name + kTempSuffix);
+  fs::path temp = tempPath(step);
   std::error_code ec;
   syncDirectory(temp.string());
   removeQuietly(final);
@@ -122,7 +122,7 @@ std::string CheckpointDirectory::commitSave(int64_t step) {
 }
 
 void CheckpointDirectory::abortSave(int64_t step) {
-  removeQuietly(fs::path(dir) / (nameForStep(step) + kTempSuffix));
+  removeQuietly(tempPath(step));
 }
 
 std::string CheckpointDirectory::save(const CheckpointState &state) {

@@ -5,7 +5,6 @@
 #include "snn/Runtime/Error.h"
 
 #include <ATen/core/grad_mode.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/StorageImpl.h>
 
@@ -40,13 +39,12 @@ FlatParameterGroup::FlatParameterGroup(std::vector<at::Tensor> params,
 }
 
 at::Tensor FlatParameterGroup::ownChunk() const {
-  return buffer.narrow(0, shardLayout.chunk() * ownRank, shardLayout.chunk());
+  return buffer.narrow(0, chunkStart(), shardLayout.chunk());
 }
 
 at::Tensor FlatParameterGroup::pieceOfChunk(const at::Tensor &chunk,
                                             const ShardPiece &piece) const {
-  int64_t chunkStart = shardLayout.chunk() * ownRank;
-  return chunk.narrow(0, piece.flatOffset - chunkStart, piece.length);
+  return chunk.narrow(0, piece.flatOffset - chunkStart(), piece.length);
 }
 
 bool FlatParameterGroup::materialized() const {

@@ -4,7 +4,6 @@
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/DurableFile.h"
 #include "snn/Runtime/Error.h"
-#include "snn/Runtime/TensorIO.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>

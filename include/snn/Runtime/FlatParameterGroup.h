@@ -69,6 +69,8 @@ public:
 
 private:
   void allocate();
+  /// Where this rank's chunk starts in the flat buffer.
+  int64_t chunkStart() const { return shardLayout.chunk() * ownRank; }
 
   FlatShardLayout shardLayout;
   std::vector<at::Tensor> tensors;
