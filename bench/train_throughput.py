@@ -29,7 +29,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-# What snn-run does inside its process (lib/Runtime/CommandSupport.cpp), given to the reference
+# What snn-run does inside its process (lib/Runtime/Commands/CommandSupport.cpp), given to the reference
 # as environment: one OpenBLAS thread under ATen's OpenMP team (Debian's pthread OpenBLAS
 # otherwise spins its own workers against it) and activations kept on the heap (glibc would
 # mmap/unmap them every step and page-fault the working set again).

@@ -2,10 +2,10 @@
 
 #include "TestSupport.h"
 
-#include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Manifest.h"
-#include "snn/Runtime/OnnxLoader.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Execution/Manifest.h"
+#include "snn/Runtime/Execution/OnnxLoader.h"
 
 #include <ATen/ops/ones.h>
 #include <gtest/gtest.h>

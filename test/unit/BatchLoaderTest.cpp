@@ -1,9 +1,9 @@
 //===- BatchLoaderTest.cpp - Batch layout, order and assembly -------------===//
 
-#include "snn/Runtime/BatchLoader.h"
-#include "snn/Runtime/BatchLayout.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/SampleOrder.h"
+#include "snn/Runtime/Data/BatchLoader.h"
+#include "snn/Runtime/Data/BatchLayout.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Data/SampleOrder.h"
 
 #include <ATen/ops/arange.h>
 #include <gtest/gtest.h>

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/BatchNormAutograd.h"
-#include "snn/Runtime/BatchNormKernels.h"
+#include "snn/Runtime/Autograd/BatchNormAutograd.h"
+#include "snn/Runtime/Kernels/BatchNormKernels.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

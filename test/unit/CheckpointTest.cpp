@@ -3,13 +3,13 @@
 #include "TestSupport.h"
 #include "TrainTestSupport.h"
 
-#include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/Checkpoint.h"
-#include "snn/Runtime/CheckpointDirectory.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Model.h"
-#include "snn/Runtime/RandomState.h"
-#include "snn/Runtime/TrainCheckpoint.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Checkpoint/Checkpoint.h"
+#include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/RandomState.h"
+#include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/ones.h>

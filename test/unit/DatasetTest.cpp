@@ -2,12 +2,12 @@
 
 #include "TestSupport.h"
 
-#include "snn/Runtime/DataSource.h"
-#include "snn/Runtime/Dataset.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Gzip.h"
-#include "snn/Runtime/Idx.h"
-#include "snn/Runtime/Npy.h"
+#include "snn/Runtime/Data/DataSource.h"
+#include "snn/Runtime/Data/Dataset.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/Gzip.h"
+#include "snn/Runtime/Data/Idx.h"
+#include "snn/Runtime/Support/Npy.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

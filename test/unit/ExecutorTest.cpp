@@ -3,9 +3,9 @@
 #include "NeuronReference.h"
 #include "TestSupport.h"
 
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Executor.h"
-#include "snn/Runtime/OnnxLoader.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/OnnxLoader.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -2,10 +2,10 @@
 
 #include "TestSupport.h"
 
-#include "snn/Runtime/Boundary.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Infer.h"
-#include "snn/Runtime/Npy.h"
+#include "snn/Runtime/Execution/Boundary.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Commands/InferCommand.h"
+#include "snn/Runtime/Support/Npy.h"
 
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/Loss.h"
-#include "snn/Runtime/Error.h"
+#include "snn/Runtime/Optim/Loss.h"
+#include "snn/Runtime/Support/Error.h"
 
 #include <ATen/ops/ones.h>
 #include <ATen/ops/tensor.h>

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/MaxPoolAutograd.h"
-#include "snn/Runtime/MaxPoolKernels.h"
+#include "snn/Runtime/Autograd/MaxPoolAutograd.h"
+#include "snn/Runtime/Kernels/MaxPoolKernels.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -9,9 +9,9 @@
 #include "NeuronGradReference.h"
 #include "TestSupport.h"
 
-#include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Model.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Execution/Model.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>

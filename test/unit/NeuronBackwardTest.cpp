@@ -2,10 +2,10 @@
 
 #include "NeuronGradReference.h"
 
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/NeuronAutograd.h"
-#include "snn/Runtime/NeuronKernels.h"
-#include "snn/Runtime/OpRegistry.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Autograd/NeuronAutograd.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -12,7 +12,7 @@
 #ifndef SNN_TEST_UNIT_NEURONGRADREFERENCE_H
 #define SNN_TEST_UNIT_NEURONGRADREFERENCE_H
 
-#include "snn/Runtime/NeuronKernels.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
 
 #include <ATen/core/Tensor.h>
 

@@ -2,8 +2,8 @@
 
 #include "NeuronReference.h"
 
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/NeuronKernels.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #ifndef SNN_TEST_UNIT_NEURONREFERENCE_H
 #define SNN_TEST_UNIT_NEURONREFERENCE_H
 
-#include "snn/Runtime/NeuronKernels.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
 
 #include <string>
 #include <vector>

@@ -2,8 +2,8 @@
 
 #include "TestSupport.h"
 
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Npy.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/Npy.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/OpRegistry.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/Optimizer.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/LrSchedule.h"
+#include "snn/Runtime/Optim/Optimizer.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Optim/LrSchedule.h"
 
 #include <ATen/ops/tensor.h>
 #include <gtest/gtest.h>

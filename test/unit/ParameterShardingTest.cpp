@@ -10,13 +10,13 @@
 #include "TestSupport.h"
 #include "TrainTestSupport.h"
 
-#include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
-#include "snn/Runtime/Loss.h"
-#include "snn/Runtime/Model.h"
-#include "snn/Runtime/ParameterSharding.h"
+#include "snn/Runtime/Optim/Loss.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Sharding/ParameterSharding.h"
 
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randint.h>

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/SampleOrder.h"
+#include "snn/Runtime/Data/SampleOrder.h"
 
 #include <gtest/gtest.h>
 

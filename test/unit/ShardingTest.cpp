@@ -1,9 +1,9 @@
 //===- ShardingTest.cpp - Shard layout and sharded checkpoint merging -----===//
 
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/FlatShardLayout.h"
-#include "snn/Runtime/ShardPieceState.h"
-#include "snn/Runtime/ShardedCheckpoint.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Sharding/FlatShardLayout.h"
+#include "snn/Runtime/Sharding/ShardPieceState.h"
+#include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>

@@ -2,7 +2,7 @@
 #ifndef SNN_TEST_UNIT_TRAINTESTSUPPORT_H
 #define SNN_TEST_UNIT_TRAINTESTSUPPORT_H
 
-#include "snn/Runtime/Dataset.h"
+#include "snn/Runtime/Data/Dataset.h"
 
 #include <string>
 

@@ -3,13 +3,13 @@
 #include "TestSupport.h"
 #include "TrainTestSupport.h"
 
-#include "snn/Runtime/Artifact.h"
-#include "snn/Runtime/BatchLoader.h"
-#include "snn/Runtime/CheckpointDirectory.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Evaluate.h"
-#include "snn/Runtime/Model.h"
-#include "snn/Runtime/Trainer.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Data/BatchLoader.h"
+#include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Training/Evaluate.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Training/Trainer.h"
 
 #include <gtest/gtest.h>
 

@@ -11,16 +11,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/CommandSupport.h"
-#include "snn/Runtime/DataParallel.h"
+#include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
-#include "snn/Runtime/Error.h"
-#include "snn/Runtime/Eval.h"
-#include "snn/Runtime/ExportWeights.h"
-#include "snn/Runtime/Infer.h"
-#include "snn/Runtime/Train.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Commands/EvalCommand.h"
+#include "snn/Runtime/Commands/ExportCommand.h"
+#include "snn/Runtime/Commands/InferCommand.h"
+#include "snn/Runtime/Commands/TrainCommand.h"
 
 #include <CLI/CLI.hpp>
 

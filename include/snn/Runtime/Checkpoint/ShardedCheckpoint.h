@@ -1,0 +1,53 @@
+//===- ShardedCheckpoint.h - Checkpoints of ZeRO and fsdp runs --*- C++ -*-===//
+//
+// A sharded run (dp + zero, fsdp) saves one checkpoint per rank, each with
+// only that rank's pieces of the parameters and optimizer state, plus a
+// `shards.json` naming them (docs/checkpoints.md, "Sharded checkpoints"):
+//
+//   step-00000040/shards.json
+//   step-00000040/rank0/{checkpoint.json,tensors.bin}
+//   step-00000040/rank1/{checkpoint.json,tensors.bin}
+//
+// Pieces are recorded by parameter name and element offset, not by the rank
+// layout, so readAnyCheckpoint can put them back together into one whole
+// checkpoint, which then loads under any rank count and any mode.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_CHECKPOINT_SHARDEDCHECKPOINT_H
+#define SNN_RUNTIME_CHECKPOINT_SHARDEDCHECKPOINT_H
+
+#include "snn/Runtime/Checkpoint/Checkpoint.h"
+#include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+constexpr const char *kShardIndexFile = "shards.json";
+constexpr const char *kShardIndexFormat = "spikemesh-sharded-checkpoint";
+
+/// The checkpoint in `dir`, whole or sharded (then merged). Throws Error
+/// naming the file for a missing or corrupt rank, ranks that disagree on the
+/// position, or pieces that do not cover a tensor exactly once.
+CheckpointState readAnyCheckpoint(const std::string &dir);
+
+/// Puts the ranks' checkpoints (rank order) together into one whole one:
+/// pieces concatenated, position, settings, buffers and generator state from
+/// rank 0. `where` names the checkpoint in messages.
+CheckpointState mergeShards(const std::vector<CheckpointState> &ranks,
+                            const std::string &where);
+
+/// Collective over `group` (every rank calls it with its own `state`, whose
+/// `shard` is filled in): rank R writes DIR/step-X.tmp/rank<R>, rank 0 then
+/// writes shards.json and publishes the directory atomically. Returns the
+/// path. If any rank fails to write, every rank throws Error and the
+/// previous checkpoints stay as they were.
+std::string saveShardedCheckpoint(CheckpointDirectory &dir,
+                                  const CheckpointState &state,
+                                  const dist::Group &group);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_CHECKPOINT_SHARDEDCHECKPOINT_H

@@ -1,0 +1,45 @@
+//===- CommandSupport.h - Shared steps of snn-run commands ------*- C++ -*-===//
+#ifndef SNN_RUNTIME_COMMANDS_COMMANDSUPPORT_H
+#define SNN_RUNTIME_COMMANDS_COMMANDSUPPORT_H
+
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/ParameterStore.h"
+
+#include <string>
+
+namespace snn::runtime {
+
+/// Makes glibc reuse freed activation buffers instead of unmapping them (call once, early).
+void keepLargeAllocationsOnTheHeap();
+
+/// at::set_num_threads; 0 means the machine's hardware concurrency.
+void setIntraOpThreads(int threads);
+
+/// Fails before any work if `path`'s directory does not exist, so a long run
+/// is not wasted on a typo. Does nothing for an empty path.
+void checkParentDirectory(const std::string &path, const std::string &flag);
+
+/// Loads a single-rank artifact; `command` ("train") names the subcommand in
+/// the error for a partitioned one.
+Artifact loadSingleRankArtifact(const std::string &dir,
+                                const std::string &command);
+
+/// The shortest decimal text that reads back as `value` ("0.1", not
+/// "0.10000000000000001").
+std::string formatDouble(double value);
+
+/// Replaces the store's values by trained weights: a --save-params
+/// directory, or the latest checkpoint (whole or sharded) of a --checkpoint
+/// directory; neither given: nothing changes. Returns where the weights came
+/// from ("" for none). Throws Error for both, an empty checkpoint directory,
+/// or weights of another model.
+std::string loadTrainedWeights(const std::string &paramsDir,
+                               const std::string &checkpointDir,
+                               ParameterStore &store);
+
+/// The process's peak resident memory so far (getrusage), in bytes.
+int64_t peakResidentBytes();
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_COMMANDSUPPORT_H

@@ -1,0 +1,36 @@
+//===- EvalCommand.h - The `snn-run eval` command ----------------------*- C++ -*-===//
+#ifndef SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
+#define SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
+
+#include "snn/Runtime/Data/DataSource.h"
+
+#include <cstdint>
+#include <string>
+
+namespace snn::runtime {
+
+struct DistributedRun;
+
+struct EvalOptions {
+  std::string artifactDir;
+  DataOptions data;
+  int64_t repeatTime = 0;
+  int64_t batchSize = 256;
+  /// Weights: a --save-params directory, or the latest checkpoint of a
+  /// --checkpoint directory; neither = the artifact's initializers.
+  std::string paramsDir;
+  std::string checkpointDir;
+  std::string loss = "mse";
+  std::string logPath;
+  int threads = 0;
+  /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.
+  const DistributedRun *distributed = nullptr;
+};
+
+/// Evaluates and prints the result on stdout as one JSON line,
+/// {"event": "eval", "loss", "accuracy", "samples", "seconds"}.
+void runEval(const EvalOptions &options);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_EVALCOMMAND_H

@@ -1,0 +1,61 @@
+//===- TrainCommand.h - The `snn-run train` command --------------------*- C++ -*-===//
+#ifndef SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H
+#define SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H
+
+#include "snn/Runtime/Data/DataSource.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace snn::runtime {
+
+struct DistributedRun;
+
+/// The flags of `snn-run train` (docs/snn-run.md); 0 / empty = not given.
+struct TrainOptions {
+  std::string artifactDir;
+  DataOptions data;
+  int64_t repeatTime = 0;
+  int64_t epochs = 0;
+  int64_t steps = 0;
+  int64_t batchSize = 0;
+  double lr = 0.0;
+  std::string optimizer = "sgd";
+  double momentum = 0.0;
+  std::optional<double> weightDecay; // default: the optimizer's
+  std::string schedule = "constant";
+  int64_t stepSize = 0;
+  double gamma = 0.1;
+  double etaMin = 0.0;
+  std::string loss = "mse";
+  uint64_t seed = 0;
+  bool shuffle = true;
+  bool dropLast = true;
+  bool evalEveryEpoch = true;
+  std::string logPath;
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int keepCheckpoints = 2;
+  bool resume = false;
+  int64_t stopAfter = 0;
+  std::string saveParamsDir;
+  std::string exportOnnxPath;
+  int threads = 0;
+  /// Progress output: "auto" (bar on a terminal, lines otherwise), "bar",
+  /// "lines" or "none".
+  std::string progress = "auto";
+  /// SyncBatchNorm over the dp ranks (--no-sync-bn turns it off).
+  bool syncBatchNorm = true;
+  /// The multi-rank run this process belongs to (snn-run --nproc, torchrun);
+  /// null: one process.
+  const DistributedRun *distributed = nullptr;
+};
+
+/// Loads the artifact and the data, trains (or resumes training) and writes
+/// the requested outputs. Throws Error on bad input or a non-finite loss.
+void runTrain(const TrainOptions &options);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H

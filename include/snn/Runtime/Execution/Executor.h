@@ -1,0 +1,86 @@
+//===- Executor.h - Runs a program's op list ---------------------*- C++ -*-===//
+//
+// The executor turns a Graph into a flat list of steps (kernel + value slots)
+// once, then runs it. Intermediate values are released after their last use
+// so peak memory stays near the largest few activations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTION_EXECUTOR_H
+#define SNN_RUNTIME_EXECUTION_EXECUTOR_H
+
+#include "snn/Runtime/Execution/Graph.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/ParameterStore.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+/// Sees every step of a run (fsdp gathers a step's parameters before it and
+/// frees them after their last use). Steps are numbered as in
+/// Executor::parameterUse().
+class ExecutionObserver {
+public:
+  virtual ~ExecutionObserver() = default;
+  virtual void beforeStep(size_t step) = 0;
+  /// `output`: the step's result (autograd hooks may be attached to it).
+  virtual void afterStep(size_t step, const at::Tensor &output) = 0;
+};
+
+class Executor {
+public:
+  /// Builds the op list. Throws Error naming the node for an unknown op_type,
+  /// a wrong number of inputs or outputs, or an input used before it is
+  /// defined. With `parameters`, every initializer the store holds is bound
+  /// to the store's tensor itself (shared, not copied), so in-place updates
+  /// of the store are seen by later runs; other initializers are constants.
+  Executor(const Graph &graph, const std::string &inputName,
+           const std::string &outputName,
+           const ParameterStore *parameters = nullptr,
+           const OpRegistry &registry = OpRegistry::builtin());
+
+  /// Runs the program; ATen failures are rethrown as Error naming the node.
+  /// `training` selects BatchNorm/Dropout training semantics (RunContext).
+  /// The caller picks the autograd mode: `infer` wraps this in
+  /// c10::InferenceMode; training runs it with grad mode on, and autograd
+  /// keeps what backward needs even after the executor releases a slot.
+  /// `dataParallel` (training only): this rank's data-parallel setting.
+  /// `observer` (may be null) sees every step.
+  at::Tensor run(const at::Tensor &input, bool training = false,
+                 const DataParallelContext *dataParallel = nullptr,
+                 ExecutionObserver *observer = nullptr) const;
+
+  size_t numSteps() const { return steps.size(); }
+  /// Per step, the names of the ParameterStore entries it reads (in operand
+  /// order; empty without a store).
+  const std::vector<std::vector<std::string>> &parameterUse() const {
+    return stepParameters;
+  }
+
+private:
+  struct Step {
+    std::string description; // "node 'x' (op)"
+    Kernel kernel;
+    std::vector<int> inputs; // slot per input, -1 for an absent optional one
+    int output = -1;
+    std::vector<int> release; // slots whose last use is this step
+  };
+
+  int slotOf(const std::string &value, const Node &user) const;
+  void planReleases();
+
+  std::string file;
+  std::map<std::string, int> slots;
+  std::vector<at::Tensor> constants; // initializer values, by slot
+  int numSlots = 0;
+  int inputSlot = -1;
+  int outputSlot = -1;
+  std::vector<Step> steps;
+  std::vector<std::vector<std::string>> stepParameters;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTION_EXECUTOR_H

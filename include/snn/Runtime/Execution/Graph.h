@@ -1,0 +1,57 @@
+//===- Graph.h - A loaded program, independent of protobuf ------*- C++ -*-===//
+//
+// The ONNX loader converts the ModelProto into these small structs so that the
+// executor and the op kernels never see protobuf types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTION_GRAPH_H
+#define SNN_RUNTIME_EXECUTION_GRAPH_H
+
+#include <ATen/core/Tensor.h>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+/// An ONNX node attribute, restricted to the kinds the artifact uses.
+struct Attribute {
+  enum class Kind { Float, Int, String, Floats, Ints };
+  Kind kind = Kind::Int;
+  float f = 0.0f;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+};
+
+/// Returns "float", "int", ... for messages.
+const char *attributeKindName(Attribute::Kind kind);
+
+/// One operation of a program. An empty input name is an absent optional one.
+struct Node {
+  std::string name;
+  std::string opType;
+  std::string domain;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, Attribute> attributes;
+
+  /// "node 'conv1' (conv2d)" for messages.
+  std::string describe() const;
+};
+
+/// A program: nodes in topological order, graph inputs that are not
+/// initializers, graph outputs, and the initializers as float32 tensors.
+struct Graph {
+  std::string file; // where it was loaded from, for messages
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Node> nodes;
+  std::map<std::string, at::Tensor> initializers;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTION_GRAPH_H

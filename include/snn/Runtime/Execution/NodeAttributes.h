@@ -1,0 +1,53 @@
+//===- NodeAttributes.h - Typed access to a node's attributes ---*- C++ -*-===//
+//
+// Op builders read attributes through this class so that a missing or
+// ill-typed attribute is reported with the node's name, not as a crash.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTION_NODEATTRIBUTES_H
+#define SNN_RUNTIME_EXECUTION_NODEATTRIBUTES_H
+
+#include "snn/Runtime/Execution/Graph.h"
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace snn::runtime {
+
+class NodeAttributes {
+public:
+  explicit NodeAttributes(const Node &node) : node(node) {}
+
+  /// Floats also accept an integer attribute (e.g. `v_reset` written as 0).
+  float getFloat(const std::string &name) const;
+  float getFloat(const std::string &name, float fallback) const;
+  std::optional<float> findFloat(const std::string &name) const;
+
+  int64_t getInt(const std::string &name) const;
+  int64_t getInt(const std::string &name, int64_t fallback) const;
+  /// An int that must be 0 or 1.
+  bool getBool(const std::string &name, bool fallback) const;
+
+  std::string getString(const std::string &name,
+                        const std::string &fallback) const;
+
+  /// A 2-D size (kernel, stride, ...): `ints` of 2 values, or of 1 value that
+  /// applies to both dims, as PyTorch accepts.
+  std::array<int64_t, 2> getPair(const std::string &name) const;
+  std::array<int64_t, 2> getPair(const std::string &name,
+                                 std::array<int64_t, 2> fallback) const;
+
+  /// Throws Error("<node>: <message>").
+  [[noreturn]] void fail(const std::string &message) const;
+
+private:
+  const Attribute *find(const std::string &name) const;
+  [[noreturn]] void failKind(const std::string &name, const char *want) const;
+
+  const Node &node;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTION_NODEATTRIBUTES_H

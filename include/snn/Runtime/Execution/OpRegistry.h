@@ -1,0 +1,70 @@
+//===- OpRegistry.h - op_type -> kernel builder ------------------*- C++ -*-===//
+//
+// Each op_type of the artifact maps to a builder that reads the node's
+// attributes once, when the program is built, and returns the kernel the
+// executor calls on every run. Registration is explicit (no static
+// initialisers) because the runtime is a static library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTION_OPREGISTRY_H
+#define SNN_RUNTIME_EXECUTION_OPREGISTRY_H
+
+#include "snn/Runtime/Execution/Graph.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+struct DataParallelContext;
+
+/// What a kernel may depend on besides its inputs, fixed for one run.
+struct RunContext {
+  /// Training semantics: BatchNorm normalises with batch statistics and
+  /// updates its running statistics, Dropout is active. Whether autograd
+  /// records a graph is decided by the caller's grad mode, not by this flag.
+  bool training = false;
+  /// Data-parallel training on several ranks (DataParallel.h), or null for
+  /// one process: BatchNorm synchronises its statistics over the dp group and
+  /// Dropout draws the global batch's mask and applies this rank's slice.
+  const DataParallelContext *dataParallel = nullptr;
+};
+
+/// Computes a node's output from its inputs (absent optional inputs are
+/// undefined tensors).
+using Kernel = std::function<at::Tensor(const std::vector<at::Tensor> &,
+                                        const RunContext &)>;
+
+struct OpDef {
+  int minInputs = 1;
+  int maxInputs = 1;
+  /// Validates the node's attributes and returns its kernel.
+  std::function<Kernel(const Node &)> build;
+};
+
+class OpRegistry {
+public:
+  void add(const std::string &opType, OpDef def);
+  /// Null if `opType` is unknown.
+  const OpDef *lookup(const std::string &opType) const;
+  std::vector<std::string> opTypes() const;
+
+  /// Every op this runtime implements.
+  static const OpRegistry &builtin();
+
+private:
+  std::map<std::string, OpDef> ops;
+};
+
+/// Stateless layers: linear, conv2d, batch_norm, pooling, flatten, dropout,
+/// add, mul, mean_time.
+void registerLayerOps(OpRegistry &registry);
+
+/// Stateful neurons: if_node, lif_node, plif_node.
+void registerNeuronOps(OpRegistry &registry);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTION_OPREGISTRY_H

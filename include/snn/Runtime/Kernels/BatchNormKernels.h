@@ -1,0 +1,47 @@
+//===- BatchNormKernels.h - Training BatchNorm forward, fast ----*- C++ -*-===//
+//
+// ATen 1.13 computes BatchNorm's training statistics with one serial double
+// addition chain per channel (latency-bound: in the CSNN step it cost as
+// much as the convolution before it). This forward computes the same sums
+// in the same order per channel but runs eight channels' chains at once, so
+// mean, invstd, running statistics and output equal ATen's bit for bit.
+// The rounding details ATen's build picked (whether its vector code fused
+// x * alpha + beta into an FMA, ...) are not visible from outside: the first
+// call probes ATen on a fixed input and uses the matching variant, or none
+// (batchNormKernelAvailable() false: callers keep ATen's batch_norm).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_KERNELS_BATCHNORMKERNELS_H
+#define SNN_RUNTIME_KERNELS_BATCHNORMKERNELS_H
+
+#include <ATen/core/Tensor.h>
+
+namespace snn::runtime {
+
+/// Whether this forward reproduces ATen's on this machine (probed once).
+bool batchNormKernelAvailable();
+
+/// Whether the forward handles these operands: float32 CPU, x [B, C, ...]
+/// contiguous with more than one element per (sample, channel), weight,
+/// bias and running statistics defined, float32 [C].
+bool batchNormKernelApplies(const at::Tensor &x, const at::Tensor &weight,
+                            const at::Tensor &bias,
+                            const at::Tensor &runningMean,
+                            const at::Tensor &runningVar);
+
+struct BatchNormForwardResult {
+  at::Tensor output;
+  at::Tensor mean;   // [C], what ATen saves for its backward
+  at::Tensor invstd; // [C]
+};
+
+/// at::native_batch_norm(x, weight, bias, runningMean, runningVar,
+/// training=true, momentum, eps), running statistics updated in place.
+BatchNormForwardResult batchNormTrainingForward(
+    const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
+    const at::Tensor &runningMean, const at::Tensor &runningVar,
+    double momentum, double eps);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_KERNELS_BATCHNORMKERNELS_H

@@ -1,0 +1,48 @@
+//===- Metrics.h - What training and evaluation report ----------*- C++ -*-===//
+#ifndef SNN_RUNTIME_OPTIM_METRICS_H
+#define SNN_RUNTIME_OPTIM_METRICS_H
+
+#include <cstdint>
+
+namespace snn::runtime {
+
+/// One optimizer step.
+struct StepMetrics {
+  int64_t epoch = 0;
+  int64_t step = 0; // 0-based global step index s
+  double loss = 0.0;
+  double accuracy = 0.0;
+  double lr = 0.0;
+  double samplesPerSecond = 0.0;
+  double seconds = 0.0; // zero_grad to optimizer update
+};
+
+/// A pass over a whole split in eval mode; averages over samples.
+struct EvalMetrics {
+  double loss = 0.0;
+  double accuracy = 0.0;
+  int64_t samples = 0;
+  double seconds = 0.0;
+};
+
+/// One epoch: loss and accuracy averaged over its steps.
+struct EpochMetrics {
+  int64_t epoch = 0;
+  int64_t steps = 0;
+  double loss = 0.0;
+  double accuracy = 0.0;
+  bool hasEval = false;
+  EvalMetrics eval;
+  double seconds = 0.0;
+};
+
+/// What one rank holds between steps, in bytes (ParameterSharding.h).
+struct MemoryFootprint {
+  int64_t paramBytes = 0;
+  int64_t gradBytes = 0;
+  int64_t optimizerStateBytes = 0;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_OPTIM_METRICS_H

@@ -1,0 +1,31 @@
+//===- DurableFile.h - Files that survive a crash ---------------*- C++ -*-===//
+//
+// Checkpoints must be either complete or absent after a crash or power loss:
+// data is fsync'ed before the rename that publishes it, and the directory is
+// fsync'ed after, so the rename itself is durable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_SUPPORT_DURABLEFILE_H
+#define SNN_RUNTIME_SUPPORT_DURABLEFILE_H
+
+#include <string>
+
+namespace snn::runtime {
+
+/// Creates or truncates `path`, writes `bytes` and fsyncs the file.
+void writeFileSynced(const std::string &path, const std::string &bytes);
+
+/// Writes `bytes` to a temporary sibling, fsyncs it and renames it over
+/// `path`, then fsyncs the directory: readers see the old or the new
+/// contents, never a mix.
+void replaceFileDurably(const std::string &path, const std::string &bytes);
+
+/// fsyncs a directory so that entries created or renamed in it persist.
+void syncDirectory(const std::string &dir);
+
+/// Reads a whole file; throws Error naming it if it cannot be read.
+std::string readWholeFile(const std::string &path);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_SUPPORT_DURABLEFILE_H

@@ -1,0 +1,33 @@
+//===- Error.h - Runtime errors and their one-line report -------*- C++ -*-===//
+//
+// Every failure the user can cause (bad file, bad shape, unknown op) is thrown
+// as snn::runtime::Error with a message that already names the culprit. Tools
+// turn any exception into a single `error: ...` line and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_SUPPORT_ERROR_H
+#define SNN_RUNTIME_SUPPORT_ERROR_H
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace snn::runtime {
+
+/// A user-facing failure; the message is one line and names the file, node or
+/// flag at fault.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Returns the message of an exception as one line, without c10 backtraces.
+std::string describeException(const std::exception &e);
+
+/// Runs `body`; converts any exception into `error: <message>` on stderr.
+/// Returns the body's exit code, or 1 after an error.
+int runReportingErrors(const std::function<int()> &body);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_SUPPORT_ERROR_H

@@ -1,0 +1,53 @@
+//===- MetricsLog.h - The JSON-lines training log ---------------*- C++ -*-===//
+//
+// `--log FILE`: one JSON object per line (docs/training.md, "Outputs"), keys
+// in a fixed order, doubles with round-trip precision. Each line is flushed
+// when written, so the log can be followed while training runs and a crash
+// loses no finished step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_TRAINING_METRICSLOG_H
+#define SNN_RUNTIME_TRAINING_METRICSLOG_H
+
+#include "snn/Runtime/Optim/Metrics.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace snn::runtime {
+
+/// The "eval" event as one line of JSON (also what `snn-run eval` prints).
+std::string evalJson(const EvalMetrics &metrics);
+
+class MetricsLog {
+public:
+  /// A log that writes nothing.
+  MetricsLog() = default;
+  /// Opens `path`: truncated for a new run, appended to when resuming.
+  MetricsLog(const std::string &path, bool append);
+
+  bool enabled() const { return file != nullptr; }
+
+  void step(const StepMetrics &metrics);
+  void epoch(const EpochMetrics &metrics);
+  void eval(const EvalMetrics &metrics);
+  /// A rank's own log (multi-rank runs): who wrote it, then at the end what
+  /// the rank held and its peak resident memory.
+  void rankStart(int rank, int worldSize, const std::string &mode);
+  void rankEnd(int64_t steps, const MemoryFootprint &footprint,
+               int64_t peakResidentBytes);
+
+private:
+  void writeLine(const std::string &line);
+
+  struct Closer {
+    void operator()(std::FILE *f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Closer> file;
+  std::string path;
+};
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_TRAINING_METRICSLOG_H

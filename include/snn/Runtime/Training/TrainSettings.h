@@ -1,0 +1,45 @@
+//===- TrainSettings.h - From `snn-run train` flags to a run ----*- C++ -*-===//
+//
+// Validation of the flags (each error names its flag), the derived numbers
+// of a run (total steps, optimizer, schedule), and the settings a resumed run
+// must share with the run that wrote the checkpoint.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_TRAINING_TRAINSETTINGS_H
+#define SNN_RUNTIME_TRAINING_TRAINSETTINGS_H
+
+#include "snn/Runtime/Data/BatchLayout.h"
+#include "snn/Runtime/Commands/TrainCommand.h"
+#include "snn/Runtime/Training/Trainer.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace snn::runtime {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+/// Throws Error naming the flag for a missing, conflicting or out-of-range
+/// value.
+void validateTrainOptions(const TrainOptions &options);
+
+/// The run's numbers: total steps from --steps or --epochs x
+/// `batchesPerEpoch`, optimizer and schedule. `settings` is left empty.
+TrainConfig makeTrainConfig(const TrainOptions &options,
+                            int64_t batchesPerEpoch);
+
+/// Everything that shapes the trajectory, which a resumed run must repeat.
+/// The run's length (--steps/--epochs) is not among them: a resumed run may
+/// extend a finished one.
+Settings trainSettings(const TrainOptions &options, const TrainConfig &config,
+                       const Dataset &train, const BatchLayout &layout);
+
+/// Throws Error naming the first setting that differs between the
+/// checkpoint at `where` and this run.
+void checkResumeSettings(const Settings &saved, const Settings &current,
+                         const std::string &where);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_TRAINING_TRAINSETTINGS_H

@@ -1,0 +1,299 @@
+//===- ShardedCheckpoint.cpp - Checkpoints of ZeRO and fsdp runs ----------===//
+
+#include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Support/DurableFile.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace snn::runtime {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string rankDirName(int rank) { return "rank" + std::to_string(rank); }
+
+[[noreturn]] void badShards(const std::string &where, const std::string &what) {
+  throw Error("sharded checkpoint '" + where + "': " + what);
+}
+
+/// One tensor put together from pieces that must cover it exactly once.
+class PieceAssembler {
+public:
+  PieceAssembler(std::vector<int64_t> shape, at::ScalarType dtype)
+      : fullShape(std::move(shape)), flat(at::zeros({numelOf(fullShape)},
+                                                   at::TensorOptions(dtype))) {}
+
+  void add(int64_t offset, const at::Tensor &piece, const std::string &where,
+           const std::string &name) {
+    int64_t length = piece.numel();
+    if (offset < 0 || offset + length > flat.numel())
+      badShards(where, "a piece of '" + name + "' lies outside its " +
+                           std::to_string(flat.numel()) + " elements");
+    flat.narrow(0, offset, length).copy_(piece.reshape({-1}));
+    ranges.emplace_back(offset, length);
+  }
+
+  at::Tensor finish(const std::string &where, const std::string &name) {
+    std::sort(ranges.begin(), ranges.end());
+    int64_t next = 0;
+    for (const auto &[offset, length] : ranges) {
+      if (offset != next)
+        badShards(where, "the pieces of '" + name + "' " +
+                             (offset < next ? "overlap" : "leave a gap") +
+                             " at element " + std::to_string(std::min(offset, next)));
+      next = offset + length;
+    }
+    if (next != flat.numel())
+      badShards(where, "the pieces of '" + name + "' end at element " +
+                           std::to_string(next) + " of " +
+                           std::to_string(flat.numel()));
+    return flat.view(fullShape);
+  }
+
+  const std::vector<int64_t> &shape() const { return fullShape; }
+
+private:
+  static int64_t numelOf(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  std::vector<int64_t> fullShape;
+  at::Tensor flat;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+};
+
+void checkSamePosition(const CheckpointState &first,
+                       const CheckpointState &other, int rank,
+                       const std::string &where) {
+  if (other.step != first.step || other.epoch != first.epoch ||
+      other.batch != first.batch || other.optimizer != first.optimizer)
+    badShards(where, "rank " + std::to_string(rank) +
+                         " is at another step or uses another optimizer "
+                         "than rank 0");
+  if (other.shard.rank != rank ||
+      other.shard.worldSize != first.shard.worldSize)
+    badShards(where, rankDirName(rank) + " was written by rank " +
+                         std::to_string(other.shard.rank) + " of " +
+                         std::to_string(other.shard.worldSize));
+}
+
+std::vector<CheckpointTensor>
+mergeModel(const std::vector<CheckpointState> &ranks,
+           std::map<std::string, std::vector<int64_t>> &shapes,
+           const std::string &where) {
+  std::vector<std::string> order;
+  std::map<std::string, PieceAssembler> pieces;
+  std::map<std::string, std::string> kinds;
+  for (const CheckpointState &rank : ranks)
+    for (const CheckpointTensor &entry : rank.model) {
+      if (!entry.isPiece())
+        continue;
+      auto [it, added] = pieces.try_emplace(entry.name, entry.fullShape,
+                                            entry.value.scalar_type());
+      if (added) {
+        order.push_back(entry.name);
+        kinds[entry.name] = entry.kind;
+      } else if (it->second.shape() != entry.fullShape) {
+        badShards(where, "ranks disagree on the shape of '" + entry.name + "'");
+      }
+      it->second.add(entry.offset, entry.value, where, entry.name);
+    }
+  std::vector<CheckpointTensor> model;
+  for (const std::string &name : order) {
+    PieceAssembler &assembler = pieces.at(name);
+    shapes[name] = assembler.shape();
+    model.push_back({name, kinds[name], assembler.finish(where, name)});
+  }
+  // Whole entries (buffers, replicated on every rank): rank 0's.
+  for (const CheckpointTensor &entry : ranks.front().model)
+    if (!entry.isPiece())
+      model.push_back(entry);
+  return model;
+}
+
+/// The state pieces of one parameter, as one whole entry.
+CheckpointOptimizerEntry
+mergeParamState(const std::string &param,
+                const std::vector<const CheckpointOptimizerEntry *> &parts,
+                const std::vector<int64_t> &shape, const std::string &where) {
+  CheckpointOptimizerEntry merged{param, parts.front()->step, {}};
+  std::set<std::string> names;
+  for (const auto &[name, tensor] : parts.front()->tensors)
+    names.insert(name);
+  for (const CheckpointOptimizerEntry *part : parts) {
+    std::set<std::string> partNames;
+    for (const auto &[name, tensor] : part->tensors)
+      partNames.insert(name);
+    if (part->step != merged.step || partNames != names)
+      badShards(where, "the optimizer state pieces of '" + param +
+                           "' disagree (step or state tensors)");
+  }
+  for (const std::string &name : names) {
+    PieceAssembler assembler(shape, at::kFloat);
+    for (const CheckpointOptimizerEntry *part : parts)
+      for (const auto &[partName, tensor] : part->tensors)
+        if (partName == name)
+          assembler.add(part->offset, tensor, where, param + "/" + name);
+    merged.tensors.emplace_back(name, assembler.finish(where, param + "/" + name));
+  }
+  return merged;
+}
+
+std::vector<CheckpointOptimizerEntry>
+mergeOptimizer(const std::vector<CheckpointState> &ranks,
+               const std::map<std::string, std::vector<int64_t>> &shapes,
+               const std::string &where) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const CheckpointOptimizerEntry *>> parts;
+  for (const CheckpointState &rank : ranks)
+    for (const CheckpointOptimizerEntry &entry : rank.optimizerState) {
+      if (entry.offset < 0)
+        badShards(where, "optimizer state of '" + entry.param +
+                             "' is whole in a sharded checkpoint");
+      auto &list = parts[entry.param];
+      if (list.empty())
+        order.push_back(entry.param);
+      list.push_back(&entry);
+    }
+  std::vector<CheckpointOptimizerEntry> merged;
+  for (const std::string &param : order) {
+    auto shape = shapes.find(param);
+    if (shape == shapes.end())
+      badShards(where, "optimizer state for '" + param +
+                           "', which is not a parameter in it");
+    merged.push_back(mergeParamState(param, parts[param], shape->second, where));
+  }
+  return merged;
+}
+
+/// Every rank learns whether all succeeded; throws on every rank if not.
+void agree(const dist::Group &group, const std::string &error,
+           const std::string &what) {
+  at::Tensor failed = at::empty({1}, at::kInt);
+  failed.data_ptr<int32_t>()[0] = error.empty() ? 0 : 1;
+  at::Tensor all = dist::allGather(group, failed);
+  if (!error.empty())
+    throw Error(what + ": " + error);
+  for (int rank = 0; rank < group.size(); ++rank)
+    if (all.data_ptr<int32_t>()[rank])
+      throw Error(what + ": rank " + std::to_string(group.globalRank(rank)) +
+                  " failed (its message names the cause)");
+}
+
+template <typename F> std::string attempt(F &&body) {
+  try {
+    body();
+    return {};
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+} // namespace
+
+CheckpointState mergeShards(const std::vector<CheckpointState> &ranks,
+                            const std::string &where) {
+  if (ranks.empty())
+    badShards(where, "it has no ranks");
+  for (size_t rank = 0; rank < ranks.size(); ++rank)
+    checkSamePosition(ranks.front(), ranks[rank], int(rank), where);
+  if (ranks.front().shard.worldSize != int(ranks.size()))
+    badShards(where, "rank 0 was written by a run of " +
+                         std::to_string(ranks.front().shard.worldSize) +
+                         " ranks, the index lists " +
+                         std::to_string(ranks.size()));
+  CheckpointState merged = ranks.front();
+  std::map<std::string, std::vector<int64_t>> shapes;
+  merged.model = mergeModel(ranks, shapes, where);
+  merged.optimizerState = mergeOptimizer(ranks, shapes, where);
+  merged.shard = CheckpointShard();
+  return merged;
+}
+
+CheckpointState readAnyCheckpoint(const std::string &dir) {
+  fs::path index = fs::path(dir) / kShardIndexFile;
+  std::error_code ec;
+  if (!fs::exists(index, ec))
+    return readCheckpoint(dir);
+  json meta;
+  try {
+    meta = json::parse(readWholeFile(index.string()));
+    if (meta.at("format").get<std::string>() != kShardIndexFormat)
+      badShards(dir, std::string(kShardIndexFile) + " is not a shard index");
+  } catch (const json::exception &e) {
+    badShards(dir, std::string(kShardIndexFile) + " is malformed (" +
+                       e.what() + ")");
+  }
+  std::vector<CheckpointState> ranks;
+  try {
+    for (const json &name : meta.at("ranks"))
+      ranks.push_back(
+          readCheckpoint((fs::path(dir) / name.get<std::string>()).string()));
+  } catch (const json::exception &e) {
+    badShards(dir, std::string(kShardIndexFile) + " lacks its rank list (" +
+                       e.what() + ")");
+  }
+  return mergeShards(ranks, dir);
+}
+
+std::string saveShardedCheckpoint(CheckpointDirectory &dir,
+                                  const CheckpointState &state,
+                                  const dist::Group &group) {
+  const int rank = group.rank();
+  const std::string what =
+      "checkpoint " + CheckpointDirectory::nameForStep(state.step);
+  std::string error;
+  if (rank == 0)
+    error = attempt([&] { dir.beginSave(state.step); });
+  agree(group, error, what);
+  fs::path temp = dir.tempPath(state.step);
+  error = attempt([&] {
+    fs::path own = temp / rankDirName(rank);
+    fs::create_directory(own);
+    writeCheckpoint(own.string(), state);
+    syncDirectory(own.string());
+  });
+  std::string path;
+  try {
+    agree(group, error, what);
+    if (rank == 0)
+      error = attempt([&] {
+        json ranks = json::array();
+        for (int member = 0; member < group.size(); ++member)
+          ranks.push_back(rankDirName(member));
+        json index = {{"format", kShardIndexFormat},
+                      {"version", 1},
+                      {"step", state.step},
+                      {"world_size", group.size()},
+                      {"mode", state.shard.mode},
+                      {"ranks", ranks}};
+        writeFileSynced((temp / kShardIndexFile).string(), index.dump(1) + "\n");
+        path = dir.commitSave(state.step);
+      });
+    agree(group, error, what);
+  } catch (...) {
+    if (rank == 0)
+      dir.abortSave(state.step);
+    throw;
+  }
+  return path.empty() ? (fs::path(dir.path()) /
+                         CheckpointDirectory::nameForStep(state.step))
+                            .string()
+                      : path;
+}
+
+} // namespace snn::runtime

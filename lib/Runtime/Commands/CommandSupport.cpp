@@ -1,0 +1,110 @@
+//===- CommandSupport.cpp - Shared steps of snn-run commands --------------===//
+
+#include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Checkpoint/ParamsIO.h"
+#include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
+#include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <sys/resource.h>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+namespace snn::runtime {
+
+namespace {
+/// OpenBLAS (Debian's pthread build) keeps its own worker threads, which busy-wait between
+/// GEMMs and fight ATen's OpenMP team for the cores: CSNN training at 2 threads on 2 cores ran
+/// at 0.4x the 1-thread speed. GEMM calls here are small per step, so OpenMP parallelism
+/// across the ops serves better; measured in docs/benchmarks.md. Looked up at run time because
+/// the BLAS behind LibTorch is a Debian alternative that may not be OpenBLAS.
+void limitBlasThreads() {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(1);
+}
+} // namespace
+
+void keepLargeAllocationsOnTheHeap() {
+  // Activations are tens of MB and glibc serves such blocks with mmap, returning them to the
+  // kernel on free: every training step then page-faults its whole working set again (35% of
+  // a CSNN step was kernel page-fault time). Served from the heap, freed blocks are reused.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  // Never give the heap's top back: when the step's peak exceeds any trim threshold (VGG at
+  // T=8 holds 1.5 GB), glibc would shrink the heap after every step and the next one would
+  // fault it in again (4.2 M page faults in 20 steps, a third of the time in the kernel).
+  mallopt(M_TRIM_THRESHOLD, -1);
+}
+
+void setIntraOpThreads(int threads) {
+  if (threads <= 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  limitBlasThreads();
+  at::set_num_threads(threads);
+}
+
+void checkParentDirectory(const std::string &path, const std::string &flag) {
+  if (path.empty())
+    return;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw Error(flag + " " + path + ": directory '" + parent.string() +
+                "' does not exist");
+}
+
+Artifact loadSingleRankArtifact(const std::string &dir,
+                                const std::string &command) {
+  Artifact artifact = loadArtifact(dir);
+  if (artifact.manifest.worldSize != 1)
+    throw Error(dir + ": artifact is partitioned for " +
+                std::to_string(artifact.manifest.worldSize) +
+                " ranks; 'snn-run " + command +
+                "' runs single-rank artifacts in one process (start it with "
+                "'snn-run --nproc " + std::to_string(artifact.manifest.worldSize) +
+                " " + command + " ...' or torchrun)");
+  return artifact;
+}
+
+std::string formatDouble(double value) {
+  char text[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+
+std::string loadTrainedWeights(const std::string &paramsDir,
+                               const std::string &checkpointDir,
+                               ParameterStore &store) {
+  if (!paramsDir.empty() && !checkpointDir.empty())
+    throw Error("--params and --checkpoint exclude each other");
+  if (!paramsDir.empty()) {
+    loadParamsNpy(paramsDir, store);
+    return paramsDir;
+  }
+  if (checkpointDir.empty())
+    return "";
+  std::string where = CheckpointDirectory(checkpointDir, 1).latest();
+  if (where.empty())
+    throw Error("--checkpoint: '" + checkpointDir + "' holds no checkpoint");
+  restoreModel(readAnyCheckpoint(where), store, where);
+  return where;
+}
+
+int64_t peakResidentBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_maxrss) * 1024; // Linux reports KiB
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,80 @@
+//===- Artifact.cpp - Load an artifact directory for one rank -------------===//
+
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Execution/OnnxLoader.h"
+#include "snn/Runtime/Support/TensorIO.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace snn::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string manifestPathOf(const std::string &dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec))
+    throw Error("artifact directory '" + dir + "' does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw Error("'" + dir + "' is not an artifact directory");
+  fs::path manifest = fs::path(dir) / "manifest.json";
+  if (!fs::exists(manifest, ec))
+    throw Error("'" + dir + "' is not an artifact: it has no manifest.json");
+  return manifest.string();
+}
+
+/// The manifest's boundary tensors must be the program's graph input and
+/// output: a mismatch means the manifest belongs to another program.
+void checkBoundary(const Manifest &manifest, const Graph &program) {
+  const std::vector<std::string> &inputs = program.inputs;
+  if (std::find(inputs.begin(), inputs.end(), manifest.input.name) ==
+      inputs.end())
+    throw Error(program.file + ": graph has no input '" + manifest.input.name +
+                "' (named by manifest.json)");
+  if (inputs.size() != 1)
+    throw Error(program.file + ": graph has " + std::to_string(inputs.size()) +
+                " inputs; snn-run feeds exactly one ('" + manifest.input.name +
+                "')");
+  const std::vector<std::string> &outputs = program.outputs;
+  if (std::find(outputs.begin(), outputs.end(), manifest.output.name) ==
+      outputs.end())
+    throw Error(program.file + ": graph has no output '" +
+                manifest.output.name + "' (named by manifest.json)");
+}
+
+/// A replicated parameter has its full shape in every program that holds it.
+void checkParameters(const Manifest &manifest, const Graph &program) {
+  for (const ParameterSpec &parameter : manifest.parameters) {
+    auto it = program.initializers.find(parameter.name);
+    if (it == program.initializers.end() || parameter.sharding != "replicated")
+      continue;
+    if (it->second.sizes() != at::IntArrayRef(parameter.shape))
+      throw Error(program.file + ": initializer '" + parameter.name +
+                  "' has shape " + formatShape(it->second.sizes()) +
+                  ", manifest.json says " + formatShape(parameter.shape));
+  }
+}
+
+} // namespace
+
+Artifact loadArtifact(const std::string &dir, int rank) {
+  Artifact artifact;
+  artifact.dir = dir;
+  std::string manifestPath = manifestPathOf(dir);
+  artifact.manifest = readManifest(manifestPath);
+  const ProgramSpec *spec = nullptr;
+  try {
+    spec = &artifact.manifest.programForRank(rank);
+  } catch (const Error &) {
+    throw Error(manifestPath + ": no program for rank " + std::to_string(rank));
+  }
+  artifact.program = loadOnnxProgram((fs::path(dir) / spec->file).string());
+  checkBoundary(artifact.manifest, artifact.program);
+  checkParameters(artifact.manifest, artifact.program);
+  return artifact;
+}
+
+} // namespace snn::runtime

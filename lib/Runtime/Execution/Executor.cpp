@@ -1,0 +1,133 @@
+//===- Executor.cpp - Runs a program's op list ----------------------------===//
+
+#include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Support/Error.h"
+
+namespace snn::runtime {
+
+namespace {
+
+std::string arityText(const OpDef &def) {
+  if (def.minInputs == def.maxInputs)
+    return std::to_string(def.minInputs);
+  return std::to_string(def.minInputs) + " to " + std::to_string(def.maxInputs);
+}
+
+} // namespace
+
+Executor::Executor(const Graph &graph, const std::string &inputName,
+                   const std::string &outputName,
+                   const ParameterStore *parameters,
+                   const OpRegistry &registry)
+    : file(graph.file) {
+  auto define = [&](const std::string &value) {
+    if (!slots.emplace(value, numSlots).second)
+      throw Error(file + ": value '" + value + "' is defined twice");
+    return numSlots++;
+  };
+  for (const auto &initializer : graph.initializers) {
+    constants.resize(size_t(numSlots) + 1);
+    // The store's tensor itself: optimizer steps and running-statistics
+    // updates must reach the next run.
+    bool bound = parameters && parameters->contains(initializer.first);
+    constants[size_t(define(initializer.first))] =
+        bound ? parameters->get(initializer.first) : initializer.second;
+  }
+  inputSlot = define(inputName);
+
+  for (const Node &node : graph.nodes) {
+    const OpDef *def = registry.lookup(node.opType);
+    if (!def)
+      throw Error(file + ": node '" + node.name + "' has unknown op_type '" +
+                  node.opType + "'");
+    int arity = int(node.inputs.size());
+    if (arity < def->minInputs || arity > def->maxInputs)
+      throw Error(file + ": " + node.describe() + " takes " + arityText(*def) +
+                  " inputs, got " + std::to_string(arity));
+    if (node.outputs.size() != 1 || node.outputs[0].empty())
+      throw Error(file + ": " + node.describe() + " must have one output");
+
+    Step step;
+    step.description = node.describe();
+    std::vector<std::string> used;
+    for (const std::string &input : node.inputs)
+      if (parameters && !input.empty() && parameters->contains(input))
+        used.push_back(input);
+    stepParameters.push_back(std::move(used));
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      step.inputs.push_back(
+          // Optional operands after the first may be absent ("").
+          i > 0 && node.inputs[i].empty() ? -1 : slotOf(node.inputs[i], node));
+    try {
+      step.kernel = def->build(node);
+    } catch (const Error &e) {
+      throw Error(file + ": " + e.what());
+    }
+    step.output = define(node.outputs[0]);
+    steps.push_back(std::move(step));
+  }
+
+  auto output = slots.find(outputName);
+  if (output == slots.end())
+    throw Error(file + ": graph output '" + outputName +
+                "' is not produced by any node");
+  outputSlot = output->second;
+  constants.resize(size_t(numSlots));
+  planReleases();
+}
+
+int Executor::slotOf(const std::string &value, const Node &user) const {
+  auto it = slots.find(value);
+  if (it == slots.end())
+    throw Error(file + ": " + user.describe() + " uses '" + value +
+                "', which no earlier node or initializer defines");
+  return it->second;
+}
+
+void Executor::planReleases() {
+  // A value dies after its last reader; constants and the output live on.
+  std::vector<int> lastUse(size_t(numSlots), -1);
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (int slot : steps[i].inputs)
+      if (slot >= 0)
+        lastUse[size_t(slot)] = int(i);
+  for (int slot = 0; slot < numSlots; ++slot) {
+    bool constant = constants[size_t(slot)].defined();
+    if (lastUse[size_t(slot)] >= 0 && !constant && slot != outputSlot)
+      steps[size_t(lastUse[size_t(slot)])].release.push_back(slot);
+  }
+}
+
+at::Tensor Executor::run(const at::Tensor &input, bool training,
+                         const DataParallelContext *dataParallel,
+                         ExecutionObserver *observer) const {
+  RunContext context;
+  context.training = training;
+  context.dataParallel = training ? dataParallel : nullptr;
+  std::vector<at::Tensor> values = constants;
+  values[size_t(inputSlot)] = input;
+  std::vector<at::Tensor> arguments;
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const Step &step = steps[index];
+    if (observer)
+      observer->beforeStep(index);
+    for (int slot : step.inputs)
+      arguments.push_back(slot >= 0 ? values[size_t(slot)] : at::Tensor());
+    try {
+      values[size_t(step.output)] = step.kernel(arguments, context);
+    } catch (const std::exception &e) {
+      throw Error(file + ": " + step.description + ": " +
+                  describeException(e));
+    }
+    arguments.clear();
+    if (observer)
+      observer->afterStep(index, values[size_t(step.output)]);
+    // Dropping our handle never frees what autograd saved: saved tensors
+    // hold their own references.
+    for (int slot : step.release)
+      values[size_t(slot)].reset();
+  }
+  return values[size_t(outputSlot)];
+}
+
+} // namespace snn::runtime

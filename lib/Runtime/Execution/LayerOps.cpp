@@ -1,0 +1,294 @@
+//===- LayerOps.cpp - Stateless layers on time-major tensors --------------===//
+//
+// Per-step layers fold [T, N, ...] into [T*N, ...], call the ATen op once and
+// unfold, exactly as SpikingJelly's SeqToANNContainer does; the same ATen call
+// on the same shape is what makes results match the PyTorch reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Autograd/BatchNormAutograd.h"
+#include "snn/Runtime/Kernels/BatchNormKernels.h"
+#include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Distributed/SyncBatchNorm.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Autograd/LinearAutograd.h"
+#include "snn/Runtime/Autograd/MaxPoolAutograd.h"
+#include "snn/Runtime/Execution/NodeAttributes.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Support/TensorIO.h"
+
+#include <ATen/ops/adaptive_avg_pool2d.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/batch_norm.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/max_pool2d.h>
+#include <ATen/ops/mul.h>
+#include <c10/core/GradMode.h>
+
+#include <charconv>
+#include <cstdlib>
+
+namespace snn::runtime {
+
+namespace {
+
+using Inputs = std::vector<at::Tensor>;
+using Pair = std::array<int64_t, 2>;
+
+/// Checks the rank of a time-major input; `layout` is the expected form, e.g.
+/// "[T, N, C, H, W]".
+void requireRank(const at::Tensor &x, int64_t minRank, int64_t maxRank,
+                 const char *layout) {
+  if (x.dim() < minRank || x.dim() > maxRank)
+    throw Error(std::string("expects a ") + layout + " input, got " +
+                formatShape(x.sizes()));
+}
+
+/// Applies `op` to every time step of x [T, N, ...] at once.
+template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
+  int64_t steps = x.size(0), batch = x.size(1);
+  at::Tensor y = op(x.flatten(0, 1));
+  std::vector<int64_t> sizes{steps, batch};
+  sizes.insert(sizes.end(), y.sizes().begin() + 1, y.sizes().end());
+  return y.reshape(sizes);
+}
+
+/// The double a float attribute most likely was before the exporter stored
+/// it as float32: the shortest decimal that round-trips (0.3f -> 0.3).
+/// PyTorch passes eps, momentum and p to ATen as doubles, and 0.3f != 0.3
+/// would shift Dropout's Bernoulli threshold and scale and BatchNorm's
+/// update away from the reference's.
+double decimalValue(float value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text) - 1, value);
+  *result.ptr = '\0';
+  return std::strtod(text, nullptr);
+}
+
+const at::Tensor &optional(const Inputs &inputs, size_t index) {
+  static const at::Tensor undefined;
+  return index < inputs.size() ? inputs[index] : undefined;
+}
+
+Kernel buildLinear(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return threadedLinear(x, in[1], optional(in, 2));
+    });
+  };
+}
+
+Kernel buildConv2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair stride = attributes.getPair("stride", {1, 1});
+  Pair padding = attributes.getPair("padding", {0, 0});
+  Pair dilation = attributes.getPair("dilation", {1, 1});
+  int64_t groups = attributes.getInt("groups", 1);
+  if (groups < 1)
+    attributes.fail("attribute 'groups' must be positive");
+  return [=](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
+                        groups);
+    });
+  };
+}
+
+/// The runtime's training forward (BatchNormKernels.h: ATen's values
+/// without its serial statistics loops) where it applies.
+bool fastBatchNorm(const at::Tensor &x, const Inputs &in) {
+  return batchNormKernelApplies(x, in[1], in[2], in[3], in[4]) &&
+         batchNormKernelAvailable();
+}
+
+at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
+                             double momentum, double eps) {
+  bool wantsGrad =
+      x.requires_grad() || in[1].requires_grad() || in[2].requires_grad();
+  if (c10::GradMode::is_enabled() && wantsGrad)
+    return batchNormTrainingWithGrad(x, in[1], in[2], in[3], in[4], momentum,
+                                     eps);
+  return batchNormTrainingForward(x, in[1], in[2], in[3], in[4], momentum, eps)
+      .output;
+}
+
+Kernel buildBatchNorm(const Node &node) {
+  NodeAttributes attributes(node);
+  double eps = decimalValue(attributes.getFloat("eps", 1e-5f));
+  double momentum = decimalValue(attributes.getFloat("momentum", 0.1f));
+  // Inference normalises with the running statistics. Training uses the
+  // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
+  // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
+  // place: they are the ParameterStore's buffers.
+  // Data-parallel training synchronises the statistics over the dp group
+  // (SyncBatchNorm: the statistics of the global batch), unless turned off.
+  return [=](const Inputs &in, const RunContext &context) {
+    requireRank(in[0], 3, 5, "[T, N, C, ...]");
+    const DataParallelContext *dp = context.dataParallel;
+    bool sync = context.training && dp && dp->syncBatchNorm && dp->size() > 1;
+    return perStep(in[0], [&](const at::Tensor &x) {
+      if (sync)
+        return dist::syncBatchNorm(x, in[1], in[2], in[3], in[4], momentum,
+                                   eps, dp->group);
+      if (context.training && fastBatchNorm(x, in))
+        return batchNormTraining(x, in, momentum, eps);
+      return at::batch_norm(x, in[1], in[2], in[3], in[4], context.training,
+                            momentum, eps, /*cudnn_enabled=*/true);
+    });
+  };
+}
+
+/// PyTorch pools default the stride to the kernel size.
+Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
+  return attributes.getPair("stride", kernel);
+}
+
+Kernel buildMaxPool2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getPair("kernel_size");
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getPair("padding", {0, 0});
+  Pair dilation = attributes.getPair("dilation", {1, 1});
+  bool ceilMode = attributes.getBool("ceil_mode", false);
+  // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
+  // several times faster than ATen's); ATen's for padded, dilated or
+  // ceil-mode pools.
+  if (maxPoolKernelApplies(kernel, stride, padding, dilation, ceilMode)) {
+    MaxPoolWindow window{kernel[0], kernel[1], stride[0], stride[1]};
+    return [=](const Inputs &in, const RunContext &) {
+      requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+      return perStep(in[0], [&](const at::Tensor &x) {
+        if (c10::GradMode::is_enabled() && x.requires_grad())
+          return maxPoolWithGrad(x, window);
+        return maxPoolForward(x, window, /*saveArgmax=*/false).output;
+      });
+    };
+  }
+  return [=](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::max_pool2d(x, kernel, stride, padding, dilation, ceilMode);
+    });
+  };
+}
+
+Kernel buildAvgPool2d(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getPair("kernel_size");
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getPair("padding", {0, 0});
+  bool ceilMode = attributes.getBool("ceil_mode", false);
+  bool countIncludePad = attributes.getBool("count_include_pad", true);
+  return [=](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::avg_pool2d(x, kernel, stride, padding, ceilMode,
+                            countIncludePad);
+    });
+  };
+}
+
+Kernel buildAdaptiveAvgPool2d(const Node &node) {
+  Pair outputSize = NodeAttributes(node).getPair("output_size");
+  return [=](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::adaptive_avg_pool2d(x, outputSize);
+    });
+  };
+}
+
+Kernel buildFlatten(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 3, 64, "[T, N, ...]");
+    return in[0].flatten(2);
+  };
+}
+
+/// Data parallelism: rank r of W holds columns [r*N, (r+1)*N) of the global
+/// batch [T, W*N, ...]. Every rank draws the mask of the global batch from
+/// the same generator state, exactly as at::dropout draws it for the folded
+/// [T*W*N, ...] tensor in one process (empty_like + bernoulli_(1 - p), then
+/// divided by 1 - p), and multiplies by its own slice. So the masks, and the
+/// generator's state afterwards, equal one process's on the global batch.
+at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
+                                int ranks) {
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  int64_t local = shape[1];
+  shape[1] = local * ranks;
+  at::Tensor noise = at::empty(shape, x.options().requires_grad(false));
+  noise.bernoulli_(1.0 - p);
+  noise.div_(1.0 - p);
+  return at::mul(x, noise.narrow(1, int64_t(rank) * local, local));
+}
+
+Kernel buildDropout(const Node &node) {
+  double p = decimalValue(NodeAttributes(node).getFloat("p", 0.5f));
+  if (!(p >= 0.0f && p <= 1.0f))
+    NodeAttributes(node).fail("attribute 'p' must be in [0, 1]");
+  // Identity in inference. Training draws the mask exactly as PyTorch's
+  // F.dropout does (at::dropout on the [T*N, ...] fold, default generator),
+  // so a run seeded like the reference trainer gets the same masks.
+  return [p](const Inputs &in, const RunContext &context) {
+    if (!context.training)
+      return in[0];
+    requireRank(in[0], 2, 64, "[T, N, ...]");
+    const DataParallelContext *dp = context.dataParallel;
+    if (dp && dp->size() > 1 && p > 0.0 && p < 1.0)
+      return shardOfGlobalDropout(in[0], p, dp->rank(), dp->size());
+    return perStep(in[0], [&](const at::Tensor &x) {
+      return at::dropout(x, p, /*train=*/true);
+    });
+  };
+}
+
+void requireSameShape(const at::Tensor &a, const at::Tensor &b) {
+  if (a.sizes() != b.sizes())
+    throw Error("operands have different shapes " + formatShape(a.sizes()) +
+                " and " + formatShape(b.sizes()));
+}
+
+Kernel buildAdd(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    requireSameShape(in[0], in[1]);
+    return at::add(in[0], in[1]);
+  };
+}
+
+Kernel buildMul(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    requireSameShape(in[0], in[1]);
+    return at::mul(in[0], in[1]);
+  };
+}
+
+Kernel buildMeanTime(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    requireRank(in[0], 2, 64, "[T, N, ...]");
+    return in[0].mean(at::IntArrayRef{0});
+  };
+}
+
+} // namespace
+
+void registerLayerOps(OpRegistry &registry) {
+  registry.add("linear", {2, 3, buildLinear});
+  registry.add("conv2d", {2, 3, buildConv2d});
+  registry.add("batch_norm", {5, 5, buildBatchNorm});
+  registry.add("max_pool2d", {1, 1, buildMaxPool2d});
+  registry.add("avg_pool2d", {1, 1, buildAvgPool2d});
+  registry.add("adaptive_avg_pool2d", {1, 1, buildAdaptiveAvgPool2d});
+  registry.add("flatten", {1, 1, buildFlatten});
+  registry.add("dropout", {1, 1, buildDropout});
+  registry.add("add", {2, 2, buildAdd});
+  registry.add("mul", {2, 2, buildMul});
+  registry.add("mean_time", {1, 1, buildMeanTime});
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,105 @@
+//===- NeuronOps.cpp - if_node, lif_node, plif_node -----------------------===//
+//
+// Reads the neuron attributes once at build time and runs the fused kernel of
+// NeuronKernels.cpp on every call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Autograd/NeuronAutograd.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
+#include "snn/Runtime/Execution/NodeAttributes.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Support/TensorIO.h"
+
+#include <c10/core/GradMode.h>
+
+#include <cmath>
+
+namespace snn::runtime {
+
+namespace {
+
+using Inputs = std::vector<at::Tensor>;
+
+Surrogate parseSurrogate(const NodeAttributes &attributes) {
+  std::string name = attributes.getString("surrogate", "sigmoid");
+  if (name == "sigmoid")
+    return Surrogate::Sigmoid;
+  if (name == "atan")
+    return Surrogate::ATan;
+  attributes.fail("unknown surrogate '" + name + "' (expected sigmoid or atan)");
+}
+
+/// The attributes every neuron has (SpikingJelly's defaults when absent).
+NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
+  NodeAttributes attributes(node);
+  NeuronConfig config;
+  config.kind = kind;
+  config.vThreshold = attributes.getFloat("v_threshold", 1.0f);
+  // A missing v_reset means soft reset (SpikingJelly's v_reset=None).
+  std::optional<float> vReset = attributes.findFloat("v_reset");
+  config.hardReset = vReset.has_value();
+  config.vReset = vReset.value_or(0.0f);
+  config.detachReset = attributes.getBool("detach_reset", false);
+  config.surrogate = parseSurrogate(attributes);
+  float defaultAlpha = config.surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
+  config.alpha = attributes.getFloat("alpha", defaultAlpha);
+  if (!std::isfinite(config.vThreshold) || !std::isfinite(config.vReset))
+    attributes.fail("v_threshold and v_reset must be finite");
+  if (kind != NeuronKind::IF)
+    config.decayInput = attributes.getBool("decay_input", true);
+  return config;
+}
+
+void requireSpikeInput(const at::Tensor &x) {
+  if (x.dim() < 2)
+    throw Error("expects a [T, N, ...] input, got " + formatShape(x.sizes()));
+}
+
+/// The autograd Function when a graph is being recorded and something needs
+/// a gradient; otherwise the raw kernel, which saves nothing.
+at::Tensor spikes(const at::Tensor &x, const at::Tensor &w,
+                  const NeuronConfig &config) {
+  requireSpikeInput(x);
+  bool plif = config.kind == NeuronKind::PLIF;
+  bool wantsGrad = x.requires_grad() || (plif && w.requires_grad());
+  if (c10::GradMode::is_enabled() && wantsGrad)
+    return neuronSpikesWithGrad(x, w, config);
+  // w may change between runs (training), so k is computed per call.
+  return neuronForward(x, config, plif ? plifDecay(w) : 0.0).spikes;
+}
+
+Kernel buildIF(const Node &node) {
+  NeuronConfig config = parseCommon(node, NeuronKind::IF);
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], at::Tensor(), config);
+  };
+}
+
+Kernel buildLIF(const Node &node) {
+  NeuronConfig config = parseCommon(node, NeuronKind::LIF);
+  config.tau = NodeAttributes(node).getFloat("tau", 2.0f);
+  if (!(config.tau > 1.0f))
+    NodeAttributes(node).fail("attribute 'tau' must be > 1");
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], at::Tensor(), config);
+  };
+}
+
+Kernel buildPLIF(const Node &node) {
+  NeuronConfig config = parseCommon(node, NeuronKind::PLIF);
+  return [config](const Inputs &in, const RunContext &) {
+    return spikes(in[0], in[1], config);
+  };
+}
+
+} // namespace
+
+void registerNeuronOps(OpRegistry &registry) {
+  registry.add("if_node", {1, 1, buildIF});
+  registry.add("lif_node", {1, 1, buildLIF});
+  registry.add("plif_node", {2, 2, buildPLIF});
+}
+
+} // namespace snn::runtime

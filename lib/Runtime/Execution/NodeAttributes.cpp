@@ -1,0 +1,116 @@
+//===- NodeAttributes.cpp - Typed access to a node's attributes -----------===//
+
+#include "snn/Runtime/Execution/NodeAttributes.h"
+#include "snn/Runtime/Support/Error.h"
+
+namespace snn::runtime {
+
+const char *attributeKindName(Attribute::Kind kind) {
+  switch (kind) {
+  case Attribute::Kind::Float:
+    return "float";
+  case Attribute::Kind::Int:
+    return "int";
+  case Attribute::Kind::String:
+    return "string";
+  case Attribute::Kind::Floats:
+    return "floats";
+  case Attribute::Kind::Ints:
+    return "ints";
+  }
+  return "unknown";
+}
+
+std::string Node::describe() const {
+  return "node '" + name + "' (" + opType + ")";
+}
+
+void NodeAttributes::fail(const std::string &message) const {
+  throw Error(node.describe() + ": " + message);
+}
+
+void NodeAttributes::failKind(const std::string &name, const char *want) const {
+  const Attribute *attribute = find(name);
+  fail("attribute '" + name + "' must be " + want + ", not " +
+       (attribute ? attributeKindName(attribute->kind) : "missing"));
+}
+
+const Attribute *NodeAttributes::find(const std::string &name) const {
+  auto it = node.attributes.find(name);
+  return it == node.attributes.end() ? nullptr : &it->second;
+}
+
+std::optional<float> NodeAttributes::findFloat(const std::string &name) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    return std::nullopt;
+  if (attribute->kind == Attribute::Kind::Float)
+    return attribute->f;
+  if (attribute->kind == Attribute::Kind::Int)
+    return float(attribute->i);
+  failKind(name, "a float");
+}
+
+float NodeAttributes::getFloat(const std::string &name) const {
+  std::optional<float> value = findFloat(name);
+  if (!value)
+    fail("missing attribute '" + name + "'");
+  return *value;
+}
+
+float NodeAttributes::getFloat(const std::string &name, float fallback) const {
+  return findFloat(name).value_or(fallback);
+}
+
+int64_t NodeAttributes::getInt(const std::string &name) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    fail("missing attribute '" + name + "'");
+  if (attribute->kind != Attribute::Kind::Int)
+    failKind(name, "an int");
+  return attribute->i;
+}
+
+int64_t NodeAttributes::getInt(const std::string &name,
+                               int64_t fallback) const {
+  return find(name) ? getInt(name) : fallback;
+}
+
+bool NodeAttributes::getBool(const std::string &name, bool fallback) const {
+  int64_t value = getInt(name, fallback ? 1 : 0);
+  if (value != 0 && value != 1)
+    fail("attribute '" + name + "' must be 0 or 1");
+  return value == 1;
+}
+
+std::string NodeAttributes::getString(const std::string &name,
+                                      const std::string &fallback) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    return fallback;
+  if (attribute->kind != Attribute::Kind::String)
+    failKind(name, "a string");
+  return attribute->s;
+}
+
+std::array<int64_t, 2> NodeAttributes::getPair(const std::string &name) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    fail("missing attribute '" + name + "'");
+  if (attribute->kind == Attribute::Kind::Int)
+    return {attribute->i, attribute->i};
+  if (attribute->kind != Attribute::Kind::Ints ||
+      (attribute->ints.size() != 1 && attribute->ints.size() != 2))
+    fail("attribute '" + name + "' must be 1 or 2 ints");
+  const std::vector<int64_t> &ints = attribute->ints;
+  return {ints.front(), ints.back()};
+}
+
+std::array<int64_t, 2>
+NodeAttributes::getPair(const std::string &name,
+                        std::array<int64_t, 2> fallback) const {
+  return find(name) ? getPair(name) : fallback;
+}
+
+} // namespace snn::runtime
+

@@ -1,0 +1,33 @@
+//===- OpRegistry.cpp - op_type -> kernel builder -------------------------===//
+
+#include "snn/Runtime/Execution/OpRegistry.h"
+
+namespace snn::runtime {
+
+void OpRegistry::add(const std::string &opType, OpDef def) {
+  ops[opType] = std::move(def);
+}
+
+const OpDef *OpRegistry::lookup(const std::string &opType) const {
+  auto it = ops.find(opType);
+  return it == ops.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::opTypes() const {
+  std::vector<std::string> names;
+  for (const auto &entry : ops)
+    names.push_back(entry.first);
+  return names;
+}
+
+const OpRegistry &OpRegistry::builtin() {
+  static const OpRegistry registry = [] {
+    OpRegistry result;
+    registerLayerOps(result);
+    registerNeuronOps(result);
+    return result;
+  }();
+  return registry;
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,110 @@
+//===- ParameterStore.cpp - A model's parameters and buffers --------------===//
+
+#include "snn/Runtime/Execution/ParameterStore.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/TensorIO.h"
+
+#include <ATen/core/grad_mode.h>
+
+namespace snn::runtime {
+
+namespace {
+
+ParameterKind parseKind(const ParameterSpec &spec) {
+  if (spec.kind == "parameter")
+    return ParameterKind::Parameter;
+  if (spec.kind == "buffer")
+    return ParameterKind::Buffer;
+  throw Error("manifest.json: parameter '" + spec.name +
+              "' has unknown kind '" + spec.kind +
+              "' (expected parameter or buffer)");
+}
+
+} // namespace
+
+ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program) {
+  for (const ParameterSpec &spec : manifest.parameters) {
+    ParameterKind kind = parseKind(spec);
+    auto it = program.initializers.find(spec.name);
+    if (it == program.initializers.end() || index.count(spec.name))
+      continue;
+    Entry entry;
+    entry.name = spec.name;
+    entry.kind = kind;
+    // A private copy: training must not mutate the loaded Artifact, which
+    // callers may keep as the pristine starting point.
+    entry.tensor = it->second.clone();
+    if (kind == ParameterKind::Parameter)
+      entry.tensor.requires_grad_(true);
+    index.emplace(spec.name, items.size());
+    items.push_back(std::move(entry));
+  }
+}
+
+std::vector<at::Tensor> ParameterStore::parameters() const {
+  std::vector<at::Tensor> result;
+  for (const Entry &item : items)
+    if (item.kind == ParameterKind::Parameter)
+      result.push_back(item.tensor);
+  return result;
+}
+
+std::vector<std::string> ParameterStore::parameterNames() const {
+  std::vector<std::string> result;
+  for (const Entry &item : items)
+    if (item.kind == ParameterKind::Parameter)
+      result.push_back(item.name);
+  return result;
+}
+
+std::vector<at::Tensor> ParameterStore::buffers() const {
+  std::vector<at::Tensor> result;
+  for (const Entry &item : items)
+    if (item.kind == ParameterKind::Buffer)
+      result.push_back(item.tensor);
+  return result;
+}
+
+bool ParameterStore::contains(const std::string &name) const {
+  return index.count(name) != 0;
+}
+
+const ParameterStore::Entry &
+ParameterStore::entry(const std::string &name) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    throw Error("model has no parameter or buffer '" + name + "'");
+  return items[it->second];
+}
+
+const at::Tensor &ParameterStore::get(const std::string &name) const {
+  return entry(name).tensor;
+}
+
+void ParameterStore::set(const std::string &name, const at::Tensor &value) {
+  const at::Tensor &target = get(name);
+  if (value.sizes() != target.sizes())
+    throw Error("parameter '" + name + "' has shape " +
+                formatShape(target.sizes()) + ", cannot set it from " +
+                formatShape(value.sizes()));
+  // In place, so the executor's binding (the same tensor) sees the value;
+  // no autograd history on a leaf.
+  at::NoGradGuard noGrad;
+  target.copy_(value);
+}
+
+void ParameterStore::zeroGrad(bool setToNone) {
+  for (const Entry &item : items) {
+    if (item.kind != ParameterKind::Parameter)
+      continue;
+    at::Tensor &grad = item.tensor.mutable_grad();
+    if (!grad.defined())
+      continue;
+    if (setToNone)
+      grad.reset();
+    else
+      grad.zero_();
+  }
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,272 @@
+//===- BatchNormKernels.cpp - Training BatchNorm forward, fast ------------===//
+//
+// ATen's per-channel loops, reproduced: the mean is a double sum of the
+// channel's floats in (sample, pixel) order, divided by the count and
+// rounded to float; the variance sum adds float (x - mean)^2 in double in the
+// same order. Running kChains channels side by side gives independent
+// addition chains without changing any chain's order. This file is built
+// with -ffp-contract=off: the only fused multiply-adds are the explicit ones
+// of the variant the probe selected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Kernels/BatchNormKernels.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/native_batch_norm.h>
+#include <c10/core/GradMode.h>
+
+#include <array>
+#include <cmath>
+#include <optional>
+
+namespace snn::runtime {
+
+namespace {
+
+/// The roundings ATen's build may have chosen (its compiler may contract
+/// a * b + c in vector code), fixed by the probe.
+struct Rounding {
+  bool fmaOutput = false;     // y = fma(x, alpha, beta)
+  bool fmaShift = false;      // beta = bias - mean * alpha, rounded once
+  bool floatMomentum = false; // running update with a float momentum
+};
+
+constexpr int64_t kChains = 8;
+
+struct Layout {
+  int64_t batch, channels, image;
+  int64_t count() const { return batch * image; }
+};
+
+/// Sums of channels [c0, c0 + K): ATen's order within each channel.
+template <int K>
+void channelStats(const float *x, const Layout &layout, int64_t c0,
+                  float *mean, float *varSum) {
+  const int64_t image = layout.image;
+  double sum[K] = {};
+  for (int64_t n = 0; n < layout.batch; ++n) {
+    const float *base = x + (n * layout.channels + c0) * image;
+    for (int64_t i = 0; i < image; ++i)
+      for (int k = 0; k < K; ++k)
+        sum[k] += double(base[k * image + i]);
+  }
+  float m[K];
+  for (int k = 0; k < K; ++k)
+    mean[c0 + k] = m[k] = float(sum[k] / double(layout.count()));
+  double var[K] = {};
+  for (int64_t n = 0; n < layout.batch; ++n) {
+    const float *base = x + (n * layout.channels + c0) * image;
+    for (int64_t i = 0; i < image; ++i)
+      for (int k = 0; k < K; ++k) {
+        float d = base[k * image + i] - m[k];
+        var[k] += double(d * d);
+      }
+  }
+  for (int k = 0; k < K; ++k)
+    varSum[c0 + k] = float(var[k]);
+}
+
+void collectStats(const float *x, const Layout &layout, float *mean,
+                  float *varSum) {
+  int64_t blocks = (layout.channels + kChains - 1) / kChains;
+  at::parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      int64_t c0 = b * kChains;
+      if (c0 + kChains <= layout.channels) {
+        channelStats<kChains>(x, layout, c0, mean, varSum);
+        continue;
+      }
+      for (int64_t c = c0; c < layout.channels; ++c)
+        channelStats<1>(x, layout, c, mean, varSum);
+    }
+  });
+}
+
+/// Normalisation.cpp's invstd and running-statistics update per channel.
+void finishStats(const Layout &layout, const float *mean, const float *varSum,
+                 float *invstd, float *runningMean, float *runningVar,
+                 double momentum, double eps, const Rounding &rounding) {
+  int64_t n = layout.count();
+  for (int64_t c = 0; c < layout.channels; ++c) {
+    double var = double(varSum[c] / float(n)); // float / int64: float
+    invstd[c] = (var != 0.0 || eps != 0.0) ? float(1.0 / std::sqrt(var + eps))
+                                           : 0.0f;
+    double unbiased = double(varSum[c] / float(n - 1));
+    if (rounding.floatMomentum) {
+      float m = float(momentum);
+      runningMean[c] = m * mean[c] + (1 - m) * runningMean[c];
+      // (1 - m) * runningVar is a float product; the sum is double.
+      runningVar[c] = float(double(m) * unbiased + double((1 - m) * runningVar[c]));
+    } else {
+      runningMean[c] = float(momentum * double(mean[c]) +
+                             (1 - momentum) * double(runningMean[c]));
+      runningVar[c] = float(momentum * unbiased +
+                            (1 - momentum) * double(runningVar[c]));
+    }
+  }
+}
+
+void affinePlane(const float *x, float *y, int64_t size, float alpha,
+                 float beta) {
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = x[i] * alpha + beta;
+}
+
+#if defined(__x86_64__)
+bool fmaAvailable() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+__attribute__((target("avx2,fma"))) void
+affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
+               float beta) {
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = __builtin_fmaf(x[i], alpha, beta);
+}
+#else
+bool fmaAvailable() { return false; }
+void affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
+                    float beta) {
+  for (int64_t i = 0; i < size; ++i)
+    y[i] = std::fma(x[i], alpha, beta);
+}
+#endif
+
+/// y = x * alpha[c] + beta[c], alpha = invstd * weight, beta = bias - mean *
+/// alpha (ATen's batch_norm_cpu_contiguous_impl).
+void transform(const float *x, float *y, const Layout &layout,
+               const float *mean, const float *invstd, const float *weight,
+               const float *bias, const Rounding &rounding) {
+  std::vector<float> alpha(size_t(layout.channels)),
+      beta(size_t(layout.channels));
+  for (int64_t c = 0; c < layout.channels; ++c) {
+    alpha[size_t(c)] = invstd[c] * weight[c];
+    beta[size_t(c)] = rounding.fmaShift
+                          ? std::fma(-mean[c], alpha[size_t(c)], bias[c])
+                          : bias[c] - mean[c] * alpha[size_t(c)];
+  }
+  int64_t planes = layout.batch * layout.channels;
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / layout.image);
+  at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      size_t c = size_t(p % layout.channels);
+      const float *in = x + p * layout.image;
+      float *out = y + p * layout.image;
+      if (rounding.fmaOutput)
+        affinePlaneFma(in, out, layout.image, alpha[c], beta[c]);
+      else
+        affinePlane(in, out, layout.image, alpha[c], beta[c]);
+    }
+  });
+}
+
+BatchNormForwardResult forwardWith(const at::Tensor &x,
+                                   const at::Tensor &weight,
+                                   const at::Tensor &bias,
+                                   const at::Tensor &runningMean,
+                                   const at::Tensor &runningVar,
+                                   double momentum, double eps,
+                                   const Rounding &rounding) {
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+  BatchNormForwardResult result;
+  result.output = at::empty(x.sizes(), x.options());
+  result.mean = at::empty({layout.channels}, x.options());
+  result.invstd = at::empty({layout.channels}, x.options());
+  at::Tensor varSum = at::empty({layout.channels}, x.options());
+  if (layout.count() == 0)
+    return result;
+  const float *in = x.data_ptr<float>();
+  collectStats(in, layout, result.mean.data_ptr<float>(),
+               varSum.data_ptr<float>());
+  finishStats(layout, result.mean.data_ptr<float>(), varSum.data_ptr<float>(),
+              result.invstd.data_ptr<float>(), runningMean.data_ptr<float>(),
+              runningVar.data_ptr<float>(), momentum, eps, rounding);
+  transform(in, result.output.data_ptr<float>(), layout,
+            result.mean.data_ptr<float>(), result.invstd.data_ptr<float>(),
+            weight.data_ptr<float>(), bias.data_ptr<float>(), rounding);
+  return result;
+}
+
+/// A fixed input with distinct values and no RNG (the probe must not move
+/// the default generator, which Dropout draws from).
+at::Tensor probeTensor(at::IntArrayRef shape, double scale, double offset) {
+  at::Tensor t = at::empty(shape, at::kFloat);
+  float *data = t.data_ptr<float>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    data[i] = float(std::sin(0.731 * double(i) + offset) * scale + offset);
+  return t;
+}
+
+/// The variant that reproduces ATen on a fixed input, if any.
+std::optional<Rounding> probeRounding() {
+  c10::AutoGradMode noGrad(false);
+  at::Tensor x = probeTensor({5, 16, 7, 6}, 2.5, 0.3);
+  at::Tensor weight = probeTensor({16}, 0.7, 1.1);
+  at::Tensor bias = probeTensor({16}, 0.4, -0.2);
+  at::Tensor mean0 = probeTensor({16}, 0.3, 0.1);
+  at::Tensor var0 = probeTensor({16}, 0.5, 1.5);
+  const double momentum = 0.1, eps = 1e-5;
+  at::Tensor meanA = mean0.clone(), varA = var0.clone();
+  auto expected = at::native_batch_norm(x, weight, bias, meanA, varA, true,
+                                        momentum, eps);
+  for (int variant = 0; variant < 8; ++variant) {
+    Rounding rounding{(variant & 1) == 0, (variant & 2) == 0,
+                      (variant & 4) != 0};
+    if (rounding.fmaOutput && !fmaAvailable())
+      continue;
+    at::Tensor meanB = mean0.clone(), varB = var0.clone();
+    BatchNormForwardResult r =
+        forwardWith(x, weight, bias, meanB, varB, momentum, eps, rounding);
+    if (at::equal(r.output, std::get<0>(expected)) &&
+        at::equal(r.mean, std::get<1>(expected)) &&
+        at::equal(r.invstd, std::get<2>(expected)) &&
+        at::equal(meanB, meanA) && at::equal(varB, varA))
+      return rounding;
+  }
+  return std::nullopt;
+}
+
+const std::optional<Rounding> &probedRounding() {
+  static const std::optional<Rounding> rounding = probeRounding();
+  return rounding;
+}
+
+bool isChannelVector(const at::Tensor &t, int64_t channels) {
+  return t.defined() && t.scalar_type() == at::kFloat &&
+         t.device().is_cpu() && t.dim() == 1 && t.size(0) == channels &&
+         t.is_contiguous();
+}
+
+} // namespace
+
+bool batchNormKernelAvailable() { return probedRounding().has_value(); }
+
+bool batchNormKernelApplies(const at::Tensor &x, const at::Tensor &weight,
+                            const at::Tensor &bias,
+                            const at::Tensor &runningMean,
+                            const at::Tensor &runningVar) {
+  if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 3 ||
+      x.numel() == 0)
+    return false;
+  // ATen takes its per-thread channels-last reduction (whose sums depend on
+  // the thread count) for [N, C] inputs, N*C*1*1 and channels-last strides.
+  int64_t c = x.size(1);
+  if (x.numel() / (x.size(0) * c) == 1 ||
+      x.suggest_memory_format() != at::MemoryFormat::Contiguous ||
+      !x.is_contiguous())
+    return false;
+  return isChannelVector(weight, c) && isChannelVector(bias, c) &&
+         isChannelVector(runningMean, c) && isChannelVector(runningVar, c);
+}
+
+BatchNormForwardResult batchNormTrainingForward(
+    const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
+    const at::Tensor &runningMean, const at::Tensor &runningVar,
+    double momentum, double eps) {
+  return forwardWith(x, weight, bias, runningMean, runningVar, momentum, eps,
+                     probedRounding().value());
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,255 @@
+//===- FsdpSharding.cpp - Fully sharded data parallelism ------------------===//
+//
+// One FlatParameterGroup ("unit") per executor step that first reads a
+// parameter: a layer's weights (and bias) move together. Between uses a
+// unit's buffer is released and the rank keeps only its chunk ("shard") and
+// the chunk's optimizer state. As the model's ExecutionObserver:
+//   - before a step, its units are all-gathered from the shards;
+//   - after a step, a hook on the step's output gathers them again when
+//     backward reaches it (autograd saved views of the freed storage), and
+//     a unit is released after its last use in the forward;
+//   - after backward (finishBackward), each unit's gradients are
+//     reduce-scattered into a gradient shard and everything full is freed.
+// step() then updates the shards in place. While a unit computes, the next
+// one's all_gather runs in the background (the following unit in forward,
+// the preceding one in backward), so at most two units are full at a time
+// besides those autograd still needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Sharding/FlatParameterGroup.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Sharding/ParameterSharding.h"
+#include "snn/Runtime/Sharding/ShardPieceState.h"
+#include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <map>
+
+namespace snn::runtime {
+
+namespace {
+
+struct FsdpUnit {
+  std::vector<std::string> names;
+  std::unique_ptr<FlatParameterGroup> flat;
+  at::Tensor shard;     // this rank's chunk of the parameters
+  at::Tensor gradShard; // between finishBackward and step
+  std::unique_ptr<PieceOptimizer> pieces;
+  dist::PendingCollective prefetch; // an all_gather started ahead of use
+  size_t lastForwardStep = 0;
+};
+
+class FsdpSharding final : public ParameterSharding, public ExecutionObserver {
+public:
+  FsdpSharding(Model &model, const OptimizerConfig &config,
+               const DataParallelContext &dp)
+      : model(model), store(model.params()), config(config), group(dp.group) {
+    buildUnits(model.executor().parameterUse());
+    for (FsdpUnit &unit : units) {
+      unit.shard = unit.flat->ownChunk().clone();
+      unit.pieces = std::make_unique<PieceOptimizer>(*unit.flat, unit.names);
+      unit.flat->release();
+    }
+    model.setExecutionObserver(this);
+  }
+
+  ~FsdpSharding() override { model.setExecutionObserver(nullptr); }
+
+  ShardingMode mode() const override { return ShardingMode::Fsdp; }
+
+  void beforeStep(size_t step) override {
+    for (size_t u : unitsOfStep[step])
+      gather(u);
+    if (!unitsOfStep[step].empty())
+      startPrefetch(unitsOfStep[step].back() + 1);
+  }
+
+  void afterStep(size_t step, const at::Tensor &output) override {
+    for (size_t u : unitsOfStep[step]) {
+      if (at::GradMode::is_enabled() && output.requires_grad())
+        output.register_hook([this, u](const at::Tensor &) {
+          gather(u);
+          if (u > 0)
+            startPrefetch(u - 1);
+        });
+      if (units[u].lastForwardStep == step && !pinned)
+        releaseUnit(units[u]);
+    }
+  }
+
+  void finishBackward() override {
+    at::NoGradGuard noGrad;
+    for (FsdpUnit &unit : units)
+      if (unit.prefetch.valid())
+        unit.prefetch.wait();
+    for (FsdpUnit &unit : units) {
+      at::Tensor grads = unit.flat->flatGradients();
+      unit.gradShard = dist::reduceScatter(group, grads, dist::ReduceOp::Sum);
+      unit.gradShard.div_(group.size());
+      for (const at::Tensor &param : unit.flat->params())
+        param.mutable_grad().reset();
+      if (!pinned)
+        releaseUnit(unit);
+    }
+  }
+
+  void step(double lr) override {
+    for (FsdpUnit &unit : units) {
+      unit.pieces->step(config, lr, unit.shard, [&](const ShardPiece &piece) {
+        return unit.gradShard.defined()
+                   ? unit.flat->pieceOfChunk(unit.gradShard, piece)
+                   : at::Tensor();
+      });
+      unit.gradShard.reset();
+    }
+  }
+
+  void materialize() override {
+    pinned = true;
+    for (size_t u = 0; u < units.size(); ++u)
+      gather(u);
+  }
+
+  void release() override {
+    pinned = false;
+    for (FsdpUnit &unit : units)
+      releaseUnit(unit);
+  }
+
+  void capture(CheckpointState &state) const override {
+    beginShardCapture(state, config.kind, store,
+                      {group.rank(), group.size(), "fsdp"});
+    for (const FsdpUnit &unit : units)
+      unit.pieces->capture(unit.shard, state);
+  }
+
+  void restore(const CheckpointState &state,
+               const std::string &where) override {
+    auto entries = wholeOptimizerEntries(state, config.kind,
+                                         store.parameterNames(), where);
+    checkSameModel(state, store, where);
+    // Collective, like every restore: the full parameters take the
+    // checkpoint's values, then each rank keeps its chunk of them.
+    materialize();
+    restoreModel(state, store, where);
+    for (FsdpUnit &unit : units) {
+      unit.shard.copy_(unit.flat->ownChunk());
+      unit.pieces->restore(entries);
+    }
+    release();
+  }
+
+  MemoryFootprint footprint() const override {
+    MemoryFootprint bytes;
+    for (const FsdpUnit &unit : units) {
+      bytes.paramBytes += int64_t(unit.shard.nbytes()) + unit.flat->residentBytes();
+      if (unit.gradShard.defined())
+        bytes.gradBytes += int64_t(unit.gradShard.nbytes());
+      for (const at::Tensor &param : unit.flat->params())
+        if (param.grad().defined())
+          bytes.gradBytes += int64_t(param.grad().nbytes());
+      bytes.optimizerStateBytes += unit.pieces->stateBytes();
+    }
+    return bytes;
+  }
+
+private:
+  void buildUnits(const std::vector<std::vector<std::string>> &use);
+
+  void gather(size_t u) {
+    FsdpUnit &unit = units[u];
+    if (unit.prefetch.valid())
+      unit.prefetch.wait();
+    else if (!unit.flat->materialized())
+      unit.flat->gather(group, unit.shard);
+  }
+
+  /// Starts unit u's all_gather unless it is out of range, full or on its
+  /// way. Every rank reaches the same calls in the same order.
+  void startPrefetch(size_t u) {
+    // (the unit of parameters no step reads is gathered only on request)
+    if (u >= units.size() || units[u].lastForwardStep >= unitsOfStep.size())
+      return;
+    FsdpUnit &unit = units[u];
+    if (unit.prefetch.valid() || unit.flat->materialized())
+      return;
+    unit.prefetch = unit.flat->gatherAsync(group, unit.shard);
+  }
+
+  void releaseUnit(FsdpUnit &unit) {
+    if (unit.prefetch.valid())
+      unit.prefetch.wait();
+    unit.flat->release();
+  }
+
+  Model &model;
+  ParameterStore &store;
+  OptimizerConfig config;
+  dist::Group group;
+  std::vector<FsdpUnit> units;
+  std::vector<std::vector<size_t>> unitsOfStep;
+  bool pinned = false;
+};
+
+void FsdpSharding::buildUnits(
+    const std::vector<std::vector<std::string>> &use) {
+  std::map<std::string, size_t> unitOf;
+  unitsOfStep.resize(use.size());
+  std::vector<std::vector<at::Tensor>> params;
+  auto addUnit = [&](std::vector<std::string> names, size_t step) {
+    std::vector<at::Tensor> tensors;
+    for (const std::string &name : names) {
+      unitOf[name] = units.size();
+      tensors.push_back(store.get(name));
+    }
+    FsdpUnit unit;
+    unit.names = std::move(names);
+    unit.lastForwardStep = step;
+    units.push_back(std::move(unit));
+    params.push_back(std::move(tensors));
+  };
+  for (size_t step = 0; step < use.size(); ++step) {
+    std::vector<std::string> fresh;
+    for (const std::string &name : use[step])
+      if (store.entry(name).kind == ParameterKind::Parameter &&
+          !unitOf.count(name) &&
+          std::find(fresh.begin(), fresh.end(), name) == fresh.end())
+        fresh.push_back(name);
+    if (!fresh.empty())
+      addUnit(std::move(fresh), step);
+    for (const std::string &name : use[step]) {
+      auto it = unitOf.find(name);
+      if (it == unitOf.end())
+        continue;
+      std::vector<size_t> &list = unitsOfStep[step];
+      if (std::find(list.begin(), list.end(), it->second) == list.end())
+        list.push_back(it->second);
+      units[it->second].lastForwardStep = step;
+    }
+  }
+  // Parameters no step reads still train (with no gradient) and checkpoint.
+  std::vector<std::string> unused;
+  for (const std::string &name : store.parameterNames())
+    if (!unitOf.count(name))
+      unused.push_back(name);
+  if (!unused.empty())
+    addUnit(std::move(unused), use.size());
+  for (size_t u = 0; u < units.size(); ++u)
+    units[u].flat = std::make_unique<FlatParameterGroup>(
+        std::move(params[u]), group.size(), group.rank());
+}
+
+} // namespace
+
+std::unique_ptr<ParameterSharding>
+makeFsdpSharding(Model &model, const OptimizerConfig &config,
+                 const DataParallelContext &dp) {
+  return std::make_unique<FsdpSharding>(model, config, dp);
+}
+
+} // namespace snn::runtime

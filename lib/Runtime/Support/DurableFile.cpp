@@ -1,0 +1,89 @@
+//===- DurableFile.cpp - Files that survive a crash -----------------------===//
+
+#include "snn/Runtime/Support/DurableFile.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace snn::runtime {
+
+namespace {
+
+[[noreturn]] void failWrite(const std::string &path, int code) {
+  throw Error(path + ": cannot write: " + std::strerror(code));
+}
+
+/// write(2) until done; returns 0 or the errno of the failure.
+int writeAll(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t written = ::write(fd, data, size);
+    if (written < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    data += written;
+    size -= size_t(written);
+  }
+  return 0;
+}
+
+} // namespace
+
+void writeFileSynced(const std::string &path, const std::string &bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    failWrite(path, errno);
+  int code = writeAll(fd, bytes.data(), bytes.size());
+  if (code == 0 && ::fsync(fd) != 0)
+    code = errno;
+  if (::close(fd) != 0 && code == 0)
+    code = errno;
+  if (code != 0)
+    failWrite(path, code);
+}
+
+void syncDirectory(const std::string &dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(),
+                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return; // best effort: some file systems refuse to open directories
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void replaceFileDurably(const std::string &path, const std::string &bytes) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    writeFileSynced(temp, bytes);
+  } catch (...) {
+    std::remove(temp.c_str());
+    throw;
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    int code = errno;
+    std::remove(temp.c_str());
+    failWrite(path, code);
+  }
+  syncDirectory(std::filesystem::path(path).parent_path().string());
+}
+
+std::string readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad())
+    throw Error(path + ": read failed");
+  return bytes.str();
+}
+
+} // namespace snn::runtime

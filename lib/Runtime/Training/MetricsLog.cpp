@@ -1,0 +1,91 @@
+//===- MetricsLog.cpp - The JSON-lines training log -----------------------===//
+
+#include "snn/Runtime/Training/MetricsLog.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
+
+namespace snn::runtime {
+
+// ordered_json keeps "event" first, as a reader scanning the file expects.
+using Json = nlohmann::ordered_json;
+
+MetricsLog::MetricsLog(const std::string &path, bool append)
+    : file(std::fopen(path.c_str(), append ? "a" : "w")), path(path) {
+  if (!file)
+    throw Error("--log " + path + ": cannot open: " + std::strerror(errno));
+}
+
+void MetricsLog::writeLine(const std::string &line) {
+  if (!file)
+    return;
+  if (std::fputs(line.c_str(), file.get()) < 0 ||
+      std::fputc('\n', file.get()) == EOF || std::fflush(file.get()) != 0)
+    throw Error("--log " + path + ": write failed: " + std::strerror(errno));
+}
+
+void MetricsLog::step(const StepMetrics &metrics) {
+  // NaN/Inf have no JSON form; nlohmann writes them as null.
+  writeLine(Json{{"event", "step"},
+                 {"epoch", metrics.epoch},
+                 {"step", metrics.step},
+                 {"loss", metrics.loss},
+                 {"accuracy", metrics.accuracy},
+                 {"lr", metrics.lr},
+                 {"samples_per_s", metrics.samplesPerSecond}}
+                .dump());
+}
+
+void MetricsLog::epoch(const EpochMetrics &metrics) {
+  Json line{{"event", "epoch"},
+            {"epoch", metrics.epoch},
+            {"steps", metrics.steps},
+            {"loss", metrics.loss},
+            {"accuracy", metrics.accuracy}};
+  if (metrics.hasEval) {
+    line["eval_loss"] = metrics.eval.loss;
+    line["eval_accuracy"] = metrics.eval.accuracy;
+  }
+  line["seconds"] = metrics.seconds;
+  writeLine(line.dump());
+}
+
+std::string evalJson(const EvalMetrics &metrics) {
+  return Json{{"event", "eval"},
+              {"loss", metrics.loss},
+              {"accuracy", metrics.accuracy},
+              {"samples", metrics.samples},
+              {"seconds", metrics.seconds}}
+      .dump();
+}
+
+void MetricsLog::eval(const EvalMetrics &metrics) {
+  writeLine(evalJson(metrics));
+}
+
+void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode) {
+  writeLine(Json{{"event", "rank"},
+                 {"rank", rank},
+                 {"world_size", worldSize},
+                 {"pid", int64_t(::getpid())},
+                 {"mode", mode}}
+                .dump());
+}
+
+void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,
+                         int64_t peakResidentBytes) {
+  writeLine(Json{{"event", "end"},
+                 {"steps", steps},
+                 {"peak_rss_bytes", peakResidentBytes},
+                 {"param_bytes", footprint.paramBytes},
+                 {"grad_bytes", footprint.gradBytes},
+                 {"optimizer_state_bytes", footprint.optimizerStateBytes}}
+                .dump());
+}
+
+} // namespace snn::runtime
