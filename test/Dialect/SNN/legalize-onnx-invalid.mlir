@@ -68,3 +68,17 @@ func.func @gemm_trans(%x: tensor<4x?x6xf32>, %w: tensor<6x3xf32>) -> tensor<*xf3
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// The snn op's shape/attribute checks reject the ratio; this used to abort in the builder.
+func.func @dropout_ratio_one(%x: tensor<4x?x6xf32>) -> tensor<*xf32> {
+  %r = snn.parameter "drop.ratio" = dense<1.0> : tensor<f32>
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Dropout): snn.dropout: dropout probability must be in [0, 1), got 1.00}}
+  %1 = snn.onnx_node "Dropout"(%0, %r) domain "" attrs {} : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
