@@ -495,17 +495,38 @@ void reportLeftover(ONNXNodeOp node) {
     diag << "unsupported op of domain '" << node.getDomain() << "'";
 }
 
+/// Names the function whose rewrite did not reach a fixpoint and what is still unlegalized.
+void reportNoConvergence(func::FuncOp func, int64_t maxIterations) {
+  int64_t left = 0;
+  func.walk([&](ONNXNodeOp) { ++left; });
+  func.emitError() << "ONNX legalization of function '@" << func.getSymName()
+                   << "' did not converge within " << maxIterations
+                   << " iteration(s) of its rewrite patterns (" << left
+                   << " snn.onnx_node op(s) left)";
+}
+
 struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
+  using LegalizeONNXBase::LegalizeONNXBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (maxIterations < 1) {
+      func.emitError() << "snn-legalize-onnx: max-iterations must be >= 1, got "
+                       << static_cast<int64_t>(maxIterations);
+      return signalPassFailure();
+    }
     ErrorState errors;
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldRegionPattern, NeuronPattern>(&getContext(), errors);
     patterns.add<TimeMajorOpPattern>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    (void)applyPatternsGreedily(func, std::move(patterns), config);
-    if (errors.failed)
+    config.setMaxIterations(maxIterations);
+    // A driver that stops short leaves a half-rewritten function; never pass it on.
+    bool converged = succeeded(applyPatternsGreedily(func, std::move(patterns), config));
+    if (!converged)
+      reportNoConvergence(func, maxIterations);
+    if (!converged || errors.failed)
       return signalPassFailure();
 
     WalkResult leftover = func.walk([](ONNXNodeOp node) {
