@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
@@ -90,6 +91,21 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   for (const APInt &v : attr.getValues<APInt>())
     result.push_back(v.getSExtValue());
   return result;
+}
+
+/// ONNX momentum weights the old statistic; PyTorch's weights the new one, and the exporter
+/// wrote float(1 - m) for PyTorch's decimal m. 1 - 0.9f is 0.100000024 and 1 - 0.99f is
+/// 0.0099999905, so take the shortest decimal that maps back to the same float.
+float pytorchMomentum(float onnxMomentum) {
+  double exact = 1.0 - static_cast<double>(onnxMomentum);
+  for (int digits = 1; digits < 17; ++digits) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.*e", digits - 1, exact);
+    double candidate = std::strtod(buffer, nullptr);
+    if (static_cast<float>(1.0 - candidate) == onnxMomentum)
+      return static_cast<float>(candidate);
+  }
+  return static_cast<float>(exact);
 }
 
 /// ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
@@ -212,10 +228,7 @@ private:
     auto inputs = node.getInputs();
     if (inputs.size() != 5 || intAttr(node, "training_mode", 0) != 0)
       return errors.report(node, "expected inference-form BatchNormalization with 5 inputs");
-    // ONNX momentum weights the old statistic; PyTorch's weights the new one. 1 - 0.9f is
-    // 0.100000024; float32 holds ~7 digits, so rounding to 6 recovers PyTorch's 0.1.
-    double onnxMomentum = floatAttr(node, "momentum", 0.9f);
-    float momentum = std::stof(llvm::formatv("{0:e5}", 1.0 - onnxMomentum).str());
+    float momentum = pytorchMomentum(floatAttr(node, "momentum", 0.9f));
     return build<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
                               builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f)),
                               builder.getF32FloatAttr(momentum));
