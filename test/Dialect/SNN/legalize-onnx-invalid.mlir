@@ -242,3 +242,16 @@ func.func @dropout_ratio_input(%x: tensor<4x?x6xf32>, %r: tensor<f32>) -> tensor
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// Flatten gives 8 features per step; the unfold claims 6.
+func.func @unfold_shape(%x: tensor<4x?x2x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 2, 4]> : tensor<3xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x4xf32>, tensor<3xi64>) -> tensor<*xf32>
+  %1 = snn.onnx_node "Flatten"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(Reshape): unfold shape does not match the per-step result shape}}
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
