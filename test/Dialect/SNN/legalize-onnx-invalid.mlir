@@ -68,3 +68,190 @@ func.func @gemm_trans(%x: tensor<4x?x6xf32>, %w: tensor<6x3xf32>) -> tensor<*xf3
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// The snn op's shape/attribute checks reject the ratio; this used to abort in the builder.
+func.func @dropout_ratio_one(%x: tensor<4x?x6xf32>) -> tensor<*xf32> {
+  %r = snn.parameter "drop.ratio" = dense<1.0> : tensor<f32>
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Dropout): snn.dropout: dropout probability must be in [0, 1), got 1.00}}
+  %1 = snn.onnx_node "Dropout"(%0, %r) domain "" attrs {} : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @gemm_alpha(%x: tensor<4x?x6xf32>, %w: tensor<3x6xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 3]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Gemm): only Gemm with transB=1, transA=0, alpha=beta=1 (Linear)}}
+  %1 = snn.onnx_node "Gemm"(%0, %w) domain "" attrs {transB = 1 : i64, alpha = 0.5 : f32} : (tensor<*xf32>, tensor<3x6xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// snn.linear's shape check, reported on the node instead of aborting in the builder.
+func.func @gemm_features(%x: tensor<4x?x6xf32>, %w: tensor<3x5xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 3]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Gemm): snn.linear: linear input has 6 features but weight expects 5}}
+  %1 = snn.onnx_node "Gemm"(%0, %w) domain "" attrs {transB = 1 : i64} : (tensor<*xf32>, tensor<3x5xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// A weight computed by another (unlegalized) node has no ranked type to build snn.linear with.
+func.func @gemm_unranked_weight(%x: tensor<4x?x6xf32>, %w: tensor<6x3xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 3]> : tensor<3xi64>
+  %t = snn.onnx_node "Transpose"(%w) domain "" attrs {} : (tensor<6x3xf32>) -> tensor<*xf32>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Gemm): snn.linear operand #1 must be a ranked f32 tensor, got tensor<*xf32>}}
+  %1 = snn.onnx_node "Gemm"(%0, %t) domain "" attrs {transB = 1 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @batch_norm_training(%x: tensor<4x?x2x3xf32>, %p: tensor<2xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 2, 3]> : tensor<3xi64>
+  %u = arith.constant dense<[4, -1, 2, 3]> : tensor<4xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(BatchNormalization): expected inference-form BatchNormalization with 5 inputs}}
+  %1 = snn.onnx_node "BatchNormalization"(%0, %p, %p, %p, %p) domain "" attrs {training_mode = 1 : i64} : (tensor<*xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<4x?x2x3xf32>, %p: tensor<3xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 2, 3]> : tensor<3xi64>
+  %u = arith.constant dense<[4, -1, 2, 3]> : tensor<4xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(BatchNormalization): snn.batch_norm: batch_norm weight must be a 1-D tensor of 2 elements}}
+  %1 = snn.onnx_node "BatchNormalization"(%0, %p, %p, %p, %p) domain "" attrs {} : (tensor<*xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @max_pool_asymmetric(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
+  %u = arith.constant dense<[2, -1, 1, 4, 4]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(MaxPool): only symmetric 2-D padding is supported}}
+  %1 = snn.onnx_node "MaxPool"(%0) domain "" attrs {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @max_pool_storage_order(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
+  %u = arith.constant dense<[2, -1, 1, 2, 2]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(MaxPool): storage_order=1 is not supported}}
+  %1 = snn.onnx_node "MaxPool"(%0) domain "" attrs {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, storage_order = 1 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @max_pool_no_kernel(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
+  %u = arith.constant dense<[2, -1, 1, 4, 4]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(MaxPool): expects a 2-D kernel_shape}}
+  %1 = snn.onnx_node "MaxPool"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @avg_pool_auto_pad(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
+  %u = arith.constant dense<[2, -1, 1, 4, 4]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(AveragePool): auto_pad 'SAME_UPPER' is not supported}}
+  %1 = snn.onnx_node "AveragePool"(%0) domain "" attrs {auto_pad = "SAME_UPPER", kernel_shape = array<i64: 3, 3>} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @avg_pool_window(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
+  %u = arith.constant dense<[2, -1, 1, 1, 1]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(AveragePool): snn.avg_pool2d: window (kernel 5, stride 1, padding 0, dilation 1) does not fit spatial dim of size 4}}
+  %1 = snn.onnx_node "AveragePool"(%0) domain "" attrs {kernel_shape = array<i64: 5, 5>} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// A [T, N, C] tensor has no spatial dims to pool.
+func.func @global_avg_pool_rank(%x: tensor<4x?x6xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(GlobalAveragePool): snn.adaptive_avg_pool2d: adaptive_avg_pool2d input must have rank >= 5 ([T, N, ...]), got 3}}
+  %1 = snn.onnx_node "GlobalAveragePool"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @flatten_axis(%x: tensor<4x?x2x3xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 2, 3]> : tensor<3xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Flatten): only Flatten(axis=1) of a folded tensor is supported}}
+  %1 = snn.onnx_node "Flatten"(%0) domain "" attrs {axis = 2 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+func.func @dropout_ratio_input(%x: tensor<4x?x6xf32>, %r: tensor<f32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(Dropout): Dropout ratio must be a constant scalar}}
+  %1 = snn.onnx_node "Dropout"(%0, %r) domain "" attrs {} : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// Flatten gives 8 features per step; the unfold claims 6.
+func.func @unfold_shape(%x: tensor<4x?x2x4xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 2, 4]> : tensor<3xi64>
+  %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x4xf32>, tensor<3xi64>) -> tensor<*xf32>
+  %1 = snn.onnx_node "Flatten"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(Reshape): unfold shape does not match the per-step result shape}}
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}

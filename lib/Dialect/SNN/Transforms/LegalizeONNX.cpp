@@ -6,12 +6,16 @@
 
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -45,13 +49,16 @@ std::string nodeName(Operation *op) {
 }
 
 /// Reports a node the patterns recognised but cannot legalize (bad attribute or operand).
-/// Patterns cannot fail a pass on their own, so they record the error here.
+/// Patterns cannot fail a pass on their own, so they record the error here. The greedy driver
+/// retries a failed pattern on every iteration, so each node is reported once.
 struct ErrorState {
   bool failed = false;
+  llvm::DenseSet<Operation *> reported;
   LogicalResult report(ONNXNodeOp node, const Twine &message) {
-    node.emitError() << "ONNX node '" << nodeName(node) << "' (" << node.getOpType()
-                     << "): " << message;
     failed = true;
+    if (reported.insert(node).second)
+      node.emitError() << "ONNX node '" << nodeName(node) << "' (" << node.getOpType()
+                       << "): " << message;
     return failure();
   }
 };
@@ -86,6 +93,21 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   return result;
 }
 
+/// ONNX momentum weights the old statistic; PyTorch's weights the new one, and the exporter
+/// wrote float(1 - m) for PyTorch's decimal m. 1 - 0.9f is 0.100000024 and 1 - 0.99f is
+/// 0.0099999905, so take the shortest decimal that maps back to the same float.
+float pytorchMomentum(float onnxMomentum) {
+  double exact = 1.0 - static_cast<double>(onnxMomentum);
+  for (int digits = 1; digits < 17; ++digits) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.*e", digits - 1, exact);
+    double candidate = std::strtod(buffer, nullptr);
+    if (static_cast<float>(1.0 - candidate) == onnxMomentum)
+      return static_cast<float>(candidate);
+  }
+  return static_cast<float>(exact);
+}
+
 /// ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
 FailureOr<SmallVector<int64_t>> symmetricPads(ONNXNodeOp node, ErrorState &errors) {
   SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
@@ -99,13 +121,17 @@ FailureOr<SmallVector<int64_t>> symmetricPads(ONNXNodeOp node, ErrorState &error
 
 // --- One step of a fold region: ONNX op on [T*N, ...] -> snn op on [T, N, ...] ----------------
 
-class StepLegalizer {
-public:
-  StepLegalizer(PatternRewriter &rewriter, ErrorState &errors)
-      : rewriter(rewriter), errors(errors) {}
+/// The snn op that replaces one step, built but not yet created. A whole chain is planned
+/// before anything is created, so a rejected chain leaves the IR untouched. Held by pointer:
+/// a moved OperationState would free its properties twice.
+using StepState = std::unique_ptr<OperationState>;
 
-  /// Returns the time-major equivalent of `node` applied to `input`.
-  FailureOr<Value> legalize(ONNXNodeOp node, Value input) {
+class StepPlanner {
+public:
+  StepPlanner(OpBuilder &builder, ErrorState &errors) : builder(builder), errors(errors) {}
+
+  /// Plans `node` applied to `input`; a null state means the step is the identity.
+  FailureOr<StepState> plan(ONNXNodeOp node, Value input) {
     StringRef type = node.getOpType();
     if (type == "Gemm")
       return gemm(node, input);
@@ -118,14 +144,12 @@ public:
     if (type == "AveragePool")
       return avgPool(node, input);
     if (type == "GlobalAveragePool")
-      return create<AdaptiveAvgPool2dOp>(node, input, rewriter.getDenseI64ArrayAttr({1, 1}));
+      return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr({1, 1}));
     if (type == "Flatten")
       return flatten(node, input);
     if (type == "Dropout")
       return dropout(node, input);
-    if (type == "Identity")
-      return input;
-    return failure();
+    return StepState(); // Identity
   }
 
   static bool isStepOp(Operation *op) {
@@ -138,87 +162,125 @@ public:
   }
 
 private:
+  /// Builds the state of an `OpTy` and infers its result type. The generated inferring
+  /// builders abort on a shape error, so the check runs here and becomes a node error.
   template <typename OpTy, typename... Args>
-  FailureOr<Value> create(ONNXNodeOp node, Args &&...args) {
-    SmallVector<Type> types;
-    SmallVector<Value> operands;
-    OpTy op = OpTy::create(rewriter, node.getLoc(), std::forward<Args>(args)...);
-    return op.getResult();
+  FailureOr<StepState> build(ONNXNodeOp node, Args &&...args) {
+    auto state = std::make_unique<OperationState>(node.getLoc(), OpTy::getOperationName());
+    OpTy::build(builder, *state, Type(), std::forward<Args>(args)...);
+    StringRef name = OpTy::getOperationName();
+    // Inference casts operands to ranked tensors before any verifier has run.
+    for (auto [index, operand] : llvm::enumerate(state->operands)) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type || !type.getElementType().isF32())
+        return errors.report(node, llvm::formatv("{0} operand #{1} must be a ranked f32 "
+                                                 "tensor, got {2}",
+                                                 name, index, operand.getType()));
+    }
+    MLIRContext *context = builder.getContext();
+    std::string message;
+    SmallVector<Type, 1> types;
+    LogicalResult inferred = failure();
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        if (message.empty())
+          message = diag.str();
+        return success();
+      });
+      inferred = OpTy::inferReturnTypes(context, state->location, state->operands,
+                                        state->attributes.getDictionary(context),
+                                        state->getRawProperties(), state->regions, types);
+    }
+    if (failed(inferred))
+      return errors.report(node, name + ": " +
+                                     (message.empty() ? "cannot infer the result type" : message));
+    state->types.assign(types.begin(), types.end());
+    return state;
   }
 
-  FailureOr<Value> gemm(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> gemm(ONNXNodeOp node, Value input) {
+    auto inputs = node.getInputs();
+    if (inputs.size() < 2 || inputs.size() > 3)
+      return errors.report(node, "expects 2 or 3 inputs (X, W[, bias])");
     if (intAttr(node, "transA", 0) != 0 || intAttr(node, "transB", 0) != 1 ||
         floatAttr(node, "alpha", 1.0f) != 1.0f || floatAttr(node, "beta", 1.0f) != 1.0f)
       return errors.report(node, "only Gemm with transB=1, transA=0, alpha=beta=1 (Linear)");
-    auto inputs = node.getInputs();
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
-    return create<LinearOp>(node, input, inputs[1], bias);
+    return build<LinearOp>(node, input, inputs[1], bias);
   }
 
-  FailureOr<Value> conv(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> conv(ONNXNodeOp node, Value input) {
+    auto inputs = node.getInputs();
+    if (inputs.size() < 2 || inputs.size() > 3)
+      return errors.report(node, "expects 2 or 3 inputs (X, W[, B])");
     auto pads = symmetricPads(node, errors);
     if (failed(pads))
       return failure();
-    auto inputs = node.getInputs();
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
-    return create<Conv2dOp>(node, input, inputs[1], bias,
-                            rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-                            rewriter.getDenseI64ArrayAttr(*pads),
-                            rewriter.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})),
-                            rewriter.getI64IntegerAttr(intAttr(node, "group", 1)));
+    return build<Conv2dOp>(node, input, inputs[1], bias,
+                           builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+                           builder.getDenseI64ArrayAttr(*pads),
+                           builder.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})),
+                           builder.getI64IntegerAttr(intAttr(node, "group", 1)));
   }
 
-  FailureOr<Value> batchNorm(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> batchNorm(ONNXNodeOp node, Value input) {
     auto inputs = node.getInputs();
     if (inputs.size() != 5 || intAttr(node, "training_mode", 0) != 0)
       return errors.report(node, "expected inference-form BatchNormalization with 5 inputs");
-    for (Value stat : inputs.drop_front(3))
-      if (auto param = stat.getDefiningOp<ParameterOp>())
-        param.setBuffer(true);
-    // ONNX momentum weights the old statistic; PyTorch's weights the new one. 1 - 0.9f is
-    // 0.100000024; float32 holds ~7 digits, so rounding to 6 recovers PyTorch's 0.1.
-    double onnxMomentum = floatAttr(node, "momentum", 0.9f);
-    float momentum = std::stof(llvm::formatv("{0:e5}", 1.0 - onnxMomentum).str());
-    return create<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
-                               rewriter.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f)),
-                               rewriter.getF32FloatAttr(momentum));
+    float momentum = pytorchMomentum(floatAttr(node, "momentum", 0.9f));
+    return build<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
+                              builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f)),
+                              builder.getF32FloatAttr(momentum));
   }
 
-  FailureOr<Value> maxPool(ONNXNodeOp node, Value input) {
+  /// kernel_shape is required by ONNX; checked here so the error names the ONNX attribute.
+  FailureOr<SmallVector<int64_t>> kernelShape(ONNXNodeOp node) {
+    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
+    if (kernel.size() != 2)
+      return errors.report(node, "expects a 2-D kernel_shape");
+    return kernel;
+  }
+
+  FailureOr<StepState> maxPool(ONNXNodeOp node, Value input) {
+    auto kernel = kernelShape(node);
+    if (failed(kernel))
+      return failure();
     auto pads = symmetricPads(node, errors);
     if (failed(pads))
       return failure();
     if (intAttr(node, "storage_order", 0) != 0)
       return errors.report(node, "storage_order=1 is not supported");
-    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
-    return create<MaxPool2dOp>(
-        node, input, rewriter.getDenseI64ArrayAttr(kernel),
-        rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-        rewriter.getDenseI64ArrayAttr(*pads),
-        rewriter.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
-        rewriter.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})));
+    return build<MaxPool2dOp>(
+        node, input, builder.getDenseI64ArrayAttr(*kernel),
+        builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+        builder.getDenseI64ArrayAttr(*pads),
+        builder.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
+        builder.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})));
   }
 
-  FailureOr<Value> avgPool(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> avgPool(ONNXNodeOp node, Value input) {
+    auto kernel = kernelShape(node);
+    if (failed(kernel))
+      return failure();
     auto pads = symmetricPads(node, errors);
     if (failed(pads))
       return failure();
-    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
-    return create<AvgPool2dOp>(
-        node, input, rewriter.getDenseI64ArrayAttr(kernel),
-        rewriter.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-        rewriter.getDenseI64ArrayAttr(*pads),
-        rewriter.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
-        rewriter.getBoolAttr(intAttr(node, "count_include_pad", 0) != 0));
+    return build<AvgPool2dOp>(
+        node, input, builder.getDenseI64ArrayAttr(*kernel),
+        builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
+        builder.getDenseI64ArrayAttr(*pads),
+        builder.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
+        builder.getBoolAttr(intAttr(node, "count_include_pad", 0) != 0));
   }
 
-  FailureOr<Value> flatten(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> flatten(ONNXNodeOp node, Value input) {
     if (intAttr(node, "axis", 1) != 1)
       return errors.report(node, "only Flatten(axis=1) of a folded tensor is supported");
-    return create<FlattenOp>(node, input);
+    return build<FlattenOp>(node, input);
   }
 
-  FailureOr<Value> dropout(ONNXNodeOp node, Value input) {
+  FailureOr<StepState> dropout(ONNXNodeOp node, Value input) {
     float ratio = 0.5f;
     auto inputs = node.getInputs();
     if (inputs.size() > 1) {
@@ -228,11 +290,37 @@ private:
         return errors.report(node, "Dropout ratio must be a constant scalar");
       ratio = (*value.getValues<float>().begin());
     }
-    return create<DropoutOp>(node, input, rewriter.getF32FloatAttr(ratio));
+    return build<DropoutOp>(node, input, builder.getF32FloatAttr(ratio));
   }
 
-  PatternRewriter &rewriter;
+  OpBuilder &builder;
   ErrorState &errors;
+};
+
+/// The per-step node that produces `value` as its first result and has no other use.
+ONNXNodeOp stepProducer(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result || result.getResultNumber() != 0 || !StepPlanner::isStepOp(result.getOwner()))
+    return {};
+  auto node = cast<ONNXNodeOp>(result.getOwner());
+  if (!node->hasOneUse() || node.getInputs().empty())
+    return {};
+  return node;
+}
+
+/// ONNX has no buffers; BatchNorm's running statistics are PyTorch buffers, not weights.
+void markStatisticsAsBuffers(ONNXNodeOp node, PatternRewriter &rewriter) {
+  for (Value stat : node.getInputs().drop_front(3))
+    if (auto param = stat.getDefiningOp<ParameterOp>(); param && !param.getBuffer())
+      rewriter.modifyOpInPlace(param, [&] { param.setBuffer(true); });
+}
+
+/// A matched `[T, N, ...] -> [T*N, ...] -> steps -> [T, N, ...]` region.
+struct FoldRegion {
+  ONNXNodeOp fold;
+  SmallVector<ONNXNodeOp> chain; // from the unfold's input back to the fold's user
+  Value timeMajor;
+  SmallVector<int64_t> unfoldShape;
 };
 
 /// Matches `Reshape([T*N,...] -> [T,-1,...])` (the unfold) whose input chain of per-step ops
@@ -242,49 +330,71 @@ struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
       : OpRewritePattern(context), errors(errors) {}
 
   LogicalResult matchAndRewrite(ONNXNodeOp unfold, PatternRewriter &rewriter) const override {
-    if (!isNode(unfold, "Reshape") || unfold.getInputs().size() != 2)
+    auto region = match(unfold);
+    if (failed(region))
       return failure();
+    // Plan every step on placeholders of the inferred types before creating anything.
+    Block placeholders;
+    StepPlanner planner(rewriter, errors);
+    SmallVector<StepState> steps;
+    Value value = region->timeMajor;
+    for (ONNXNodeOp node : llvm::reverse(region->chain)) {
+      auto step = planner.plan(node, value);
+      if (failed(step))
+        return failure();
+      if (*step)
+        value = placeholders.addArgument((*step)->types.front(), node.getLoc());
+      steps.push_back(std::move(*step));
+    }
+    auto resultType = cast<RankedTensorType>(value.getType());
+    if (ArrayRef<int64_t>(region->unfoldShape).drop_front(2) != resultType.getShape().drop_front(2))
+      return errors.report(unfold, "unfold shape does not match the per-step result shape");
+
+    rewriter.setInsertionPoint(unfold);
+    value = region->timeMajor;
+    for (auto [node, step] : llvm::zip_equal(llvm::reverse(region->chain), steps)) {
+      if (isNode(node, "BatchNormalization"))
+        markStatisticsAsBuffers(node, rewriter);
+      if (!step)
+        continue;
+      step->operands.front() = value;
+      value = rewriter.create(*step)->getResult(0);
+    }
+    rewriter.replaceOp(unfold, value);
+    for (ONNXNodeOp node : region->chain)
+      rewriter.eraseOp(node);
+    rewriter.eraseOp(region->fold);
+    return success();
+  }
+
+  static FailureOr<FoldRegion> match(ONNXNodeOp unfold) {
+    if (!isNode(unfold, "Reshape") || unfold.getInputs().size() != 2 ||
+        unfold->getNumResults() != 1)
+      return failure();
+    FoldRegion region;
     auto unfoldShape = constantInts(unfold.getInputs()[1]);
     if (!unfoldShape || unfoldShape->size() < 2 || (*unfoldShape)[1] != -1)
       return failure();
+    region.unfoldShape = std::move(*unfoldShape);
 
-    SmallVector<ONNXNodeOp> chain;
-    Operation *cur = unfold.getInputs()[0].getDefiningOp();
-    while (StepLegalizer::isStepOp(cur)) {
-      if (!cur->hasOneUse())
-        return failure();
-      chain.push_back(cast<ONNXNodeOp>(cur));
-      cur = cast<ONNXNodeOp>(cur).getInputs()[0].getDefiningOp();
+    Value link = unfold.getInputs()[0];
+    while (ONNXNodeOp step = stepProducer(link)) {
+      region.chain.push_back(step);
+      link = step.getInputs()[0];
     }
-    auto fold = dyn_cast_or_null<ONNXNodeOp>(cur);
-    if (!fold || !isNode(fold, "Reshape") || !fold->hasOneUse())
+    region.fold = link.getDefiningOp<ONNXNodeOp>();
+    if (!region.fold || !isNode(region.fold, "Reshape") ||
+        region.fold.getInputs().size() != 2 || !region.fold->hasOneUse())
       return failure();
-    Value timeMajor = fold.getInputs()[0];
-    auto inputType = dyn_cast<RankedTensorType>(timeMajor.getType());
-    auto foldShape = constantInts(fold.getInputs()[1]);
+    region.timeMajor = region.fold.getInputs()[0];
+    auto inputType = dyn_cast<RankedTensorType>(region.timeMajor.getType());
+    auto foldShape = constantInts(region.fold.getInputs()[1]);
     if (!inputType || inputType.getRank() < 3 || !foldShape || foldShape->empty() ||
         (*foldShape)[0] != -1 ||
         ArrayRef<int64_t>(*foldShape).drop_front() != inputType.getShape().drop_front(2) ||
-        (*unfoldShape)[0] != inputType.getDimSize(0))
+        region.unfoldShape[0] != inputType.getDimSize(0))
       return failure();
-
-    rewriter.setInsertionPoint(unfold);
-    StepLegalizer steps(rewriter, errors);
-    Value value = timeMajor;
-    for (ONNXNodeOp node : llvm::reverse(chain)) {
-      auto next = steps.legalize(node, value);
-      if (failed(next))
-        return failure();
-      value = *next;
-    }
-    auto resultType = cast<RankedTensorType>(value.getType());
-    if (ArrayRef<int64_t>(*unfoldShape).drop_front(2) != resultType.getShape().drop_front(2))
-      return errors.report(unfold, "unfold shape does not match the per-step result shape");
-    rewriter.replaceOp(unfold, value);
-    for (ONNXNodeOp node : chain)
-      rewriter.eraseOp(node);
-    rewriter.eraseOp(fold);
-    return success();
+    return region;
   }
 
   ErrorState &errors;
@@ -390,7 +500,7 @@ void reportLeftover(ONNXNodeOp node) {
   diag << "ONNX node '" << nodeName(node) << "' (" << node.getOpType() << "): ";
   if (isNode(node, "Reshape"))
     diag << "not part of a [T, N, ...] <-> [T*N, ...] fold of a stateless layer";
-  else if (StepLegalizer::isStepOp(node))
+  else if (StepPlanner::isStepOp(node))
     diag << "per-step layer outside a [T*N, ...] fold region";
   else if (node.getDomain().empty())
     diag << "unsupported ONNX op";
@@ -398,17 +508,38 @@ void reportLeftover(ONNXNodeOp node) {
     diag << "unsupported op of domain '" << node.getDomain() << "'";
 }
 
+/// Names the function whose rewrite did not reach a fixpoint and what is still unlegalized.
+void reportNoConvergence(func::FuncOp func, int64_t maxIterations) {
+  int64_t left = 0;
+  func.walk([&](ONNXNodeOp) { ++left; });
+  func.emitError() << "ONNX legalization of function '@" << func.getSymName()
+                   << "' did not converge within " << maxIterations
+                   << " iteration(s) of its rewrite patterns (" << left
+                   << " snn.onnx_node op(s) left)";
+}
+
 struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
+  using LegalizeONNXBase::LegalizeONNXBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (maxIterations < 1) {
+      func.emitError() << "snn-legalize-onnx: max-iterations must be >= 1, got "
+                       << static_cast<int64_t>(maxIterations);
+      return signalPassFailure();
+    }
     ErrorState errors;
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldRegionPattern, NeuronPattern>(&getContext(), errors);
     patterns.add<TimeMajorOpPattern>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    (void)applyPatternsGreedily(func, std::move(patterns), config);
-    if (errors.failed)
+    config.setMaxIterations(maxIterations);
+    // A driver that stops short leaves a half-rewritten function; never pass it on.
+    bool converged = succeeded(applyPatternsGreedily(func, std::move(patterns), config));
+    if (!converged)
+      reportNoConvergence(func, maxIterations);
+    if (!converged || errors.failed)
       return signalPassFailure();
 
     WalkResult leftover = func.walk([](ONNXNodeOp node) {

@@ -12,7 +12,12 @@ def LegalizeONNX : Pass<"snn-legalize-onnx", "::mlir::func::FuncOp"> {
     Neuron nodes of the `spikemesh` domain become snn neuron ops, `Add`/`Mul` of time-major
     tensors become `snn.add`/`snn.mul`, and `ReduceMean(axes=[0])` becomes `snn.mean_time`.
     Any ONNX node left afterwards is reported as unsupported, naming the node and its op type.
+    The pass fails if the rewrite patterns have not converged within `max-iterations`.
   }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "int64_t", "10",
+           "Iterations of the greedy rewrite driver before the pass gives up (fails)">,
+  ];
   let dependentDialects = ["::snn::SNNDialect", "::mlir::arith::ArithDialect"];
 }
 
