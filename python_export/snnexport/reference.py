@@ -15,7 +15,7 @@ from .export import export_onnx
 from .functional import reset_net
 from .weights import save_state_npz
 
-MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (SNN_SEMANTICS.md)
+MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (docs/semantics.md)
 LINEAR_STD = 1.5  # output std of calibrated Linear layers: enough to make the next layer spike
 
 PathLike = Union[str, "os.PathLike[str]"]
