@@ -3,10 +3,13 @@
 The model is traced with torch.fx (neurons and multi-step layers are leaves), run once on the
 example input to learn every shape, and each fx node becomes ONNX nodes.
 """
+from __future__ import annotations
+
 import copy
 import math
 import operator
 import os
+from typing import Any, Dict, List, Tuple, Union
 
 import numpy as np
 import onnx
@@ -26,6 +29,9 @@ NEURON_TYPES = ("IFNode", "LIFNode", "ParametricLIFNode")
 _SURROGATES = {"Sigmoid": "sigmoid", "ATan": "atan"}
 _ADD = {operator.add, operator.iadd, torch.add}
 _MUL = {operator.mul, operator.imul, torch.mul}
+
+PathLike = Union[str, "os.PathLike[str]"]
+Dim = Union[int, str]  # an ONNX dimension: a size, or a symbolic name such as "N"
 
 
 # ---------------------------------------------------------------- module classification
@@ -404,7 +410,7 @@ class _Translator:
 
 
 # ---------------------------------------------------------------- driver
-def _detached_copy(model):
+def _detached_copy(model: nn.Module) -> nn.Module:
     # deepcopy fails on non-leaf tensors (e.g. a neuron's v after a training forward).
     memo = {}
     for m in model.modules():
@@ -414,7 +420,7 @@ def _detached_copy(model):
     return copy.deepcopy(model, memo)
 
 
-def _trace(model):
+def _trace(model: nn.Module) -> Tuple[torch.fx.GraphModule, str]:
     prefix = ""
     if _kind(model) is not None:  # a bare neuron / layer: trace it as the child of a wrapper
         model, prefix = nn.Sequential(model), "0."
@@ -430,18 +436,19 @@ def _trace(model):
     return torch.fx.GraphModule(model, graph), prefix
 
 
-def _run(gm, example_input):
+def _run(gm: torch.fx.GraphModule,
+         example_input: torch.Tensor) -> Dict[torch.fx.Node, Any]:
     interp = torch.fx.Interpreter(gm, garbage_collect_values=False)
     with torch.no_grad():
         interp.run(example_input)
     return interp.env
 
 
-def _value_info(name, shape):
+def _value_info(name: str, shape: List[Dim]) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
-def build_onnx(model, example_input):
+def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto:
     """Returns the ONNX ModelProto for `model` (not checked, not written)."""
     if not isinstance(example_input, torch.Tensor) or example_input.dim() < 2:
         raise ValueError("example_input must be a tensor [T, N, ...]")
@@ -475,13 +482,14 @@ def build_onnx(model, example_input):
     return onnx_model
 
 
-def check(onnx_model):
+def check(onnx_model: onnx.ModelProto) -> None:
     """onnx.checker (full check) plus strict shape inference; raises on any problem."""
     onnx.checker.check_model(onnx_model, full_check=True)
     onnx.shape_inference.infer_shapes(onnx_model, check_type=True, strict_mode=True)
 
 
-def export_onnx(model, example_input, path):
+def export_onnx(model: nn.Module, example_input: torch.Tensor,
+                path: PathLike) -> onnx.ModelProto:
     """Writes `model` run on `example_input` [T, N, ...] to `path` as ONNX (profile in
     docs/onnx-profile.md). N is dynamic in the file, T fixed. The model is not modified.
     Raises ValueError for anything outside the profile. Returns the onnx.ModelProto."""

@@ -2,6 +2,7 @@
 import argparse
 import json
 import sys
+from typing import Dict, Optional, Sequence
 
 from . import models
 from .reference import make_case
@@ -37,7 +38,7 @@ def _parser():
     return p
 
 
-def _kwargs(args):
+def _kwargs(args: argparse.Namespace) -> Dict[str, int]:
     for flag in ("width", "classes", "blocks", "image", "attempts"):
         v = getattr(args, flag)
         if v is not None and v < 1:
@@ -58,7 +59,7 @@ def _kwargs(args):
     return kw
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.T < 1 or args.N < 1:

@@ -1,4 +1,4 @@
-"""Stateful spiking neurons (PyTorch reference). Equations: /work/shared/SNN_SEMANTICS.md."""
+"""Stateful spiking neurons (PyTorch reference). Equations: docs/semantics.md."""
 import math
 
 import torch

@@ -1,7 +1,10 @@
 """Reference cases for the C++ side: model.onnx + input.npy + expected.npy + meta.json."""
+from __future__ import annotations
+
 import json
 import os
 import random
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -12,21 +15,26 @@ from .export import export_onnx
 from .functional import reset_net
 from .weights import save_state_npz
 
-MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (SNN_SEMANTICS.md)
+MARGIN = 1e-4  # |H - v_threshold| below this counts as "near threshold" (docs/semantics.md)
 LINEAR_STD = 1.5  # output std of calibrated Linear layers: enough to make the next layer spike
 
+PathLike = Union[str, "os.PathLike[str]"]
+NeuronStats = Dict[str, Dict[str, Any]]  # neuron path -> type, firing_rate, margins, counts
 
-def set_seed(seed):
+
+def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
 
 
-def _uniform(shape, lo, hi, gen):
+def _uniform(shape: Union[int, List[int]], lo: float, hi: float,
+             gen: torch.Generator) -> torch.Tensor:
     return torch.empty(shape).uniform_(lo, hi, generator=gen)
 
 
-def _forward_capture(model, x, module, want_output):
+def _forward_capture(model: nn.Module, x: torch.Tensor, module: nn.Module,
+                     want_output: bool) -> Optional[torch.Tensor]:
     """Eval forward from a reset state; returns what `module` received (or returned)."""
     seen = []
     hook = module.register_forward_hook(
@@ -42,12 +50,12 @@ def _forward_capture(model, x, module, want_output):
     return seen[0] if seen else None
 
 
-def _channel_dim(m):
+def _channel_dim(m: nn.Module) -> int:
     # Multi-step layers see [T, N, C, ...]; per-step ones [T*N, C, ...].
     return 2 if getattr(m, "step_mode", "s") == "m" else 1
 
 
-def calibrate(model, x, gen):
+def calibrate(model: nn.Module, x: torch.Tensor, gen: torch.Generator) -> None:
     """Seeded, data-driven init so that every neuron layer spikes: BatchNorm gets random
     gamma in [0.8, 1.6), beta in [0, 0.3) and running statistics taken from the data with
     +-20 % jitter (non-trivial eval-mode BN); Linear layers are scaled to LINEAR_STD output std."""
@@ -76,7 +84,7 @@ def calibrate(model, x, gen):
 
 
 # model name -> (input shape per step [C, H, W] or [F] from kwargs, encoding)
-def _input_spec(name, kw):
+def _input_spec(name: str, kw: Dict[str, Any]) -> Tuple[List[int], str]:
     if name == "spiking_mlp":
         return [kw.get("in_features", 784)], "random"
     if name == "csnn":
@@ -89,7 +97,8 @@ def _input_spec(name, kw):
     raise ValueError(f"unknown model {name!r} (known: {', '.join(models.MODELS)})")
 
 
-def make_input(encoding, T, N, step_shape, gen):
+def make_input(encoding: str, T: int, N: int, step_shape: List[int],
+               gen: torch.Generator) -> torch.Tensor:
     """float32 [T, N, *step_shape]. direct: one uniform image repeated over T (SpikingJelly's
     direct encoding); random: fresh uniform values every step; events: binary DVS-like frames."""
     if encoding == "direct":
@@ -99,11 +108,11 @@ def make_input(encoding, T, N, step_shape, gen):
     return (x < 0.3).float() if encoding == "events" else x
 
 
-def neuron_paths(model):
+def neuron_paths(model: nn.Module) -> List[Tuple[str, neuron.BaseNode]]:
     return [(p, m) for p, m in model.named_modules() if isinstance(m, neuron.BaseNode)]
 
 
-def run_reference(model, x):
+def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, NeuronStats]:
     """Eval-mode forward from a reset state. Returns (output, per-neuron statistics)."""
     nodes = neuron_paths(model)
     spikes = {}
@@ -133,16 +142,18 @@ def run_reference(model, x):
     return out, stats
 
 
-def _summary(stats):
+def _summary(stats: NeuronStats) -> Dict[str, Any]:
     return {"min": min(s["min_margin"] for s in stats.values()),
             "near_count": sum(s["near_count"] for s in stats.values()),
             "count": sum(s["count"] for s in stats.values()),
             "tolerance": MARGIN}
 
 
-def build_case(model_name, T=4, N=8, seed=0, attempts=8, **kw):
+def build_case(model_name: str, T: int = 4, N: int = 8, seed: int = 0, attempts: int = 8,
+               **kw: Any) -> Tuple[nn.Module, torch.Tensor, torch.Tensor, NeuronStats, int, str]:
     """Seeded model and the input (best of `attempts` draws: fewest H values within MARGIN of
-    the threshold, then the largest minimum margin). Returns (model, x, out, stats, attempt)."""
+    the threshold, then the largest minimum margin).
+    Returns (model, x, out, stats, attempt, encoding)."""
     step_shape, encoding = _input_spec(model_name, kw)
     set_seed(seed)
     model = models.MODELS[model_name](**kw)
@@ -162,7 +173,8 @@ def build_case(model_name, T=4, N=8, seed=0, attempts=8, **kw):
     return model, x, out, stats, attempt, encoding
 
 
-def make_case(model_name, out_dir, T=4, N=8, seed=0, attempts=8, **kw):
+def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: int = 0,
+              attempts: int = 8, **kw: Any) -> Dict[str, Any]:
     """Writes model.onnx, weights.npz (the exported state_dict, float32, no
     num_batches_tracked), input.npy, expected.npy and meta.json into `out_dir`; returns meta."""
     model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)

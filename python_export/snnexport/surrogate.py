@@ -1,4 +1,4 @@
-"""Surrogate spike functions: Heaviside forward, smooth derivative backward (SNN_SEMANTICS.md)."""
+"""Surrogate spike functions: Heaviside forward, smooth derivative backward (docs/semantics.md)."""
 import math
 
 import torch

@@ -1,30 +1,38 @@
 """Parameters in and out of a PyTorch model: ONNX initializers, .npz, NAME.npy directories."""
+from __future__ import annotations
+
 import os
+from typing import Dict, Mapping, TypeVar, Union
 
 import numpy as np
 import torch
+from torch import nn
+
+PathLike = Union[str, "os.PathLike[str]"]
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
-def state_arrays(model):
+def state_arrays(model: nn.Module) -> Dict[str, np.ndarray]:
     """name -> float32 numpy array for every parameter and buffer (no num_batches_tracked)."""
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()
             if not k.endswith("num_batches_tracked")}
 
 
-def save_params(model, directory):
+def save_params(model: nn.Module, directory: PathLike) -> None:
     """One NAME.npy per parameter and buffer (BatchNorm running statistics included)."""
     os.makedirs(directory, exist_ok=True)
     for k, v in state_arrays(model).items():
         np.save(os.path.join(directory, k + ".npy"), v)
 
 
-def load_params(directory):
+def load_params(directory: PathLike) -> Dict[str, np.ndarray]:
     """name -> array from a --save-params directory."""
     return {f[:-4]: np.load(os.path.join(directory, f)) for f in sorted(os.listdir(directory))
             if f.endswith(".npy")}
 
 
-def load_state_arrays(model, arrays, source):
+def load_state_arrays(model: nn.Module, arrays: Mapping[str, np.ndarray],
+                      source: object) -> None:
     """Copies name -> array into the model's state_dict; every float entry must be present
     with its exact shape. Raises ValueError naming the missing / mismatched keys."""
     state = model.state_dict()
@@ -50,7 +58,7 @@ def load_state_arrays(model, arrays, source):
                 v.copy_(torch.tensor(np.asarray(arrays[k], dtype=np.float32)))
 
 
-def load_onnx_weights(model, path):
+def load_onnx_weights(model: ModuleT, path: PathLike) -> ModuleT:
     """Loads the float initializers of an ONNX file (an snnexport model, or a program written
     by `snn-run train --export-onnx`) into `model` by state_dict key: weights, biases,
     BatchNorm running statistics, PLIF `w` (0-d). Every state_dict entry (num_batches_tracked
@@ -77,12 +85,12 @@ def load_onnx_weights(model, path):
     return model
 
 
-def save_state_npz(model, path):
+def save_state_npz(model: nn.Module, path: PathLike) -> None:
     """The state_dict as an .npz (float32, num_batches_tracked dropped)."""
     np.savez(path, **state_arrays(model))
 
 
-def load_state_npz(model, path):
+def load_state_npz(model: ModuleT, path: PathLike) -> ModuleT:
     with np.load(path, allow_pickle=False) as z:
         load_state_arrays(model, {k: z[k] for k in z.files}, path)
     return model

@@ -5,7 +5,7 @@ Dropout) and each rank count W (2 and 4): the artifact compiled with
 `snn-compile --mode dp --topology dp=W`, trained with `snn-run --nproc W train` for 5 steps of a
 global batch B=8 (each rank trains B/W samples; SyncBatchNorm; Dropout masks of the global
 batch), against the PyTorch reference trainer (snnexport.train) in one process on the same global
-batches from the same weights. Required, per SNN_SEMANTICS.md and docs/training.md:
+batches from the same weights. Required, per docs/semantics.md and docs/training.md:
   - per-step global losses within 1e-4 relative, the same global accuracies and learning rates,
     the same per-epoch events (rank 0's --log);
   - every parameter and BatchNorm buffer of every rank within 1e-4 relative of the reference;

@@ -1,4 +1,4 @@
-"""Independent NumPy implementation of SNN_SEMANTICS.md (test oracle; shares no code with
+"""Independent NumPy implementation of docs/semantics.md (test oracle; shares no code with
 snnexport). Forward in float32 in the documented operation order; BPTT in float64."""
 import math
 

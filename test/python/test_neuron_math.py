@@ -1,4 +1,4 @@
-"""Neuron and surrogate math of snnexport against the NumPy oracle (SNN_SEMANTICS.md)."""
+"""Neuron and surrogate math of snnexport against the NumPy oracle (docs/semantics.md)."""
 import itertools
 import math
 import unittest

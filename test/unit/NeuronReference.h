@@ -1,7 +1,7 @@
 //===- NeuronReference.h - Independent neuron implementations --*- C++ -*-===//
 //
 // Two references for the fused kernels: a plain scalar loop written straight
-// from SNN_SEMANTICS.md, and the per-step ATen op chain that the PyTorch
+// from docs/semantics.md, and the per-step ATen op chain that the PyTorch
 // reference (SpikingJelly style) executes.
 //
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,4 @@
-// Analysis errors (SEED_API.md: an empty root, an unknown root), as diagnostics.
+// Analysis errors (docs/reference-api.md: an empty root, an unknown root), as diagnostics.
 // RUN: split-file %s %t
 // RUN: snn-opt %t/empty.mlir --snn-analyze="roots=fc,,sn summary=none" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/unknown.mlir --snn-analyze="roots=fc2 summary=none" -verify-diagnostics -o /dev/null

@@ -1,4 +1,4 @@
-// Every planning error (SEED_API.md's and ours) as a diagnostic: on the op it is about, else
+// Every planning error (docs/reference-api.md's and ours) as a diagnostic: on the op it is about, else
 // on the module. One part per case (split-file), each with its own options.
 // RUN: split-file %s %t
 // RUN: snn-opt %t/unknown_mode.mlir --snn-plan="topology=dp=2 batch-size=8 mode=ddp" -verify-diagnostics -o /dev/null

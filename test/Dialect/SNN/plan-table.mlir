@@ -1,4 +1,4 @@
-// Every branch of the reference decision table (SEED_API.md), used when the cost model is
+// Every branch of the reference decision table (docs/reference-api.md), used when the cost model is
 // off (cost-model=false) or the IR cannot be counted (last case).
 // RUN: split-file %s %t
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false batch-size=8 explain=-" -o /dev/null | FileCheck %s --check-prefix=W1-SPEED

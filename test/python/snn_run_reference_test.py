@@ -2,7 +2,7 @@
 """snn-run against eager PyTorch, on artifacts written with the onnx package.
 
 Spikes must be bit-identical to the per-step SpikingJelly-style reference
-(shared/SNN_SEMANTICS.md); bad input must give one `error:` line, exit code 1
+(docs/semantics.md); bad input must give one `error:` line, exit code 1
 and no output file. Exits 77 (ctest "skipped") if torch or onnx is missing.
 """
 import argparse
