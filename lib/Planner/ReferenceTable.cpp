@@ -1,7 +1,7 @@
 //===- ReferenceTable.cpp - The reference package's decision table --------===//
 //
-// SEED_API.md's table, the fallback when the IR gives no model information (and on
-// request, to compare). Two deliberate readings, both documented in docs/planner.md:
+// The reference package's decision table (docs/reference-api.md), the fallback when the
+// IR gives no model information (and on request, to compare). Two deliberate readings, both documented in docs/planner.md:
 // the feature flags gate ZeRO and pipelines here as they gate the cost model, and the
 // "fsdp2_tp on (W/2, 2)" row needs a TP candidate (without one it falls through to the
 // "otherwise" row rather than failing).

@@ -190,7 +190,7 @@ inline float expApprox(float x) {
 }
 inline double expApprox(double x) { return std::exp(x); }
 
-// Surrogates: dS/dx at x = H - v_threshold (SNN_SEMANTICS.md), in
+// Surrogates: dS/dx at x = H - v_threshold (docs/semantics.md), in
 // SpikingJelly's operation order.
 template <typename T> struct SigmoidGrad {
   T alpha;

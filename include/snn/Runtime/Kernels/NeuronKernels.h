@@ -2,7 +2,7 @@
 //
 // A neuron layer runs all T steps in one C++ loop instead of a chain of small
 // ATen ops per step (what makes eager PyTorch slow). The math follows
-// shared/SNN_SEMANTICS.md with PyTorch's float32 operation order, so spikes
+// docs/semantics.md with PyTorch's float32 operation order, so spikes
 // are bit-identical to the PyTorch reference. The forward can save the
 // pre-fire potential H of every step; the backward (BPTT with the surrogate)
 // is one reverse loop over T that recomputes S and V from H. Both are

@@ -17,7 +17,7 @@
 
 namespace snn {
 
-/// The plan as the `snn.plan` module attribute. Field names follow SEED_API.md (mode,
+/// The plan as the `snn.plan` module attribute. Field names follow the reference package (docs/reference-api.md) (mode,
 /// optimizer_strategy, mesh_shape, tp_mesh_dim, pp_microbatches, ..., rationale, notes);
 /// a mesh dim of -1 means the mesh has no such axis.
 mlir::DictionaryAttr planToAttribute(mlir::MLIRContext *context, const planner::Plan &plan,
