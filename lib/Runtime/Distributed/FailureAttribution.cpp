@@ -1,11 +1,12 @@
-//===- FailureAttribution.cpp - Which rank made the launch fail ------------===//
+//===- FailureAttribution.cpp - Which rank made the launch fail -----------===//
 //
 // After supervision: the launcher's store says which failed ranks only
 // reported a lost peer (snn/failed/<rank>) and whom they blamed
-// (snn/suspects/<rank>); WorldState::failCollective writes both.
+// (snn/suspects/<rank>); PeerHealth.cpp writes both.
 //
 //===----------------------------------------------------------------------===//
 
+#include "PeerHealth.h"
 #include "RankSupervisor.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -16,11 +17,6 @@
 namespace snn::dist::detail {
 
 namespace {
-
-std::string failedKey(int rank) { return "snn/failed/" + std::to_string(rank); }
-std::string suspectsKey(int rank) {
-  return "snn/suspects/" + std::to_string(rank);
-}
 
 // Failed on its own account: neither stopped by the launcher nor a rank
 // that reported a lost peer.
@@ -36,8 +32,8 @@ bool isConsequence(const RankProcess &rank, c10d::Store &store) {
 
 // The rank each failed survivor blamed, when it blamed exactly one: lost
 // rank -> the ranks that lost it.
-std::map<int, std::vector<int>> blamedRanks(const std::vector<RankProcess> &ranks,
-                                            c10d::Store &store) {
+std::map<int, std::vector<int>>
+blamedRanks(const std::vector<RankProcess> &ranks, c10d::Store &store) {
   std::map<int, std::vector<int>> blamedBy;
   for (const RankProcess &rank : ranks) {
     if (!rank.failed() || rank.signaledByLauncher)
@@ -115,7 +111,8 @@ int reportLaunchOutcome(const std::vector<RankProcess> &ranks,
     if (options.reportFailures)
       std::cerr << ("error: interrupted by " +
                     signalName(outcome.interruptSignal) + "; stopped " +
-                    std::to_string(nproc) + (nproc == 1 ? " rank\n" : " ranks\n"))
+                    std::to_string(nproc) +
+                    (nproc == 1 ? " rank\n" : " ranks\n"))
                 << std::flush;
     return 128 + outcome.interruptSignal;
   }

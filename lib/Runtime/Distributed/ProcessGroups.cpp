@@ -1,4 +1,4 @@
-//===- ProcessGroups.cpp - Rendezvous, groups, mesh, failure diagnosis ----===//
+//===- ProcessGroups.cpp - Rendezvous, groups, mesh -----------------------===//
 
 #include "GroupState.h"
 #include "snn/Runtime/Distributed/Launcher.h"
@@ -16,14 +16,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
-#include <optional>
 #include <sstream>
 #include <unistd.h>
 
 namespace snn::dist {
 
+using detail::fromBytes;
 using detail::GroupState;
+using detail::joinInts;
+using detail::toBytes;
 using detail::WorldState;
 using Clock = std::chrono::steady_clock;
 
@@ -35,21 +36,6 @@ static std::string seconds(std::chrono::milliseconds duration) {
   std::ostringstream out;
   out << duration.count() / 1000.0 << " s";
   return out.str();
-}
-
-static std::string joinInts(const std::vector<int> &values) {
-  std::string text;
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text;
-}
-
-static std::string toString(const std::vector<uint8_t> &bytes) {
-  return std::string(bytes.begin(), bytes.end());
-}
-
-static std::vector<uint8_t> toBytes(const std::string &text) {
-  return std::vector<uint8_t>(text.begin(), text.end());
 }
 
 const char *backendName(Backend backend) {
@@ -110,58 +96,8 @@ Backend Group::backend() const { return requireState(state_).backend; }
 GroupState &Group::state() const { return requireState(state_); }
 
 //===----------------------------------------------------------------------===//
-// Heartbeat and failure diagnosis
+// World state (its heartbeat and failure diagnosis: PeerHealth.cpp)
 //===----------------------------------------------------------------------===//
-
-static std::string heartbeatKey(int rank) {
-  return "snn/heartbeat/" + std::to_string(rank);
-}
-static std::string failedKey(int rank) {
-  return "snn/failed/" + std::to_string(rank);
-}
-static std::string suspectsKey(int rank) {
-  return "snn/suspects/" + std::to_string(rank);
-}
-
-std::string WorldState::heartbeatValue(uint64_t beat) {
-  std::string value = std::to_string(beat);
-  std::lock_guard<std::mutex> lock(groupsMutex);
-  for (size_t i = 0; i < sequences.size(); ++i)
-    if (sequences[i])
-      value += " " + std::to_string(i) + ":" +
-               std::to_string(sequences[i]->load());
-  return value;
-}
-
-void WorldState::startHeartbeat() {
-  heartbeatThread = std::thread([this] {
-    uint64_t beat = 0;
-    std::unique_lock<std::mutex> lock(heartbeatMutex);
-    while (!heartbeatStop) {
-      lock.unlock();
-      try {
-        heartbeatStore->set(heartbeatKey(env.rank),
-                            toBytes(heartbeatValue(++beat)));
-      } catch (const std::exception &) {
-        storeLost = true;
-        return;
-      }
-      lock.lock();
-      heartbeatWake.wait_for(lock, heartbeatInterval,
-                             [this] { return heartbeatStop; });
-    }
-  });
-}
-
-void WorldState::stopHeartbeat() {
-  {
-    std::lock_guard<std::mutex> lock(heartbeatMutex);
-    heartbeatStop = true;
-  }
-  heartbeatWake.notify_all();
-  if (heartbeatThread.joinable())
-    heartbeatThread.join();
-}
 
 WorldState::~WorldState() {
   stopHeartbeat();
@@ -182,126 +118,6 @@ WorldState::~WorldState() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const std::exception &) {
   }
-}
-
-namespace {
-struct PeerView {
-  bool reachable = true;     // the store answered
-  bool hasBeat = false;
-  uint64_t beat = 0;
-  std::optional<uint64_t> sequence; // collectives started on the group
-  bool reportedFailure = false;     // it saw the failure itself
-};
-} // namespace
-
-void WorldState::failCollective(GroupState &group, const std::string &op,
-                                uint64_t sequence, const std::string &reason) {
-  failedOnce = true;
-  const std::string where = op + " (group " + group.name + ", #" +
-                            std::to_string(sequence) + ")";
-  const std::string prefix = "rank " + std::to_string(env.rank) + ": ";
-  std::vector<int> peers;
-  for (int r : group.ranks)
-    if (r != env.rank)
-      peers.push_back(r);
-
-  if (!options.heartbeat || !store || peers.empty())
-    throw DistributedError(prefix + "lost peer (rank ?) during " + where +
-                           ": " + reason);
-
-  bool reachable = !storeLost;
-  auto snapshot = [&]() {
-    std::map<int, PeerView> views;
-    for (int peer : peers) {
-      PeerView view;
-      try {
-        if (store->check({heartbeatKey(peer)})) {
-          std::istringstream in(toString(store->get(heartbeatKey(peer))));
-          view.hasBeat = static_cast<bool>(in >> view.beat);
-          std::string entry;
-          while (in >> entry) {
-            size_t colon = entry.find(':');
-            if (colon != std::string::npos &&
-                entry.substr(0, colon) == std::to_string(group.index))
-              view.sequence = std::stoull(entry.substr(colon + 1));
-          }
-        }
-        view.reportedFailure = store->check({failedKey(peer)});
-      } catch (const std::exception &) {
-        view.reachable = false;
-        reachable = false;
-      }
-      views[peer] = view;
-    }
-    return views;
-  };
-
-  if (reachable) {
-    try {
-      store->set(failedKey(env.rank), toBytes(where));
-    } catch (const std::exception &) {
-      reachable = false;
-    }
-  }
-  std::map<int, PeerView> before, after;
-  if (reachable)
-    before = snapshot();
-  if (reachable) {
-    // Long enough for every live peer to beat at least twice.
-    std::this_thread::sleep_for(3 * heartbeatInterval);
-    after = snapshot();
-  }
-
-  std::vector<int> suspects;
-  std::string note;
-  if (!reachable) {
-    if (!env.externalStore && env.rank != 0) {
-      suspects.push_back(0);
-      note = "the rendezvous store on rank 0 is gone";
-    } else {
-      note = "the rendezvous store at " + env.masterAddr + ":" +
-             std::to_string(env.masterPort) + " is gone";
-    }
-  } else {
-    std::vector<int> dead, behind;
-    for (int peer : peers) {
-      const PeerView &a = before[peer];
-      const PeerView &b = after[peer];
-      if (b.reportedFailure)
-        continue; // it noticed the failure too: a survivor
-      if (!b.hasBeat || (a.hasBeat && a.beat == b.beat))
-        dead.push_back(peer);
-      else if (!b.sequence || *b.sequence < sequence)
-        behind.push_back(peer);
-    }
-    if (!dead.empty()) {
-      suspects = dead;
-      note = std::string("no heartbeat from ") +
-             (dead.size() == 1 ? "rank " : "ranks ") + joinInts(dead);
-    } else if (!behind.empty()) {
-      suspects = behind;
-      note = (behind.size() == 1 ? "rank " : "ranks ") + joinInts(behind) +
-             (behind.size() == 1 ? " is" : " are") +
-             " alive but did not reach this collective";
-    }
-  }
-
-  if (reachable && !suspects.empty()) {
-    // For the launcher's report (the cause, not the consequences).
-    try {
-      store->set(suspectsKey(env.rank), toBytes(joinInts(suspects)));
-    } catch (const std::exception &) {
-    }
-  }
-
-  std::string who;
-  if (suspects.empty())
-    who = "rank ?";
-  else
-    who = (suspects.size() == 1 ? "rank " : "ranks ") + joinInts(suspects) +
-          "?";
-  throw DistributedError(prefix + "lost peer (" + who + ") during " + where +
-                         ": " + reason + (note.empty() ? "" : " [" + note + "]"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -447,7 +263,7 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     for (int r = 0; r < env.worldSize; ++r) {
-      std::istringstream in(toString(state->store->get(keys[r])));
+      std::istringstream in(fromBytes(state->store->get(keys[r])));
       int theirWorldSize = 0;
       in >> theirWorldSize;
       if (theirWorldSize != env.worldSize)

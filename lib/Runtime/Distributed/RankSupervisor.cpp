@@ -201,7 +201,8 @@ void RankSupervisor::spawn(const std::string &executable,
   plan.args = argv;
   plan.argPointers = pointers(plan.args);
   for (int rank = 0; rank < nproc; ++rank) {
-    plan.envs.push_back(rankEnvironment(rank, nproc, port, options_.environment));
+    plan.envs.push_back(
+        rankEnvironment(rank, nproc, port, options_.environment));
     plan.execFailures.push_back("error: rank " + std::to_string(rank) +
                                 ": cannot execute " + executable + "\n");
   }
