@@ -190,6 +190,129 @@ createGlooDevice(const DistEnvironment &env) {
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// Rank 0 (without an external store) hosts the store; the others connect.
+static void connectRendezvousStore(WorldState &state, const std::string &prefix,
+                                   const std::string &address) {
+  const DistEnvironment &env = state.env;
+  const bool server = !env.externalStore && env.rank == 0;
+  if (server && env.singleHost() && portInUse(env.masterPort))
+    throw DistributedError(prefix + "cannot start the rendezvous store: port " +
+                           std::to_string(env.masterPort) +
+                           " (MASTER_PORT) is already in use on this host");
+  try {
+    state.store = connectStore(env, state.options, server);
+  } catch (const std::exception &e) {
+    if (server)
+      throw DistributedError(prefix + "cannot start the rendezvous store on "
+                                      "port " +
+                             std::to_string(env.masterPort) +
+                             " (MASTER_PORT): " + describeException(e));
+    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                           address + " (MASTER_ADDR:MASTER_PORT) within " +
+                           seconds(state.options.timeout) + ": " +
+                           describeException(e));
+  }
+}
+
+// Polls until every rank's join key is there; names the missing ranks when
+// the timeout passes.
+static void waitForEveryRank(WorldState &state,
+                             const std::vector<std::string> &keys,
+                             const std::string &prefix,
+                             const std::string &address) {
+  const DistEnvironment &env = state.env;
+  const auto deadline = Clock::now() + state.options.timeout;
+  while (!state.store->check(keys)) {
+    if (Clock::now() >= deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < env.worldSize; ++r)
+        if (!state.store->check({keys[r]}))
+          missing.push_back(r);
+      throw DistributedError(
+          prefix + "rendezvous at " + address + " timed out after " +
+          seconds(state.options.timeout) + ": " +
+          (missing.size() == 1 ? "rank " : "ranks ") + joinInts(missing) +
+          " of WORLD_SIZE=" + std::to_string(env.worldSize) + " did not join");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Join: claim the rank, publish what we believe, wait for everyone, and
+// check that everyone believes the same world size.
+static void joinRendezvous(WorldState &state, const std::string &prefix,
+                           const std::string &address) {
+  const DistEnvironment &env = state.env;
+  try {
+    const std::string rank = std::to_string(env.rank);
+    if (state.store->add("snn/join/claim/" + rank, 1) > 1)
+      throw DistributedError(prefix + "another process already joined as rank " +
+                             rank + " (two processes with RANK=" + rank + "?)");
+    state.store->set("snn/join/" + rank,
+                     toBytes(std::to_string(env.worldSize) + " " +
+                             std::to_string(::getpid())));
+    std::vector<std::string> keys;
+    for (int r = 0; r < env.worldSize; ++r)
+      keys.push_back("snn/join/" + std::to_string(r));
+    waitForEveryRank(state, keys, prefix, address);
+    for (int r = 0; r < env.worldSize; ++r) {
+      std::istringstream in(fromBytes(state.store->get(keys[r])));
+      int theirWorldSize = 0;
+      in >> theirWorldSize;
+      if (theirWorldSize != env.worldSize)
+        throw DistributedError(
+            prefix + "rank " + std::to_string(r) + " was started with "
+            "WORLD_SIZE=" + std::to_string(theirWorldSize) +
+            ", this rank with WORLD_SIZE=" + std::to_string(env.worldSize));
+    }
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "rendezvous at " + address +
+                           " failed: " + describeException(e));
+  }
+}
+
+// The heartbeat, on its own connection (PeerHealth.cpp).
+static void connectHeartbeat(WorldState &state, const std::string &prefix,
+                           const std::string &address) {
+  try {
+    state.heartbeatStore = connectStore(state.env, state.options,
+                                        /*server=*/false);
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                           address + ": " + describeException(e));
+  }
+  auto interval = state.options.timeout / 20;
+  state.heartbeatInterval = std::clamp(
+      interval, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+  state.startHeartbeat();
+}
+
+// The backend's transport: this rank's GPU for NCCL, the Gloo device.
+static void createTransport(WorldState &state, const std::string &prefix) {
+  const DistEnvironment &env = state.env;
+#ifdef SNN_WITH_NCCL
+  if (state.options.backend == Backend::Nccl) {
+    // One GPU per local rank, as torchrun users expect.
+    const int devices = c10::cuda::device_count();
+    if (devices < 1)
+      throw DistributedError(prefix + "backend nccl: no CUDA device is visible");
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.localRank % devices));
+  }
+#endif
+  if (state.options.backend == Backend::Gloo) {
+    try {
+      state.glooDevice = createGlooDevice(env);
+    } catch (const std::exception &e) {
+      throw DistributedError(prefix + "cannot create the Gloo transport: " +
+                             describeException(e) +
+                             " (set GLOO_SOCKET_IFNAME to the interface "
+                             "that reaches the other hosts)");
+    }
+  }
+}
+
 std::shared_ptr<World> World::initialize(const DistEnvironment &env,
                                          const InitOptions &options) {
   if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
@@ -212,108 +335,14 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     return world;
   }
 
-  // Store.
-  const bool server = !env.externalStore && env.rank == 0;
   const std::string address =
       env.masterAddr + ":" + std::to_string(env.masterPort);
-  if (server && env.singleHost() && portInUse(env.masterPort))
-    throw DistributedError(prefix + "cannot start the rendezvous store: port " +
-                           std::to_string(env.masterPort) +
-                           " (MASTER_PORT) is already in use on this host");
-  try {
-    state->store = connectStore(env, options, server);
-  } catch (const std::exception &e) {
-    if (server)
-      throw DistributedError(prefix + "cannot start the rendezvous store on "
-                                      "port " +
-                             std::to_string(env.masterPort) +
-                             " (MASTER_PORT): " + describeException(e));
-    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
-                           address + " (MASTER_ADDR:MASTER_PORT) within " +
-                           seconds(options.timeout) + ": " +
-                           describeException(e));
-  }
-
-  // Join: claim the rank, publish what we believe, wait for everyone.
-  try {
-    const std::string rank = std::to_string(env.rank);
-    if (state->store->add("snn/join/claim/" + rank, 1) > 1)
-      throw DistributedError(prefix + "another process already joined as rank " +
-                             rank + " (two processes with RANK=" + rank + "?)");
-    state->store->set("snn/join/" + rank,
-                      toBytes(std::to_string(env.worldSize) + " " +
-                              std::to_string(::getpid())));
-    std::vector<std::string> keys;
-    for (int r = 0; r < env.worldSize; ++r)
-      keys.push_back("snn/join/" + std::to_string(r));
-    const auto deadline = Clock::now() + options.timeout;
-    while (!state->store->check(keys)) {
-      if (Clock::now() >= deadline) {
-        std::vector<int> missing;
-        for (int r = 0; r < env.worldSize; ++r)
-          if (!state->store->check({keys[r]}))
-            missing.push_back(r);
-        throw DistributedError(
-            prefix + "rendezvous at " + address + " timed out after " +
-            seconds(options.timeout) + ": " +
-            (missing.size() == 1 ? "rank " : "ranks ") + joinInts(missing) +
-            " of WORLD_SIZE=" + std::to_string(env.worldSize) +
-            " did not join");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    for (int r = 0; r < env.worldSize; ++r) {
-      std::istringstream in(fromBytes(state->store->get(keys[r])));
-      int theirWorldSize = 0;
-      in >> theirWorldSize;
-      if (theirWorldSize != env.worldSize)
-        throw DistributedError(
-            prefix + "rank " + std::to_string(r) + " was started with "
-            "WORLD_SIZE=" + std::to_string(theirWorldSize) +
-            ", this rank with WORLD_SIZE=" + std::to_string(env.worldSize));
-    }
-  } catch (const DistributedError &) {
-    throw;
-  } catch (const std::exception &e) {
-    throw DistributedError(prefix + "rendezvous at " + address +
-                           " failed: " + describeException(e));
-  }
-
+  connectRendezvousStore(*state, prefix, address);
+  joinRendezvous(*state, prefix, address);
   state->joined = true;
-
-  // Heartbeat on its own connection.
-  if (options.heartbeat) {
-    try {
-      state->heartbeatStore = connectStore(env, options, /*server=*/false);
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot reach the rendezvous store at " +
-                             address + ": " + describeException(e));
-    }
-    auto interval = options.timeout / 20;
-    state->heartbeatInterval = std::clamp(
-        interval, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
-    state->startHeartbeat();
-  }
-
-#ifdef SNN_WITH_NCCL
-  if (options.backend == Backend::Nccl) {
-    // One GPU per local rank, as torchrun users expect.
-    const int devices = c10::cuda::device_count();
-    if (devices < 1)
-      throw DistributedError(prefix + "backend nccl: no CUDA device is visible");
-    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.localRank % devices));
-  }
-#endif
-  if (options.backend == Backend::Gloo) {
-    try {
-      state->glooDevice = createGlooDevice(env);
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot create the Gloo transport: " +
-                             describeException(e) +
-                             " (set GLOO_SOCKET_IFNAME to the interface "
-                             "that reaches the other hosts)");
-    }
-  }
+  if (options.heartbeat)
+    connectHeartbeat(*state, prefix, address);
+  createTransport(*state, prefix);
 
   std::vector<int> all(env.worldSize);
   for (int r = 0; r < env.worldSize; ++r)
@@ -331,6 +360,42 @@ int World::size() const { return state_->env.worldSize; }
 const DistEnvironment &World::environment() const { return state_->env; }
 const InitOptions &World::options() const { return state_->options; }
 const Group &World::group() const { return worldGroup_; }
+
+// The group's own process group, over the world's store (its keys under
+// snn/pg/<index>).
+static void connectProcessGroup(WorldState &world, GroupState &group,
+                                const std::string &prefix) {
+  auto store = c10::make_intrusive<c10d::PrefixStore>(
+      "snn/pg/" + std::to_string(group.index), world.store);
+  try {
+    if (group.backend == Backend::Gloo) {
+      auto pgOptions = c10d::ProcessGroupGloo::Options::create(group.timeout);
+      pgOptions->devices.push_back(world.glooDevice);
+      pgOptions->threads = std::max(1, world.options.glooThreads);
+      group.pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          store, group.rank, group.size(), pgOptions);
+    } else {
+#ifdef SNN_WITH_NCCL
+      // Without async error handling a hung NCCL collective never times
+      // out; ask for it unless the user chose.
+      ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+      auto pgOptions = c10d::ProcessGroupNCCL::Options::create();
+      pgOptions->timeout = group.timeout;
+      group.pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          store, group.rank, group.size(), pgOptions);
+#else
+      parseBackend("nccl");
+#endif
+    }
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "cannot connect group " + group.name +
+                           " (ranks " + joinInts(group.ranks) + ") within " +
+                           seconds(group.timeout) + ": " +
+                           describeException(e));
+  }
+}
 
 Group World::newGroup(const std::vector<int> &ranks, const std::string &name) {
   WorldState &world = *state_;
@@ -377,38 +442,8 @@ Group World::newGroup(const std::vector<int> &ranks, const std::string &name) {
   }
   group->sequence = std::make_shared<std::atomic<uint64_t>>(0);
 
-  if (ranks.size() > 1) {
-    auto store = c10::make_intrusive<c10d::PrefixStore>(
-        "snn/pg/" + std::to_string(index), world.store);
-    try {
-      if (group->backend == Backend::Gloo) {
-        auto pgOptions = c10d::ProcessGroupGloo::Options::create(group->timeout);
-        pgOptions->devices.push_back(world.glooDevice);
-        pgOptions->threads = std::max(1, world.options.glooThreads);
-        group->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-            store, group->rank, group->size(), pgOptions);
-      } else {
-#ifdef SNN_WITH_NCCL
-        // Without async error handling a hung NCCL collective never times
-        // out; ask for it unless the user chose.
-        ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
-        auto pgOptions = c10d::ProcessGroupNCCL::Options::create();
-        pgOptions->timeout = group->timeout;
-        group->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-            store, group->rank, group->size(), pgOptions);
-#else
-        parseBackend("nccl");
-#endif
-      }
-    } catch (const DistributedError &) {
-      throw;
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot connect group " + name +
-                             " (ranks " + joinInts(ranks) + ") within " +
-                             seconds(group->timeout) + ": " +
-                             describeException(e));
-    }
-  }
+  if (ranks.size() > 1)
+    connectProcessGroup(world, *group, prefix);
   {
     std::lock_guard<std::mutex> lock(world.groupsMutex);
     world.sequences[index] = group->sequence;
