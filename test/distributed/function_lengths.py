@@ -105,7 +105,7 @@ def functions(path):
                 continue
             header = text[header_start:i]
             flat = " ".join(header.split())
-            if re.match(r"^(namespace\b|extern\b)", flat) or (
+            if re.match(r'^(namespace\b|extern\s*""\s*$)', flat) or (
                     re.search(r"\b(class|struct|union|enum)\b", flat)
                     and "(" not in flat):
                 stack.append("scope")
