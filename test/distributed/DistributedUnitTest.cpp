@@ -17,6 +17,7 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
@@ -399,4 +400,66 @@ TEST(SingleProcess, AutogradAndReducerPassThrough) {
   EXPECT_EQ(errorOf([&] { GradBucketReducer bad(g, {at::ones({1})}); }),
             "rank 0: gradient reducer: parameter 0 must be a leaf tensor that "
             "requires grad");
+}
+
+// computeBucketAssignmentBySize on hand-computed layouts (float32: 4 bytes an
+// element). The walk goes from the last parameter to the first.
+TEST(BucketAssignment, FillsUpToTheCapInReverseOrder) {
+  using Layout = std::vector<std::vector<size_t>>;
+  auto floats = [](std::vector<int64_t> numels) {
+    std::vector<at::Tensor> tensors;
+    for (int64_t n : numels)
+      tensors.push_back(at::empty({n}, at::kFloat));
+    return tensors;
+  };
+  // 8, 12, 16 and 4 bytes, cap 20: 4 + 16 = 20 fits exactly, 20 + 12 does
+  // not; then 12 + 8 = 20.
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({2, 3, 4, 1}), 20),
+            (Layout{{3, 2}, {1, 0}}));
+  // Cap 19: neither 4 + 16 nor 12 + 8 fits; cap 24: 4 + 16, then 12 + 8.
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({2, 3, 4, 1}), 19),
+            (Layout{{3}, {2}, {1}, {0}}));
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({2, 3, 4, 1}), 24),
+            (Layout{{3, 2}, {1, 0}}));
+  // Cap 32: 4 + 16 + 12 = 32, then 8 alone.
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({2, 3, 4, 1}), 32),
+            (Layout{{3, 2, 1}, {0}}));
+  // Everything under the default 1 MiB: one bucket.
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({1000, 10, 1000}),
+                                          GradReducerOptions().bucketBytes),
+            (Layout{{2, 1, 0}}));
+  // An empty parameter adds no bytes; no parameters, no buckets.
+  EXPECT_EQ(computeBucketAssignmentBySize(floats({2, 0, 3}), 20),
+            (Layout{{2, 1, 0}}));
+  EXPECT_EQ(computeBucketAssignmentBySize({}, 20), Layout{});
+}
+
+TEST(BucketAssignment, ALargeParameterGetsABucketOfItsOwn) {
+  using Layout = std::vector<std::vector<size_t>>;
+  std::vector<at::Tensor> params = {at::empty({1}, at::kFloat),
+                                    at::empty({10}, at::kFloat),
+                                    at::empty({1}, at::kFloat)};
+  // 4, 40 and 4 bytes, cap 16.
+  EXPECT_EQ(computeBucketAssignmentBySize(params, 16),
+            (Layout{{2}, {1}, {0}}));
+  // The first parameter walked (the last one) too.
+  EXPECT_EQ(computeBucketAssignmentBySize({at::empty({10}, at::kFloat)}, 8),
+            (Layout{{0}}));
+}
+
+TEST(BucketAssignment, OneDtypeAndDeviceABucket) {
+  using Layout = std::vector<std::vector<size_t>>;
+  const size_t cap = size_t(1) << 20;
+  at::Tensor f = at::empty({1}, at::kFloat);
+  at::Tensor d = at::empty({1}, at::kDouble);
+  // A change of dtype starts a new bucket, also back to an earlier dtype
+  // (only the current bucket is compared).
+  EXPECT_EQ(computeBucketAssignmentBySize({f, d, f}, cap),
+            (Layout{{2}, {1}, {0}}));
+  EXPECT_EQ(computeBucketAssignmentBySize({d, f, f}, cap),
+            (Layout{{2, 1}, {0}}));
+  // A change of device too (meta tensors: no storage needed).
+  at::Tensor meta = at::empty({1}, at::TensorOptions().device(at::kMeta));
+  EXPECT_EQ(computeBucketAssignmentBySize({f, meta, meta}, cap),
+            (Layout{{2, 1}, {0}}));
 }

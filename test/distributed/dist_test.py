@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Multi-process tests of the distributed layer (ctest names distributed.*).
 
-Each case runs snn-dist-check (tools/snn-dist-check) on real ranks over
-loopback and checks exit codes, the one-line error messages, timing bounds
-and that no rank process is left behind. Only the standard library is needed,
-except for the torchrun case (skipped, exit 77, without torch).
+Each case runs snn-dist-check (test/distributed/snn-dist-check.cpp) on real
+ranks over loopback and checks exit codes, the one-line error messages,
+timing bounds and that no rank process is left behind. Only the standard
+library is needed, except for the torchrun case (skipped, exit 77, without
+torch).
 
     dist_test.py --tool build/bin/snn-dist-check --case NAME
 """

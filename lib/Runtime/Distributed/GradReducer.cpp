@@ -91,6 +91,15 @@ struct GradBucketReducer::Impl {
       launchReady(/*fromHook=*/true);
   }
 
+  /// Defined, leaf, requires grad, dense: else DistributedError.
+  void checkParameters() const;
+  /// Count, elements, shapes and dtypes agree on every rank of the group.
+  void checkSameParametersOnEveryRank() const;
+  /// Slots and flat buckets for computeBucketAssignmentBySize's layout.
+  void buildBuckets(const std::vector<std::vector<size_t>> &assignment);
+  /// A post hook on every parameter's gradient accumulator.
+  void registerHooks();
+
   void resetIteration() {
     for (Bucket &bucket : buckets) {
       bucket.pending = bucket.params.size();
@@ -104,6 +113,109 @@ struct GradBucketReducer::Impl {
   }
 };
 
+std::vector<std::vector<size_t>>
+computeBucketAssignmentBySize(const std::vector<at::Tensor> &parameters,
+                              size_t bucketBytes) {
+  std::vector<std::vector<size_t>> buckets;
+  size_t bytesInBucket = 0;
+  for (size_t k = parameters.size(); k-- > 0;) {
+    const at::Tensor &p = parameters[k];
+    const size_t bytes = p.numel() * p.element_size();
+    bool startNew = buckets.empty();
+    if (!startNew) {
+      const at::Tensor &first = parameters[buckets.back().front()];
+      startNew = first.scalar_type() != p.scalar_type() ||
+                 first.device() != p.device() ||
+                 bytesInBucket + bytes > bucketBytes;
+    }
+    if (startNew) {
+      buckets.emplace_back();
+      bytesInBucket = 0;
+    }
+    buckets.back().push_back(k);
+    bytesInBucket += bytes;
+  }
+  return buckets;
+}
+
+void GradBucketReducer::Impl::checkParameters() const {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor &p = params[i];
+    std::string what = prefix() + "parameter " + std::to_string(i);
+    if (!p.defined())
+      throw DistributedError(what + " is undefined");
+    if (!p.requires_grad() || !p.is_leaf())
+      throw DistributedError(what + " must be a leaf tensor that requires "
+                                    "grad");
+    if (p.layout() != c10::kStrided)
+      throw DistributedError(what + " must be dense");
+  }
+}
+
+// Every rank must describe the same parameters, or the bucket all-reduces
+// would mix unrelated values (or hang on different sizes).
+void GradBucketReducer::Impl::checkSameParametersOnEveryRank() const {
+  const size_t count = params.size();
+  int64_t total = 0;
+  uint64_t hash = 1469598103934665603ull;
+  for (const at::Tensor &p : params) {
+    total += p.numel();
+    for (int64_t size : p.sizes())
+      hash = (hash ^ static_cast<uint64_t>(size)) * 1099511628211ull;
+    hash = (hash ^ static_cast<uint64_t>(p.scalar_type())) * 1099511628211ull;
+  }
+  at::Tensor signature = at::zeros({3}, at::kLong);
+  signature[0] = static_cast<int64_t>(count);
+  signature[1] = total;
+  signature[2] = static_cast<int64_t>(hash >> 1);
+  at::Tensor all = allGather(group, signature).view({group.size(), 3});
+  for (int r = 0; r < group.size(); ++r)
+    if (!all[r].equal(all[group.rank()]))
+      throw DistributedError(
+          prefix() + "rank " + std::to_string(group.globalRank(r)) +
+          " has different parameters (" +
+          std::to_string(all[r][0].item<int64_t>()) + " tensors, " +
+          std::to_string(all[r][1].item<int64_t>()) +
+          " elements) than this rank (" + std::to_string(count) +
+          " tensors, " + std::to_string(total) + " elements)");
+}
+
+void GradBucketReducer::Impl::buildBuckets(
+    const std::vector<std::vector<size_t>> &assignment) {
+  slots.resize(params.size());
+  ready.assign(params.size(), false);
+  for (const std::vector<size_t> &members : assignment) {
+    Bucket &bucket = buckets.emplace_back();
+    int64_t numel = 0;
+    for (size_t k : members) {
+      slots[k] = {buckets.size() - 1, numel, params[k].numel()};
+      numel += params[k].numel();
+    }
+    bucket.params = members;
+    const at::Tensor &first = params[members.front()];
+    bucket.flat = at::zeros({numel}, first.options().requires_grad(false));
+    bucket.pending = members.size();
+  }
+}
+
+// Hooks after gradient accumulation (AccumulateGrad's post hooks). The
+// accumulators are kept alive here so that every graph uses them.
+void GradBucketReducer::Impl::registerHooks() {
+  for (size_t k = 0; k < params.size(); ++k) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(params[k]);
+    Impl *raw = this;
+    uintptr_t key = accumulator->add_post_hook(
+        std::make_unique<torch::autograd::utils::LambdaPostHook>(
+            [raw, k](const torch::autograd::variable_list &outputs,
+                     const torch::autograd::variable_list &) {
+              raw->onGradReady(k);
+              return outputs;
+            }));
+    accumulators.push_back(std::move(accumulator));
+    hookKeys.push_back(key);
+  }
+}
+
 GradBucketReducer::GradBucketReducer(Group group,
                                      std::vector<at::Tensor> parameters,
                                      GradReducerOptions options)
@@ -115,96 +227,11 @@ GradBucketReducer::GradBucketReducer(Group group,
   impl.group = group;
   impl.options = options;
   impl.params = std::move(parameters);
-  const size_t count = impl.params.size();
-  for (size_t i = 0; i < count; ++i) {
-    const at::Tensor &p = impl.params[i];
-    std::string what = impl.prefix() + "parameter " + std::to_string(i);
-    if (!p.defined())
-      throw DistributedError(what + " is undefined");
-    if (!p.requires_grad() || !p.is_leaf())
-      throw DistributedError(what + " must be a leaf tensor that requires "
-                                    "grad");
-    if (p.layout() != c10::kStrided)
-      throw DistributedError(what + " must be dense");
-  }
-
-  // Every rank must describe the same parameters, or the bucket all-reduces
-  // would mix unrelated values (or hang on different sizes).
-  {
-    int64_t total = 0;
-    uint64_t hash = 1469598103934665603ull;
-    for (const at::Tensor &p : impl.params) {
-      total += p.numel();
-      for (int64_t size : p.sizes())
-        hash = (hash ^ static_cast<uint64_t>(size)) * 1099511628211ull;
-      hash = (hash ^ static_cast<uint64_t>(p.scalar_type())) * 1099511628211ull;
-    }
-    at::Tensor signature = at::zeros({3}, at::kLong);
-    signature[0] = static_cast<int64_t>(count);
-    signature[1] = total;
-    signature[2] = static_cast<int64_t>(hash >> 1);
-    at::Tensor all = allGather(group, signature).view({group.size(), 3});
-    for (int r = 0; r < group.size(); ++r)
-      if (!all[r].equal(all[group.rank()]))
-        throw DistributedError(
-            impl.prefix() + "rank " + std::to_string(group.globalRank(r)) +
-            " has different parameters (" +
-            std::to_string(all[r][0].item<int64_t>()) + " tensors, " +
-            std::to_string(all[r][1].item<int64_t>()) +
-            " elements) than this rank (" + std::to_string(count) +
-            " tensors, " + std::to_string(total) + " elements)");
-  }
-
-  // Buckets, from the last parameter to the first.
-  impl.slots.resize(count);
-  impl.ready.assign(count, false);
-  size_t bucketBytes = 0;
-  for (size_t k = count; k-- > 0;) {
-    const at::Tensor &p = impl.params[k];
-    const size_t bytes = p.numel() * p.element_size();
-    bool startNew = impl.buckets.empty();
-    if (!startNew) {
-      const at::Tensor &first = impl.params[impl.buckets.back().params.front()];
-      startNew = first.scalar_type() != p.scalar_type() ||
-                 first.device() != p.device() ||
-                 bucketBytes + bytes > options.bucketBytes;
-    }
-    if (startNew) {
-      impl.buckets.emplace_back();
-      bucketBytes = 0;
-    }
-    Impl::Bucket &bucket = impl.buckets.back();
-    int64_t offset = 0;
-    for (size_t other : bucket.params)
-      offset += impl.params[other].numel();
-    impl.slots[k] = {impl.buckets.size() - 1, offset, p.numel()};
-    bucket.params.push_back(k);
-    bucketBytes += bytes;
-  }
-  for (Impl::Bucket &bucket : impl.buckets) {
-    int64_t numel = 0;
-    for (size_t k : bucket.params)
-      numel += impl.params[k].numel();
-    const at::Tensor &first = impl.params[bucket.params.front()];
-    bucket.flat = at::zeros({numel}, first.options().requires_grad(false));
-    bucket.pending = bucket.params.size();
-  }
-
-  // Hooks after gradient accumulation (AccumulateGrad's post hooks). The
-  // accumulators are kept alive here so that every graph uses them.
-  for (size_t k = 0; k < count; ++k) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(impl.params[k]);
-    Impl *raw = impl_.get();
-    uintptr_t key = accumulator->add_post_hook(
-        std::make_unique<torch::autograd::utils::LambdaPostHook>(
-            [raw, k](const torch::autograd::variable_list &outputs,
-                     const torch::autograd::variable_list &) {
-              raw->onGradReady(k);
-              return outputs;
-            }));
-    impl.accumulators.push_back(std::move(accumulator));
-    impl.hookKeys.push_back(key);
-  }
+  impl.checkParameters();
+  impl.checkSameParametersOnEveryRank();
+  impl.buildBuckets(
+      computeBucketAssignmentBySize(impl.params, options.bucketBytes));
+  impl.registerHooks();
 }
 
 GradBucketReducer::~GradBucketReducer() {

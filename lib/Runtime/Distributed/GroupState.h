@@ -1,12 +1,13 @@
 //===- GroupState.h - Internals of World and Group (private) ----*- C++ -*-===//
 //
-// Shared by ProcessGroups.cpp, Collectives.cpp and GradReducer.cpp. Includes
+// Shared by ProcessGroups.cpp, PeerHealth.cpp and Collectives.cpp. Includes
 // the c10d headers (which pull in ATen/ATen.h); keep it out of public ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H
 #define SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H
 
+#include "PeerHealth.h"
 #include "snn/Runtime/Distributed/Error.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 
@@ -25,6 +26,22 @@ class Device;
 
 namespace snn::dist::detail {
 
+/// "1, 2, 3".
+inline std::string joinInts(const std::vector<int> &values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text;
+}
+
+/// Store values as text.
+inline std::string fromBytes(const std::vector<uint8_t> &bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+inline std::vector<uint8_t> toBytes(const std::string &text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
 struct GroupState;
 
 struct WorldState {
@@ -41,6 +58,7 @@ struct WorldState {
   /// (null: not a member). The heartbeat publishes them.
   std::vector<std::shared_ptr<std::atomic<uint64_t>>> sequences;
 
+  // Heartbeat and lost-peer diagnosis: PeerHealth.cpp.
   std::chrono::milliseconds heartbeatInterval{1000};
   std::thread heartbeatThread;
   std::mutex heartbeatMutex;
@@ -62,6 +80,17 @@ struct WorldState {
   [[noreturn]] void failCollective(GroupState &group, const std::string &op,
                                    uint64_t sequence,
                                    const std::string &reason);
+
+private:
+  /// Marks this rank as a survivor, looks at the peers twice and publishes
+  /// the suspects; or, with the store gone, blames the store's host.
+  PeerDiagnosis diagnoseLostPeer(const GroupState &group,
+                                 const std::vector<int> &peers,
+                                 const std::string &where, uint64_t sequence);
+  /// The peers' heartbeats and failure marks; clears `reachable` when the
+  /// store does not answer.
+  std::map<int, PeerView> snapshotPeers(const std::vector<int> &peers,
+                                        int groupIndex, bool &reachable);
 };
 
 struct GroupState {

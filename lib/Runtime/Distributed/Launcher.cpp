@@ -1,114 +1,33 @@
 //===- Launcher.cpp - Start N local ranks and supervise them --------------===//
 //
-// fork + exec per rank, a TCPStore server in the launcher, and a polling
-// supervision loop (waitid with WNOWAIT, so that no rank is reaped - and no
-// pid or process group id can be reused - until every rank has exited).
+// The launcher flags, the port checks, the TCPStore server in the launcher,
+// and launchLocalRanks, which runs the three pieces of RankSupervisor.h:
+// spawn (fork + exec per rank), supervise (a polling loop) and attribute
+// the failure (FailureAttribution.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Distributed/Launcher.h"
+#include "RankSupervisor.h"
 #include "snn/Runtime/Distributed/Error.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <arpa/inet.h>
-#include <array>
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
-#include <fcntl.h>
-#include <iostream>
-#include <map>
 #include <netinet/in.h>
 #include <optional>
-#include <set>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <thread>
-#include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace snn::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kMaxRanks = 4096;
-
-// Set by the signal handler, read by the supervision loop.
-volatile sig_atomic_t gLastSignal = 0;
-volatile sig_atomic_t gSignalCount = 0;
-
-extern "C" void onLauncherSignal(int signal) {
-  gLastSignal = signal;
-  gSignalCount = gSignalCount + 1;
-}
-
-// Installs the forwarding handlers and restores the previous ones.
-class SignalForwarding {
-public:
-  SignalForwarding() {
-    gLastSignal = 0;
-    gSignalCount = 0;
-    struct sigaction action {};
-    action.sa_handler = onLauncherSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0; // no SA_RESTART: interrupt the sleep
-    for (size_t i = 0; i < kSignals.size(); ++i) {
-      sigaction(kSignals[i], nullptr, &previous_[i]);
-      // A signal the caller ignores (nohup) stays ignored, in the ranks too.
-      if (previous_[i].sa_handler == SIG_IGN)
-        continue;
-      sigaction(kSignals[i], &action, nullptr);
-      installed_[i] = true;
-    }
-    // waitid needs un-reaped children: SIGCHLD ignored would auto-reap.
-    struct sigaction childDefault {};
-    childDefault.sa_handler = SIG_DFL;
-    sigemptyset(&childDefault.sa_mask);
-    sigaction(SIGCHLD, &childDefault, &previousChild_);
-  }
-  ~SignalForwarding() {
-    for (size_t i = 0; i < kSignals.size(); ++i)
-      if (installed_[i])
-        sigaction(kSignals[i], &previous_[i], nullptr);
-    sigaction(SIGCHLD, &previousChild_, nullptr);
-  }
-
-private:
-  struct sigaction previousChild_ {};
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> previous_{};
-  std::array<bool, 3> installed_{};
-};
-
-struct Child {
-  int rank = 0;
-  pid_t pid = -1;
-  bool exited = false;
-  int exitCode = 0;   // valid when exited by exit()
-  int termSignal = 0; // valid when killed by a signal
-  bool signaledByLauncher = false;
-};
-
-std::string describeExit(const Child &child) {
-  if (child.termSignal)
-    return "rank " + std::to_string(child.rank) + " killed by signal " +
-           std::to_string(child.termSignal) + " (" +
-           signalName(child.termSignal) + ")";
-  return "rank " + std::to_string(child.rank) + " exited with code " +
-         std::to_string(child.exitCode);
-}
-
-bool failed(const Child &child) {
-  return child.exited && (child.termSignal != 0 || child.exitCode != 0);
-}
 
 int parsePositive(const std::string &flag, const std::string &value, int low,
                   int high, const char *what) {
@@ -122,56 +41,6 @@ int parsePositive(const std::string &flag, const std::string &value, int low,
   if (parsed < low || parsed > high)
     throw DistributedError(flag + " " + value + ": " + hint);
   return parsed;
-}
-
-// Environment of one rank: the launcher's, minus what we set, plus it.
-std::vector<std::string>
-rankEnvironment(int rank, int nproc, int port,
-                const std::vector<std::pair<std::string, std::string>> &extra) {
-  std::vector<std::pair<std::string, std::string>> set = {
-      {"RANK", std::to_string(rank)},
-      {"WORLD_SIZE", std::to_string(nproc)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
-      {"GROUP_RANK", "0"},
-      {"MASTER_ADDR", "127.0.0.1"},
-      {"MASTER_PORT", std::to_string(port)},
-      // The launcher hosts the store, like torchrun's agent.
-      {"TORCHELASTIC_USE_AGENT_STORE", "True"},
-      {"TORCHELASTIC_RESTART_COUNT", "0"},
-  };
-  for (const auto &entry : extra)
-    set.push_back(entry);
-  std::set<std::string> names;
-  for (const auto &entry : set)
-    names.insert(entry.first);
-
-  std::vector<std::string> env;
-  for (char **entry = environ; entry && *entry; ++entry) {
-    std::string text = *entry;
-    size_t equals = text.find('=');
-    std::string name = equals == std::string::npos ? text : text.substr(0, equals);
-    if (!names.count(name))
-      env.push_back(std::move(text));
-  }
-  for (const auto &entry : set)
-    env.push_back(entry.first + "=" + entry.second);
-  return env;
-}
-
-std::vector<char *> pointers(std::vector<std::string> &strings) {
-  std::vector<char *> result;
-  for (auto &s : strings)
-    result.push_back(s.data());
-  result.push_back(nullptr);
-  return result;
-}
-
-void sleepFor(std::chrono::milliseconds duration) {
-  struct timespec request {};
-  request.tv_sec = duration.count() / 1000;
-  request.tv_nsec = (duration.count() % 1000) * 1000000L;
-  nanosleep(&request, nullptr); // a signal cuts it short: fine
 }
 
 } // namespace
@@ -327,6 +196,28 @@ LauncherArguments extractLauncherArguments(int argc, const char *const *argv) {
   return extractLauncherArguments(args);
 }
 
+// The rendezvous store: it lives in the launcher for the whole run.
+static c10::intrusive_ptr<c10d::TCPStore> startStore(int masterPort) {
+  if (masterPort != 0)
+    checkPortAvailable(masterPort);
+  try {
+    c10d::TCPStoreOptions storeOptions;
+    storeOptions.port = static_cast<uint16_t>(masterPort);
+    storeOptions.isServer = true;
+    storeOptions.waitWorkers = false;
+    storeOptions.timeout = std::chrono::milliseconds(10000);
+    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", storeOptions);
+  } catch (const std::exception &e) {
+    std::string port = std::to_string(masterPort);
+    if (masterPort != 0)
+      throw DistributedError("--master-port " + port +
+                             ": cannot start the rendezvous store on port " +
+                             port + ": " + describeException(e));
+    throw DistributedError("cannot start the rendezvous store on 127.0.0.1: " +
+                           describeException(e));
+  }
+}
+
 int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
                      const LaunchOptions &options) {
   if (nproc < 1 || nproc > kMaxRanks)
@@ -338,269 +229,18 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
   std::string executable =
       options.executable.empty() ? "/proc/self/exe" : options.executable;
 
-  // The rendezvous store lives in the launcher for the whole run.
-  if (options.masterPort != 0)
-    checkPortAvailable(options.masterPort);
-  c10::intrusive_ptr<c10d::TCPStore> tcpStore;
-  try {
-    c10d::TCPStoreOptions storeOptions;
-    storeOptions.port = static_cast<uint16_t>(options.masterPort);
-    storeOptions.isServer = true;
-    storeOptions.waitWorkers = false;
-    storeOptions.timeout = std::chrono::milliseconds(10000);
-    tcpStore = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", storeOptions);
-  } catch (const std::exception &e) {
-    std::string port = std::to_string(options.masterPort);
-    if (options.masterPort != 0)
-      throw DistributedError("--master-port " + port +
-                             ": cannot start the rendezvous store on port " +
-                             port + ": " + describeException(e));
-    throw DistributedError("cannot start the rendezvous store on 127.0.0.1: " +
-                           describeException(e));
-  }
-  const int port = tcpStore->getPort();
+  c10::intrusive_ptr<c10d::TCPStore> tcpStore = startStore(options.masterPort);
   auto store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_0",
                                                       tcpStore);
 
-  // Everything the children need, built before fork (after fork, until
-  // exec, only async-signal-safe calls).
-  std::vector<std::string> args = argv;
-  std::vector<char *> argPointers = pointers(args);
-  std::vector<std::vector<std::string>> envs;
-  std::vector<std::vector<char *>> envPointers;
-  std::vector<std::string> execFailures;
-  for (int rank = 0; rank < nproc; ++rank) {
-    envs.push_back(rankEnvironment(rank, nproc, port, options.environment));
-    execFailures.push_back("error: rank " + std::to_string(rank) +
-                           ": cannot execute " + executable + "\n");
-  }
-  for (auto &env : envs)
-    envPointers.push_back(pointers(env));
-
-  SignalForwarding forwarding;
-  sigset_t childMask;
-  sigprocmask(SIG_SETMASK, nullptr, &childMask);
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-
-  const pid_t launcherPid = ::getpid();
-  std::vector<Child> children(nproc);
-  pid_t group = 0;
-
-  auto signalAll = [&](int signal) {
-    // The group reaches grandchildren too; the per-pid kill covers a child
-    // that has not joined the group yet. No child is reaped before the
-    // end, so neither id can have been reused.
-    if (group > 0)
-      ::killpg(group, signal);
-    for (const Child &child : children)
-      if (child.pid > 0 && !child.exited)
-        ::kill(child.pid, signal);
-  };
-  auto reapAll = [&]() {
-    if (group > 0)
-      ::killpg(group, SIGKILL);
-    for (Child &child : children) {
-      if (child.pid <= 0)
-        continue;
-      if (!child.exited)
-        ::kill(child.pid, SIGKILL);
-      int status = 0;
-      while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-  };
-
-  for (int rank = 0; rank < nproc; ++rank) {
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      int error = errno;
-      reapAll();
-      throw DistributedError("cannot start rank " + std::to_string(rank) +
-                             ": fork failed: " + std::strerror(error));
-    }
-    if (pid == 0) {
-      // Child.
-      ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != launcherPid) // the launcher died before prctl
-        ::_exit(128 + SIGKILL);
-      ::sigprocmask(SIG_SETMASK, &childMask, nullptr);
-      // A background process group must not stop on terminal output
-      // (stty tostop) and has no business reading the terminal.
-      ::signal(SIGTTOU, SIG_IGN);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      if (devnull >= 0) {
-        ::dup2(devnull, STDIN_FILENO);
-        if (devnull != STDIN_FILENO)
-          ::close(devnull);
-      }
-      ::execve(executable.c_str(), argPointers.data(),
-               envPointers[rank].data());
-      const std::string &message = execFailures[rank];
-      ssize_t ignored = ::write(STDERR_FILENO, message.data(), message.size());
-      (void)ignored;
-      ::_exit(127);
-    }
-    if (group == 0)
-      group = pid;
-    ::setpgid(pid, group); // also from here: no race with the child
-    children[rank].rank = rank;
-    children[rank].pid = pid;
-  }
-
-  // Supervise.
-  std::vector<int> failureOrder; // ranks, in the order their failure was seen
-  std::optional<Clock::time_point> firstFailure;
-  std::optional<Clock::time_point> terminateSent;
-  bool killSent = false;
-  int forwardedSignals = 0;
-  int interruptSignal = 0;
-  const auto poll = std::chrono::milliseconds(10);
-
-  while (true) {
-    int running = 0;
-    for (Child &child : children) {
-      if (child.exited)
-        continue;
-      siginfo_t info{};
-      info.si_pid = 0;
-      int result = ::waitid(P_PID, child.pid, &info, WEXITED | WNOHANG | WNOWAIT);
-      if (result < 0 && errno == EINTR)
-        result = ::waitid(P_PID, child.pid, &info, WEXITED | WNOHANG | WNOWAIT);
-      const bool gone = result < 0 && errno == ECHILD; // reaped elsewhere
-      if (gone || (result == 0 && info.si_pid == child.pid)) {
-        child.exited = true;
-        if (gone)
-          child.exitCode = 1; // status lost: count it as a failure
-        else if (info.si_code == CLD_EXITED)
-          child.exitCode = info.si_status;
-        else
-          child.termSignal = info.si_status;
-        if (failed(child)) {
-          failureOrder.push_back(child.rank);
-          if (!firstFailure)
-            firstFailure = Clock::now();
-        }
-        continue;
-      }
-      ++running;
-    }
-    if (running == 0)
-      break;
-
-    const auto now = Clock::now();
-    int signalCount = gSignalCount;
-    if (signalCount > forwardedSignals) {
-      int signal = gLastSignal;
-      forwardedSignals = signalCount;
-      if (!interruptSignal) {
-        // First signal: pass it on, give the ranks the grace period.
-        interruptSignal = signal;
-        for (Child &child : children)
-          if (!child.exited)
-            child.signaledByLauncher = true;
-        signalAll(signal);
-        terminateSent = now;
-      } else if (!killSent) {
-        signalAll(SIGKILL); // asked twice
-        killSent = true;
-      }
-    }
-    if (firstFailure && !terminateSent &&
-        now - *firstFailure >= options.gracePeriod) {
-      for (Child &child : children)
-        if (!child.exited)
-          child.signaledByLauncher = true;
-      signalAll(SIGTERM);
-      terminateSent = now;
-    }
-    if (terminateSent && !killSent &&
-        now - *terminateSent >=
-            (interruptSignal ? options.gracePeriod : options.terminateTimeout)) {
-      signalAll(SIGKILL);
-      killSent = true;
-    }
-    sleepFor(poll);
-  }
-
-  // The cause: the first failed rank that did not merely report a lost peer
-  // (those write snn/failed/<rank> in the store), and was not stopped by us.
-  auto isConsequence = [&](const Child &child) {
-    if (child.signaledByLauncher)
-      return true;
-    try {
-      return store->check({"snn/failed/" + std::to_string(child.rank)});
-    } catch (const std::exception &) {
-      return false;
-    }
-  };
-  const Child *cause = nullptr;
-  for (int rank : failureOrder)
-    if (!isConsequence(children[rank])) {
-      cause = &children[rank];
-      break;
-    }
-  // Only consequences, and no interrupt: e.g. a hung rank that the others
-  // timed out on, then stopped by us. Name the rank they lost, if they
-  // agree on one; else report the first failure seen.
-  std::string lostReport;
-  if (!cause && !interruptSignal && !failureOrder.empty()) {
-    cause = &children[failureOrder.front()];
-    std::map<int, std::vector<int>> blamedBy;
-    for (const Child &child : children) {
-      if (!failed(child) || child.signaledByLauncher)
-        continue;
-      try {
-        std::string key = "snn/suspects/" + std::to_string(child.rank);
-        if (!store->check({key}))
-          continue;
-        std::vector<uint8_t> value = store->get(key);
-        std::string list(value.begin(), value.end());
-        if (list.find(',') == std::string::npos && !list.empty())
-          blamedBy[std::stoi(list)].push_back(child.rank);
-      } catch (const std::exception &) {
-      }
-    }
-    if (blamedBy.size() == 1) {
-      const Child &lost = children.at(blamedBy.begin()->first);
-      const std::vector<int> &by = blamedBy.begin()->second;
-      std::string ranks;
-      for (size_t i = 0; i < by.size(); ++i)
-        ranks += (i ? ", " : "") + std::to_string(by[i]);
-      lostReport = "rank " + std::to_string(lost.rank) + " stopped answering (" +
-                   (by.size() == 1 ? "rank " : "ranks ") + ranks +
-                   " lost it in a collective)";
-      if (lost.signaledByLauncher)
-        lostReport += "; stopped by the launcher";
-      else if (lost.exited && !failed(lost))
-        lostReport += "; it had exited with code 0";
-    }
-  }
-
-  reapAll();
-
-  if (!lostReport.empty()) {
-    if (options.reportFailures)
-      std::cerr << ("error: " + lostReport + "\n") << std::flush;
-    return cause->termSignal ? 128 + cause->termSignal : cause->exitCode;
-  }
-
-  if (cause) {
-    if (options.reportFailures)
-      std::cerr << ("error: " + describeExit(*cause) + "\n") << std::flush;
-    return cause->termSignal ? 128 + cause->termSignal : cause->exitCode;
-  }
-  if (interruptSignal) {
-    if (options.reportFailures)
-      std::cerr << ("error: interrupted by " + signalName(interruptSignal) +
-                    "; stopped " + std::to_string(nproc) +
-                    (nproc == 1 ? " rank\n" : " ranks\n"))
-                << std::flush;
-    return 128 + interruptSignal;
-  }
-  return 0;
+  detail::RankSupervisor supervisor(nproc, options);
+  supervisor.spawn(executable, argv, tcpStore->getPort());
+  const detail::SupervisionOutcome outcome = supervisor.supervise();
+  const detail::FailureAttribution attribution =
+      detail::attributeFailure(supervisor.ranks(), outcome, *store);
+  supervisor.reapAll();
+  return detail::reportLaunchOutcome(supervisor.ranks(), outcome, attribution,
+                                     options);
 }
 
 } // namespace snn::dist

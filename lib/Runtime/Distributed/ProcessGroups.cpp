@@ -1,4 +1,4 @@
-//===- ProcessGroups.cpp - Rendezvous, groups, mesh, failure diagnosis ----===//
+//===- ProcessGroups.cpp - Rendezvous, groups, mesh -----------------------===//
 
 #include "GroupState.h"
 #include "snn/Runtime/Distributed/Launcher.h"
@@ -16,14 +16,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
-#include <optional>
 #include <sstream>
 #include <unistd.h>
 
 namespace snn::dist {
 
+using detail::fromBytes;
 using detail::GroupState;
+using detail::joinInts;
+using detail::toBytes;
 using detail::WorldState;
 using Clock = std::chrono::steady_clock;
 
@@ -35,21 +36,6 @@ static std::string seconds(std::chrono::milliseconds duration) {
   std::ostringstream out;
   out << duration.count() / 1000.0 << " s";
   return out.str();
-}
-
-static std::string joinInts(const std::vector<int> &values) {
-  std::string text;
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text;
-}
-
-static std::string toString(const std::vector<uint8_t> &bytes) {
-  return std::string(bytes.begin(), bytes.end());
-}
-
-static std::vector<uint8_t> toBytes(const std::string &text) {
-  return std::vector<uint8_t>(text.begin(), text.end());
 }
 
 const char *backendName(Backend backend) {
@@ -110,58 +96,8 @@ Backend Group::backend() const { return requireState(state_).backend; }
 GroupState &Group::state() const { return requireState(state_); }
 
 //===----------------------------------------------------------------------===//
-// Heartbeat and failure diagnosis
+// World state (its heartbeat and failure diagnosis: PeerHealth.cpp)
 //===----------------------------------------------------------------------===//
-
-static std::string heartbeatKey(int rank) {
-  return "snn/heartbeat/" + std::to_string(rank);
-}
-static std::string failedKey(int rank) {
-  return "snn/failed/" + std::to_string(rank);
-}
-static std::string suspectsKey(int rank) {
-  return "snn/suspects/" + std::to_string(rank);
-}
-
-std::string WorldState::heartbeatValue(uint64_t beat) {
-  std::string value = std::to_string(beat);
-  std::lock_guard<std::mutex> lock(groupsMutex);
-  for (size_t i = 0; i < sequences.size(); ++i)
-    if (sequences[i])
-      value += " " + std::to_string(i) + ":" +
-               std::to_string(sequences[i]->load());
-  return value;
-}
-
-void WorldState::startHeartbeat() {
-  heartbeatThread = std::thread([this] {
-    uint64_t beat = 0;
-    std::unique_lock<std::mutex> lock(heartbeatMutex);
-    while (!heartbeatStop) {
-      lock.unlock();
-      try {
-        heartbeatStore->set(heartbeatKey(env.rank),
-                            toBytes(heartbeatValue(++beat)));
-      } catch (const std::exception &) {
-        storeLost = true;
-        return;
-      }
-      lock.lock();
-      heartbeatWake.wait_for(lock, heartbeatInterval,
-                             [this] { return heartbeatStop; });
-    }
-  });
-}
-
-void WorldState::stopHeartbeat() {
-  {
-    std::lock_guard<std::mutex> lock(heartbeatMutex);
-    heartbeatStop = true;
-  }
-  heartbeatWake.notify_all();
-  if (heartbeatThread.joinable())
-    heartbeatThread.join();
-}
 
 WorldState::~WorldState() {
   stopHeartbeat();
@@ -182,126 +118,6 @@ WorldState::~WorldState() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const std::exception &) {
   }
-}
-
-namespace {
-struct PeerView {
-  bool reachable = true;     // the store answered
-  bool hasBeat = false;
-  uint64_t beat = 0;
-  std::optional<uint64_t> sequence; // collectives started on the group
-  bool reportedFailure = false;     // it saw the failure itself
-};
-} // namespace
-
-void WorldState::failCollective(GroupState &group, const std::string &op,
-                                uint64_t sequence, const std::string &reason) {
-  failedOnce = true;
-  const std::string where = op + " (group " + group.name + ", #" +
-                            std::to_string(sequence) + ")";
-  const std::string prefix = "rank " + std::to_string(env.rank) + ": ";
-  std::vector<int> peers;
-  for (int r : group.ranks)
-    if (r != env.rank)
-      peers.push_back(r);
-
-  if (!options.heartbeat || !store || peers.empty())
-    throw DistributedError(prefix + "lost peer (rank ?) during " + where +
-                           ": " + reason);
-
-  bool reachable = !storeLost;
-  auto snapshot = [&]() {
-    std::map<int, PeerView> views;
-    for (int peer : peers) {
-      PeerView view;
-      try {
-        if (store->check({heartbeatKey(peer)})) {
-          std::istringstream in(toString(store->get(heartbeatKey(peer))));
-          view.hasBeat = static_cast<bool>(in >> view.beat);
-          std::string entry;
-          while (in >> entry) {
-            size_t colon = entry.find(':');
-            if (colon != std::string::npos &&
-                entry.substr(0, colon) == std::to_string(group.index))
-              view.sequence = std::stoull(entry.substr(colon + 1));
-          }
-        }
-        view.reportedFailure = store->check({failedKey(peer)});
-      } catch (const std::exception &) {
-        view.reachable = false;
-        reachable = false;
-      }
-      views[peer] = view;
-    }
-    return views;
-  };
-
-  if (reachable) {
-    try {
-      store->set(failedKey(env.rank), toBytes(where));
-    } catch (const std::exception &) {
-      reachable = false;
-    }
-  }
-  std::map<int, PeerView> before, after;
-  if (reachable)
-    before = snapshot();
-  if (reachable) {
-    // Long enough for every live peer to beat at least twice.
-    std::this_thread::sleep_for(3 * heartbeatInterval);
-    after = snapshot();
-  }
-
-  std::vector<int> suspects;
-  std::string note;
-  if (!reachable) {
-    if (!env.externalStore && env.rank != 0) {
-      suspects.push_back(0);
-      note = "the rendezvous store on rank 0 is gone";
-    } else {
-      note = "the rendezvous store at " + env.masterAddr + ":" +
-             std::to_string(env.masterPort) + " is gone";
-    }
-  } else {
-    std::vector<int> dead, behind;
-    for (int peer : peers) {
-      const PeerView &a = before[peer];
-      const PeerView &b = after[peer];
-      if (b.reportedFailure)
-        continue; // it noticed the failure too: a survivor
-      if (!b.hasBeat || (a.hasBeat && a.beat == b.beat))
-        dead.push_back(peer);
-      else if (!b.sequence || *b.sequence < sequence)
-        behind.push_back(peer);
-    }
-    if (!dead.empty()) {
-      suspects = dead;
-      note = std::string("no heartbeat from ") +
-             (dead.size() == 1 ? "rank " : "ranks ") + joinInts(dead);
-    } else if (!behind.empty()) {
-      suspects = behind;
-      note = (behind.size() == 1 ? "rank " : "ranks ") + joinInts(behind) +
-             (behind.size() == 1 ? " is" : " are") +
-             " alive but did not reach this collective";
-    }
-  }
-
-  if (reachable && !suspects.empty()) {
-    // For the launcher's report (the cause, not the consequences).
-    try {
-      store->set(suspectsKey(env.rank), toBytes(joinInts(suspects)));
-    } catch (const std::exception &) {
-    }
-  }
-
-  std::string who;
-  if (suspects.empty())
-    who = "rank ?";
-  else
-    who = (suspects.size() == 1 ? "rank " : "ranks ") + joinInts(suspects) +
-          "?";
-  throw DistributedError(prefix + "lost peer (" + who + ") during " + where +
-                         ": " + reason + (note.empty() ? "" : " [" + note + "]"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -374,6 +190,129 @@ createGlooDevice(const DistEnvironment &env) {
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// Rank 0 (without an external store) hosts the store; the others connect.
+static void connectRendezvousStore(WorldState &state, const std::string &prefix,
+                                   const std::string &address) {
+  const DistEnvironment &env = state.env;
+  const bool server = !env.externalStore && env.rank == 0;
+  if (server && env.singleHost() && portInUse(env.masterPort))
+    throw DistributedError(prefix + "cannot start the rendezvous store: port " +
+                           std::to_string(env.masterPort) +
+                           " (MASTER_PORT) is already in use on this host");
+  try {
+    state.store = connectStore(env, state.options, server);
+  } catch (const std::exception &e) {
+    if (server)
+      throw DistributedError(prefix + "cannot start the rendezvous store on "
+                                      "port " +
+                             std::to_string(env.masterPort) +
+                             " (MASTER_PORT): " + describeException(e));
+    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                           address + " (MASTER_ADDR:MASTER_PORT) within " +
+                           seconds(state.options.timeout) + ": " +
+                           describeException(e));
+  }
+}
+
+// Polls until every rank's join key is there; names the missing ranks when
+// the timeout passes.
+static void waitForEveryRank(WorldState &state,
+                             const std::vector<std::string> &keys,
+                             const std::string &prefix,
+                             const std::string &address) {
+  const DistEnvironment &env = state.env;
+  const auto deadline = Clock::now() + state.options.timeout;
+  while (!state.store->check(keys)) {
+    if (Clock::now() >= deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < env.worldSize; ++r)
+        if (!state.store->check({keys[r]}))
+          missing.push_back(r);
+      throw DistributedError(
+          prefix + "rendezvous at " + address + " timed out after " +
+          seconds(state.options.timeout) + ": " +
+          (missing.size() == 1 ? "rank " : "ranks ") + joinInts(missing) +
+          " of WORLD_SIZE=" + std::to_string(env.worldSize) + " did not join");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Join: claim the rank, publish what we believe, wait for everyone, and
+// check that everyone believes the same world size.
+static void joinRendezvous(WorldState &state, const std::string &prefix,
+                           const std::string &address) {
+  const DistEnvironment &env = state.env;
+  try {
+    const std::string rank = std::to_string(env.rank);
+    if (state.store->add("snn/join/claim/" + rank, 1) > 1)
+      throw DistributedError(prefix + "another process already joined as rank " +
+                             rank + " (two processes with RANK=" + rank + "?)");
+    state.store->set("snn/join/" + rank,
+                     toBytes(std::to_string(env.worldSize) + " " +
+                             std::to_string(::getpid())));
+    std::vector<std::string> keys;
+    for (int r = 0; r < env.worldSize; ++r)
+      keys.push_back("snn/join/" + std::to_string(r));
+    waitForEveryRank(state, keys, prefix, address);
+    for (int r = 0; r < env.worldSize; ++r) {
+      std::istringstream in(fromBytes(state.store->get(keys[r])));
+      int theirWorldSize = 0;
+      in >> theirWorldSize;
+      if (theirWorldSize != env.worldSize)
+        throw DistributedError(
+            prefix + "rank " + std::to_string(r) + " was started with "
+            "WORLD_SIZE=" + std::to_string(theirWorldSize) +
+            ", this rank with WORLD_SIZE=" + std::to_string(env.worldSize));
+    }
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "rendezvous at " + address +
+                           " failed: " + describeException(e));
+  }
+}
+
+// The heartbeat, on its own connection (PeerHealth.cpp).
+static void connectHeartbeat(WorldState &state, const std::string &prefix,
+                           const std::string &address) {
+  try {
+    state.heartbeatStore = connectStore(state.env, state.options,
+                                        /*server=*/false);
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
+                           address + ": " + describeException(e));
+  }
+  auto interval = state.options.timeout / 20;
+  state.heartbeatInterval = std::clamp(
+      interval, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+  state.startHeartbeat();
+}
+
+// The backend's transport: this rank's GPU for NCCL, the Gloo device.
+static void createTransport(WorldState &state, const std::string &prefix) {
+  const DistEnvironment &env = state.env;
+#ifdef SNN_WITH_NCCL
+  if (state.options.backend == Backend::Nccl) {
+    // One GPU per local rank, as torchrun users expect.
+    const int devices = c10::cuda::device_count();
+    if (devices < 1)
+      throw DistributedError(prefix + "backend nccl: no CUDA device is visible");
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.localRank % devices));
+  }
+#endif
+  if (state.options.backend == Backend::Gloo) {
+    try {
+      state.glooDevice = createGlooDevice(env);
+    } catch (const std::exception &e) {
+      throw DistributedError(prefix + "cannot create the Gloo transport: " +
+                             describeException(e) +
+                             " (set GLOO_SOCKET_IFNAME to the interface "
+                             "that reaches the other hosts)");
+    }
+  }
+}
+
 std::shared_ptr<World> World::initialize(const DistEnvironment &env,
                                          const InitOptions &options) {
   if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
@@ -396,108 +335,14 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     return world;
   }
 
-  // Store.
-  const bool server = !env.externalStore && env.rank == 0;
   const std::string address =
       env.masterAddr + ":" + std::to_string(env.masterPort);
-  if (server && env.singleHost() && portInUse(env.masterPort))
-    throw DistributedError(prefix + "cannot start the rendezvous store: port " +
-                           std::to_string(env.masterPort) +
-                           " (MASTER_PORT) is already in use on this host");
-  try {
-    state->store = connectStore(env, options, server);
-  } catch (const std::exception &e) {
-    if (server)
-      throw DistributedError(prefix + "cannot start the rendezvous store on "
-                                      "port " +
-                             std::to_string(env.masterPort) +
-                             " (MASTER_PORT): " + describeException(e));
-    throw DistributedError(prefix + "cannot reach the rendezvous store at " +
-                           address + " (MASTER_ADDR:MASTER_PORT) within " +
-                           seconds(options.timeout) + ": " +
-                           describeException(e));
-  }
-
-  // Join: claim the rank, publish what we believe, wait for everyone.
-  try {
-    const std::string rank = std::to_string(env.rank);
-    if (state->store->add("snn/join/claim/" + rank, 1) > 1)
-      throw DistributedError(prefix + "another process already joined as rank " +
-                             rank + " (two processes with RANK=" + rank + "?)");
-    state->store->set("snn/join/" + rank,
-                      toBytes(std::to_string(env.worldSize) + " " +
-                              std::to_string(::getpid())));
-    std::vector<std::string> keys;
-    for (int r = 0; r < env.worldSize; ++r)
-      keys.push_back("snn/join/" + std::to_string(r));
-    const auto deadline = Clock::now() + options.timeout;
-    while (!state->store->check(keys)) {
-      if (Clock::now() >= deadline) {
-        std::vector<int> missing;
-        for (int r = 0; r < env.worldSize; ++r)
-          if (!state->store->check({keys[r]}))
-            missing.push_back(r);
-        throw DistributedError(
-            prefix + "rendezvous at " + address + " timed out after " +
-            seconds(options.timeout) + ": " +
-            (missing.size() == 1 ? "rank " : "ranks ") + joinInts(missing) +
-            " of WORLD_SIZE=" + std::to_string(env.worldSize) +
-            " did not join");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    for (int r = 0; r < env.worldSize; ++r) {
-      std::istringstream in(toString(state->store->get(keys[r])));
-      int theirWorldSize = 0;
-      in >> theirWorldSize;
-      if (theirWorldSize != env.worldSize)
-        throw DistributedError(
-            prefix + "rank " + std::to_string(r) + " was started with "
-            "WORLD_SIZE=" + std::to_string(theirWorldSize) +
-            ", this rank with WORLD_SIZE=" + std::to_string(env.worldSize));
-    }
-  } catch (const DistributedError &) {
-    throw;
-  } catch (const std::exception &e) {
-    throw DistributedError(prefix + "rendezvous at " + address +
-                           " failed: " + describeException(e));
-  }
-
+  connectRendezvousStore(*state, prefix, address);
+  joinRendezvous(*state, prefix, address);
   state->joined = true;
-
-  // Heartbeat on its own connection.
-  if (options.heartbeat) {
-    try {
-      state->heartbeatStore = connectStore(env, options, /*server=*/false);
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot reach the rendezvous store at " +
-                             address + ": " + describeException(e));
-    }
-    auto interval = options.timeout / 20;
-    state->heartbeatInterval = std::clamp(
-        interval, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
-    state->startHeartbeat();
-  }
-
-#ifdef SNN_WITH_NCCL
-  if (options.backend == Backend::Nccl) {
-    // One GPU per local rank, as torchrun users expect.
-    const int devices = c10::cuda::device_count();
-    if (devices < 1)
-      throw DistributedError(prefix + "backend nccl: no CUDA device is visible");
-    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.localRank % devices));
-  }
-#endif
-  if (options.backend == Backend::Gloo) {
-    try {
-      state->glooDevice = createGlooDevice(env);
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot create the Gloo transport: " +
-                             describeException(e) +
-                             " (set GLOO_SOCKET_IFNAME to the interface "
-                             "that reaches the other hosts)");
-    }
-  }
+  if (options.heartbeat)
+    connectHeartbeat(*state, prefix, address);
+  createTransport(*state, prefix);
 
   std::vector<int> all(env.worldSize);
   for (int r = 0; r < env.worldSize; ++r)
@@ -515,6 +360,42 @@ int World::size() const { return state_->env.worldSize; }
 const DistEnvironment &World::environment() const { return state_->env; }
 const InitOptions &World::options() const { return state_->options; }
 const Group &World::group() const { return worldGroup_; }
+
+// The group's own process group, over the world's store (its keys under
+// snn/pg/<index>).
+static void connectProcessGroup(WorldState &world, GroupState &group,
+                                const std::string &prefix) {
+  auto store = c10::make_intrusive<c10d::PrefixStore>(
+      "snn/pg/" + std::to_string(group.index), world.store);
+  try {
+    if (group.backend == Backend::Gloo) {
+      auto pgOptions = c10d::ProcessGroupGloo::Options::create(group.timeout);
+      pgOptions->devices.push_back(world.glooDevice);
+      pgOptions->threads = std::max(1, world.options.glooThreads);
+      group.pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          store, group.rank, group.size(), pgOptions);
+    } else {
+#ifdef SNN_WITH_NCCL
+      // Without async error handling a hung NCCL collective never times
+      // out; ask for it unless the user chose.
+      ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+      auto pgOptions = c10d::ProcessGroupNCCL::Options::create();
+      pgOptions->timeout = group.timeout;
+      group.pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          store, group.rank, group.size(), pgOptions);
+#else
+      parseBackend("nccl");
+#endif
+    }
+  } catch (const DistributedError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw DistributedError(prefix + "cannot connect group " + group.name +
+                           " (ranks " + joinInts(group.ranks) + ") within " +
+                           seconds(group.timeout) + ": " +
+                           describeException(e));
+  }
+}
 
 Group World::newGroup(const std::vector<int> &ranks, const std::string &name) {
   WorldState &world = *state_;
@@ -561,38 +442,8 @@ Group World::newGroup(const std::vector<int> &ranks, const std::string &name) {
   }
   group->sequence = std::make_shared<std::atomic<uint64_t>>(0);
 
-  if (ranks.size() > 1) {
-    auto store = c10::make_intrusive<c10d::PrefixStore>(
-        "snn/pg/" + std::to_string(index), world.store);
-    try {
-      if (group->backend == Backend::Gloo) {
-        auto pgOptions = c10d::ProcessGroupGloo::Options::create(group->timeout);
-        pgOptions->devices.push_back(world.glooDevice);
-        pgOptions->threads = std::max(1, world.options.glooThreads);
-        group->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-            store, group->rank, group->size(), pgOptions);
-      } else {
-#ifdef SNN_WITH_NCCL
-        // Without async error handling a hung NCCL collective never times
-        // out; ask for it unless the user chose.
-        ::setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
-        auto pgOptions = c10d::ProcessGroupNCCL::Options::create();
-        pgOptions->timeout = group->timeout;
-        group->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-            store, group->rank, group->size(), pgOptions);
-#else
-        parseBackend("nccl");
-#endif
-      }
-    } catch (const DistributedError &) {
-      throw;
-    } catch (const std::exception &e) {
-      throw DistributedError(prefix + "cannot connect group " + name +
-                             " (ranks " + joinInts(ranks) + ") within " +
-                             seconds(group->timeout) + ": " +
-                             describeException(e));
-    }
-  }
+  if (ranks.size() > 1)
+    connectProcessGroup(world, *group, prefix);
   {
     std::lock_guard<std::mutex> lock(world.groupsMutex);
     world.sequences[index] = group->sequence;

@@ -42,6 +42,18 @@ struct GradReducerOptions {
   bool average = true;
 };
 
+/// Which parameters share a gradient bucket, as PyTorch's reducer decides
+/// with compute_bucket_assignment_by_size: walking from the last parameter
+/// to the first, each joins the current bucket unless its dtype or device
+/// differs from the bucket's, or it would take the bucket past
+/// `bucketBytes` (numel * element size); then it starts a new one. So a
+/// parameter larger than `bucketBytes` gets a bucket of its own. Returns the
+/// parameter indices of each bucket, in launch order (each bucket's indices
+/// descending); GradBucketReducer::bucketLayout() is this.
+std::vector<std::vector<size_t>>
+computeBucketAssignmentBySize(const std::vector<at::Tensor> &parameters,
+                              size_t bucketBytes);
+
 class GradBucketReducer {
 public:
   /// `parameters`: leaf tensors that require grad (in model order). Every
