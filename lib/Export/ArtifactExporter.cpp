@@ -1,5 +1,6 @@
 // Writes legal snn IR as the runtime artifact: one ONNX program (nodes of domain `spikemesh`
-// mirroring the snn ops) plus manifest.json. See docs/artifact-format.md.
+// mirroring the snn ops, as the schema's op table lists them) plus manifest.json (the
+// schema's Manifest, formatted by the schema). See docs/artifact-format.md.
 //
 // A planned module (--snn-plan) exports too, still as one replicated program: partitioning
 // is a later pass. The plan and its mesh go to the manifest; `shard` annotations are
@@ -15,25 +16,23 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+#include "snn/Dialect/SNN/IR/PlanSchema.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
-#include "snn/Support/AttributeJSON.h"
+#include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/Manifest.h"
 #include "snn/Support/ShardAPI.h"
 
 #include "onnx/onnx_pb.h"
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 
 using namespace mlir;
-using json = nlohmann::json;
+namespace schema = snn::schema;
 
 namespace {
 
-constexpr const char *kDomain = "spikemesh";
-constexpr int kFormatVersion = 1;
-
-json shapeJson(RankedTensorType type) {
-  json shape = json::array();
+std::vector<int64_t> manifestShape(RankedTensorType type) {
+  std::vector<int64_t> shape;
   for (int64_t dim : type.getShape())
     shape.push_back(ShapedType::isDynamic(dim) ? -1 : dim);
   return shape;
@@ -93,11 +92,11 @@ class ProgramWriter {
 public:
   explicit ProgramWriter(func::FuncOp func) : func(func) {}
 
-  LogicalResult write(onnx::ModelProto &model, json &manifest);
+  LogicalResult write(onnx::ModelProto &model, schema::Manifest &manifest);
 
 private:
   LogicalResult writeParameter(snn::ParameterOp param, onnx::GraphProto &graph,
-                               json &parameters);
+                               std::vector<schema::ParameterSpec> &parameters);
   LogicalResult writeNode(Operation *op, onnx::GraphProto &graph);
   std::string nameOf(Value value) { return names.lookup(value); }
 
@@ -107,7 +106,7 @@ private:
 };
 
 LogicalResult ProgramWriter::writeParameter(snn::ParameterOp param, onnx::GraphProto &graph,
-                                            json &parameters) {
+                                            std::vector<schema::ParameterSpec> &parameters) {
   auto values = dyn_cast<DenseFPElementsAttr>(param.getValue());
   auto type = cast<RankedTensorType>(param.getType());
   if (!values || !type.getElementType().isF32())
@@ -123,10 +122,10 @@ LogicalResult ProgramWriter::writeParameter(snn::ParameterOp param, onnx::GraphP
     raw.append(reinterpret_cast<const char *>(&v), sizeof(float));
   tensor->set_raw_data(std::move(raw));
   names[param.getResult()] = param.getName().str();
-  parameters.push_back({{"name", param.getName().str()},
-                        {"shape", shapeJson(type)},
-                        {"kind", param.getBuffer() ? "buffer" : "parameter"},
-                        {"sharding", "replicated"}});
+  parameters.push_back({param.getName().str(), manifestShape(type),
+                        param.getBuffer() ? schema::ParameterKind::Buffer
+                                          : schema::ParameterKind::Parameter,
+                        schema::kReplicated});
   return success();
 }
 
@@ -141,9 +140,13 @@ LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
       isa<snn::ONNXNodeOp>(op))
     return op->emitError("cannot export '")
            << op->getName() << "' (run the legalization pipeline first)";
+  StringRef opType = op->getName().stripDialect();
+  const schema::ArtifactOp *artifactOp = schema::findArtifactOp(opType);
+  if (!artifactOp)
+    return op->emitError("'") << op->getName() << "' has no artifact encoding";
   onnx::NodeProto *node = graph.add_node();
-  node->set_op_type(op->getName().stripDialect().str());
-  node->set_domain(kDomain);
+  node->set_op_type(artifactOp->name);
+  node->set_domain(schema::kArtifactDomain);
   node->set_name(sourceName(op));
   for (Value operand : op->getOperands())
     node->add_input(nameOf(operand));
@@ -163,12 +166,12 @@ LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
   return success();
 }
 
-LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
+LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &manifest) {
   model.set_ir_version(8);
   model.set_producer_name("spikemesh");
   auto *opset = model.add_opset_import();
-  opset->set_domain(kDomain);
-  opset->set_version(1);
+  opset->set_domain(schema::kArtifactDomain);
+  opset->set_version(schema::kArtifactOpsetVersion);
   onnx::GraphProto &graph = *model.mutable_graph();
   graph.set_name("main");
 
@@ -181,7 +184,7 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
   names[func.getArgument(0)] = "input";
   setValueInfo(graph.add_input(), "input", inputType);
 
-  json parameters = json::array();
+  std::vector<schema::ParameterSpec> parameters;
   for (Operation &op : func.getBody().front()) {
     if (auto param = dyn_cast<snn::ParameterOp>(op)) {
       if (failed(writeParameter(param, graph, parameters)))
@@ -212,56 +215,43 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, json &manifest) {
     readout = source;
   }
   bool outputTimeMajor = !readout.getDefiningOp<snn::MeanTimeOp>();
-  manifest["input"] = {{"name", "input"}, {"shape", shapeJson(inputType)}, {"time_major", true}};
-  manifest["output"] = {
-      {"name", "output"}, {"shape", shapeJson(outputType)}, {"time_major", outputTimeMajor}};
-  manifest["parameters"] = std::move(parameters);
+  manifest.input = {"input", manifestShape(inputType), /*timeMajor=*/true};
+  manifest.output = {"output", manifestShape(outputType), outputTimeMajor};
+  manifest.parameters = std::move(parameters);
   return success();
-}
-
-/// The attribute as nlohmann JSON, through the converter the passes use.
-json attributeJson(Attribute attr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << snn::attributeToJSON(attr);
-  return json::parse(os.str());
 }
 
 /// Whether every rank of `mode` runs the same, unpartitioned program: the data-parallel
 /// family (dp, dp + ZeRO, fsdp) shards the batch and the optimizer state or parameters at
 /// run time, not the program.
-bool replicatedProgramMode(const std::string &mode) {
-  return mode == "dp" || mode == "fsdp";
+bool replicatedProgramMode(schema::ParallelMode mode) {
+  return mode == schema::ParallelMode::DP || mode == schema::ParallelMode::FSDP;
 }
 
-/// Copies `snn.plan` into "plan" and its mesh into "mesh". For the data-parallel family
-/// (dp, dp + ZeRO, fsdp) the one program serves every rank of the mesh: world_size is the
-/// mesh's size and program_0 lists all ranks. Other modes stay one replicated program for
-/// world size 1 until the partitioning pass exists, which "partitioned": false says.
-void writePlan(ModuleOp module, json &manifest) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("snn.plan");
+/// The plan, its mesh and explanation from `snn.plan`. For the data-parallel family (dp,
+/// dp + ZeRO, fsdp) the one program serves every rank of the mesh: world_size is the mesh's
+/// size and program_0 lists all ranks. Other modes stay one replicated program for world
+/// size 1 until the partitioning pass exists, which `partitioned: false` says.
+void writePlan(ModuleOp module, schema::Manifest &manifest) {
+  auto plan = module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName);
   if (!plan)
     return;
-  json copy = attributeJson(plan);
-  copy["partitioned"] = false;
-  json axes = copy.value("mesh_axes", json::array());
-  json shape = copy.value("mesh_shape", json::array());
-  manifest["mesh"] = {{"axes", axes}, {"shape", shape}};
-  std::string mode = copy.value("mode", std::string("none"));
-  if (replicatedProgramMode(mode) && axes.size() == 1 && shape.size() == 1 &&
-      axes[0] == "dp" && shape[0].is_number_integer() && shape[0].get<int64_t>() >= 1) {
-    int64_t size = shape[0].get<int64_t>();
-    json ranks = json::array();
-    for (int64_t rank = 0; rank < size; ++rank)
-      ranks.push_back(rank);
-    manifest["world_size"] = size;
-    manifest["programs"] = json::array({{{"file", "program_0.onnx"}, {"ranks", ranks}}});
-  }
-  manifest["plan"] = std::move(copy);
+  manifest.plan = snn::toPlanSpec(plan);
+  manifest.plan.partitioned = false;
+  manifest.mesh = snn::toMeshSpec(plan);
+  manifest.explanation = snn::toPlanExplanation(plan);
+  const schema::MeshSpec &mesh = manifest.mesh;
+  if (!replicatedProgramMode(manifest.plan.mode) || mesh.axes.size() != 1 ||
+      mesh.axes[0] != "dp" || mesh.shape[0] < 1)
+    return;
+  manifest.worldSize = int(mesh.shape[0]);
+  manifest.programs[0].ranks.clear();
+  for (int rank = 0; rank < manifest.worldSize; ++rank)
+    manifest.programs[0].ranks.push_back(rank);
 }
 
-LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model, const json &manifest,
-                         Location loc) {
+LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model,
+                         const schema::Manifest &manifest, Location loc) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return emitError(loc, "cannot create '" + dir + "': " + ec.message());
   SmallString<256> programPath(dir);
@@ -272,7 +262,7 @@ LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model, const jso
   SmallString<256> manifestPath(dir);
   llvm::sys::path::append(manifestPath, "manifest.json");
   std::ofstream out(manifestPath.str().str());
-  out << manifest.dump(2) << "\n";
+  out << schema::formatManifest(manifest);
   if (!out)
     return emitError(loc, "cannot write '" + manifestPath + "'");
   return success();
@@ -299,15 +289,11 @@ LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
     return module.emitError("module has no @main function to export");
 
   onnx::ModelProto model;
-  json manifest = {{"format", "spikemesh-artifact"},
-                   {"version", kFormatVersion},
-                   {"producer", "spikemesh"},
-                   {"world_size", 1},
-                   {"mesh", {{"axes", json::array()}, {"shape", json::array()}}},
-                   {"programs", json::array({{{"file", "program_0.onnx"}, {"ranks", {0}}}})},
-                   {"plan", {{"mode", "none"}}}};
+  schema::Manifest manifest;
+  manifest.producer = "spikemesh";
+  manifest.programs = {{"program_0.onnx", {0}}};
   if (auto source = module->getAttrOfType<StringAttr>("snn.source"))
-    manifest["source"] = llvm::sys::path::filename(source.getValue()).str();
+    manifest.source = llvm::sys::path::filename(source.getValue()).str();
   if (failed(ProgramWriter(func).write(model, manifest)))
     return failure();
   writePlan(module, manifest);

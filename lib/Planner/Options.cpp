@@ -10,57 +10,27 @@
 namespace snn::planner {
 
 Result<Objective> parseObjective(const std::string &text) {
-  if (text == "speed")
-    return Objective::Speed;
-  if (text == "memory")
-    return Objective::Memory;
-  if (text == "capacity")
-    return Objective::Capacity;
-  return makeError("unknown objective '" + text + "' (expected speed, memory or capacity)");
+  if (std::optional<Objective> objective = schema::parseEnum<Objective>(text))
+    return *objective;
+  return makeError(schema::unknownSpellingMessage<Objective>(text));
 }
 
-const char *objectiveName(Objective objective) {
-  switch (objective) {
-  case Objective::Speed: return "speed";
-  case Objective::Memory: return "memory";
-  case Objective::Capacity: return "capacity";
-  }
-  return "speed";
-}
-
-const char *modeName(Mode mode) {
-  switch (mode) {
-  case Mode::None: return "none";
-  case Mode::DP: return "dp";
-  case Mode::FSDP: return "fsdp";
-  case Mode::TP: return "tp";
-  case Mode::FSDP_TP: return "fsdp_tp";
-  case Mode::PP: return "pp";
-  }
-  return "none";
-}
-
-const char *optimizerName(OptimizerStrategy strategy) {
-  return strategy == OptimizerStrategy::Zero ? "zero" : "none";
+std::optional<ModeRequest> modeRequest(schema::RequestedMode requested) {
+  std::optional<schema::ResolvedMode> resolved = schema::resolveRequestedMode(requested);
+  if (!resolved)
+    return std::nullopt;
+  return ModeRequest{resolved->mode, resolved->optimizer};
 }
 
 Result<ModeRequest> parseMode(const std::string &text) {
-  if (text == "none")
-    return ModeRequest{Mode::None, OptimizerStrategy::None};
-  if (text == "dp")
-    return ModeRequest{Mode::DP, OptimizerStrategy::None};
-  if (text == "zero" || text == "dp+zero")
-    return ModeRequest{Mode::DP, OptimizerStrategy::Zero};
-  if (text == "fsdp" || text == "fsdp2")
-    return ModeRequest{Mode::FSDP, OptimizerStrategy::None};
-  if (text == "tp")
-    return ModeRequest{Mode::TP, OptimizerStrategy::None};
-  if (text == "fsdp_tp" || text == "fsdp2_tp")
-    return ModeRequest{Mode::FSDP_TP, OptimizerStrategy::None};
-  if (text == "pp")
-    return ModeRequest{Mode::PP, OptimizerStrategy::None};
-  return makeError("unknown mode '" + text +
-                   "' (expected none, dp, zero, fsdp, tp, fsdp_tp or pp)");
+  std::optional<schema::RequestedMode> requested = schema::parseEnum<schema::RequestedMode>(text);
+  std::optional<ModeRequest> forced =
+      requested ? modeRequest(*requested) : std::optional<ModeRequest>();
+  if (!requested)
+    return makeError(schema::unknownSpellingMessage<schema::RequestedMode>(text));
+  if (!forced)
+    return makeError("mode '" + text + "' chooses a mode; it does not force one");
+  return *forced;
 }
 
 int64_t Topology::worldSize() const {

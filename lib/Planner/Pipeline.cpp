@@ -131,26 +131,9 @@ std::string formatStageLayout(const std::vector<int64_t> &counts) {
 }
 
 Result<Schedule> parseSchedule(const std::string &name) {
-  if (name == "gpipe")
-    return Schedule::GPipe;
-  if (name == "1f1b")
-    return Schedule::OneFOneB;
-  if (name == "interleaved_1f1b" || name == "interleaved")
-    return Schedule::Interleaved1F1B;
-  if (name == "zero_bubble" || name == "zbv")
-    return Schedule::ZeroBubble;
-  return makeError("unknown pipeline schedule '" + name +
-                   "' (expected gpipe, 1f1b, interleaved_1f1b or zero_bubble)");
-}
-
-const char *scheduleName(Schedule schedule) {
-  switch (schedule) {
-  case Schedule::GPipe: return "gpipe";
-  case Schedule::OneFOneB: return "1f1b";
-  case Schedule::Interleaved1F1B: return "interleaved_1f1b";
-  case Schedule::ZeroBubble: return "zero_bubble";
-  }
-  return "1f1b";
+  if (std::optional<Schedule> schedule = schema::parseEnum<Schedule>(name))
+    return *schedule;
+  return makeError(schema::unknownSpellingMessage<Schedule>(name));
 }
 
 Status validateSchedule(Schedule schedule, int64_t stages, int64_t virtualStages,

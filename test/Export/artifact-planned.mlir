@@ -19,6 +19,10 @@
 // RUN: snn-translate --export-artifact %t/fsdp.mlir -o %t/fsdp
 // RUN: FileCheck %s --check-prefix=FSDPMANIFEST --input-file=%t/fsdp/manifest.json
 
+// MANIFEST:      "explanation": {
+// MANIFEST:        "candidates": [
+// MANIFEST:        "topology": "dp=2,tp=2",
+// MANIFEST:        "world_size": 4
 // MANIFEST:      "mesh": {
 // MANIFEST-NEXT:   "axes": [
 // MANIFEST-NEXT:     "dp",
@@ -35,7 +39,7 @@
 // MANIFEST:        "partitioned": false,
 // MANIFEST:        "pp_microbatches": 0,
 // MANIFEST:        "rationale": [
-// MANIFEST:        "tp_mesh_dim": 1,
+// MANIFEST:        "tp_mesh_dim": 1
 // MANIFEST:      "programs": [
 // MANIFEST-NEXT:   {
 // MANIFEST-NEXT:     "file": "program_0.onnx",
@@ -80,7 +84,10 @@
 // PROGRAM-NEXT: node 'readout' spikemesh.mean_time(v2) -> output {}
 
 // PPMANIFEST: "mode": "pp",
-// PPMANIFEST: "pp_layout": "1|2",
+// PPMANIFEST: "pp_layout": [
+// PPMANIFEST-NEXT: 1,
+// PPMANIFEST-NEXT: 2
+// PPMANIFEST-NEXT: ],
 // PPMANIFEST: "pp_schedule": "1f1b",
 
 func.func @main(%x: tensor<4x?x16xf32>) -> tensor<?x4xf32> {

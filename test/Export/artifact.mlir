@@ -19,10 +19,10 @@
 // MANIFEST: "kind": "buffer",
 // MANIFEST-NEXT: "name": "bn.running_mean",
 // MANIFEST: "plan": {
-// MANIFEST-NEXT: "mode": "none"
+// MANIFEST: "mode": "none"
 // MANIFEST: "programs": [
 // MANIFEST: "file": "program_0.onnx",
-// MANIFEST: "version": 1,
+// MANIFEST: "version": 2,
 // MANIFEST: "world_size": 1
 
 // PROGRAM: opset spikemesh 1

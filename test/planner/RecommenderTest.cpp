@@ -67,7 +67,7 @@ TEST(Options, ModesObjectivesSizes) {
   EXPECT_EQ(parseMode("dp+zero")->mode, Mode::DP);
   EXPECT_EQ(parseMode("fsdp2_tp")->mode, Mode::FSDP_TP);
   EXPECT_EQ(parseMode("ddp").error().message,
-            "unknown mode 'ddp' (expected none, dp, zero, fsdp, tp, fsdp_tp or pp)");
+            "unknown mode 'ddp' (expected auto, none, dp, zero, fsdp, tp, fsdp_tp or pp)");
   EXPECT_EQ(*parseObjective("capacity"), Objective::Capacity);
   EXPECT_EQ(parseObjective("fast").error().message,
             "unknown objective 'fast' (expected speed, memory or capacity)");

@@ -15,6 +15,7 @@
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Support/MirroredOptions.h"
 #include "snn/Support/ToolCommandLine.h"
 #include "snn/Support/ToolDiagnostics.h"
 
@@ -28,37 +29,10 @@ static cl::opt<std::string> emitMLIR("emit-mlir",
                                      cl::desc("Also write the compiled snn IR to this file"),
                                      cl::value_desc("FILE"), cl::init(""), cl::cat(general));
 
-// Planning flags: any of them runs --snn-analyze and --snn-plan (docs/planner.md).
+// Planning flags: the options of --snn-analyze and --snn-plan themselves (Passes.td), offered
+// as top-level flags; any of them runs both passes (docs/planner.md). The passes' own report
+// options give way to --explain / --explain-json, and the world size is the topology's.
 static cl::OptionCategory planning("Planning (any of these runs analyze and plan)");
-static cl::opt<std::string> topology("topology",
-                                     cl::desc("Mesh dims, e.g. dp=2,tp=2 (product = world size)"),
-                                     cl::value_desc("dims"), cl::cat(planning));
-static cl::opt<std::string> objective("objective", cl::desc("speed, memory or capacity"),
-                                      cl::init("speed"), cl::cat(planning));
-static cl::opt<int64_t> batchSize("batch-size", cl::desc("Global batch size to plan for"),
-                                  cl::init(0), cl::cat(planning));
-static cl::opt<std::string> mode("mode",
-                                 cl::desc("Force a mode: none, dp, zero, fsdp, tp, fsdp_tp, pp"),
-                                 cl::cat(planning));
-static cl::list<std::string> roots("roots",
-                                   cl::desc("Module paths to search for tensor-parallel "
-                                            "candidates (comma-separated)"),
-                                   cl::CommaSeparated, cl::cat(planning));
-static cl::opt<bool> experimentalConvTP("experimental-conv-tp",
-                                        cl::desc("Allow conv2d channel splits"),
-                                        cl::cat(planning));
-static cl::opt<bool> allowPipeline("allow-pipeline",
-                                   cl::desc("Let the planner choose pipeline parallelism"),
-                                   cl::cat(planning));
-static cl::opt<bool> allowZero("allow-zero",
-                               cl::desc("Let the planner choose ZeRO-1 optimizer sharding"),
-                               cl::cat(planning));
-static cl::opt<std::string> memoryBudget("memory-budget",
-                                         cl::desc("Per-rank memory budget, e.g. 16GiB"),
-                                         cl::value_desc("size"), cl::cat(planning));
-static cl::opt<std::string> ppLayout("pp-layout",
-                                     cl::desc("Explicit pipeline layout a|b|c (units per stage)"),
-                                     cl::value_desc("layout"), cl::cat(planning));
 static cl::opt<bool> explain("explain",
                              cl::desc("Print the analysis, the plan and its rationale to stdout"),
                              cl::cat(planning));
@@ -66,35 +40,34 @@ static cl::opt<std::string> explainJSON("explain-json",
                                         cl::desc("Write the analysis and the plan as JSON"),
                                         cl::value_desc("FILE"), cl::cat(planning));
 
-static bool planningRequested() {
-  // cl::list overloads unary &, hence std::addressof.
-  const cl::Option *flags[] = {&topology,      &objective,     &batchSize, &mode,
-                               std::addressof(roots), &experimentalConvTP, &allowPipeline,
-                               &allowZero,     &memoryBudget,  &ppLayout,  &explain,
-                               &explainJSON};
-  for (const cl::Option *flag : flags)
-    if (flag->getNumOccurrences() > 0)
-      return true;
-  return false;
-}
+namespace {
 
-static void addPlanningPasses(mlir::PassManager &pm) {
-  snn::AnalyzeModelOptions analyze;
-  analyze.roots.assign(roots.begin(), roots.end());
-  analyze.experimentalConvTP = experimentalConvTP;
-  analyze.summary = "none"; // --explain prints it with the plan
-  snn::PlanParallelismOptions plan;
-  plan.objective = objective;
-  plan.topology = topology;
-  plan.batchSize = batchSize;
-  plan.mode = mode;
-  plan.experimentalConvTP = experimentalConvTP;
-  plan.allowPipeline = allowPipeline;
-  plan.allowZero = allowZero;
-  plan.memoryBudget = memoryBudget;
-  plan.ppLayout = ppLayout;
-  snn::buildPlanningPipeline(pm, analyze, plan);
-}
+/// The planning passes, created before the command line is parsed so that their options can
+/// be offered as flags and set directly.
+struct PlanningPasses {
+  std::unique_ptr<mlir::Pass> analyze = snn::createAnalyzeModel();
+  std::unique_ptr<mlir::Pass> plan = snn::createPlanParallelism();
+  snn::MirroredOptions flags{planning};
+
+  PlanningPasses() {
+    flags.add(snn::analyzeModelOptions(*analyze), {"summary", "analysis-json"});
+    flags.add(snn::planParallelismOptions(*plan), {"explain", "plan-json", "world-size"});
+  }
+
+  bool requested() const { return flags.anyGiven() || explain || !explainJSON.empty(); }
+
+  /// --explain prints the analysis with the plan, not on its own.
+  bool addTo(mlir::PassManager &pm) {
+    auto ignore = [](const Twine &) { return failure(); };
+    if (failed(analyze->initializeOptions("summary=none", ignore)))
+      return false;
+    pm.addPass(std::move(analyze));
+    pm.addPass(std::move(plan));
+    return true;
+  }
+};
+
+} // namespace
 
 static bool writeExplanations(mlir::ModuleOp module) {
   if (explain)
@@ -110,10 +83,11 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
+  PlanningPasses planningPasses;
   if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n",
                                  {&general, &planning}))
     return 1;
-  bool plan = planningRequested();
+  bool plan = planningPasses.requested();
   bool explainOnly = explain || !explainJSON.empty();
   if (inputFile.empty() || (outputDir.empty() && !explainOnly)) {
     errs() << "error: usage: snn-compile MODEL.onnx -o DIR (see --help)\n";
@@ -130,8 +104,8 @@ int main(int argc, char **argv) {
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
   snn::buildImportPipeline(pm);
-  if (plan)
-    addPlanningPasses(pm);
+  if (plan && !planningPasses.addTo(pm))
+    return 1;
   if (failed(pm.run(*module)))
     return 1;
   if (plan && !writeExplanations(*module))

@@ -9,6 +9,7 @@
 
 #include "snn/Planner/ModelInfo.h"
 #include "snn/Planner/Result.h"
+#include "snn/Schema/Enums.h"
 
 #include <cstdint>
 #include <string>
@@ -36,10 +37,10 @@ Result<std::vector<int64_t>> parseStageLayout(const std::string &text, int64_t s
                                               int64_t units);
 std::string formatStageLayout(const std::vector<int64_t> &counts);
 
-enum class Schedule { GPipe, OneFOneB, Interleaved1F1B, ZeroBubble };
+using Schedule = schema::PipelineSchedule;
 
 Result<Schedule> parseSchedule(const std::string &name);
-const char *scheduleName(Schedule schedule);
+inline const char *scheduleName(Schedule schedule) { return schema::nameOf(schedule); }
 /// gpipe and 1f1b need 1 virtual stage; interleaved_1f1b and zero_bubble need >= 2;
 /// every schedule needs microbatches >= stages x virtual stages.
 Status validateSchedule(Schedule schedule, int64_t stages, int64_t virtualStages,

@@ -14,6 +14,7 @@
 #include "snn/Planner/Pipeline.h"
 #include "snn/Planner/Result.h"
 #include "snn/Planner/TensorParallel.h"
+#include "snn/Schema/Enums.h"
 
 #include <cstdint>
 #include <optional>
@@ -23,14 +24,16 @@
 
 namespace snn::planner {
 
-enum class Objective { Speed, Memory, Capacity };
-enum class Mode { None, DP, FSDP, TP, FSDP_TP, PP };
-enum class OptimizerStrategy { None, Zero };
+// The enums and their spellings are the schema's (snn/Schema/Enums.h), shared with the
+// runtime; these names keep the planner's code short.
+using Objective = schema::Objective;
+using Mode = schema::ParallelMode;
+using OptimizerStrategy = schema::OptimizerStrategy;
 
 Result<Objective> parseObjective(const std::string &text);
-const char *objectiveName(Objective objective);
-const char *modeName(Mode mode);
-const char *optimizerName(OptimizerStrategy strategy);
+inline const char *objectiveName(Objective objective) { return schema::nameOf(objective); }
+inline const char *modeName(Mode mode) { return schema::nameOf(mode); }
+inline const char *optimizerName(OptimizerStrategy strategy) { return schema::nameOf(strategy); }
 
 /// A mode the user forces: none, dp, zero (= dp with ZeRO-1), fsdp, tp, fsdp_tp, pp. The
 /// reference's spellings dp+zero, fsdp2 and fsdp2_tp are accepted too.
@@ -39,6 +42,8 @@ struct ModeRequest {
   OptimizerStrategy optimizer = OptimizerStrategy::None;
 };
 Result<ModeRequest> parseMode(const std::string &text);
+/// A forced mode from its schema value; nullopt for RequestedMode::Auto.
+std::optional<ModeRequest> modeRequest(schema::RequestedMode requested);
 
 /// Named mesh dimensions, ordered dp, tp, pp, vpp, then the others as given. `vpp` is the
 /// number of virtual pipeline stages per rank, not a device dimension: it is not part of
@@ -148,7 +153,7 @@ struct Plan {
 
 Result<Plan> recommend(const PlannerInput &input, const PlanRequest &request);
 
-/// The reference package's decision table (SEED_API.md), for world size W and batch B.
+/// The reference package's decision table (docs/reference-api.md), for world size W and batch B.
 struct TableDecision {
   Mode mode = Mode::None;
   OptimizerStrategy optimizer = OptimizerStrategy::None;

@@ -68,7 +68,7 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   const ProgramSpec *spec = nullptr;
   try {
     spec = &artifact.manifest.programForRank(rank);
-  } catch (const Error &) {
+  } catch (const schema::ManifestError &) {
     throw Error(manifestPath + ": no program for rank " + std::to_string(rank));
   }
   artifact.program = loadOnnxProgram((fs::path(dir) / spec->file).string());

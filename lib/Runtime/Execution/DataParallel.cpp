@@ -27,8 +27,8 @@ uint64_t hashTensor(const at::Tensor &tensor) {
   return h;
 }
 
-bool dataParallelMode(const std::string &mode) {
-  return mode == "dp" || mode == "fsdp";
+bool dataParallelMode(schema::ParallelMode mode) {
+  return mode == schema::ParallelMode::DP || mode == schema::ParallelMode::FSDP;
 }
 
 } // namespace
@@ -41,8 +41,8 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
   Artifact artifact = loadArtifact(dir, rank);
   const Manifest &manifest = artifact.manifest;
   dist::checkWorldSize(manifest.worldSize, size);
-  if (size > 1 && !dataParallelMode(manifest.planMode))
-    throw Error(dir + ": plan mode '" + manifest.planMode +
+  if (size > 1 && !dataParallelMode(manifest.plan.mode))
+    throw Error(dir + ": plan mode '" + schema::nameOf(manifest.plan.mode) +
                 "' cannot run on " + std::to_string(size) +
                 " ranks in this snn-run yet (the data-parallel family can: "
                 "compile with snn-compile --mode dp|zero|fsdp --topology dp=" +
@@ -60,7 +60,7 @@ DataParallelContext createDataParallel(const DistributedRun &run,
     return context;
   }
   dist::Mesh mesh =
-      dist::Mesh::create(*run.world, manifest.meshAxes, manifest.meshShape);
+      dist::Mesh::create(*run.world, manifest.mesh.axes, manifest.mesh.shape);
   if (!mesh.hasAxis("dp") || mesh.axes().size() != 1)
     throw Error("the artifact's mesh must be one 'dp' axis for data-parallel "
                 "training");

@@ -16,6 +16,7 @@
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Support/TensorIO.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/add.h>
@@ -33,6 +34,9 @@
 #include <cstdlib>
 
 namespace snn::runtime {
+
+namespace attr = schema::attr;
+namespace op = schema::op;
 
 namespace {
 
@@ -85,10 +89,10 @@ Kernel buildLinear(const Node &) {
 
 Kernel buildConv2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair stride = attributes.getPair("stride", {1, 1});
-  Pair padding = attributes.getPair("padding", {0, 0});
-  Pair dilation = attributes.getPair("dilation", {1, 1});
-  int64_t groups = attributes.getInt("groups", 1);
+  Pair stride = attributes.getPair(attr::kStride, {1, 1});
+  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
+  Pair dilation = attributes.getPair(attr::kDilation, {1, 1});
+  int64_t groups = attributes.getInt(attr::kGroups, 1);
   if (groups < 1)
     attributes.fail("attribute 'groups' must be positive");
   return [=](const Inputs &in, const RunContext &) {
@@ -120,8 +124,8 @@ at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
 
 Kernel buildBatchNorm(const Node &node) {
   NodeAttributes attributes(node);
-  double eps = decimalValue(attributes.getFloat("eps", 1e-5f));
-  double momentum = decimalValue(attributes.getFloat("momentum", 0.1f));
+  double eps = decimalValue(attributes.getFloat(attr::kEps, 1e-5f));
+  double momentum = decimalValue(attributes.getFloat(attr::kMomentum, 0.1f));
   // Inference normalises with the running statistics. Training uses the
   // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
   // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
@@ -146,16 +150,16 @@ Kernel buildBatchNorm(const Node &node) {
 
 /// PyTorch pools default the stride to the kernel size.
 Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
-  return attributes.getPair("stride", kernel);
+  return attributes.getPair(attr::kStride, kernel);
 }
 
 Kernel buildMaxPool2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair kernel = attributes.getPair("kernel_size");
+  Pair kernel = attributes.getPair(attr::kKernelSize);
   Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getPair("padding", {0, 0});
-  Pair dilation = attributes.getPair("dilation", {1, 1});
-  bool ceilMode = attributes.getBool("ceil_mode", false);
+  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
+  Pair dilation = attributes.getPair(attr::kDilation, {1, 1});
+  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
   // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
   // several times faster than ATen's); ATen's for padded, dilated or
   // ceil-mode pools.
@@ -180,11 +184,11 @@ Kernel buildMaxPool2d(const Node &node) {
 
 Kernel buildAvgPool2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair kernel = attributes.getPair("kernel_size");
+  Pair kernel = attributes.getPair(attr::kKernelSize);
   Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getPair("padding", {0, 0});
-  bool ceilMode = attributes.getBool("ceil_mode", false);
-  bool countIncludePad = attributes.getBool("count_include_pad", true);
+  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
+  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
+  bool countIncludePad = attributes.getBool(attr::kCountIncludePad, true);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
@@ -195,7 +199,7 @@ Kernel buildAvgPool2d(const Node &node) {
 }
 
 Kernel buildAdaptiveAvgPool2d(const Node &node) {
-  Pair outputSize = NodeAttributes(node).getPair("output_size");
+  Pair outputSize = NodeAttributes(node).getPair(attr::kOutputSize);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
@@ -229,7 +233,7 @@ at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
 }
 
 Kernel buildDropout(const Node &node) {
-  double p = decimalValue(NodeAttributes(node).getFloat("p", 0.5f));
+  double p = decimalValue(NodeAttributes(node).getFloat(attr::kP, 0.5f));
   if (!(p >= 0.0f && p <= 1.0f))
     NodeAttributes(node).fail("attribute 'p' must be in [0, 1]");
   // Identity in inference. Training draws the mask exactly as PyTorch's
@@ -278,17 +282,17 @@ Kernel buildMeanTime(const Node &) {
 } // namespace
 
 void registerLayerOps(OpRegistry &registry) {
-  registry.add("linear", {2, 3, buildLinear});
-  registry.add("conv2d", {2, 3, buildConv2d});
-  registry.add("batch_norm", {5, 5, buildBatchNorm});
-  registry.add("max_pool2d", {1, 1, buildMaxPool2d});
-  registry.add("avg_pool2d", {1, 1, buildAvgPool2d});
-  registry.add("adaptive_avg_pool2d", {1, 1, buildAdaptiveAvgPool2d});
-  registry.add("flatten", {1, 1, buildFlatten});
-  registry.add("dropout", {1, 1, buildDropout});
-  registry.add("add", {2, 2, buildAdd});
-  registry.add("mul", {2, 2, buildMul});
-  registry.add("mean_time", {1, 1, buildMeanTime});
+  registry.add(op::kLinear, buildLinear);
+  registry.add(op::kConv2d, buildConv2d);
+  registry.add(op::kBatchNorm, buildBatchNorm);
+  registry.add(op::kMaxPool2d, buildMaxPool2d);
+  registry.add(op::kAvgPool2d, buildAvgPool2d);
+  registry.add(op::kAdaptiveAvgPool2d, buildAdaptiveAvgPool2d);
+  registry.add(op::kFlatten, buildFlatten);
+  registry.add(op::kDropout, buildDropout);
+  registry.add(op::kAdd, buildAdd);
+  registry.add(op::kMul, buildMul);
+  registry.add(op::kMeanTime, buildMeanTime);
 }
 
 } // namespace snn::runtime

@@ -11,6 +11,7 @@
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Support/TensorIO.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <c10/core/GradMode.h>
 
@@ -18,12 +19,15 @@
 
 namespace snn::runtime {
 
+namespace attr = schema::attr;
+namespace op = schema::op;
+
 namespace {
 
 using Inputs = std::vector<at::Tensor>;
 
 Surrogate parseSurrogate(const NodeAttributes &attributes) {
-  std::string name = attributes.getString("surrogate", "sigmoid");
+  std::string name = attributes.getString(attr::kSurrogate, "sigmoid");
   if (name == "sigmoid")
     return Surrogate::Sigmoid;
   if (name == "atan")
@@ -36,19 +40,19 @@ NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
   NodeAttributes attributes(node);
   NeuronConfig config;
   config.kind = kind;
-  config.vThreshold = attributes.getFloat("v_threshold", 1.0f);
+  config.vThreshold = attributes.getFloat(attr::kVThreshold, 1.0f);
   // A missing v_reset means soft reset (SpikingJelly's v_reset=None).
-  std::optional<float> vReset = attributes.findFloat("v_reset");
+  std::optional<float> vReset = attributes.findFloat(attr::kVReset);
   config.hardReset = vReset.has_value();
   config.vReset = vReset.value_or(0.0f);
-  config.detachReset = attributes.getBool("detach_reset", false);
+  config.detachReset = attributes.getBool(attr::kDetachReset, false);
   config.surrogate = parseSurrogate(attributes);
   float defaultAlpha = config.surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
-  config.alpha = attributes.getFloat("alpha", defaultAlpha);
+  config.alpha = attributes.getFloat(attr::kAlpha, defaultAlpha);
   if (!std::isfinite(config.vThreshold) || !std::isfinite(config.vReset))
     attributes.fail("v_threshold and v_reset must be finite");
   if (kind != NeuronKind::IF)
-    config.decayInput = attributes.getBool("decay_input", true);
+    config.decayInput = attributes.getBool(attr::kDecayInput, true);
   return config;
 }
 
@@ -79,7 +83,7 @@ Kernel buildIF(const Node &node) {
 
 Kernel buildLIF(const Node &node) {
   NeuronConfig config = parseCommon(node, NeuronKind::LIF);
-  config.tau = NodeAttributes(node).getFloat("tau", 2.0f);
+  config.tau = NodeAttributes(node).getFloat(attr::kTau, 2.0f);
   if (!(config.tau > 1.0f))
     NodeAttributes(node).fail("attribute 'tau' must be > 1");
   return [config](const Inputs &in, const RunContext &) {
@@ -97,9 +101,9 @@ Kernel buildPLIF(const Node &node) {
 } // namespace
 
 void registerNeuronOps(OpRegistry &registry) {
-  registry.add("if_node", {1, 1, buildIF});
-  registry.add("lif_node", {1, 1, buildLIF});
-  registry.add("plif_node", {2, 2, buildPLIF});
+  registry.add(op::kIFNode, buildIF);
+  registry.add(op::kLIFNode, buildLIF);
+  registry.add(op::kPLIFNode, buildPLIF);
 }
 
 } // namespace snn::runtime

@@ -9,6 +9,7 @@
 
 #include "snn/Runtime/Execution/OnnxLoader.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <ATen/ops/empty.h>
 #include <onnx/onnx_pb.h>
@@ -29,13 +30,13 @@ namespace {
 
 void checkOpset(const onnx::ModelProto &model, const std::string &name) {
   for (const auto &opset : model.opset_import()) {
-    if (opset.domain() != kSpikeMeshDomain)
+    if (opset.domain() != schema::kArtifactDomain)
       continue;
-    if (opset.version() > kSpikeMeshOpsetVersion)
-      fail(name, "opset '" + std::string(kSpikeMeshDomain) + "' version " +
+    if (opset.version() > schema::kArtifactOpsetVersion)
+      fail(name, "opset '" + std::string(schema::kArtifactDomain) + "' version " +
                      std::to_string(opset.version()) +
                      " is newer than this snn-run supports (" +
-                     std::to_string(kSpikeMeshOpsetVersion) + ")");
+                     std::to_string(schema::kArtifactOpsetVersion) + ")");
     return;
   }
   fail(name, "no opset import for domain 'spikemesh' (truncated file or not "
@@ -84,7 +85,7 @@ Node convertNode(const onnx::NodeProto &proto, size_t index,
   node.inputs.assign(proto.input().begin(), proto.input().end());
   node.outputs.assign(proto.output().begin(), proto.output().end());
   std::string where = name + ": " + node.describe();
-  if (node.domain != kSpikeMeshDomain)
+  if (node.domain != schema::kArtifactDomain)
     throw Error(where + " is in domain '" + node.domain +
                 "', not 'spikemesh'");
   for (const auto &attribute : proto.attribute())

@@ -1,11 +1,18 @@
 //===- OpRegistry.cpp - op_type -> kernel builder -------------------------===//
 
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Schema/ArtifactOps.h"
+
+#include <stdexcept>
 
 namespace snn::runtime {
 
-void OpRegistry::add(const std::string &opType, OpDef def) {
-  ops[opType] = std::move(def);
+void OpRegistry::add(const char *opType, KernelBuilder build) {
+  const schema::ArtifactOp *op = schema::findArtifactOp(opType);
+  if (!op)
+    throw std::logic_error(std::string("op '") + opType +
+                           "' is not in the artifact op table");
+  ops[opType] = OpDef{op->minInputs, op->maxInputs, std::move(build)};
 }
 
 const OpDef *OpRegistry::lookup(const std::string &opType) const {

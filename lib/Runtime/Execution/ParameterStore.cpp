@@ -8,23 +8,9 @@
 
 namespace snn::runtime {
 
-namespace {
-
-ParameterKind parseKind(const ParameterSpec &spec) {
-  if (spec.kind == "parameter")
-    return ParameterKind::Parameter;
-  if (spec.kind == "buffer")
-    return ParameterKind::Buffer;
-  throw Error("manifest.json: parameter '" + spec.name +
-              "' has unknown kind '" + spec.kind +
-              "' (expected parameter or buffer)");
-}
-
-} // namespace
-
 ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program) {
   for (const ParameterSpec &spec : manifest.parameters) {
-    ParameterKind kind = parseKind(spec);
+    ParameterKind kind = spec.kind;
     auto it = program.initializers.find(spec.name);
     if (it == program.initializers.end() || index.count(spec.name))
       continue;

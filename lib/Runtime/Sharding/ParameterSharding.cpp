@@ -6,9 +6,11 @@
 namespace snn::runtime {
 
 ShardingMode shardingModeOf(const Manifest &manifest) {
-  if (manifest.planMode == "fsdp")
+  const schema::PlanSpec &plan = manifest.plan;
+  if (plan.mode == schema::ParallelMode::FSDP)
     return ShardingMode::Fsdp;
-  if (manifest.planMode == "dp" && manifest.optimizerStrategy == "zero")
+  if (plan.mode == schema::ParallelMode::DP &&
+      plan.optimizer == schema::OptimizerStrategy::Zero)
     return ShardingMode::Zero;
   return ShardingMode::Replicated;
 }

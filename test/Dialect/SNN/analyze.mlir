@@ -47,7 +47,7 @@
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-analyze="analysis-json=%t/a.json summary=none roots=conv_fc.9" 2>%t/stderr | FileCheck %s --check-prefix=ATTR
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/a.json
 // RUN: count 0 < %t/stderr
-// ATTR: module attributes {snn.analysis = {experimental_conv_tp = false, memory_module_names = ["conv_fc.2", "conv_fc.6", "conv_fc.10", "conv_fc.12"], notes = [{{.*}}], roots = ["conv_fc.9"], tensor_parallel_candidate_names = ["conv_fc.9"], unsupported_tensor_parallel_names = []}}
+// ATTR: module attributes {snn.analysis = #snn.analysis<roots = ["conv_fc.9"], experimental_conv_tp = false, memory_module_names = ["conv_fc.2", "conv_fc.6", "conv_fc.10", "conv_fc.12"], tensor_parallel_candidate_names = ["conv_fc.9"], unsupported_tensor_parallel_names = [], notes = [{{.*}}]>}
 // JSON:      "experimental_conv_tp": false,
 // JSON-NEXT: "memory_module_names": [
 // JSON-NEXT:   "conv_fc.2",

@@ -15,13 +15,11 @@
 // output is split up to its neuron and gathered there.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-analyze="roots=conv_fc.9 summary=none" --snn-plan="topology=tp=2 batch-size=8 mode=tp" | FileCheck %s --check-prefix=ROOTS
 
-// COMMON: snn.plan = {
-// ZERO-SAME: optimizer_strategy = "zero"
+// COMMON: snn.plan = #snn.plan<
+// ZERO-SAME: optimizer_strategy = zero
 // TP-SAME: tensor_parallel_pairs = ["fc1 -> fc2"]
-// FSDPTP-SAME: dp_mesh_dim = 0 : i64
-// FSDPTP-SAME: mesh_axes = ["dp", "tp"], mesh_shape = [2, 2]
+// FSDPTP-SAME: mesh_axes = ["dp", "tp"], mesh_shape = [2, 2], dp_mesh_dim = 0, tp_mesh_dim = 1
 // FSDPTP-SAME: tensor_parallel_pairs = ["fc1 -> fc2"]
-// FSDPTP-SAME: tp_mesh_dim = 1 : i64
 
 // dp (and zero, whose optimizer sharding is not in the IR): the batch dimension (1 of
 // [T, N, ...], 0 of the readout [N, ...]) on the dp axis; parameters replicated.
@@ -96,7 +94,7 @@
 
 // pp: no shardings; every op and parameter carries its logical stage. 4 units (fc1, sn1,
 // fc2, sn2 + readout) on 2 ranks with 2 virtual stages each (batch 8 >= 2W).
-// PP:      pp_layout = "1|1|1|1", pp_memopt_stages = [], pp_mesh_dim = 0 : i64, pp_microbatches = 8 : i64, pp_schedule = "interleaved_1f1b", pp_stage_units = {{\[\["fc1"\], \["sn1"\], \["fc2"\], \["sn2"\]\]}}, pp_virtual_stages = 2 : i64
+// PP:      pp_mesh_dim = 0, memopt_level = {{[0-9]+}}, pp_microbatches = 8, pp_schedule = interleaved_1f1b, pp_virtual_stages = 2, pp_layout = [1, 1, 1, 1], pp_memopt_stages = [{{.*}}], pp_delay_wgrad = false, pp_stage_units = {{\[\["fc1"\], \["sn1"\], \["fc2"\], \["sn2"\]\]}}
 // PP:      shard.grid @mesh(shape = 2)
 // PP-NOT:  shard.sharding
 // PP:      snn.parameter "fc1.weight" {{.*}} {snn.pp_stage = 0 : i64}
@@ -131,10 +129,10 @@
 // CONV:      %[[C4:.*]] = snn.conv2d
 // CONV-NEXT: shard.shard %[[C4]] to %[[REP]] : tensor<2x?x8x14x14xf32>
 
-// ROOTS:      snn.analysis = {experimental_conv_tp = false,
-// ROOTS-SAME: roots = ["conv_fc.9"], tensor_parallel_candidate_names = ["conv_fc.9"]
-// ROOTS-SAME: notes = [{{.*}}"'conv_fc.9' has no rowwise partner: its output stays split up to 'conv_fc.10' and is all-gathered there"
+// ROOTS:      snn.analysis = #snn.analysis<roots = ["conv_fc.9"], experimental_conv_tp = false,
+// ROOTS-SAME: tensor_parallel_candidate_names = ["conv_fc.9"]
 // ROOTS-SAME: tensor_parallel_pairs = ["conv_fc.9 (gathered after conv_fc.10)"]
+// ROOTS-SAME: notes = [{{.*}}"'conv_fc.9' has no rowwise partner: its output stays split up to 'conv_fc.10' and is all-gathered there"
 // ROOTS-DAG:  %[[FEAT:.*]] = shard.sharding @mesh split_axes = {{\[\[\], \[\], \[0\]\]}} : !shard.sharding
 // ROOTS-DAG:  %[[REP:.*]] = shard.sharding @mesh split_axes = {{\[\[\]\]}} : !shard.sharding
 // ROOTS:      %[[FC9:.*]] = snn.linear
@@ -145,7 +143,7 @@
 // ROOTS-NEXT: shard.shard %[[FC11]] to %[[REP]]
 
 // One process: a plan, but no grid and no annotations.
-// NONE:     mode = "none"
+// NONE:     snn.plan = #snn.plan<mode = none,
 // NONE-NOT: shard.
 
 func.func @main(%x: tensor<4x?x16xf32>) -> tensor<?x4xf32> {

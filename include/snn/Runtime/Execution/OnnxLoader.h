@@ -8,10 +8,6 @@
 
 namespace snn::runtime {
 
-/// The ONNX domain and opset version of every artifact node.
-constexpr const char *kSpikeMeshDomain = "spikemesh";
-constexpr int64_t kSpikeMeshOpsetVersion = 1;
-
 /// Loads a program ONNX file. Throws Error naming the file for a missing,
 /// truncated or non-ONNX file, a wrong opset, or a malformed initializer.
 Graph loadOnnxProgram(const std::string &path);

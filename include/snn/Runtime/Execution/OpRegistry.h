@@ -37,16 +37,21 @@ struct RunContext {
 using Kernel = std::function<at::Tensor(const std::vector<at::Tensor> &,
                                         const RunContext &)>;
 
+/// Validates a node's attributes and returns its kernel.
+using KernelBuilder = std::function<Kernel(const Node &)>;
+
 struct OpDef {
   int minInputs = 1;
   int maxInputs = 1;
-  /// Validates the node's attributes and returns its kernel.
-  std::function<Kernel(const Node &)> build;
+  KernelBuilder build;
 };
 
 class OpRegistry {
 public:
-  void add(const std::string &opType, OpDef def);
+  /// Registers the kernel of an op of the schema's artifact op table
+  /// (snn/Schema/ArtifactOps.h), which also gives its input counts. An op the
+  /// table does not list is a programming error (std::logic_error).
+  void add(const char *opType, KernelBuilder build);
   /// Null if `opType` is unknown.
   const OpDef *lookup(const std::string &opType) const;
   std::vector<std::string> opTypes() const;

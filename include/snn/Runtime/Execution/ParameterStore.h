@@ -21,8 +21,6 @@
 
 namespace snn::runtime {
 
-enum class ParameterKind { Parameter, Buffer };
-
 class ParameterStore {
 public:
   struct Entry {

@@ -19,6 +19,7 @@
 #define SNN_RUNTIME_SHARDING_PARAMETERSHARDING_H
 
 #include "snn/Runtime/Checkpoint/Checkpoint.h"
+#include "snn/Runtime/Execution/Manifest.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 
@@ -28,7 +29,6 @@
 namespace snn::runtime {
 
 class Model;
-struct Manifest;
 struct DataParallelContext;
 
 enum class ShardingMode { Replicated, Zero, Fsdp };

@@ -33,14 +33,19 @@ public:
         snn::analyzeModel(module, rootList, experimentalConvTP);
     if (failed(analysis))
       return signalPassFailure();
-    DictionaryAttr attr = snn::analysisToAttribute(&getContext(), *analysis);
+    snn::AnalysisAttr attr = snn::analysisToAttribute(&getContext(), *analysis);
     module->setAttr(snn::kAnalysisAttrName, attr);
     if (failed(report(attr, module.getLoc())))
       return signalPassFailure();
   }
 
+  /// Every option of this pass shares one llvm::cl sub-command: reach it through one.
+  const snn::CommandLineOptions &commandLineOptions() {
+    return (*roots.Subs.begin())->OptionsMap;
+  }
+
 private:
-  LogicalResult report(DictionaryAttr attr, Location loc) {
+  LogicalResult report(snn::AnalysisAttr attr, Location loc) {
     if (summary == "stderr")
       snn::printAnalysis(attr, llvm::errs());
     else if (summary != "none" &&
@@ -51,9 +56,13 @@ private:
     if (analysisJSON.empty())
       return success();
     return snn::writeReport(analysisJSON, loc, [&](llvm::raw_ostream &os) {
-      os << llvm::formatv("{0:2}", snn::attributeToJSON(attr)) << "\n";
+      os << llvm::formatv("{0:2}", snn::analysisToJSON(attr)) << "\n";
     });
   }
 };
 
 } // namespace
+
+const snn::CommandLineOptions &snn::analyzeModelOptions(Pass &pass) {
+  return static_cast<AnalyzeModelPass &>(pass).commandLineOptions();
+}

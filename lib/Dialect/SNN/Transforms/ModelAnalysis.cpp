@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Dialect/SNN/Transforms/ModelAnalysis.h"
 
+#include "snn/Dialect/SNN/IR/PlanSchema.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -157,27 +159,32 @@ FailureOr<ModelAnalysis> analyzeModel(ModuleOp module, ArrayRef<std::string> roo
   return a;
 }
 
-DictionaryAttr analysisToAttribute(MLIRContext *context, const ModelAnalysis &a) {
+AnalysisAttr analysisToAttribute(MLIRContext *context, const ModelAnalysis &a) {
   Builder b(context);
-  return b.getDictionaryAttr({
-      b.getNamedAttr("memory_module_names", names(b, a.memoryModules)),
-      b.getNamedAttr("tensor_parallel_candidate_names", names(b, a.tpCandidates)),
-      b.getNamedAttr("unsupported_tensor_parallel_names", names(b, a.unsupported)),
-      b.getNamedAttr("notes", strings(b, a.notes)),
-      b.getNamedAttr("roots", strings(b, a.roots)),
-      b.getNamedAttr("experimental_conv_tp", b.getBoolAttr(a.experimentalConvTP)),
-  });
+  return AnalysisAttr::get(context, strings(b, a.roots), a.experimentalConvTP,
+                           names(b, a.memoryModules), names(b, a.tpCandidates),
+                           names(b, a.unsupported), strings(b, a.notes));
 }
 
-AnalysisOptions storedAnalysisOptions(DictionaryAttr analysis) {
-  AnalysisOptions options;
-  if (auto roots = analysis.getAs<ArrayAttr>("roots"))
-    for (Attribute root : roots)
-      if (auto text = dyn_cast<StringAttr>(root))
-        options.roots.push_back(text.str());
-  if (auto flag = analysis.getAs<BoolAttr>("experimental_conv_tp"))
-    options.experimentalConvTP = flag.getValue();
-  return options;
+llvm::json::Value analysisToJSON(AnalysisAttr analysis) {
+  auto list = [](ArrayAttr array) {
+    llvm::json::Array values;
+    for (const std::string &text : stringList(array))
+      values.push_back(text);
+    return values;
+  };
+  return llvm::json::Object{
+      {"memory_module_names", list(analysis.getMemoryModuleNames())},
+      {"tensor_parallel_candidate_names", list(analysis.getTensorParallelCandidateNames())},
+      {"unsupported_tensor_parallel_names", list(analysis.getUnsupportedTensorParallelNames())},
+      {"notes", list(analysis.getNotes())},
+      {"roots", list(analysis.getRoots())},
+      {"experimental_conv_tp", analysis.getExperimentalConvTp()},
+  };
+}
+
+AnalysisOptions storedAnalysisOptions(AnalysisAttr analysis) {
+  return {stringList(analysis.getRoots()), analysis.getExperimentalConvTp()};
 }
 
 } // namespace snn

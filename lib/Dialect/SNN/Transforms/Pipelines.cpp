@@ -7,9 +7,3 @@ void snn::buildImportPipeline(mlir::OpPassManager &pm) {
   // Shape constants of the folds and the Dropout ratio are dead after legalization.
   pm.addPass(mlir::createCanonicalizerPass());
 }
-
-void snn::buildPlanningPipeline(mlir::OpPassManager &pm, const AnalyzeModelOptions &analyze,
-                                const PlanParallelismOptions &plan) {
-  pm.addPass(createAnalyzeModel(analyze));
-  pm.addPass(createPlanParallelism(plan));
-}

@@ -38,6 +38,11 @@ public:
 
   void runOnOperation() override;
 
+  /// Every option of this pass shares one llvm::cl sub-command: reach it through one.
+  const snn::CommandLineOptions &commandLineOptions() {
+    return (*objective.Subs.begin())->OptionsMap;
+  }
+
 private:
   FailureOr<pl::PlanRequest> buildRequest();
   FailureOr<snn::ModelAnalysis> currentAnalysis();
@@ -62,15 +67,10 @@ private:
 
 FailureOr<pl::PlanRequest> PlanParallelismPass::buildRequest() {
   pl::PlanRequest request;
-  if (failed(parse(objective, pl::parseObjective, request.objective)) ||
-      failed(parse(topology, pl::parseTopology, request.topology)))
+  request.objective = objective;
+  request.forced = pl::modeRequest(mode);
+  if (failed(parse(topology, pl::parseTopology, request.topology)))
     return failure();
-  if (!mode.empty()) {
-    pl::ModeRequest forced;
-    if (failed(parse(mode, pl::parseMode, forced)))
-      return failure();
-    request.forced = forced;
-  }
   if (!memoryBudget.empty() && failed(parse(memoryBudget, pl::parseByteSize,
                                             request.memoryBudget)))
     return failure();
@@ -108,7 +108,7 @@ FailureOr<pl::PlanRequest> PlanParallelismPass::buildRequest() {
 FailureOr<snn::ModelAnalysis> PlanParallelismPass::currentAnalysis() {
   ModuleOp module = getOperation();
   snn::AnalysisOptions options;
-  auto stored = module->getAttrOfType<DictionaryAttr>(snn::kAnalysisAttrName);
+  auto stored = module->getAttrOfType<snn::AnalysisAttr>(snn::kAnalysisAttrName);
   if (stored)
     options = snn::storedAnalysisOptions(stored);
   bool convTP = options.experimentalConvTP || experimentalConvTP;
@@ -164,3 +164,7 @@ void PlanParallelismPass::runOnOperation() {
 }
 
 } // namespace
+
+const snn::CommandLineOptions &snn::planParallelismOptions(Pass &pass) {
+  return static_cast<PlanParallelismPass &>(pass).commandLineOptions();
+}

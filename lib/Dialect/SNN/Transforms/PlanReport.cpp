@@ -1,7 +1,8 @@
 //===- PlanReport.cpp - The plan as attributes, text and JSON -------------===//
 //
 // The attributes are the plan's single source: --explain, --explain-json and the exporter's
-// manifest all render the same `snn.analysis` / `snn.plan` dictionaries.
+// manifest all render the same typed `#snn.analysis` / `#snn.plan` attributes; the JSON goes
+// through the schema (snn/Schema/Manifest.h) so its keys are the manifest's.
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Dialect/SNN/Transforms/PlanReport.h"
@@ -11,6 +12,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include "snn/Dialect/SNN/IR/PlanSchema.h"
 
 using namespace mlir;
 namespace pl = snn::planner;
@@ -28,48 +31,23 @@ ArrayAttr stringArray(Builder &b, const std::vector<std::string> &texts) {
   return b.getArrayAttr(values);
 }
 
-ArrayAttr intArray(Builder &b, const std::vector<int64_t> &numbers) {
-  SmallVector<Attribute> values;
-  for (int64_t n : numbers)
-    values.push_back(b.getI64IntegerAttr(n));
-  return b.getArrayAttr(values);
+llvm::APFloat real(double value) { return llvm::APFloat(value); }
+
+PlanCandidateAttr candidateAttribute(MLIRContext *context, const pl::Estimate &e) {
+  bool ok = e.feasible;
+  return PlanCandidateAttr::get(
+      context, e.label(), e.mesh(), ok, ok ? "" : e.infeasibleReason,
+      real(ok ? e.stepSeconds : 0), real(ok ? e.computeSeconds : 0),
+      real(ok ? e.commSeconds : 0), ok ? e.commBytes : 0, ok ? e.memoryBytes : 0,
+      ok ? e.stateBytes : 0, ok ? e.activationBytes : 0, ok ? e.memoptLevel : 0,
+      ok ? e.fitsBudget : true);
 }
 
-DictionaryAttr candidateAttribute(Builder &b, const pl::Estimate &e) {
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("mode", b.getStringAttr(e.label())),
-      b.getNamedAttr("mesh", b.getStringAttr(e.mesh())),
-      b.getNamedAttr("feasible", b.getBoolAttr(e.feasible)),
-  };
-  if (!e.feasible) {
-    fields.push_back(b.getNamedAttr("reason", b.getStringAttr(e.infeasibleReason)));
-    return b.getDictionaryAttr(fields);
-  }
-  fields.append({
-      b.getNamedAttr("step_seconds", b.getF64FloatAttr(e.stepSeconds)),
-      b.getNamedAttr("compute_seconds", b.getF64FloatAttr(e.computeSeconds)),
-      b.getNamedAttr("comm_seconds", b.getF64FloatAttr(e.commSeconds)),
-      b.getNamedAttr("comm_bytes", b.getI64IntegerAttr(e.commBytes)),
-      b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(e.memoryBytes)),
-      b.getNamedAttr("state_bytes", b.getI64IntegerAttr(e.stateBytes)),
-      b.getNamedAttr("activation_bytes", b.getI64IntegerAttr(e.activationBytes)),
-      b.getNamedAttr("memopt_level", b.getI64IntegerAttr(e.memoptLevel)),
-      b.getNamedAttr("fits_budget", b.getBoolAttr(e.fitsBudget)),
-  });
-  return b.getDictionaryAttr(fields);
-}
-
-DictionaryAttr modelAttribute(Builder &b, const pl::ModelInfo &model, int64_t batch,
-                              size_t units) {
+ModelSummaryAttr modelAttribute(MLIRContext *context, const pl::ModelInfo &model,
+                                int64_t batch, size_t units) {
   pl::ModelCost cost = pl::modelCost(model, std::max<int64_t>(batch, 1));
-  return b.getDictionaryAttr({
-      b.getNamedAttr("time_steps", b.getI64IntegerAttr(model.timeSteps)),
-      b.getNamedAttr("param_bytes", b.getI64IntegerAttr(cost.paramBytes)),
-      b.getNamedAttr("buffer_bytes", b.getI64IntegerAttr(cost.bufferBytes)),
-      b.getNamedAttr("forward_flops", b.getF64FloatAttr(cost.forwardFlops)),
-      b.getNamedAttr("activation_bytes", b.getI64IntegerAttr(cost.activationBytes)),
-      b.getNamedAttr("pipeline_units", b.getI64IntegerAttr(int64_t(units))),
-  });
+  return ModelSummaryAttr::get(context, model.timeSteps, cost.paramBytes, cost.bufferBytes,
+                               real(cost.forwardFlops), cost.activationBytes, int64_t(units));
 }
 
 std::vector<std::string> tensorParallelPairs(const pl::Plan &plan, const BridgedModel &bridged) {
@@ -100,98 +78,50 @@ ArrayAttr stageUnits(Builder &b, const pl::Plan &plan) {
 
 } // namespace
 
-DictionaryAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
-                               const pl::PlanRequest &request, const ModelAnalysis &analysis,
-                               const BridgedModel &bridged) {
+PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
+                         const pl::PlanRequest &request, const ModelAnalysis &analysis,
+                         const BridgedModel &bridged) {
   Builder b(context);
   SmallVector<Attribute> candidates;
   for (const pl::Estimate &e : plan.candidates)
-    candidates.push_back(candidateAttribute(b, e));
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("mode", b.getStringAttr(pl::modeName(plan.mode))),
-      b.getNamedAttr("objective", b.getStringAttr(pl::objectiveName(plan.objective))),
-      b.getNamedAttr("topology", b.getStringAttr(request.topology.dims.empty()
-                                                     ? ""
-                                                     : request.topology.str())),
-      b.getNamedAttr("world_size", b.getI64IntegerAttr(request.topology.worldSize())),
-      b.getNamedAttr("batch_size", b.getI64IntegerAttr(request.batchSize)),
-      b.getNamedAttr("mesh_shape", intArray(b, plan.meshShape)),
-      b.getNamedAttr("mesh_axes", stringArray(b, plan.meshAxes)),
-      b.getNamedAttr("dp_mesh_dim", b.getI64IntegerAttr(plan.dpMeshDim)),
-      b.getNamedAttr("tp_mesh_dim", b.getI64IntegerAttr(plan.tpMeshDim)),
-      b.getNamedAttr("pp_mesh_dim", b.getI64IntegerAttr(plan.ppMeshDim)),
-      b.getNamedAttr("optimizer_strategy", b.getStringAttr(pl::optimizerName(plan.optimizer))),
-      b.getNamedAttr("memopt_level", b.getI64IntegerAttr(plan.memoptLevel)),
-      b.getNamedAttr("pp_microbatches", b.getI64IntegerAttr(plan.ppMicrobatches)),
-      b.getNamedAttr("pp_schedule", b.getStringAttr(plan.ppSchedule
-                                                        ? pl::scheduleName(*plan.ppSchedule)
-                                                        : "none")),
-      b.getNamedAttr("pp_virtual_stages", b.getI64IntegerAttr(plan.ppVirtualStages)),
-      b.getNamedAttr("pp_layout", b.getStringAttr(pl::formatStageLayout(plan.ppLayout))),
-      b.getNamedAttr("pp_memopt_stages", intArray(b, plan.ppMemoptStages)),
-      b.getNamedAttr("pp_delay_wgrad", b.getBoolAttr(false)),
-      b.getNamedAttr("pp_stage_units", stageUnits(b, plan)),
-      b.getNamedAttr("tensor_parallel_roots", stringArray(b, analysis.roots)),
-      b.getNamedAttr("tensor_parallel_pairs", stringArray(b, tensorParallelPairs(plan, bridged))),
-      b.getNamedAttr("features",
-                     b.getDictionaryAttr({
-                         b.getNamedAttr("experimental_conv_tp",
-                                        b.getBoolAttr(request.features.experimentalConvTP)),
-                         b.getNamedAttr("allow_pipeline",
-                                        b.getBoolAttr(request.features.allowPipeline)),
-                         b.getNamedAttr("allow_zero", b.getBoolAttr(request.features.allowZero)),
-                     })),
-      b.getNamedAttr("memory_budget", b.getI64IntegerAttr(request.memoryBudget)),
-      b.getNamedAttr("decided_by", b.getStringAttr(plan.decidedBy)),
-      b.getNamedAttr("rationale", stringArray(b, plan.rationale)),
-      b.getNamedAttr("notes", stringArray(b, plan.notes)),
-      b.getNamedAttr("candidates", b.getArrayAttr(candidates)),
-  };
+    candidates.push_back(candidateAttribute(context, e));
+  ModelSummaryAttr model;
   if (bridged.input.model)
-    fields.push_back(b.getNamedAttr(
-        "model", modelAttribute(b, *bridged.input.model, request.batchSize,
-                                size_t(bridged.input.pipelineUnits))));
-  return b.getDictionaryAttr(fields);
+    model = modelAttribute(context, *bridged.input.model, request.batchSize,
+                           size_t(bridged.input.pipelineUnits));
+  const pl::Features &features = request.features;
+  return PlanAttr::get(
+      context, plan.mode, plan.objective, plan.optimizer,
+      request.topology.dims.empty() ? "" : request.topology.str(),
+      request.topology.worldSize(), request.batchSize, stringArray(b, plan.meshAxes),
+      plan.meshShape, plan.dpMeshDim, plan.tpMeshDim, plan.ppMeshDim, plan.memoptLevel,
+      plan.ppMicrobatches, plan.ppSchedule, plan.ppVirtualStages, plan.ppLayout,
+      plan.ppMemoptStages, /*pp_delay_wgrad=*/false, stageUnits(b, plan),
+      stringArray(b, analysis.roots), stringArray(b, tensorParallelPairs(plan, bridged)),
+      features.experimentalConvTP, features.allowPipeline, features.allowZero,
+      request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
+      stringArray(b, plan.notes), b.getArrayAttr(candidates), model);
 }
 
 // --- JSON -------------------------------------------------------------------------------
 
 llvm::json::Value explanationJSON(ModuleOp module) {
   llvm::json::Object object;
-  if (auto analysis = module->getAttrOfType<DictionaryAttr>(kAnalysisAttrName))
-    object["analysis"] = attributeToJSON(analysis);
-  if (auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
-    object["plan"] = attributeToJSON(plan);
+  if (auto analysis = module->getAttrOfType<AnalysisAttr>(kAnalysisAttrName))
+    object["analysis"] = analysisToJSON(analysis);
+  if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
+    schema::PlanExplanation explanation = toPlanExplanation(plan);
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(
+        schema::formatPlanJson(toPlanSpec(plan), toMeshSpec(plan), &explanation));
+    object["plan"] = json ? std::move(*json) : llvm::json::Value(nullptr);
+    llvm::consumeError(json.takeError());
+  }
   return object;
 }
 
 // --- Text -------------------------------------------------------------------------------
 
 namespace {
-
-std::vector<std::string> stringsOf(DictionaryAttr dict, StringRef name) {
-  std::vector<std::string> texts;
-  if (auto array = dict.getAs<ArrayAttr>(name))
-    for (Attribute value : array)
-      if (auto text = dyn_cast<StringAttr>(value))
-        texts.push_back(text.str());
-  return texts;
-}
-
-std::string stringOf(DictionaryAttr dict, StringRef name) {
-  auto text = dict.getAs<StringAttr>(name);
-  return text ? text.str() : "";
-}
-
-int64_t intOf(DictionaryAttr dict, StringRef name) {
-  auto value = dict.getAs<IntegerAttr>(name);
-  return value ? value.getInt() : 0;
-}
-
-double floatOf(DictionaryAttr dict, StringRef name) {
-  auto value = dict.getAs<FloatAttr>(name);
-  return value ? value.getValueAsDouble() : 0.0;
-}
 
 void printList(llvm::raw_ostream &os, StringRef title, const std::vector<std::string> &items) {
   os << "  " << title << " (" << items.size() << "): ";
@@ -210,126 +140,125 @@ void printBullets(llvm::raw_ostream &os, StringRef title, const std::vector<std:
     os << "  - " << item << "\n";
 }
 
-std::string meshText(DictionaryAttr plan) {
-  std::vector<std::string> axes = stringsOf(plan, "mesh_axes");
-  auto shape = plan.getAs<ArrayAttr>("mesh_shape");
-  if (axes.empty() || !shape)
+std::string meshText(PlanAttr plan) {
+  std::vector<std::string> axes = stringList(plan.getMeshAxes());
+  ArrayRef<int64_t> shape = plan.getMeshShape();
+  if (axes.empty())
     return "single process";
   std::string text;
   for (size_t i = 0; i < axes.size() && i < shape.size(); ++i)
-    text += (i ? " x " : "") + axes[i] + "=" +
-            std::to_string(cast<IntegerAttr>(shape[i]).getInt());
+    text += (i ? " x " : "") + axes[i] + "=" + std::to_string(shape[i]);
   return text;
 }
 
-void printModel(DictionaryAttr plan, llvm::raw_ostream &os) {
-  auto model = plan.getAs<DictionaryAttr>("model");
+void printModel(PlanAttr plan, llvm::raw_ostream &os) {
+  ModelSummaryAttr model = plan.getModel();
   if (!model)
     return;
   os << llvm::formatv("  model: T={0}, parameters {1}, buffers {2}; at batch {3}: forward {4}, "
                       "activations kept for backward {5}; {6} pipeline units\n",
-                      intOf(model, "time_steps"), pl::formatBytes(intOf(model, "param_bytes")),
-                      pl::formatBytes(intOf(model, "buffer_bytes")), intOf(plan, "batch_size"),
-                      pl::formatFlops(floatOf(model, "forward_flops")),
-                      pl::formatBytes(intOf(model, "activation_bytes")),
-                      intOf(model, "pipeline_units"));
+                      model.getTimeSteps(), pl::formatBytes(model.getParamBytes()),
+                      pl::formatBytes(model.getBufferBytes()), plan.getBatchSize(),
+                      pl::formatFlops(model.getForwardFlops().convertToDouble()),
+                      pl::formatBytes(model.getActivationBytes()), model.getPipelineUnits());
 }
 
-void printPipeline(DictionaryAttr plan, llvm::raw_ostream &os) {
-  if (stringOf(plan, "mode") != "pp")
+void printPipeline(PlanAttr plan, llvm::raw_ostream &os) {
+  if (plan.getMode() != schema::ParallelMode::PP)
     return;
+  std::optional<schema::PipelineSchedule> schedule = plan.getPpSchedule();
+  std::vector<int64_t> layout(plan.getPpLayout().begin(), plan.getPpLayout().end());
   os << llvm::formatv("  pipeline: {0} microbatches, schedule {1}, {2} virtual stage(s) per "
                       "rank, layout {3}\n",
-                      intOf(plan, "pp_microbatches"), stringOf(plan, "pp_schedule"),
-                      intOf(plan, "pp_virtual_stages"), stringOf(plan, "pp_layout"));
-  auto stages = plan.getAs<ArrayAttr>("pp_stage_units");
-  int64_t ranks = std::max<int64_t>(1, intOf(plan, "world_size"));
-  for (size_t s = 0; stages && s < stages.size(); ++s) {
+                      plan.getPpMicrobatches(), schedule ? schema::nameOf(*schedule) : "none",
+                      plan.getPpVirtualStages(), pl::formatStageLayout(layout));
+  int64_t ranks = std::max<int64_t>(1, plan.getWorldSize());
+  ArrayAttr stages = plan.getPpStageUnits();
+  for (size_t s = 0; s < stages.size(); ++s) {
     os << "    stage " << s << " (rank " << int64_t(s) % ranks << "):";
-    for (Attribute unit : cast<ArrayAttr>(stages[s]))
-      os << " " << cast<StringAttr>(unit).getValue();
+    for (const std::string &unit : stringList(dyn_cast<ArrayAttr>(stages[s])))
+      os << " " << unit;
     os << "\n";
   }
-  if (auto memopt = plan.getAs<ArrayAttr>("pp_memopt_stages"); memopt && !memopt.empty()) {
+  if (!plan.getPpMemoptStages().empty()) {
     os << "    recomputing stages:";
-    for (Attribute stage : memopt)
-      os << " " << cast<IntegerAttr>(stage).getInt();
+    for (int64_t stage : plan.getPpMemoptStages())
+      os << " " << stage;
     os << "\n";
   }
 }
 
-void printCandidates(DictionaryAttr plan, llvm::raw_ostream &os) {
-  auto candidates = plan.getAs<ArrayAttr>("candidates");
-  if (!candidates || candidates.empty())
+void printCandidate(PlanCandidateAttr c, llvm::raw_ostream &os) {
+  if (!c.getFeasible()) {
+    os << llvm::formatv("  {0,-9} {1,-14} not feasible: {2}\n", c.getLabel(), c.getMesh(),
+                        c.getReason());
+    return;
+  }
+  os << llvm::formatv("  {0,-9} {1,-14} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}{9}\n",
+                      c.getLabel(), c.getMesh(),
+                      pl::formatSeconds(c.getStepSeconds().convertToDouble()),
+                      pl::formatSeconds(c.getComputeSeconds().convertToDouble()),
+                      pl::formatSeconds(c.getCommSeconds().convertToDouble()),
+                      pl::formatBytes(c.getCommBytes()), pl::formatBytes(c.getMemoryBytes()),
+                      pl::formatBytes(c.getStateBytes()),
+                      pl::formatBytes(c.getActivationBytes()),
+                      c.getFitsBudget() ? "" : "  over budget");
+}
+
+void printCandidates(PlanAttr plan, llvm::raw_ostream &os) {
+  if (plan.getCandidates().empty())
     return;
   os << "Candidates (estimated per rank and training step)\n";
   os << llvm::formatv("  {0,-9} {1,-14} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}\n",
                       "mode", "mesh", "step", "compute", "comm", "sent", "memory", "state",
                       "activations");
-  for (Attribute attr : candidates) {
-    auto c = cast<DictionaryAttr>(attr);
-    if (!c.getAs<BoolAttr>("feasible").getValue()) {
-      os << llvm::formatv("  {0,-9} {1,-14} not feasible: {2}\n", stringOf(c, "mode"),
-                          stringOf(c, "mesh"), stringOf(c, "reason"));
-      continue;
-    }
-    os << llvm::formatv("  {0,-9} {1,-14} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}{9}\n",
-                        stringOf(c, "mode"), stringOf(c, "mesh"),
-                        pl::formatSeconds(floatOf(c, "step_seconds")),
-                        pl::formatSeconds(floatOf(c, "compute_seconds")),
-                        pl::formatSeconds(floatOf(c, "comm_seconds")),
-                        pl::formatBytes(intOf(c, "comm_bytes")),
-                        pl::formatBytes(intOf(c, "memory_bytes")),
-                        pl::formatBytes(intOf(c, "state_bytes")),
-                        pl::formatBytes(intOf(c, "activation_bytes")),
-                        c.getAs<BoolAttr>("fits_budget").getValue() ? "" : "  over budget");
-  }
+  for (Attribute attr : plan.getCandidates())
+    if (auto candidate = dyn_cast<PlanCandidateAttr>(attr))
+      printCandidate(candidate, os);
 }
 
-void printPlan(DictionaryAttr plan, llvm::raw_ostream &os) {
-  std::string mode = stringOf(plan, "mode");
-  if (stringOf(plan, "optimizer_strategy") == "zero")
+void printPlan(PlanAttr plan, llvm::raw_ostream &os) {
+  std::string mode = schema::nameOf(plan.getMode());
+  const char *optimizer = schema::nameOf(plan.getOptimizerStrategy());
+  if (plan.getOptimizerStrategy() == schema::OptimizerStrategy::Zero)
     mode += "+zero";
-  std::string topology = stringOf(plan, "topology");
+  StringRef topology = plan.getTopology();
   os << "Plan: " << mode << " on " << meshText(plan) << " (objective "
-     << stringOf(plan, "objective") << ", decided by " << stringOf(plan, "decided_by") << ")\n";
+     << schema::nameOf(plan.getObjective()) << ", decided by " << plan.getDecidedBy() << ")\n";
   os << "  topology " << (topology.empty() ? "single process" : topology) << " (world size "
-     << intOf(plan, "world_size") << "), batch size " << intOf(plan, "batch_size");
-  if (int64_t budget = intOf(plan, "memory_budget"))
+     << plan.getWorldSize() << "), batch size " << plan.getBatchSize();
+  if (int64_t budget = plan.getMemoryBudget())
     os << ", memory budget " << pl::formatBytes(budget) << " per rank";
-  os << "\n  optimizer " << stringOf(plan, "optimizer_strategy") << ", memopt level "
-     << intOf(plan, "memopt_level") << "\n";
+  os << "\n  optimizer " << optimizer << ", memopt level " << plan.getMemoptLevel() << "\n";
   printModel(plan, os);
   printPipeline(plan, os);
-  std::vector<std::string> pairs = stringsOf(plan, "tensor_parallel_pairs");
+  std::vector<std::string> pairs = stringList(plan.getTensorParallelPairs());
   if (!pairs.empty())
     printList(os, "tensor-parallel pairs", pairs);
   printCandidates(plan, os);
-  printBullets(os, "Rationale", stringsOf(plan, "rationale"));
-  printBullets(os, "Notes", stringsOf(plan, "notes"));
+  printBullets(os, "Rationale", stringList(plan.getRationale()));
+  printBullets(os, "Notes", stringList(plan.getNotes()));
 }
 
 } // namespace
 
-void printAnalysis(DictionaryAttr analysis, llvm::raw_ostream &os) {
-  std::vector<std::string> roots = stringsOf(analysis, "roots");
-  bool convTP = analysis.getAs<BoolAttr>("experimental_conv_tp") &&
-                analysis.getAs<BoolAttr>("experimental_conv_tp").getValue();
+void printAnalysis(AnalysisAttr analysis, llvm::raw_ostream &os) {
+  std::vector<std::string> roots = stringList(analysis.getRoots());
   os << "Analysis (roots: " << (roots.empty() ? "whole model" : llvm::join(roots, ", "))
-     << "; experimental conv TP: " << (convTP ? "on" : "off") << ")\n";
-  printList(os, "stateful neurons", stringsOf(analysis, "memory_module_names"));
+     << "; experimental conv TP: " << (analysis.getExperimentalConvTp() ? "on" : "off")
+     << ")\n";
+  printList(os, "stateful neurons", stringList(analysis.getMemoryModuleNames()));
   printList(os, "tensor-parallel candidates",
-            stringsOf(analysis, "tensor_parallel_candidate_names"));
-  printList(os, "cannot be split", stringsOf(analysis, "unsupported_tensor_parallel_names"));
-  std::vector<std::string> notes = stringsOf(analysis, "notes");
-  for (const std::string &note : notes)
+            stringList(analysis.getTensorParallelCandidateNames()));
+  printList(os, "cannot be split", stringList(analysis.getUnsupportedTensorParallelNames()));
+  for (const std::string &note : stringList(analysis.getNotes()))
     os << "  note: " << note << "\n";
 }
 
 void printExplanation(ModuleOp module, llvm::raw_ostream &os) {
-  if (auto analysis = module->getAttrOfType<DictionaryAttr>(kAnalysisAttrName))
+  if (auto analysis = module->getAttrOfType<AnalysisAttr>(kAnalysisAttrName))
     printAnalysis(analysis, os);
-  if (auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
+  if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName))
     printPlan(plan, os);
 }
 

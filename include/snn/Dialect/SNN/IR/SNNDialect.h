@@ -6,4 +6,13 @@
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h.inc"
 
+namespace snn {
+/// Module attributes the planning passes attach (later passes and the exporter read them):
+/// `#snn.analysis` and `#snn.plan`.
+constexpr llvm::StringLiteral kAnalysisAttrName = "snn.analysis";
+constexpr llvm::StringLiteral kPlanAttrName = "snn.plan";
+/// Per-op logical pipeline stage (pp plans).
+constexpr llvm::StringLiteral kStageAttrName = "snn.pp_stage";
+} // namespace snn
+
 #endif

@@ -8,6 +8,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "snn/Dialect/SNN/IR/SNNAttributeParameters.h"
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/IR/SNNEnums.h.inc"
 #include "snn/Dialect/SNN/IR/SNNInterfaces.h"

@@ -8,6 +8,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "snn/Dialect/SNN/IR/SNNDialect.td"
 include "snn/Dialect/SNN/IR/SNNInterfaces.td"
+include "snn/Dialect/SNN/IR/SNNAttributes.td"
 
 //===----------------------------------------------------------------------===//
 // Attributes

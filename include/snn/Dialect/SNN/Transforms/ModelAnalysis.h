@@ -11,17 +11,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include <string>
 #include <vector>
 
 namespace snn {
-
-/// Module attributes the planning passes attach (later passes and the exporter read them).
-constexpr llvm::StringLiteral kAnalysisAttrName = "snn.analysis";
-constexpr llvm::StringLiteral kPlanAttrName = "snn.plan";
-/// Per-op logical pipeline stage (pp plans).
-constexpr llvm::StringLiteral kStageAttrName = "snn.pp_stage";
 
 /// The op's source module path (its NameLoc), or "" when it has none.
 std::string sourceName(mlir::Operation *op);
@@ -47,17 +44,20 @@ mlir::FailureOr<ModelAnalysis> analyzeModel(mlir::ModuleOp module,
                                             llvm::ArrayRef<std::string> roots,
                                             bool experimentalConvTP);
 
-/// {memory_module_names, tensor_parallel_candidate_names, unsupported_tensor_parallel_names,
-///  notes, roots, experimental_conv_tp}: the reference's field names.
-mlir::DictionaryAttr analysisToAttribute(mlir::MLIRContext *context,
-                                         const ModelAnalysis &analysis);
+/// The analysis as `#snn.analysis` (the reference's field names: memory_module_names,
+/// tensor_parallel_candidate_names, unsupported_tensor_parallel_names, notes, roots,
+/// experimental_conv_tp).
+AnalysisAttr analysisToAttribute(mlir::MLIRContext *context, const ModelAnalysis &analysis);
+
+/// The analysis as JSON with the same field names (--analysis-json, --explain-json).
+llvm::json::Value analysisToJSON(AnalysisAttr analysis);
 
 /// The roots and conv-TP flag a stored analysis was made with.
 struct AnalysisOptions {
   std::vector<std::string> roots;
   bool experimentalConvTP = false;
 };
-AnalysisOptions storedAnalysisOptions(mlir::DictionaryAttr analysis);
+AnalysisOptions storedAnalysisOptions(AnalysisAttr analysis);
 
 } // namespace snn
 

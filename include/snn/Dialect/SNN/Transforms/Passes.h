@@ -6,6 +6,8 @@
 #include "mlir/Pass/Pass.h"
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
+#include "snn/Support/MirroredOptions.h"
+#include "snn/Support/SchemaEnumParser.h"
 
 namespace snn {
 
@@ -18,9 +20,11 @@ namespace snn {
 /// Adds the passes that turn a freshly imported ONNX module into legal snn IR.
 void buildImportPipeline(mlir::OpPassManager &pm);
 
-/// Adds --snn-analyze then --snn-plan (what snn-compile runs when asked to plan).
-void buildPlanningPipeline(mlir::OpPassManager &pm, const AnalyzeModelOptions &analyze,
-                           const PlanParallelismOptions &plan);
+/// The command-line options of a pass made by createAnalyzeModel() / createPlanParallelism(),
+/// by name, so a tool can offer them as flags of its own that set this very pass
+/// (snn-compile, through MirroredOptions): they are declared once, in Passes.td.
+const snn::CommandLineOptions &analyzeModelOptions(mlir::Pass &pass);
+const snn::CommandLineOptions &planParallelismOptions(mlir::Pass &pass);
 
 } // namespace snn
 

@@ -33,6 +33,7 @@ def AnalyzeModel : Pass<"snn-analyze", "::mlir::ModuleOp"> {
     The result is attached as the `snn.analysis` module attribute for later passes, printed as
     a readable summary (`summary`) and optionally written as JSON (`analysis-json`).
   }];
+  let dependentDialects = ["::snn::SNNDialect"];
   let options = [
     ListOption<"roots", "roots", "std::string",
                "Module paths to search for tensor-parallel candidates (default: whole model)">,
@@ -59,14 +60,15 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
     `shard.grid @mesh`, and `shard.shard` annotations for the mode (or `snn.pp_stage` per op
     for pp). Uses `snn.analysis` if present (its roots), else analyses the whole model.
   }];
+  let dependentDialects = ["::snn::SNNDialect"];
   let options = [
-    Option<"objective", "objective", "std::string", "\"speed\"",
-           "What to optimise: speed, memory or capacity">,
+    Option<"objective", "objective", "::snn::schema::Objective",
+           "::snn::schema::Objective::Speed", "What to optimise">,
     Option<"topology", "topology", "std::string", "\"\"",
            "Mesh dims, e.g. dp=2,tp=2 (ordered dp, tp, pp, vpp, others; empty: one process)">,
     Option<"batchSize", "batch-size", "int64_t", "0", "Global batch size to plan for">,
-    Option<"mode", "mode", "std::string", "\"\"",
-           "Force a mode: none, dp, zero, fsdp, tp, fsdp_tp, pp (default: choose)">,
+    Option<"mode", "mode", "::snn::schema::RequestedMode", "::snn::schema::RequestedMode::Auto",
+           "Force a mode (zero: dp with ZeRO-1), or let the planner choose (auto)">,
     Option<"experimentalConvTP", "experimental-conv-tp", "bool", "false",
            "Allow conv2d channel splits in tp and fsdp_tp">,
     Option<"allowPipeline", "allow-pipeline", "bool", "false",

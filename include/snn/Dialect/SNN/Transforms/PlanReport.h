@@ -7,6 +7,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "snn/Dialect/SNN/Transforms/ModelAnalysis.h"
 #include "snn/Dialect/SNN/Transforms/PlannerBridge.h"
 #include "snn/Planner/Recommender.h"
@@ -17,15 +18,15 @@
 
 namespace snn {
 
-/// The plan as the `snn.plan` module attribute. Field names follow the reference package (docs/reference-api.md) (mode,
-/// optimizer_strategy, mesh_shape, tp_mesh_dim, pp_microbatches, ..., rationale, notes);
-/// a mesh dim of -1 means the mesh has no such axis.
-mlir::DictionaryAttr planToAttribute(mlir::MLIRContext *context, const planner::Plan &plan,
+/// The plan as the `snn.plan` module attribute. Field names follow the reference package
+/// (docs/reference-api.md: mode, optimizer_strategy, mesh_shape, tp_mesh_dim,
+/// pp_microbatches, ..., rationale, notes); a mesh dim of -1 means the mesh has no such axis.
+PlanAttr planToAttribute(mlir::MLIRContext *context, const planner::Plan &plan,
                                      const planner::PlanRequest &request,
                                      const ModelAnalysis &analysis, const BridgedModel &bridged);
 
 /// The readable analysis summary (what --snn-analyze prints).
-void printAnalysis(mlir::DictionaryAttr analysis, llvm::raw_ostream &os);
+void printAnalysis(AnalysisAttr analysis, llvm::raw_ostream &os);
 /// The analysis and the plan with its candidates and rationale (`snn-compile --explain`).
 void printExplanation(mlir::ModuleOp module, llvm::raw_ostream &os);
 /// {"analysis": ..., "plan": ...} from the module's attributes (`--explain-json`).

@@ -1,0 +1,80 @@
+//===- ArtifactOps.h - The ops an artifact program may hold -----*- C++ -*-===//
+//
+// The contract between the `snn` dialect (SNNOps.td), the artifact exporter
+// and the runtime's op registry: every node of a program ONNX has domain
+// kArtifactDomain, an op_type from artifactOps() and only the attributes listed
+// for it. Tests hold both sides to this table: the compiler's (every snn op that
+// can reach an artifact is listed, with its ODS attribute names and operand
+// counts) and the runtime's (every listed op has a kernel builder).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_SCHEMA_ARTIFACTOPS_H
+#define SNN_SCHEMA_ARTIFACTOPS_H
+
+#include <string_view>
+#include <vector>
+
+namespace snn::schema {
+
+/// The ONNX domain and opset version of every artifact node.
+inline constexpr const char *kArtifactDomain = "spikemesh";
+inline constexpr int kArtifactOpsetVersion = 1;
+
+/// op_type of each artifact op; equal to the snn op's mnemonic.
+namespace op {
+inline constexpr const char *kLinear = "linear";
+inline constexpr const char *kConv2d = "conv2d";
+inline constexpr const char *kBatchNorm = "batch_norm";
+inline constexpr const char *kMaxPool2d = "max_pool2d";
+inline constexpr const char *kAvgPool2d = "avg_pool2d";
+inline constexpr const char *kAdaptiveAvgPool2d = "adaptive_avg_pool2d";
+inline constexpr const char *kFlatten = "flatten";
+inline constexpr const char *kDropout = "dropout";
+inline constexpr const char *kAdd = "add";
+inline constexpr const char *kMul = "mul";
+inline constexpr const char *kMeanTime = "mean_time";
+inline constexpr const char *kIFNode = "if_node";
+inline constexpr const char *kLIFNode = "lif_node";
+inline constexpr const char *kPLIFNode = "plif_node";
+} // namespace op
+
+/// Attribute names; equal to the snn ops' ODS attribute names.
+namespace attr {
+inline constexpr const char *kStride = "stride";
+inline constexpr const char *kPadding = "padding";
+inline constexpr const char *kDilation = "dilation";
+inline constexpr const char *kGroups = "groups";
+inline constexpr const char *kEps = "eps";
+inline constexpr const char *kMomentum = "momentum";
+inline constexpr const char *kKernelSize = "kernel_size";
+inline constexpr const char *kCeilMode = "ceil_mode";
+inline constexpr const char *kCountIncludePad = "count_include_pad";
+inline constexpr const char *kOutputSize = "output_size";
+inline constexpr const char *kP = "p";
+inline constexpr const char *kVThreshold = "v_threshold";
+inline constexpr const char *kVReset = "v_reset";
+inline constexpr const char *kDetachReset = "detach_reset";
+inline constexpr const char *kSurrogate = "surrogate";
+inline constexpr const char *kAlpha = "alpha";
+inline constexpr const char *kTau = "tau";
+inline constexpr const char *kDecayInput = "decay_input";
+} // namespace attr
+
+/// One op_type: how many inputs its node takes (optional trailing inputs make
+/// the range) and every attribute it may carry.
+struct ArtifactOp {
+  const char *name;
+  int minInputs;
+  int maxInputs;
+  std::vector<const char *> attributes;
+};
+
+/// Every op an artifact program may hold, in a fixed order.
+const std::vector<ArtifactOp> &artifactOps();
+
+/// The entry for `opType`, or null.
+const ArtifactOp *findArtifactOp(std::string_view opType);
+
+} // namespace snn::schema
+
+#endif // SNN_SCHEMA_ARTIFACTOPS_H

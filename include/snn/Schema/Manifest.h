@@ -1,0 +1,161 @@
+//===- Manifest.h - The artifact's manifest.json ----------------*- C++ -*-===//
+//
+// The one definition of what the compiler tells the runtime about an artifact
+// (docs/artifact-format.md): the mesh, which program each rank runs, the
+// parameters and how they are sharded, the program boundary and the plan. The
+// exporter fills a Manifest and formats it; snn-run parses it back. Both go
+// through Manifest.cpp, the only place that spells the JSON keys. Plain C++:
+// no MLIR, no LibTorch; the JSON library stays inside Manifest.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_SCHEMA_MANIFEST_H
+#define SNN_SCHEMA_MANIFEST_H
+
+#include "snn/Schema/Enums.h"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace snn::schema {
+
+/// The manifest's `format`, the `version` the exporter writes and the oldest
+/// one this reader still accepts.
+inline constexpr const char *kArtifactFormat = "spikemesh-artifact";
+inline constexpr int kManifestVersion = 2;
+inline constexpr int kOldestManifestVersion = 1;
+/// The sharding of a parameter every rank holds whole.
+inline constexpr const char *kReplicated = "replicated";
+
+/// A malformed manifest; the message names the file and the field.
+class ManifestError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `input` / `output`: a tensor at the program boundary. -1 is a dynamic dim.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool timeMajor = false;
+};
+
+/// One entry of `programs`: an ONNX file and the ranks that run it.
+struct ProgramSpec {
+  std::string file;
+  std::vector<int> ranks;
+};
+
+enum class ParameterKind { Parameter, Buffer };
+
+/// One entry of `parameters`.
+struct ParameterSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  ParameterKind kind = ParameterKind::Parameter;
+  std::string sharding = kReplicated;
+};
+
+/// The named device mesh: one axis name and size per dimension.
+struct MeshSpec {
+  std::vector<std::string> axes;
+  std::vector<int64_t> shape;
+};
+
+/// The plan's decisions that the runtime acts on, and why they were taken.
+struct PlanSpec {
+  ParallelMode mode = ParallelMode::None;
+  Objective objective = Objective::Speed;
+  OptimizerStrategy optimizer = OptimizerStrategy::None;
+  /// Whether the programs are per-rank partitions (false: one program that
+  /// every rank runs whole).
+  bool partitioned = false;
+  int64_t batchSize = 0;
+  int64_t memoptLevel = 0;
+  /// Mesh dimension of each role; -1 when the mode has none.
+  int64_t dpMeshDim = -1, tpMeshDim = -1, ppMeshDim = -1;
+  int64_t ppMicrobatches = 0;
+  std::optional<PipelineSchedule> ppSchedule;
+  int64_t ppVirtualStages = 0;
+  std::vector<int64_t> ppLayout;       ///< units per logical stage
+  std::vector<int64_t> ppMemoptStages; ///< logical stages that recompute
+  bool ppDelayWgrad = false;
+  std::vector<std::vector<std::string>> ppStageUnits;
+  std::vector<std::string> tensorParallelPairs;
+  std::string decidedBy;
+  std::vector<std::string> rationale;
+};
+
+/// One mode on one mesh as the planner estimated it, per rank and training
+/// step. `label` is the mode as a user writes it (dp+zero, fsdp_tp).
+struct PlanCandidate {
+  std::string label;
+  std::string mesh;
+  bool feasible = true;
+  std::string reason; ///< why not feasible
+  double stepSeconds = 0, computeSeconds = 0, commSeconds = 0;
+  int64_t commBytes = 0, memoryBytes = 0, stateBytes = 0, activationBytes = 0;
+  int64_t memoptLevel = 0;
+  bool fitsBudget = true;
+};
+
+/// The cost model's totals for the planned batch.
+struct ModelSummary {
+  int64_t timeSteps = 0;
+  int64_t paramBytes = 0;
+  int64_t bufferBytes = 0;
+  double forwardFlops = 0;
+  int64_t activationBytes = 0;
+  int64_t pipelineUnits = 0;
+};
+
+/// What the plan answered and what it compared: for people (--explain-json,
+/// the manifest's `explanation`); the runtime never acts on it.
+struct PlanExplanation {
+  std::string topology; ///< as requested, e.g. "dp=2,tp=2"; empty: one process
+  int64_t worldSize = 1;
+  bool experimentalConvTP = false, allowPipeline = false, allowZero = false;
+  int64_t memoryBudget = 0; ///< bytes per rank; 0: none
+  std::vector<std::string> tensorParallelRoots;
+  std::vector<std::string> notes;
+  std::vector<PlanCandidate> candidates;
+  std::optional<ModelSummary> model;
+};
+
+struct Manifest {
+  std::string format = kArtifactFormat;
+  int version = kManifestVersion;
+  std::string producer;
+  std::string source;
+  int worldSize = 1;
+  MeshSpec mesh;
+  std::vector<ProgramSpec> programs;
+  TensorSpec input;
+  TensorSpec output;
+  std::vector<ParameterSpec> parameters;
+  PlanSpec plan;
+  /// Present when the artifact was planned.
+  std::optional<PlanExplanation> explanation;
+
+  /// The program that `rank` runs; throws ManifestError if none lists it.
+  const ProgramSpec &programForRank(int rank) const;
+};
+
+/// The plan, its mesh and (when given) its explanation as one JSON object:
+/// what `snn-compile --explain-json` prints under "plan".
+std::string formatPlanJson(const PlanSpec &plan, const MeshSpec &mesh,
+                           const PlanExplanation *explanation);
+
+/// The manifest as JSON text (two-space indented, newline-terminated).
+std::string formatManifest(const Manifest &manifest);
+
+/// Parses and validates manifest text of any version from
+/// kOldestManifestVersion to kManifestVersion; `name` prefixes every message.
+/// Throws ManifestError.
+Manifest parseManifest(const std::string &text, const std::string &name);
+
+} // namespace snn::schema
+
+#endif // SNN_SCHEMA_MANIFEST_H

@@ -1,0 +1,36 @@
+//===- ArtifactOps.cpp - The artifact op table ----------------------------===//
+#include "snn/Schema/ArtifactOps.h"
+
+namespace snn::schema {
+
+const std::vector<ArtifactOp> &artifactOps() {
+  using namespace attr;
+  static const std::vector<ArtifactOp> ops = {
+      {op::kLinear, 2, 3, {}},
+      {op::kConv2d, 2, 3, {kStride, kPadding, kDilation, kGroups}},
+      {op::kBatchNorm, 5, 5, {kEps, kMomentum}},
+      {op::kMaxPool2d, 1, 1, {kKernelSize, kStride, kPadding, kCeilMode, kDilation}},
+      {op::kAvgPool2d, 1, 1, {kKernelSize, kStride, kPadding, kCeilMode, kCountIncludePad}},
+      {op::kAdaptiveAvgPool2d, 1, 1, {kOutputSize}},
+      {op::kFlatten, 1, 1, {}},
+      {op::kDropout, 1, 1, {kP}},
+      {op::kAdd, 2, 2, {}},
+      {op::kMul, 2, 2, {}},
+      {op::kMeanTime, 1, 1, {}},
+      {op::kIFNode, 1, 1, {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha}},
+      {op::kLIFNode, 1, 1,
+       {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kTau, kDecayInput}},
+      {op::kPLIFNode, 2, 2,
+       {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kDecayInput}},
+  };
+  return ops;
+}
+
+const ArtifactOp *findArtifactOp(std::string_view opType) {
+  for (const ArtifactOp &op : artifactOps())
+    if (opType == op.name)
+      return &op;
+  return nullptr;
+}
+
+} // namespace snn::schema

@@ -1,0 +1,536 @@
+//===- Manifest.cpp - manifest.json written and read ----------------------===//
+//
+// Writer and reader share the key names below, so a field cannot be renamed
+// on one side only. The reader is strict about what snn-run relies on and
+// ignores keys it does not know, so that exporters can add information without
+// breaking runtimes of the same version.
+//
+//===----------------------------------------------------------------------===//
+#include "snn/Schema/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <sstream>
+
+namespace snn::schema {
+
+using nlohmann::json;
+
+namespace {
+
+namespace key {
+constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "producer",
+                     *kSource = "source", *kWorldSize = "world_size", *kMesh = "mesh",
+                     *kAxes = "axes", *kShape = "shape", *kPrograms = "programs",
+                     *kFile = "file", *kRanks = "ranks", *kInput = "input",
+                     *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
+                     *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
+                     *kPlan = "plan", *kExplanation = "explanation";
+} // namespace key
+
+/// The plan's keys, as the reference package names its plan fields.
+namespace plankey {
+constexpr const char *kMode = "mode", *kObjective = "objective",
+                     *kOptimizer = "optimizer_strategy", *kPartitioned = "partitioned",
+                     *kBatchSize = "batch_size", *kMemoptLevel = "memopt_level",
+                     *kDpMeshDim = "dp_mesh_dim", *kTpMeshDim = "tp_mesh_dim",
+                     *kPpMeshDim = "pp_mesh_dim", *kMicrobatches = "pp_microbatches",
+                     *kSchedule = "pp_schedule", *kVirtualStages = "pp_virtual_stages",
+                     *kLayout = "pp_layout", *kMemoptStages = "pp_memopt_stages",
+                     *kDelayWgrad = "pp_delay_wgrad", *kStageUnits = "pp_stage_units",
+                     *kTensorParallelPairs = "tensor_parallel_pairs",
+                     *kDecidedBy = "decided_by", *kRationale = "rationale";
+} // namespace plankey
+
+/// The explanation's keys (the plan's context and the planner's comparison).
+namespace explainkey {
+constexpr const char *kTopology = "topology", *kWorldSize = "world_size",
+                     *kMeshAxes = "mesh_axes", *kMeshShape = "mesh_shape",
+                     *kFeatures = "features", *kConvTP = "experimental_conv_tp",
+                     *kAllowPipeline = "allow_pipeline", *kAllowZero = "allow_zero",
+                     *kMemoryBudget = "memory_budget", *kRoots = "tensor_parallel_roots",
+                     *kNotes = "notes", *kCandidates = "candidates", *kModel = "model";
+constexpr const char *kLabel = "mode", *kMesh = "mesh", *kFeasible = "feasible",
+                     *kReason = "reason", *kStep = "step_seconds",
+                     *kCompute = "compute_seconds", *kComm = "comm_seconds",
+                     *kCommBytes = "comm_bytes", *kMemoryBytes = "memory_bytes",
+                     *kStateBytes = "state_bytes", *kActivationBytes = "activation_bytes",
+                     *kMemopt = "memopt_level", *kFits = "fits_budget";
+constexpr const char *kTimeSteps = "time_steps", *kParamBytes = "param_bytes",
+                     *kBufferBytes = "buffer_bytes", *kForwardFlops = "forward_flops",
+                     *kPipelineUnits = "pipeline_units";
+} // namespace explainkey
+
+const char *kindName(ParameterKind kind) {
+  return kind == ParameterKind::Buffer ? "buffer" : "parameter";
+}
+
+// --- Writing ---------------------------------------------------------------------------
+
+json tensorJson(const TensorSpec &spec) {
+  return {{key::kName, spec.name}, {key::kShape, spec.shape}, {key::kTimeMajor, spec.timeMajor}};
+}
+
+json planJson(const PlanSpec &plan) {
+  using namespace plankey;
+  return {{kMode, nameOf(plan.mode)},
+          {kObjective, nameOf(plan.objective)},
+          {kOptimizer, nameOf(plan.optimizer)},
+          {kPartitioned, plan.partitioned},
+          {kBatchSize, plan.batchSize},
+          {kMemoptLevel, plan.memoptLevel},
+          {kDpMeshDim, plan.dpMeshDim},
+          {kTpMeshDim, plan.tpMeshDim},
+          {kPpMeshDim, plan.ppMeshDim},
+          {kMicrobatches, plan.ppMicrobatches},
+          {kSchedule, plan.ppSchedule ? json(nameOf(*plan.ppSchedule)) : json("none")},
+          {kVirtualStages, plan.ppVirtualStages},
+          {kLayout, plan.ppLayout},
+          {kMemoptStages, plan.ppMemoptStages},
+          {kDelayWgrad, plan.ppDelayWgrad},
+          {kStageUnits, plan.ppStageUnits},
+          {kTensorParallelPairs, plan.tensorParallelPairs},
+          {kDecidedBy, plan.decidedBy},
+          {kRationale, plan.rationale}};
+}
+
+json candidateJson(const PlanCandidate &c) {
+  using namespace explainkey;
+  json object = {{kLabel, c.label}, {kMesh, c.mesh}, {kFeasible, c.feasible}};
+  if (!c.feasible) {
+    object[kReason] = c.reason;
+    return object;
+  }
+  object.update({{kStep, c.stepSeconds},         {kCompute, c.computeSeconds},
+                 {kComm, c.commSeconds},         {kCommBytes, c.commBytes},
+                 {kMemoryBytes, c.memoryBytes},  {kStateBytes, c.stateBytes},
+                 {kActivationBytes, c.activationBytes}, {kMemopt, c.memoptLevel},
+                 {kFits, c.fitsBudget}});
+  return object;
+}
+
+json explanationJson(const PlanExplanation &e) {
+  using namespace explainkey;
+  json candidates = json::array();
+  for (const PlanCandidate &c : e.candidates)
+    candidates.push_back(candidateJson(c));
+  json object = {{kTopology, e.topology},
+                 {kWorldSize, e.worldSize},
+                 {kFeatures, {{kConvTP, e.experimentalConvTP},
+                              {kAllowPipeline, e.allowPipeline},
+                              {kAllowZero, e.allowZero}}},
+                 {kMemoryBudget, e.memoryBudget},
+                 {kRoots, e.tensorParallelRoots},
+                 {kNotes, e.notes},
+                 {kCandidates, std::move(candidates)}};
+  if (e.model)
+    object[kModel] = {{kTimeSteps, e.model->timeSteps},
+                      {kParamBytes, e.model->paramBytes},
+                      {kBufferBytes, e.model->bufferBytes},
+                      {kForwardFlops, e.model->forwardFlops},
+                      {kActivationBytes, e.model->activationBytes},
+                      {kPipelineUnits, e.model->pipelineUnits}};
+  return object;
+}
+
+json parametersJson(const std::vector<ParameterSpec> &parameters) {
+  json list = json::array();
+  for (const ParameterSpec &p : parameters)
+    list.push_back({{key::kName, p.name},
+                    {key::kShape, p.shape},
+                    {key::kKind, kindName(p.kind)},
+                    {key::kSharding, p.sharding}});
+  return list;
+}
+
+// --- Reading ---------------------------------------------------------------------------
+
+/// Reads typed fields of one JSON object; errors name the file and the field
+/// path ("programs[0].file").
+class FieldReader {
+public:
+  FieldReader(const json &object, std::string path, const std::string &file)
+      : object(object), path(std::move(path)), file(file) {
+    if (!object.is_object())
+      fail(this->path.empty() ? "top level must be a JSON object"
+                              : "'" + this->path + "' must be an object");
+  }
+
+  const json *find(const char *name) const {
+    auto it = object.find(name);
+    return it == object.end() ? nullptr : &*it;
+  }
+  const json &get(const char *name) const {
+    const json *value = find(name);
+    if (!value)
+      fail("missing '" + field(name) + "'");
+    return *value;
+  }
+  std::string getString(const char *name) const {
+    const json &value = get(name);
+    if (!value.is_string())
+      fail("'" + field(name) + "' must be a string");
+    return value.get<std::string>();
+  }
+  std::string getString(const char *name, const std::string &fallback) const {
+    return find(name) ? getString(name) : fallback;
+  }
+  int64_t getInt(const char *name) const {
+    const json &value = get(name);
+    if (!value.is_number_integer())
+      fail("'" + field(name) + "' must be an integer");
+    return value.get<int64_t>();
+  }
+  int64_t getInt(const char *name, int64_t fallback) const {
+    return find(name) ? getInt(name) : fallback;
+  }
+  double getDouble(const char *name) const {
+    const json &value = get(name);
+    if (!value.is_number())
+      fail("'" + field(name) + "' must be a number");
+    return value.get<double>();
+  }
+  bool getBool(const char *name) const {
+    const json &value = get(name);
+    if (!value.is_boolean())
+      fail("'" + field(name) + "' must be true or false");
+    return value.get<bool>();
+  }
+  bool getBool(const char *name, bool fallback) const {
+    return find(name) ? getBool(name) : fallback;
+  }
+  std::vector<int64_t> getInts(const char *name, int64_t min) const {
+    const json &value = get(name);
+    std::vector<int64_t> result;
+    if (value.is_array())
+      for (const json &item : value)
+        if (item.is_number_integer() && item.get<int64_t>() >= min)
+          result.push_back(item.get<int64_t>());
+    if (!value.is_array() || result.size() != value.size())
+      fail("'" + field(name) + "' must be an array of integers >= " + std::to_string(min));
+    return result;
+  }
+  std::vector<std::string> getStrings(const char *name) const {
+    const json &value = get(name);
+    std::vector<std::string> result;
+    if (value.is_array())
+      for (const json &item : value)
+        if (item.is_string())
+          result.push_back(item.get<std::string>());
+    if (!value.is_array() || result.size() != value.size())
+      fail("'" + field(name) + "' must be an array of strings");
+    return result;
+  }
+  const json &getArray(const char *name) const {
+    const json &value = get(name);
+    if (!value.is_array())
+      fail("'" + field(name) + "' must be an array");
+    return value;
+  }
+  template <typename E> E getEnum(const char *name) const {
+    std::string text = getString(name);
+    std::optional<E> value = parseEnum<E>(text);
+    if (!value)
+      fail("'" + field(name) + "': " + unknownSpellingMessage<E>(text));
+    return *value;
+  }
+  std::string field(const std::string &name) const {
+    return path.empty() ? name : path + "." + name;
+  }
+  const std::string &fileName() const { return file; }
+  [[noreturn]] void fail(const std::string &message) const {
+    throw ManifestError(file + ": " + message);
+  }
+
+private:
+  const json &object;
+  std::string path;
+  const std::string &file;
+};
+
+std::string indexed(const std::string &array, size_t index) {
+  return array + "[" + std::to_string(index) + "]";
+}
+
+TensorSpec parseTensorSpec(const FieldReader &top, const char *name) {
+  FieldReader reader(top.get(name), name, top.fileName());
+  TensorSpec spec;
+  spec.name = reader.getString(key::kName);
+  spec.shape = reader.getInts(key::kShape, -1);
+  spec.timeMajor = reader.getBool(key::kTimeMajor);
+  if (spec.timeMajor && spec.shape.size() < 2)
+    reader.fail("'" + std::string(name) + ".shape' must be [T, N, ...] when time_major is true");
+  return spec;
+}
+
+void checkFormat(const FieldReader &reader, Manifest &manifest) {
+  manifest.format = reader.getString(key::kFormat);
+  if (manifest.format != kArtifactFormat)
+    reader.fail("unknown format '" + manifest.format + "' (expected '" + kArtifactFormat + "')");
+  int64_t version = reader.getInt(key::kVersion);
+  if (version < kOldestManifestVersion || version > kManifestVersion)
+    reader.fail("artifact format " + std::to_string(version) + ", this snn-run reads " +
+                std::to_string(kOldestManifestVersion) + " to " +
+                std::to_string(kManifestVersion) +
+                (version > kManifestVersion
+                     ? " (use the snn-run built with the snn-compile that wrote it)"
+                     : " (recompile the model with this snn-compile)"));
+  manifest.version = int(version);
+}
+
+void parseMesh(const FieldReader &reader, Manifest &manifest) {
+  int64_t worldSize = reader.getInt(key::kWorldSize);
+  if (worldSize < 1 || worldSize > (1 << 20))
+    reader.fail("'world_size' must be a positive integer");
+  manifest.worldSize = int(worldSize);
+  if (!reader.find(key::kMesh))
+    return;
+  FieldReader mesh(reader.get(key::kMesh), key::kMesh, reader.fileName());
+  manifest.mesh.axes = mesh.getStrings(key::kAxes);
+  manifest.mesh.shape = mesh.getInts(key::kShape, 1);
+  if (manifest.mesh.axes.size() != manifest.mesh.shape.size())
+    reader.fail("'mesh.axes' and 'mesh.shape' differ in length");
+}
+
+bool isSafeRelativePath(const std::string &file) {
+  if (file.empty() || file.front() == '/')
+    return false;
+  std::stringstream parts(file);
+  std::string part;
+  while (std::getline(parts, part, '/'))
+    if (part == "..")
+      return false;
+  return true;
+}
+
+void parsePrograms(const FieldReader &reader, Manifest &manifest) {
+  const json &programs = reader.getArray(key::kPrograms);
+  if (programs.empty())
+    reader.fail("'programs' is empty");
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    FieldReader entry(programs[i], indexed(key::kPrograms, i), reader.fileName());
+    ProgramSpec program;
+    program.file = entry.getString(key::kFile);
+    if (!isSafeRelativePath(program.file))
+      entry.fail("'" + entry.field(key::kFile) + "' must be a path inside the artifact directory");
+    for (int64_t rank : entry.getInts(key::kRanks, 0)) {
+      if (rank >= manifest.worldSize || !seen.insert(rank).second)
+        entry.fail("rank " + std::to_string(rank) + " is out of range or listed twice");
+      program.ranks.push_back(int(rank));
+    }
+    manifest.programs.push_back(std::move(program));
+  }
+  if (int64_t(seen.size()) != manifest.worldSize)
+    reader.fail("'programs' must list every rank below world_size (" +
+                std::to_string(manifest.worldSize) + ") once");
+}
+
+ParameterSpec parseParameter(const FieldReader &entry) {
+  ParameterSpec parameter;
+  parameter.name = entry.getString(key::kName);
+  parameter.shape = entry.getInts(key::kShape, 0);
+  std::string kind = entry.getString(key::kKind);
+  if (kind != kindName(ParameterKind::Parameter) && kind != kindName(ParameterKind::Buffer))
+    entry.fail("'" + entry.field(key::kKind) + "' must be \"parameter\" or \"buffer\"");
+  parameter.kind = kind == kindName(ParameterKind::Buffer) ? ParameterKind::Buffer
+                                                            : ParameterKind::Parameter;
+  parameter.sharding = entry.getString(key::kSharding, kReplicated);
+  return parameter;
+}
+
+void parseParameters(const FieldReader &reader, Manifest &manifest) {
+  if (!reader.find(key::kParameters))
+    return;
+  const json &parameters = reader.getArray(key::kParameters);
+  std::set<std::string> names;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    FieldReader entry(parameters[i], indexed(key::kParameters, i), reader.fileName());
+    ParameterSpec parameter = parseParameter(entry);
+    if (!names.insert(parameter.name).second)
+      entry.fail("parameter '" + parameter.name + "' is listed twice");
+    manifest.parameters.push_back(std::move(parameter));
+  }
+}
+
+std::vector<std::vector<std::string>> parseStageUnits(const FieldReader &plan) {
+  std::vector<std::vector<std::string>> stages;
+  const json &list = plan.getArray(plankey::kStageUnits);
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::vector<std::string> units;
+    for (const json &unit : list[i]) {
+      if (!list[i].is_array() || !unit.is_string())
+        plan.fail("'" + plan.field(plankey::kStageUnits) + "' must be arrays of strings");
+      units.push_back(unit.get<std::string>());
+    }
+    stages.push_back(std::move(units));
+  }
+  return stages;
+}
+
+/// Version 2's pipeline and tensor-parallel fields (version 1 never ran them).
+void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
+  using namespace plankey;
+  spec.batchSize = plan.getInt(kBatchSize, 0);
+  spec.memoptLevel = plan.getInt(kMemoptLevel, 0);
+  spec.dpMeshDim = plan.getInt(kDpMeshDim, -1);
+  spec.tpMeshDim = plan.getInt(kTpMeshDim, -1);
+  spec.ppMeshDim = plan.getInt(kPpMeshDim, -1);
+  spec.ppMicrobatches = plan.getInt(kMicrobatches, 0);
+  std::string schedule = plan.getString(kSchedule, "none");
+  if (schedule != "none")
+    spec.ppSchedule = plan.getEnum<PipelineSchedule>(kSchedule);
+  spec.ppVirtualStages = plan.getInt(kVirtualStages, 0);
+  if (plan.find(kLayout))
+    spec.ppLayout = plan.getInts(kLayout, 0);
+  if (plan.find(kMemoptStages))
+    spec.ppMemoptStages = plan.getInts(kMemoptStages, 0);
+  spec.ppDelayWgrad = plan.getBool(kDelayWgrad, false);
+  if (plan.find(kStageUnits))
+    spec.ppStageUnits = parseStageUnits(plan);
+  if (plan.find(kTensorParallelPairs))
+    spec.tensorParallelPairs = plan.getStrings(kTensorParallelPairs);
+}
+
+void parsePlan(const FieldReader &reader, Manifest &manifest) {
+  using namespace plankey;
+  if (!reader.find(key::kPlan))
+    return;
+  FieldReader plan(reader.get(key::kPlan), key::kPlan, reader.fileName());
+  PlanSpec &spec = manifest.plan;
+  spec.mode = plan.find(kMode) ? plan.getEnum<ParallelMode>(kMode) : ParallelMode::None;
+  if (plan.find(kObjective))
+    spec.objective = plan.getEnum<Objective>(kObjective);
+  if (plan.find(kOptimizer))
+    spec.optimizer = plan.getEnum<OptimizerStrategy>(kOptimizer);
+  spec.partitioned = plan.getBool(kPartitioned, false);
+  spec.decidedBy = plan.getString(kDecidedBy, "");
+  if (plan.find(kRationale))
+    spec.rationale = plan.getStrings(kRationale);
+  if (manifest.version >= 2)
+    parsePlanLayout(plan, spec);
+}
+
+PlanCandidate parseCandidate(const FieldReader &entry) {
+  using namespace explainkey;
+  PlanCandidate c;
+  c.label = entry.getString(kLabel);
+  c.mesh = entry.getString(kMesh);
+  c.feasible = entry.getBool(kFeasible);
+  if (!c.feasible) {
+    c.reason = entry.getString(kReason);
+    return c;
+  }
+  c.stepSeconds = entry.getDouble(kStep);
+  c.computeSeconds = entry.getDouble(kCompute);
+  c.commSeconds = entry.getDouble(kComm);
+  c.commBytes = entry.getInt(kCommBytes);
+  c.memoryBytes = entry.getInt(kMemoryBytes);
+  c.stateBytes = entry.getInt(kStateBytes);
+  c.activationBytes = entry.getInt(kActivationBytes);
+  c.memoptLevel = entry.getInt(kMemopt);
+  c.fitsBudget = entry.getBool(kFits);
+  return c;
+}
+
+ModelSummary parseModelSummary(const FieldReader &model) {
+  using namespace explainkey;
+  ModelSummary m;
+  m.timeSteps = model.getInt(kTimeSteps);
+  m.paramBytes = model.getInt(kParamBytes);
+  m.bufferBytes = model.getInt(kBufferBytes);
+  m.forwardFlops = model.getDouble(kForwardFlops);
+  m.activationBytes = model.getInt(kActivationBytes);
+  m.pipelineUnits = model.getInt(kPipelineUnits);
+  return m;
+}
+
+PlanExplanation parseExplanation(const FieldReader &reader) {
+  using namespace explainkey;
+  PlanExplanation e;
+  e.topology = reader.getString(kTopology);
+  e.worldSize = reader.getInt(kWorldSize);
+  FieldReader features(reader.get(kFeatures), reader.field(kFeatures), reader.fileName());
+  e.experimentalConvTP = features.getBool(kConvTP);
+  e.allowPipeline = features.getBool(kAllowPipeline);
+  e.allowZero = features.getBool(kAllowZero);
+  e.memoryBudget = reader.getInt(kMemoryBudget);
+  e.tensorParallelRoots = reader.getStrings(kRoots);
+  e.notes = reader.getStrings(kNotes);
+  const json &candidates = reader.getArray(kCandidates);
+  for (size_t i = 0; i < candidates.size(); ++i)
+    e.candidates.push_back(parseCandidate(
+        FieldReader(candidates[i], indexed(reader.field(kCandidates), i), reader.fileName())));
+  if (reader.find(kModel))
+    e.model = parseModelSummary(
+        FieldReader(reader.get(kModel), reader.field(kModel), reader.fileName()));
+  return e;
+}
+
+} // namespace
+
+const ProgramSpec &Manifest::programForRank(int rank) const {
+  for (const ProgramSpec &program : programs)
+    for (int r : program.ranks)
+      if (r == rank)
+        return program;
+  throw ManifestError("manifest.json: no program for rank " + std::to_string(rank));
+}
+
+std::string formatManifest(const Manifest &manifest) {
+  json programs = json::array();
+  for (const ProgramSpec &program : manifest.programs)
+    programs.push_back({{key::kFile, program.file}, {key::kRanks, program.ranks}});
+  json document = {{key::kFormat, manifest.format},
+                   {key::kVersion, manifest.version},
+                   {key::kProducer, manifest.producer},
+                   {key::kSource, manifest.source},
+                   {key::kWorldSize, manifest.worldSize},
+                   {key::kMesh, {{key::kAxes, manifest.mesh.axes},
+                                 {key::kShape, manifest.mesh.shape}}},
+                   {key::kPrograms, std::move(programs)},
+                   {key::kInput, tensorJson(manifest.input)},
+                   {key::kOutput, tensorJson(manifest.output)},
+                   {key::kParameters, parametersJson(manifest.parameters)},
+                   {key::kPlan, planJson(manifest.plan)}};
+  if (manifest.explanation)
+    document[key::kExplanation] = explanationJson(*manifest.explanation);
+  return document.dump(2) + "\n";
+}
+
+std::string formatPlanJson(const PlanSpec &plan, const MeshSpec &mesh,
+                           const PlanExplanation *explanation) {
+  json object = planJson(plan);
+  object[explainkey::kMeshAxes] = mesh.axes;
+  object[explainkey::kMeshShape] = mesh.shape;
+  if (explanation)
+    object.update(explanationJson(*explanation));
+  return object.dump(2);
+}
+
+Manifest parseManifest(const std::string &text, const std::string &name) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::exception &e) {
+    throw ManifestError(name + ": invalid JSON: " + e.what());
+  }
+  FieldReader reader(document, "", name);
+  Manifest manifest;
+  checkFormat(reader, manifest);
+  manifest.producer = reader.getString(key::kProducer, "");
+  manifest.source = reader.getString(key::kSource, "");
+  parseMesh(reader, manifest);
+  parsePrograms(reader, manifest);
+  manifest.input = parseTensorSpec(reader, key::kInput);
+  manifest.output = parseTensorSpec(reader, key::kOutput);
+  parseParameters(reader, manifest);
+  parsePlan(reader, manifest);
+  if (manifest.version >= 2 && reader.find(key::kExplanation))
+    manifest.explanation = parseExplanation(
+        FieldReader(reader.get(key::kExplanation), key::kExplanation, name));
+  return manifest;
+}
+
+} // namespace snn::schema

@@ -1,0 +1,254 @@
+//===- ManifestTest.cpp - The manifest written and read back --------------===//
+//
+// Every field is set to a value other than its default, written by the
+// exporter's formatter and read by the runtime's parser: a field that one side
+// forgets comes back as its default and fails here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Schema/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace snn::schema;
+
+namespace {
+
+PlanSpec fullPlan() {
+  PlanSpec plan;
+  plan.mode = ParallelMode::PP;
+  plan.objective = Objective::Capacity;
+  plan.optimizer = OptimizerStrategy::Zero;
+  plan.partitioned = true;
+  plan.batchSize = 64;
+  plan.memoptLevel = 1;
+  plan.dpMeshDim = 0;
+  plan.tpMeshDim = 2;
+  plan.ppMeshDim = 1;
+  plan.ppMicrobatches = 8;
+  plan.ppSchedule = PipelineSchedule::ZeroBubble;
+  plan.ppVirtualStages = 2;
+  plan.ppLayout = {1, 2, 0, 3};
+  plan.ppMemoptStages = {0, 3};
+  plan.ppDelayWgrad = true;
+  plan.ppStageUnits = {{"conv1", "bn1"}, {"fc"}};
+  plan.tensorParallelPairs = {"fc1 -> fc2"};
+  plan.decidedBy = "cost-model";
+  plan.rationale = {"because", "and so"};
+  return plan;
+}
+
+PlanExplanation fullExplanation() {
+  PlanExplanation e;
+  e.topology = "dp=2,pp=2,tp=2";
+  e.worldSize = 8;
+  e.experimentalConvTP = true;
+  e.allowPipeline = true;
+  e.allowZero = true;
+  e.memoryBudget = 1 << 30;
+  e.tensorParallelRoots = {"fc"};
+  e.notes = {"a note"};
+  PlanCandidate feasible{"dp+zero", "dp=8", true, "", 0.25, 0.125, 0.0625,
+                         1000, 2000, 3000, 4000, 1, false};
+  PlanCandidate infeasible;
+  infeasible.label = "tp";
+  infeasible.mesh = "tp=8";
+  infeasible.feasible = false;
+  infeasible.reason = "fc: 10 features do not divide by 8";
+  e.candidates = {feasible, infeasible};
+  e.model = ModelSummary{4, 100, 200, 3.5e9, 300, 12};
+  return e;
+}
+
+Manifest fullManifest() {
+  Manifest m;
+  m.producer = "test";
+  m.source = "model.onnx";
+  m.worldSize = 8;
+  m.mesh = {{"dp", "pp", "tp"}, {2, 2, 2}};
+  m.programs = {{"program_0.onnx", {0, 2, 4, 6}}, {"stage_1/program.onnx", {1, 3, 5, 7}}};
+  m.input = {"input", {4, -1, 1, 28, 28}, true};
+  m.output = {"output", {-1, 10}, false};
+  m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, "tp:0"},
+                  {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated}};
+  m.plan = fullPlan();
+  m.explanation = fullExplanation();
+  return m;
+}
+
+void expectSamePlan(const PlanSpec &a, const PlanSpec &b) {
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.objective, b.objective);
+  EXPECT_EQ(a.optimizer, b.optimizer);
+  EXPECT_EQ(a.partitioned, b.partitioned);
+  EXPECT_EQ(a.batchSize, b.batchSize);
+  EXPECT_EQ(a.memoptLevel, b.memoptLevel);
+  EXPECT_EQ(a.dpMeshDim, b.dpMeshDim);
+  EXPECT_EQ(a.tpMeshDim, b.tpMeshDim);
+  EXPECT_EQ(a.ppMeshDim, b.ppMeshDim);
+  EXPECT_EQ(a.ppMicrobatches, b.ppMicrobatches);
+  EXPECT_EQ(a.ppSchedule, b.ppSchedule);
+  EXPECT_EQ(a.ppVirtualStages, b.ppVirtualStages);
+  EXPECT_EQ(a.ppLayout, b.ppLayout);
+  EXPECT_EQ(a.ppMemoptStages, b.ppMemoptStages);
+  EXPECT_EQ(a.ppDelayWgrad, b.ppDelayWgrad);
+  EXPECT_EQ(a.ppStageUnits, b.ppStageUnits);
+  EXPECT_EQ(a.tensorParallelPairs, b.tensorParallelPairs);
+  EXPECT_EQ(a.decidedBy, b.decidedBy);
+  EXPECT_EQ(a.rationale, b.rationale);
+}
+
+void expectSameCandidate(const PlanCandidate &a, const PlanCandidate &b) {
+  EXPECT_EQ(a.label, b.label);
+  EXPECT_EQ(a.mesh, b.mesh);
+  EXPECT_EQ(a.feasible, b.feasible);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.stepSeconds, b.stepSeconds);
+  EXPECT_EQ(a.computeSeconds, b.computeSeconds);
+  EXPECT_EQ(a.commSeconds, b.commSeconds);
+  EXPECT_EQ(a.commBytes, b.commBytes);
+  EXPECT_EQ(a.memoryBytes, b.memoryBytes);
+  EXPECT_EQ(a.stateBytes, b.stateBytes);
+  EXPECT_EQ(a.activationBytes, b.activationBytes);
+  EXPECT_EQ(a.memoptLevel, b.memoptLevel);
+  EXPECT_EQ(a.fitsBudget, b.fitsBudget);
+}
+
+void expectSameExplanation(const PlanExplanation &a, const PlanExplanation &b) {
+  EXPECT_EQ(a.topology, b.topology);
+  EXPECT_EQ(a.worldSize, b.worldSize);
+  EXPECT_EQ(a.experimentalConvTP, b.experimentalConvTP);
+  EXPECT_EQ(a.allowPipeline, b.allowPipeline);
+  EXPECT_EQ(a.allowZero, b.allowZero);
+  EXPECT_EQ(a.memoryBudget, b.memoryBudget);
+  EXPECT_EQ(a.tensorParallelRoots, b.tensorParallelRoots);
+  EXPECT_EQ(a.notes, b.notes);
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (size_t i = 0; i < a.candidates.size(); ++i)
+    expectSameCandidate(a.candidates[i], b.candidates[i]);
+  ASSERT_EQ(a.model.has_value(), b.model.has_value());
+  if (a.model) {
+    EXPECT_EQ(a.model->timeSteps, b.model->timeSteps);
+    EXPECT_EQ(a.model->paramBytes, b.model->paramBytes);
+    EXPECT_EQ(a.model->bufferBytes, b.model->bufferBytes);
+    EXPECT_EQ(a.model->forwardFlops, b.model->forwardFlops);
+    EXPECT_EQ(a.model->activationBytes, b.model->activationBytes);
+    EXPECT_EQ(a.model->pipelineUnits, b.model->pipelineUnits);
+  }
+}
+
+void expectSameTensor(const TensorSpec &a, const TensorSpec &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.shape, b.shape);
+  EXPECT_EQ(a.timeMajor, b.timeMajor);
+}
+
+std::string parseError(const std::string &text) {
+  try {
+    parseManifest(text, "m.json");
+  } catch (const ManifestError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The full manifest's text with `from` replaced by `to` (once).
+std::string edited(const std::string &from, const std::string &to) {
+  std::string text = formatManifest(fullManifest());
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST(Manifest, EveryFieldRoundTrips) {
+  Manifest written = fullManifest();
+  Manifest read = parseManifest(formatManifest(written), "m.json");
+  EXPECT_EQ(read.format, kArtifactFormat);
+  EXPECT_EQ(read.version, kManifestVersion);
+  EXPECT_EQ(read.producer, written.producer);
+  EXPECT_EQ(read.source, written.source);
+  EXPECT_EQ(read.worldSize, written.worldSize);
+  EXPECT_EQ(read.mesh.axes, written.mesh.axes);
+  EXPECT_EQ(read.mesh.shape, written.mesh.shape);
+  ASSERT_EQ(read.programs.size(), written.programs.size());
+  for (size_t i = 0; i < read.programs.size(); ++i) {
+    EXPECT_EQ(read.programs[i].file, written.programs[i].file);
+    EXPECT_EQ(read.programs[i].ranks, written.programs[i].ranks);
+  }
+  expectSameTensor(read.input, written.input);
+  expectSameTensor(read.output, written.output);
+  ASSERT_EQ(read.parameters.size(), written.parameters.size());
+  for (size_t i = 0; i < read.parameters.size(); ++i) {
+    EXPECT_EQ(read.parameters[i].name, written.parameters[i].name);
+    EXPECT_EQ(read.parameters[i].shape, written.parameters[i].shape);
+    EXPECT_EQ(read.parameters[i].kind, written.parameters[i].kind);
+    EXPECT_EQ(read.parameters[i].sharding, written.parameters[i].sharding);
+  }
+  expectSamePlan(read.plan, written.plan);
+  ASSERT_TRUE(read.explanation);
+  expectSameExplanation(*read.explanation, *written.explanation);
+  EXPECT_EQ(read.programForRank(5).file, "stage_1/program.onnx");
+}
+
+TEST(Manifest, UnplannedManifestHasNoExplanation) {
+  Manifest m;
+  m.programs = {{"program_0.onnx", {0}}};
+  m.input = {"input", {4, -1, 3}, true};
+  m.output = {"output", {-1, 3}, false};
+  std::string text = formatManifest(m);
+  EXPECT_EQ(text.find("explanation"), std::string::npos);
+  Manifest read = parseManifest(text, "m.json");
+  EXPECT_FALSE(read.explanation);
+  EXPECT_EQ(read.plan.mode, ParallelMode::None);
+  EXPECT_FALSE(read.plan.ppSchedule);
+}
+
+TEST(Manifest, ReadsVersionOneArtifacts) {
+  // What snn-compile wrote before the schema: the plan as the whole planner dictionary
+  // (pp_layout a string); only mode and optimizer strategy were ever acted on.
+  const char *v1 = R"({"format": "spikemesh-artifact", "version": 1, "world_size": 2,
+    "mesh": {"axes": ["dp"], "shape": [2]},
+    "programs": [{"file": "program_0.onnx", "ranks": [0, 1]}],
+    "input": {"name": "input", "shape": [4, -1, 3], "time_major": true},
+    "output": {"name": "output", "shape": [-1, 3], "time_major": false},
+    "parameters": [{"name": "w", "shape": [3, 3], "kind": "parameter",
+                    "sharding": "replicated"}],
+    "plan": {"mode": "dp", "optimizer_strategy": "zero", "objective": "speed",
+             "pp_layout": "", "candidates": [{"mode": "dp"}], "partitioned": false}})";
+  Manifest m = parseManifest(v1, "old.json");
+  EXPECT_EQ(m.version, 1);
+  EXPECT_EQ(m.plan.mode, ParallelMode::DP);
+  EXPECT_EQ(m.plan.optimizer, OptimizerStrategy::Zero);
+  EXPECT_TRUE(m.plan.ppLayout.empty());
+  EXPECT_EQ(m.mesh.shape, (std::vector<int64_t>{2}));
+}
+
+TEST(Manifest, RefusesOtherVersionsNamingTheFix) {
+  EXPECT_EQ(parseError(edited("\"version\": 2", "\"version\": 3")),
+            "m.json: artifact format 3, this snn-run reads 1 to 2 (use the snn-run built "
+            "with the snn-compile that wrote it)");
+  EXPECT_EQ(parseError(edited("\"version\": 2", "\"version\": 0")),
+            "m.json: artifact format 0, this snn-run reads 1 to 2 (recompile the model "
+            "with this snn-compile)");
+}
+
+TEST(Manifest, RefusesUnknownSpellingsNamingTheField) {
+  EXPECT_EQ(parseError(edited("\"mode\": \"pp\"", "\"mode\": \"ddp\"")),
+            "m.json: 'plan.mode': unknown mode 'ddp' (expected none, dp, fsdp, tp, fsdp_tp "
+            "or pp)");
+  EXPECT_EQ(parseError(edited("\"pp_schedule\": \"zero_bubble\"", "\"pp_schedule\": \"2f2b\"")),
+            "m.json: 'plan.pp_schedule': unknown pipeline schedule '2f2b' (expected gpipe, "
+            "1f1b, interleaved_1f1b or zero_bubble)");
+  EXPECT_EQ(parseError(edited("\"kind\": \"buffer\"", "\"kind\": \"weight\"")),
+            "m.json: 'parameters[1].kind' must be \"parameter\" or \"buffer\"");
+  EXPECT_EQ(parseError(edited("\"pp_layout\": [", "\"pp_layout\": [-1,")),
+            "m.json: 'plan.pp_layout' must be an array of integers >= 0");
+}
+
+TEST(Manifest, ProgramForAMissingRankIsAnError) {
+  Manifest m = fullManifest();
+  m.programs.pop_back();
+  EXPECT_THROW(m.programForRank(1), ManifestError);
+}
