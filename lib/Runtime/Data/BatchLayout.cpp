@@ -1,22 +1,13 @@
 //===- BatchLayout.cpp - How a dataset feeds an artifact's input ----------===//
 
 #include "snn/Runtime/Data/BatchLayout.h"
+#include "snn/Runtime/Execution/Boundary.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/TensorIO.h"
 
 namespace snn::runtime {
 
 namespace {
-
-/// Same rank, and equal in every dim where `expected` is static.
-bool matches(at::IntArrayRef shape, at::IntArrayRef expected) {
-  if (shape.size() != expected.size())
-    return false;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (expected[i] >= 0 && shape[i] != expected[i])
-      return false;
-  return true;
-}
 
 /// A sequence sample of a time-major input [T, N, ...] is [T, ...].
 std::vector<int64_t> sequenceShape(const TensorSpec &spec) {
@@ -70,13 +61,13 @@ BatchLayout resolveBatchLayout(const Dataset &dataset, const TensorSpec &spec,
   if (!spec.timeMajor) {
     if (repeatTime > 0)
       throw Error("--repeat-time: the artifact's input is not time-major");
-    if (shape.empty() || !matches(sample, shape.slice(1)))
+    if (shape.empty() || !matchesSpecShape(sample, shape.slice(1)))
       mismatch(dataset, spec);
     return BatchLayout{0, false};
   }
-  if (matches(sample, shape.slice(2)))
+  if (matchesSpecShape(sample, shape.slice(2)))
     return staticLayout(dataset, spec, repeatTime);
-  if (matches(sample, sequenceShape(spec)))
+  if (matchesSpecShape(sample, sequenceShape(spec)))
     return sequenceLayout(dataset, repeatTime);
   mismatch(dataset, spec);
 }

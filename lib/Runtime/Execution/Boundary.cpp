@@ -8,17 +8,6 @@ namespace snn::runtime {
 
 namespace {
 
-/// True if `shape` has the rank of `expected` and equals it in every static
-/// (non -1) dim.
-bool matches(at::IntArrayRef shape, const std::vector<int64_t> &expected) {
-  if (shape.size() != expected.size())
-    return false;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (expected[i] >= 0 && shape[i] != expected[i])
-      return false;
-  return true;
-}
-
 at::Tensor repeatOverTime(const at::Tensor &input, const TensorSpec &spec,
                           int64_t steps, const std::string &name) {
   if (!spec.timeMajor)
@@ -28,7 +17,7 @@ at::Tensor repeatOverTime(const at::Tensor &input, const TensorSpec &spec,
                 " does not match the artifact's T = " +
                 std::to_string(spec.shape[0]));
   std::vector<int64_t> perStep(spec.shape.begin() + 1, spec.shape.end());
-  if (!matches(input.sizes(), perStep))
+  if (!matchesSpecShape(input.sizes(), perStep))
     throw Error(name + ": input has shape " + formatShape(input.sizes()) +
                 ", the artifact expects " + formatShape(perStep) +
                 " per time step (with --repeat-time)");
@@ -44,7 +33,7 @@ at::Tensor prepareInput(const at::Tensor &input, const TensorSpec &spec,
                         int64_t repeatTime, const std::string &name) {
   if (repeatTime > 0)
     return repeatOverTime(input, spec, repeatTime, name);
-  if (matches(input.sizes(), spec.shape))
+  if (matchesSpecShape(input.sizes(), spec.shape))
     return input;
   std::string hint;
   if (spec.timeMajor && input.dim() + 1 == int64_t(spec.shape.size()))
@@ -54,9 +43,18 @@ at::Tensor prepareInput(const at::Tensor &input, const TensorSpec &spec,
 }
 
 void checkOutput(const at::Tensor &output, const TensorSpec &spec) {
-  if (!matches(output.sizes(), spec.shape))
+  if (!matchesSpecShape(output.sizes(), spec.shape))
     throw Error("program output has shape " + formatShape(output.sizes()) +
                 ", manifest.json says " + formatShape(spec.shape));
+}
+
+bool matchesSpecShape(at::IntArrayRef shape, at::IntArrayRef expected) {
+  if (shape.size() != expected.size())
+    return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (expected[i] >= 0 && shape[i] != expected[i])
+      return false;
+  return true;
 }
 
 } // namespace snn::runtime

@@ -19,6 +19,10 @@ at::Tensor prepareInput(const at::Tensor &input, const TensorSpec &spec,
 /// Checks the program's result against the manifest's output spec.
 void checkOutput(const at::Tensor &output, const TensorSpec &spec);
 
+/// True if `shape` has the rank of `expected` and equals it in every static
+/// (non -1) dim of the manifest's shape.
+bool matchesSpecShape(at::IntArrayRef shape, at::IntArrayRef expected);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_EXECUTION_BOUNDARY_H

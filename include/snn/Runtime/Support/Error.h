@@ -8,6 +8,8 @@
 #ifndef SNN_RUNTIME_SUPPORT_ERROR_H
 #define SNN_RUNTIME_SUPPORT_ERROR_H
 
+#include "snn/Runtime/Distributed/Error.h"
+
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -21,8 +23,10 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Returns the message of an exception as one line, without c10 backtraces.
-std::string describeException(const std::exception &e);
+/// The message of an exception as one line, without c10 backtraces: the
+/// distributed layer's rule (it also drops Gloo's source-location prefix),
+/// so every tool reports every failure the same way.
+using dist::describeException;
 
 /// Runs `body`; converts any exception into `error: <message>` on stderr.
 /// Returns the body's exit code, or 1 after an error.
