@@ -221,33 +221,34 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &ma
   return success();
 }
 
-/// Whether every rank of `mode` runs the same, unpartitioned program: the data-parallel
-/// family (dp, dp + ZeRO, fsdp) shards the batch and the optimizer state or parameters at
-/// run time, not the program.
-bool replicatedProgramMode(schema::ParallelMode mode) {
-  return mode == schema::ParallelMode::DP || mode == schema::ParallelMode::FSDP;
-}
-
 /// The plan, its mesh and explanation from `snn.plan`. For the data-parallel family (dp,
 /// dp + ZeRO, fsdp) the one program serves every rank of the mesh: world_size is the mesh's
-/// size and program_0 lists all ranks. Other modes stay one replicated program for world
-/// size 1 until the partitioning pass exists, which `partitioned: false` says.
-void writePlan(ModuleOp module, schema::Manifest &manifest) {
+/// size and program_0 lists all ranks. The other modes need per-rank programs, which are not
+/// partitioned yet: rather than write an artifact that would compute something else, the
+/// export fails naming the mode.
+LogicalResult writePlan(ModuleOp module, schema::Manifest &manifest) {
   auto plan = module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName);
   if (!plan)
-    return;
+    return success();
+  if (!schema::canExportMode(plan.getMode()))
+    return module.emitError("plan mode '")
+           << schema::nameOf(plan.getMode())
+           << "' cannot be exported yet: its per-rank programs are not partitioned, and "
+              "snn-run runs none, dp, zero and fsdp (plan with --mode dp|zero|fsdp, or "
+              "leave out -o to only --explain the plan)";
   manifest.plan = snn::toPlanSpec(plan);
   manifest.plan.partitioned = false;
   manifest.mesh = snn::toMeshSpec(plan);
   manifest.explanation = snn::toPlanExplanation(plan);
   const schema::MeshSpec &mesh = manifest.mesh;
-  if (!replicatedProgramMode(manifest.plan.mode) || mesh.axes.size() != 1 ||
+  if (!schema::runsReplicatedProgram(manifest.plan.mode) || mesh.axes.size() != 1 ||
       mesh.axes[0] != "dp" || mesh.shape[0] < 1)
-    return;
+    return success();
   manifest.worldSize = int(mesh.shape[0]);
   manifest.programs[0].ranks.clear();
   for (int rank = 0; rank < manifest.worldSize; ++rank)
     manifest.programs[0].ranks.push_back(rank);
+  return success();
 }
 
 LogicalResult writeFiles(StringRef dir, const onnx::ModelProto &model,
@@ -296,7 +297,8 @@ LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
     manifest.source = llvm::sys::path::filename(source.getValue()).str();
   if (failed(ProgramWriter(func).write(model, manifest)))
     return failure();
-  writePlan(module, manifest);
+  if (failed(writePlan(module, manifest)))
+    return failure();
 
   SmallString<256> tmp(directory);
   while (!tmp.empty() && llvm::sys::path::is_separator(tmp.back()))

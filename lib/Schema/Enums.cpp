@@ -72,6 +72,14 @@ template <> SpellingTable<RequestedMode> spellings<RequestedMode>() {
   return table(kRequestedModes, "mode");
 }
 
+bool runsReplicatedProgram(ParallelMode mode) {
+  return mode == ParallelMode::DP || mode == ParallelMode::FSDP;
+}
+
+bool canExportMode(ParallelMode mode) {
+  return mode == ParallelMode::None || runsReplicatedProgram(mode);
+}
+
 std::optional<ResolvedMode> resolveRequestedMode(RequestedMode requested) {
   using M = ParallelMode;
   using O = OptimizerStrategy;

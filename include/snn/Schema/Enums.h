@@ -90,6 +90,15 @@ template <typename E> std::string unknownSpellingMessage(std::string_view text) 
          "' (expected " + spellingList<E>() + ")";
 }
 
+/// Whether every rank of `mode` runs the one whole program, the runtime sharding the
+/// batch (and the optimizer state or parameters) itself: the data-parallel family.
+bool runsReplicatedProgram(ParallelMode mode);
+
+/// Whether an artifact can be written for `mode` today: one process, or the
+/// data-parallel family. tp, fsdp_tp and pp need per-rank programs, which the
+/// compiler does not partition yet, so the exporter refuses them.
+bool canExportMode(ParallelMode mode);
+
 /// A forced mode as the plan's mode and optimizer strategy; nullopt for Auto.
 struct ResolvedMode {
   ParallelMode mode;

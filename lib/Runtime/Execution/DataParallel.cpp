@@ -27,9 +27,7 @@ uint64_t hashTensor(const at::Tensor &tensor) {
   return h;
 }
 
-bool dataParallelMode(schema::ParallelMode mode) {
-  return mode == schema::ParallelMode::DP || mode == schema::ParallelMode::FSDP;
-}
+
 
 } // namespace
 
@@ -41,7 +39,7 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
   Artifact artifact = loadArtifact(dir, rank);
   const Manifest &manifest = artifact.manifest;
   dist::checkWorldSize(manifest.worldSize, size);
-  if (size > 1 && !dataParallelMode(manifest.plan.mode))
+  if (size > 1 && !schema::runsReplicatedProgram(manifest.plan.mode))
     throw Error(dir + ": plan mode '" + schema::nameOf(manifest.plan.mode) +
                 "' cannot run on " + std::to_string(size) +
                 " ranks in this snn-run yet (the data-parallel family can: "
