@@ -12,6 +12,10 @@ import shutil
 import subprocess
 import sys
 
+# Bit-identical spikes need the same GEMMs on both sides: the in-process reference runs BLAS
+# with one thread, as snn-run does (set before torch is imported; test/e2e does the same).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 try:
     import numpy as np
     import onnx

@@ -4,10 +4,12 @@
 // of the output; every element still sums over the whole reduction, so the
 // values equal at::linear's up to the order of that sum, which each BLAS kernel
 // chooses for itself. The tolerance is therefore the float32 bound for two
-// orders of the same sum (derived below), not a number one kernel happens to
+// orders of the same sum (TestSupport.h), not a number one kernel happens to
 // meet; with one thread (or a small GEMM) it is at::linear itself.
 //
 //===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
 
 #include "snn/Runtime/Autograd/LinearAutograd.h"
 
@@ -15,9 +17,8 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
-#include <limits>
-
 using namespace snn::runtime;
+using snn::test::expectSameSumUpToOrder;
 
 namespace {
 
@@ -31,21 +32,6 @@ protected:
   void TearDown() override { at::set_num_threads(threads); }
   int threads = 1;
 };
-
-/// Two float32 sums of the same `terms` products, each in any order, differ by
-/// at most 2 * gamma(terms) * sum|product| with gamma(n) = n*eps / (1 - n*eps)
-/// (the standard summation error bound). `magnitude` is sum|product| per
-/// element, e.g. |A| @ |B| for A @ B.
-void expectSameSumUpToOrder(const at::Tensor &actual, const at::Tensor &expected,
-                            const at::Tensor &magnitude, int64_t terms) {
-  ASSERT_EQ(actual.sizes(), expected.sizes());
-  double nEps = double(terms) * std::numeric_limits<float>::epsilon();
-  at::Tensor bound = magnitude.to(at::kDouble) * (2 * nEps / (1 - nEps));
-  at::Tensor excess =
-      (actual.to(at::kDouble) - expected.to(at::kDouble)).abs() - bound;
-  EXPECT_LE(excess.max().item<double>(), 0.0)
-      << "max difference " << (actual - expected).abs().max().item<double>();
-}
 
 /// y = x W^T + b as sums of in + 1 terms.
 void expectLinearClose(const at::Tensor &actual, const at::Tensor &expected,

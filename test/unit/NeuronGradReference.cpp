@@ -55,8 +55,9 @@ at::Tensor atenSurrogateNeuron(const at::Tensor &x, const NeuronConfig &c,
                                const at::Tensor &w) {
   at::Tensor v = at::full_like(x[0], c.hardReset ? c.vReset : 0.0f);
   std::vector<at::Tensor> spikes;
+  bool perStep = w.defined() && w.dim() == x.dim() && w.dim() > 0;
   for (int64_t t = 0; t < x.size(0); ++t) {
-    at::Tensor h = atenCharge(c, v, x[t], w);
+    at::Tensor h = atenCharge(c, v, x[t], perStep ? w[t] : w);
     at::Tensor s = straightThrough(h - c.vThreshold, c);
     at::Tensor r = c.detachReset ? s.detach() : s;
     v = c.hardReset ? c.vReset * r + (1.0 - r) * h : h - r * c.vThreshold;

@@ -22,8 +22,10 @@
 namespace snn::test {
 
 /// Spikes of x [T, ...] from per-step ATen ops, differentiable w.r.t. `x`
-/// and PLIF's `w` (0-dim). Forward values equal the Heaviside neuron
-/// exactly; backward uses the config's surrogate and detach_reset.
+/// and PLIF's `w` (0-dim, or shaped like `x` with one copy of the same value
+/// per step and neuron, whose gradient is then each one's term of the 0-dim
+/// w's). Forward values equal the Heaviside neuron exactly; backward uses the
+/// config's surrogate and detach_reset.
 at::Tensor atenSurrogateNeuron(const at::Tensor &x,
                                const runtime::NeuronConfig &config,
                                const at::Tensor &w);

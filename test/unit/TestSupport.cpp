@@ -2,15 +2,38 @@
 
 #include "TestSupport.h"
 
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
 namespace snn::test {
+
+double float32Gamma(int64_t terms) {
+  double nEps = double(terms) * std::numeric_limits<float>::epsilon();
+  return nEps / (1 - nEps);
+}
+
+void expectSameSumUpToOrder(const at::Tensor &actual,
+                            const at::Tensor &expected,
+                            const at::Tensor &magnitude, int64_t terms) {
+  ASSERT_EQ(actual.sizes(), expected.sizes());
+  at::Tensor bound = magnitude.to(at::kDouble) * (2 * float32Gamma(terms));
+  at::Tensor difference =
+      (actual.to(at::kDouble) - expected.to(at::kDouble)).abs();
+  EXPECT_LE((difference - bound).max().item<double>(), 0.0)
+      << "max difference " << difference.max().item<double>()
+      << ", bound there "
+      << bound.view({-1})[difference.view({-1}).argmax()].item<double>() << " ("
+      << terms << " terms)";
+}
 
 namespace fs = std::filesystem;
 

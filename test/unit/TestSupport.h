@@ -16,6 +16,25 @@
 
 namespace snn::test {
 
+// Tolerances for results that differ only in the order of float32 sums (another
+// BLAS kernel, a split GEMM, another reduction): derived from the number of
+// summed terms and float32's epsilon, so that they hold for any order, not only
+// the one this machine's kernel happens to use.
+
+/// gamma(n) = n*eps / (1 - n*eps), eps = float32's 2^-23: a float32 sum of n
+/// terms in any order is within gamma(n) * sum|term| of the exact sum (the
+/// standard bound, Higham, "Accuracy and Stability of Numerical Algorithms",
+/// 4.2; n - 1 additions, plus one rounding of each product).
+double float32Gamma(int64_t terms);
+
+/// Two float32 evaluations of the same sums of `terms` terms, each in any
+/// order, differ element-wise by at most 2 * gamma(terms) * magnitude, where
+/// `magnitude` is sum|term| per element (|A| @ |B| for A @ B, computed in
+/// float64). Expects that of `actual` and `expected`.
+void expectSameSumUpToOrder(const at::Tensor &actual,
+                            const at::Tensor &expected,
+                            const at::Tensor &magnitude, int64_t terms);
+
 /// A fresh directory under the system temp dir, removed with its contents.
 class TempDir {
 public:

@@ -1,8 +1,9 @@
 //===- snn-run.cpp - Run a SpikeMesh artifact -----------------------------===//
 //
-// Thin driver: CLI11 parses the command line, the SNNRuntime library does the
-// work (and validates the values), and every failure becomes one
-// `error: ...` line with exit code 1.
+// Thin driver: CLI11 turns the command line into typed options (enums from
+// the kinds' name tables, numbers checked as they are read), the SNNRuntime
+// library checks how they combine and does the work, and every failure
+// becomes one `error: ...` line with exit code 1.
 //
 // Many ranks: `snn-run --nproc N CMD ...` is the launcher (it checks the
 // artifact's world size, then starts N ranks of itself and supervises them;
@@ -26,9 +27,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <thread>
+#include <type_traits>
 
 using namespace snn::runtime;
 
@@ -37,13 +41,73 @@ namespace {
 struct Commands {
   InferOptions infer;
   TrainOptions train;
-  double trainWeightDecay = 0.0;
-  CLI::Option *trainWeightDecayOption = nullptr;
   EvalOptions eval;
   ExportOptions exportWeights;
   /// --dist-timeout: bound on the rendezvous and every collective.
   double distTimeout = 60.0;
 };
+
+// The command line yields typed values: each flag's text becomes its enum or
+// number here, and each value is checked on its own as CLI11 reads it; the
+// commands check only how the values combine. The checks below throw
+// snn::runtime::Error with the library's one-line message naming the flag;
+// CLI11 lets it through unchanged (its validators catch only
+// CLI::ValidationError), so the line is `error: <message>` exactly as when the
+// commands checked the values, without CLI11's prefix or the --help hint.
+
+/// Hands `require` the flag's value, converted as the option will convert
+/// it. Text that does not convert is left to CLI11's own error.
+template <typename T>
+CLI::Validator valueCheck(std::function<void(T)> require) {
+  return CLI::Validator(
+      [require](std::string &text) {
+        T value{};
+        if (CLI::detail::lexical_cast(text, value))
+          require(value);
+        return std::string();
+      },
+      "");
+}
+
+/// "FLAG must be a finite number >= 0, got X".
+CLI::Option *finiteNonNegative(CLI::Option *option) {
+  std::string flag = option->get_name();
+  return option->check(valueCheck<double>(
+      [flag](double value) { requireFiniteNonNegative(value, flag); }));
+}
+
+/// "FLAG must be at least 1"; `zeroMeansUnset`: 0 is the default ("not
+/// given") and passes.
+CLI::Option *atLeastOne(CLI::Option *option, bool zeroMeansUnset = false) {
+  std::string flag = option->get_name();
+  return option->check(valueCheck<int64_t>([flag, zeroMeansUnset](int64_t v) {
+    requireCount(v, flag, zeroMeansUnset);
+  }));
+}
+
+/// An option taking the names of `names` (one table parses and formats
+/// them) into an enum; the help shows TEXT, the default's name and, without
+/// a `description`, the names. An unknown name ends the parse with the
+/// table's error line.
+template <typename Enum, std::size_t N>
+CLI::Option *addNamed(CLI::App *command, const std::string &flag, Enum &value,
+                      const EnumNames<Enum, N> &names,
+                      std::string description = "") {
+  if (description.empty())
+    description = joinNames(names.names());
+  // CLI11 reads an enum as its underlying integer: the name becomes that.
+  CLI::Validator toValue(
+      [&names](std::string &text) {
+        text = std::to_string(
+            static_cast<std::underlying_type_t<Enum>>(names.parse(text)));
+        return std::string();
+      },
+      "");
+  return command->add_option(flag, value, description)
+      ->type_name("TEXT")
+      ->default_str(names.name(value))
+      ->transform(toValue);
+}
 
 void addDistributedOptions(CLI::App *command, Commands &commands) {
   command
@@ -89,37 +153,47 @@ void addDataOptions(CLI::App *command, DataOptions &data, int64_t &repeatTime) {
   command->add_option("--data-npy", data.dataNpy,
                       "X.npy,Y.npy: X float32 [S, ...] or [S, T, ...], Y "
                       "int64/int32 class indices [S]");
-  command->add_option("--repeat-time", repeatTime,
-                      "T: repeat static samples T times (direct encoding; "
-                      "default: the artifact's T)");
+  atLeastOne(command->add_option("--repeat-time", repeatTime,
+                                 "T: repeat static samples T times (direct "
+                                 "encoding; default: the artifact's T)"),
+             true);
 }
 
-void addTrainOptimizerOptions(CLI::App *train, Commands &commands) {
-  TrainOptions &o = commands.train;
-  train->add_option("--lr", o.lr, "Learning rate")->required();
-  train->add_option("--optimizer", o.optimizer, "sgd, adam or adamw")
+void addTrainOptimizerOptions(CLI::App *train, TrainOptions &o) {
+  finiteNonNegative(train->add_option("--lr", o.lr, "Learning rate"))
+      ->required();
+  addNamed(train, "--optimizer", o.optimizer, kOptimizerKindNames);
+  finiteNonNegative(train->add_option("--momentum", o.momentum, "SGD momentum"))
       ->capture_default_str();
-  train->add_option("--momentum", o.momentum, "SGD momentum")
+  finiteNonNegative(train->add_option_function<double>(
+      "--weight-decay", [&o](const double &value) { o.weightDecay = value; },
+      "Weight decay (default 0; 0.01 for adamw)"));
+  addNamed(train, "--schedule", o.schedule, kScheduleKindNames);
+  atLeastOne(train->add_option("--step-size", o.stepSize,
+                               "step schedule: steps between LR decays"),
+             true);
+  finiteNonNegative(
+      train->add_option("--gamma", o.gamma, "step schedule: decay factor"))
       ->capture_default_str();
-  commands.trainWeightDecayOption =
-      train->add_option("--weight-decay", commands.trainWeightDecay,
-                        "Weight decay (default 0; 0.01 for adamw)");
-  train->add_option("--schedule", o.schedule, "constant, step or cosine")
+  finiteNonNegative(
+      train->add_option("--eta-min", o.etaMin, "cosine schedule: final LR"))
       ->capture_default_str();
-  train->add_option("--step-size", o.stepSize,
-                    "step schedule: steps between LR decays");
-  train->add_option("--gamma", o.gamma, "step schedule: decay factor")
-      ->capture_default_str();
-  train->add_option("--eta-min", o.etaMin, "cosine schedule: final LR")
-      ->capture_default_str();
-  train->add_option("--loss", o.loss, "mse (rate vs one-hot) or ce")
-      ->capture_default_str();
+  addNamed(train, "--loss", o.loss, kLossKindNames,
+           "mse (rate vs one-hot) or ce");
 }
 
 void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
-  train->add_option("--epochs", o.epochs, "Epochs to train");
-  train->add_option("--steps", o.steps, "Optimizer steps to train");
-  train->add_option("--batch-size", o.batchSize, "Batch size N")->required();
+  // 0 = not given; validateTrainOptions wants exactly one of the two.
+  auto notNegative = valueCheck<int64_t>([](int64_t value) {
+    if (value < 0)
+      throw Error("--epochs and --steps must be positive");
+  });
+  train->add_option("--epochs", o.epochs, "Epochs to train")
+      ->check(notNegative);
+  train->add_option("--steps", o.steps, "Optimizer steps to train")
+      ->check(notNegative);
+  atLeastOne(train->add_option("--batch-size", o.batchSize, "Batch size N"))
+      ->required();
   train->add_option("--seed", o.seed, "Seeds the data order and Dropout")
       ->capture_default_str();
   train->add_flag("!--no-shuffle", o.shuffle, "Keep the file order");
@@ -132,11 +206,8 @@ void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
       ->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
-  train
-      ->add_option("--progress", o.progress,
-                   "auto (bar on a terminal, lines otherwise), bar, lines "
-                   "or none")
-      ->capture_default_str();
+  addNamed(train, "--progress", o.progress, kProgressSettingNames,
+           "auto (bar on a terminal, lines otherwise), bar, lines or none");
 }
 
 void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
@@ -144,17 +215,19 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_option("--checkpoint", o.checkpointDir,
                     "Checkpoint directory (saved at the end and every "
                     "--checkpoint-every steps)");
-  train->add_option("--checkpoint-every", o.checkpointEvery,
-                    "Save a checkpoint every N steps");
-  train
-      ->add_option("--keep-checkpoints", o.keepCheckpoints,
-                   "Checkpoints to keep")
+  atLeastOne(train->add_option("--checkpoint-every", o.checkpointEvery,
+                               "Save a checkpoint every N steps"),
+             true);
+  atLeastOne(train->add_option("--keep-checkpoints", o.keepCheckpoints,
+                               "Checkpoints to keep"))
       ->capture_default_str();
   train->add_flag("--resume", o.resume,
                   "Continue from the latest checkpoint in --checkpoint");
-  train->add_option("--stop-after", o.stopAfter,
-                    "Stop this invocation after N steps (checkpointed; "
-                    "continue with --resume)");
+  atLeastOne(
+      train->add_option("--stop-after", o.stopAfter,
+                        "Stop this invocation after N steps (checkpointed; "
+                        "continue with --resume)"),
+      true);
   train->add_option("--save-params", o.saveParamsDir,
                     "Write NAME.npy per parameter and buffer into DIR");
   train->add_option("--export-onnx", o.exportOnnxPath,
@@ -171,7 +244,7 @@ void addTrainCommand(CLI::App &app, Commands &commands) {
   train->add_option("--eval-data-npy", o.data.evalDataNpy,
                     "X.npy,Y.npy: the eval split for --data-npy");
   addTrainRunOptions(train, o);
-  addTrainOptimizerOptions(train, commands);
+  addTrainOptimizerOptions(train, o);
   addTrainOutputOptions(train, o);
   train->add_flag("!--no-sync-bn", o.syncBatchNorm,
                   "Data parallelism: BatchNorm with each rank's own batch "
@@ -184,13 +257,13 @@ void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
       "eval", "Loss and accuracy of an artifact on a dataset (eval mode)");
   eval->add_option("DIR", o.artifactDir, "Artifact directory")->required();
   addDataOptions(eval, o.data, o.repeatTime);
-  eval->add_option("--batch-size", o.batchSize, "Batch size")
+  atLeastOne(eval->add_option("--batch-size", o.batchSize, "Batch size"))
       ->capture_default_str();
   eval->add_option("--params", o.paramsDir,
                    "Weights from a --save-params directory");
   eval->add_option("--checkpoint", o.checkpointDir,
                    "Weights from the latest checkpoint in DIR");
-  eval->add_option("--loss", o.loss, "mse or ce")->capture_default_str();
+  addNamed(eval, "--loss", o.loss, kLossKindNames);
   eval->add_option("--log", o.logPath,
                    "Write the result as a JSON line to FILE");
   eval->add_option("--threads", o.threads,
@@ -217,11 +290,8 @@ void dispatch(const CLI::App &app, Commands &commands) {
     return runExport(commands.exportWeights);
   if (app.got_subcommand("infer"))
     return runInfer(commands.infer);
-  if (app.got_subcommand("train")) {
-    if (commands.trainWeightDecayOption->count())
-      commands.train.weightDecay = commands.trainWeightDecay;
+  if (app.got_subcommand("train"))
     return runTrain(commands.train);
-  }
   runEval(commands.eval);
 }
 

@@ -9,6 +9,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <cmath>
 #include <cstdio>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -48,6 +49,18 @@ void setIntraOpThreads(int threads) {
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
   limitBlasThreads();
   at::set_num_threads(threads);
+}
+
+void requireFiniteNonNegative(double value, const std::string &flag) {
+  if (!std::isfinite(value) || value < 0)
+    throw Error(flag + " must be a finite number >= 0, got " +
+                formatDouble(value));
+}
+
+void requireCount(int64_t value, const std::string &flag,
+                  bool zeroMeansUnset) {
+  if (value < 1 && !(zeroMeansUnset && value == 0))
+    throw Error(flag + " must be at least 1");
 }
 
 void checkParentDirectory(const std::string &path, const std::string &flag) {

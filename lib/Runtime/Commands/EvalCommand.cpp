@@ -11,20 +11,7 @@
 
 namespace snn::runtime {
 
-namespace {
-
-void validateEvalOptions(const EvalOptions &options) {
-  if (options.batchSize < 1)
-    throw Error("--batch-size must be at least 1");
-  if (options.repeatTime < 0)
-    throw Error("--repeat-time must be at least 1");
-  parseLossKind(options.loss);
-}
-
-} // namespace
-
 void runEval(const EvalOptions &options) {
-  validateEvalOptions(options);
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
   Artifact artifact =
@@ -43,7 +30,7 @@ void runEval(const EvalOptions &options) {
   MetricsLog log;
   if (!options.logPath.empty())
     log = MetricsLog(options.logPath, false);
-  EvalMetrics metrics = evaluate(model, loader, parseLossKind(options.loss));
+  EvalMetrics metrics = evaluate(model, loader, options.loss);
   log.eval(metrics);
   std::printf("%s\n", evalJson(metrics).c_str());
 }

@@ -26,19 +26,6 @@ namespace snn::runtime {
 
 namespace {
 
-Progress::Mode progressMode(const std::string &name) {
-  if (name == "auto")
-    return Progress::detectMode();
-  if (name == "bar")
-    return Progress::Mode::Bar;
-  if (name == "lines")
-    return Progress::Mode::Lines;
-  if (name == "none")
-    return Progress::Mode::Off;
-  throw Error("--progress: unknown mode '" + name +
-              "' (expected auto, bar, lines or none)");
-}
-
 /// The checkpoint to continue from, if --resume finds one. Without --resume
 /// a directory that already holds checkpoints is refused rather than mixed
 /// with a new run's.
@@ -125,7 +112,7 @@ void printSummary(const TrainSummary &summary, const TrainConfig &config) {
 
 void runTrain(const TrainOptions &options) {
   validateTrainOptions(options);
-  Progress::Mode mode = progressMode(options.progress);
+  Progress::Mode mode = Progress::modeFor(options.progress);
   // (rank 0 alone shows progress: set below once the run is known)
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");

@@ -19,18 +19,6 @@
 
 namespace snn::runtime {
 
-LossKind parseLossKind(const std::string &name) {
-  if (name == "mse")
-    return LossKind::Mse;
-  if (name == "ce")
-    return LossKind::CrossEntropy;
-  throw Error("--loss: unknown loss '" + name + "' (expected mse or ce)");
-}
-
-const char *lossKindName(LossKind kind) {
-  return kind == LossKind::Mse ? "mse" : "ce";
-}
-
 at::Tensor firingRate(const at::Tensor &output, bool timeMajor) {
   at::Tensor rate = timeMajor ? output.mean(at::IntArrayRef{0}) : output;
   if (rate.dim() != 2)

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Optim/LrSchedule.h"
-#include "snn/Runtime/Support/Error.h"
 
 #include <cmath>
 
@@ -15,29 +14,6 @@ namespace snn::runtime {
 namespace {
 constexpr double kPi = 3.141592653589793; // Python's math.pi
 } // namespace
-
-ScheduleKind parseScheduleKind(const std::string &name) {
-  if (name == "constant")
-    return ScheduleKind::Constant;
-  if (name == "step")
-    return ScheduleKind::Step;
-  if (name == "cosine")
-    return ScheduleKind::Cosine;
-  throw Error("--schedule: unknown schedule '" + name +
-              "' (expected constant, step or cosine)");
-}
-
-const char *scheduleKindName(ScheduleKind kind) {
-  switch (kind) {
-  case ScheduleKind::Constant:
-    return "constant";
-  case ScheduleKind::Step:
-    return "step";
-  case ScheduleKind::Cosine:
-    return "cosine";
-  }
-  return "?";
-}
 
 double LrSchedule::at(int64_t step) const {
   switch (kind) {

@@ -64,29 +64,6 @@ void adamUpdate(const OptimizerConfig &config, double lr,
 
 } // namespace
 
-OptimizerKind parseOptimizerKind(const std::string &name) {
-  if (name == "sgd")
-    return OptimizerKind::Sgd;
-  if (name == "adam")
-    return OptimizerKind::Adam;
-  if (name == "adamw")
-    return OptimizerKind::AdamW;
-  throw Error("--optimizer: unknown optimizer '" + name +
-              "' (expected sgd, adam or adamw)");
-}
-
-const char *optimizerKindName(OptimizerKind kind) {
-  switch (kind) {
-  case OptimizerKind::Sgd:
-    return "sgd";
-  case OptimizerKind::Adam:
-    return "adam";
-  case OptimizerKind::AdamW:
-    return "adamw";
-  }
-  return "?";
-}
-
 double defaultWeightDecay(OptimizerKind kind) {
   return kind == OptimizerKind::AdamW ? 0.01 : 0.0;
 }

@@ -19,6 +19,20 @@ Progress::Mode Progress::detectMode() {
   return ::isatty(STDERR_FILENO) ? Mode::Bar : Mode::Lines;
 }
 
+Progress::Mode Progress::modeFor(ProgressSetting setting) {
+  switch (setting) {
+  case ProgressSetting::Auto:
+    return detectMode();
+  case ProgressSetting::Bar:
+    return Mode::Bar;
+  case ProgressSetting::Lines:
+    return Mode::Lines;
+  case ProgressSetting::None:
+    return Mode::Off;
+  }
+  return Mode::Off;
+}
+
 Progress::Progress(Mode mode, int64_t totalSteps, int64_t batchesPerEpoch,
                    std::FILE *out)
     : mode(mode), totalSteps(totalSteps), batchesPerEpoch(batchesPerEpoch),

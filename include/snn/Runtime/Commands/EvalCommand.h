@@ -3,6 +3,7 @@
 #define SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
 
 #include "snn/Runtime/Data/DataSource.h"
+#include "snn/Runtime/Optim/Loss.h"
 
 #include <cstdint>
 #include <string>
@@ -11,6 +12,8 @@ namespace snn::runtime {
 
 struct DistributedRun;
 
+/// The flags of `snn-run eval`, parsed and range-checked by snn-run's command
+/// line; 0 / empty = not given.
 struct EvalOptions {
   std::string artifactDir;
   DataOptions data;
@@ -20,7 +23,7 @@ struct EvalOptions {
   /// --checkpoint directory; neither = the artifact's initializers.
   std::string paramsDir;
   std::string checkpointDir;
-  std::string loss = "mse";
+  LossKind loss = LossKind::Mse;
   std::string logPath;
   int threads = 0;
   /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.

@@ -3,6 +3,10 @@
 #define SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H
 
 #include "snn/Runtime/Data/DataSource.h"
+#include "snn/Runtime/Optim/Loss.h"
+#include "snn/Runtime/Optim/LrSchedule.h"
+#include "snn/Runtime/Optim/Optimizer.h"
+#include "snn/Runtime/Training/Progress.h"
 
 #include <cstdint>
 #include <optional>
@@ -12,7 +16,9 @@ namespace snn::runtime {
 
 struct DistributedRun;
 
-/// The flags of `snn-run train` (docs/snn-run.md); 0 / empty = not given.
+/// The flags of `snn-run train` (docs/snn-run.md), parsed; 0 / empty = not
+/// given. snn-run's command line checks each value on its own (names, ranges);
+/// runTrain checks how they combine (validateTrainOptions).
 struct TrainOptions {
   std::string artifactDir;
   DataOptions data;
@@ -21,14 +27,14 @@ struct TrainOptions {
   int64_t steps = 0;
   int64_t batchSize = 0;
   double lr = 0.0;
-  std::string optimizer = "sgd";
+  OptimizerKind optimizer = OptimizerKind::Sgd;
   double momentum = 0.0;
   std::optional<double> weightDecay; // default: the optimizer's
-  std::string schedule = "constant";
+  ScheduleKind schedule = ScheduleKind::Constant;
   int64_t stepSize = 0;
   double gamma = 0.1;
   double etaMin = 0.0;
-  std::string loss = "mse";
+  LossKind loss = LossKind::Mse;
   uint64_t seed = 0;
   bool shuffle = true;
   bool dropLast = true;
@@ -42,9 +48,9 @@ struct TrainOptions {
   std::string saveParamsDir;
   std::string exportOnnxPath;
   int threads = 0;
-  /// Progress output: "auto" (bar on a terminal, lines otherwise), "bar",
-  /// "lines" or "none".
-  std::string progress = "auto";
+  /// Progress output: auto (bar on a terminal, lines otherwise), bar, lines
+  /// or none.
+  ProgressSetting progress = ProgressSetting::Auto;
   /// SyncBatchNorm over the dp ranks (--no-sync-bn turns it off).
   bool syncBatchNorm = true;
   /// The multi-rank run this process belongs to (snn-run --nproc, torchrun);

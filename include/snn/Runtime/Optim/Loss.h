@@ -2,6 +2,8 @@
 #ifndef SNN_RUNTIME_OPTIM_LOSS_H
 #define SNN_RUNTIME_OPTIM_LOSS_H
 
+#include "snn/Runtime/Support/EnumNames.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <string>
@@ -15,9 +17,19 @@ enum class LossKind {
   CrossEntropy,
 };
 
+/// --loss's names, also in a checkpoint's settings (do not rename).
+inline constexpr EnumNames<LossKind, 2> kLossKindNames{
+    "--loss",
+    "loss",
+    {{{LossKind::Mse, "mse"}, {LossKind::CrossEntropy, "ce"}}}};
+
 /// "mse" or "ce"; throws Error naming --loss otherwise.
-LossKind parseLossKind(const std::string &name);
-const char *lossKindName(LossKind kind);
+inline LossKind parseLossKind(const std::string &name) {
+  return kLossKindNames.parse(name);
+}
+inline const char *lossKindName(LossKind kind) {
+  return kLossKindNames.name(kind);
+}
 
 /// The class scores [N, classes]: output.mean(0) when the output is
 /// time-major [T, N, classes], else the output. Throws Error for any other

@@ -8,6 +8,8 @@
 #ifndef SNN_RUNTIME_OPTIM_LRSCHEDULE_H
 #define SNN_RUNTIME_OPTIM_LRSCHEDULE_H
 
+#include "snn/Runtime/Support/EnumNames.h"
+
 #include <cstdint>
 #include <string>
 
@@ -15,9 +17,21 @@ namespace snn::runtime {
 
 enum class ScheduleKind { Constant, Step, Cosine };
 
+/// --schedule's names, also in a checkpoint's settings (do not rename).
+inline constexpr EnumNames<ScheduleKind, 3> kScheduleKindNames{
+    "--schedule",
+    "schedule",
+    {{{ScheduleKind::Constant, "constant"},
+      {ScheduleKind::Step, "step"},
+      {ScheduleKind::Cosine, "cosine"}}}};
+
 /// "constant", "step" or "cosine"; throws Error naming --schedule otherwise.
-ScheduleKind parseScheduleKind(const std::string &name);
-const char *scheduleKindName(ScheduleKind kind);
+inline ScheduleKind parseScheduleKind(const std::string &name) {
+  return kScheduleKindNames.parse(name);
+}
+inline const char *scheduleKindName(ScheduleKind kind) {
+  return kScheduleKindNames.name(kind);
+}
 
 struct LrSchedule {
   ScheduleKind kind = ScheduleKind::Constant;

@@ -11,6 +11,8 @@
 #ifndef SNN_RUNTIME_OPTIM_OPTIMIZER_H
 #define SNN_RUNTIME_OPTIM_OPTIMIZER_H
 
+#include "snn/Runtime/Support/EnumNames.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <string>
@@ -20,9 +22,21 @@ namespace snn::runtime {
 
 enum class OptimizerKind { Sgd, Adam, AdamW };
 
+/// --optimizer's names, also the kind a checkpoint records (do not rename).
+inline constexpr EnumNames<OptimizerKind, 3> kOptimizerKindNames{
+    "--optimizer",
+    "optimizer",
+    {{{OptimizerKind::Sgd, "sgd"},
+      {OptimizerKind::Adam, "adam"},
+      {OptimizerKind::AdamW, "adamw"}}}};
+
 /// "sgd", "adam" or "adamw"; throws Error naming --optimizer otherwise.
-OptimizerKind parseOptimizerKind(const std::string &name);
-const char *optimizerKindName(OptimizerKind kind);
+inline OptimizerKind parseOptimizerKind(const std::string &name) {
+  return kOptimizerKindNames.parse(name);
+}
+inline const char *optimizerKindName(OptimizerKind kind) {
+  return kOptimizerKindNames.name(kind);
+}
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Sgd;

@@ -10,6 +10,7 @@
 #define SNN_RUNTIME_TRAINING_PROGRESS_H
 
 #include "snn/Runtime/Optim/Metrics.h"
+#include "snn/Runtime/Support/EnumNames.h"
 
 #include <chrono>
 #include <cstdio>
@@ -17,12 +18,25 @@
 
 namespace snn::runtime {
 
+/// What --progress asks for; Auto becomes a Mode once stderr is known.
+enum class ProgressSetting { Auto, Bar, Lines, None };
+
+inline constexpr EnumNames<ProgressSetting, 4> kProgressSettingNames{
+    "--progress",
+    "mode",
+    {{{ProgressSetting::Auto, "auto"},
+      {ProgressSetting::Bar, "bar"},
+      {ProgressSetting::Lines, "lines"},
+      {ProgressSetting::None, "none"}}}};
+
 class Progress {
 public:
   enum class Mode { Off, Bar, Lines };
 
   /// `Mode` is chosen from stderr: Bar on a terminal, Lines otherwise.
   static Mode detectMode();
+  /// The mode --progress `setting` gives (Auto: detectMode()).
+  static Mode modeFor(ProgressSetting setting);
 
   Progress(Mode mode, int64_t totalSteps, int64_t batchesPerEpoch,
            std::FILE *out = stderr);

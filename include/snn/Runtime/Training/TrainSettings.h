@@ -1,6 +1,7 @@
 //===- TrainSettings.h - From `snn-run train` flags to a run ----*- C++ -*-===//
 //
-// Validation of the flags (each error names its flag), the derived numbers
+// The checks of how the flags combine (each error names its flags; each value
+// on its own was checked when the command line was read), the derived numbers
 // of a run (total steps, optimizer, schedule), and the settings a resumed run
 // must share with the run that wrote the checkpoint.
 //
@@ -20,8 +21,9 @@ namespace snn::runtime {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-/// Throws Error naming the flag for a missing, conflicting or out-of-range
-/// value.
+/// Throws Error naming the flags for a missing or conflicting combination:
+/// --epochs and --steps, --momentum without sgd, --schedule step without
+/// --step-size, checkpointing flags without --checkpoint.
 void validateTrainOptions(const TrainOptions &options);
 
 /// The run's numbers: total steps from --steps or --epochs x
@@ -29,7 +31,8 @@ void validateTrainOptions(const TrainOptions &options);
 TrainConfig makeTrainConfig(const TrainOptions &options,
                             int64_t batchesPerEpoch);
 
-/// Everything that shapes the trajectory, which a resumed run must repeat.
+/// Everything that shapes the trajectory, which a resumed run must repeat,
+/// as text (names from the kinds' tables; checkpoints store these strings).
 /// The run's length (--steps/--epochs) is not among them: a resumed run may
 /// extend a finished one.
 Settings trainSettings(const TrainOptions &options, const TrainConfig &config,
