@@ -72,6 +72,16 @@ template <> SpellingTable<RequestedMode> spellings<RequestedMode>() {
   return table(kRequestedModes, "mode");
 }
 
+std::string joinAlternatives(const std::vector<std::string_view> &names) {
+  std::string joined;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0)
+      joined += i + 1 == names.size() ? " or " : ", ";
+    joined += names[i];
+  }
+  return joined;
+}
+
 bool runsReplicatedProgram(ParallelMode mode) {
   return mode == ParallelMode::DP || mode == ParallelMode::FSDP;
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Schema/Enums.h"
 #include "snn/Runtime/Support/EnumNames.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/LrSchedule.h"
@@ -98,8 +99,8 @@ TEST(EnumNames, MatchesTheExactSpelling) {
 }
 
 TEST(EnumNames, JoinsNamesAsAList) {
-  EXPECT_EQ(joinNames({}), "");
-  EXPECT_EQ(joinNames({"a"}), "a");
-  EXPECT_EQ(joinNames({"a", "b"}), "a or b");
-  EXPECT_EQ(joinNames({"a", "b", "c", "d"}), "a, b, c or d");
+  EXPECT_EQ(snn::schema::joinAlternatives({}), "");
+  EXPECT_EQ(snn::schema::joinAlternatives({"a"}), "a");
+  EXPECT_EQ(snn::schema::joinAlternatives({"a", "b"}), "a or b");
+  EXPECT_EQ(snn::schema::joinAlternatives({"a", "b", "c", "d"}), "a, b, c or d");
 }

@@ -22,6 +22,7 @@
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Commands/InferCommand.h"
 #include "snn/Runtime/Commands/TrainCommand.h"
+#include "snn/Schema/Enums.h"
 
 #include <CLI/CLI.hpp>
 
@@ -94,7 +95,7 @@ CLI::Option *addNamed(CLI::App *command, const std::string &flag, Enum &value,
                       const EnumNames<Enum, N> &names,
                       std::string description = "") {
   if (description.empty())
-    description = joinNames(names.names());
+    description = snn::schema::joinAlternatives(names.names());
   // CLI11 reads an enum as its underlying integer: the name becomes that.
   CLI::Validator toValue(
       [&names](std::string &text) {

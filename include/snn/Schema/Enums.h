@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace snn::schema {
 
@@ -67,21 +68,17 @@ template <typename E> std::optional<E> parseEnum(std::string_view text) {
   return std::nullopt;
 }
 
+/// "a", "a or b", "a, b or c": how every message lists the accepted names.
+std::string joinAlternatives(const std::vector<std::string_view> &names);
+
 /// "speed, memory or capacity": the printed names, for messages and --help.
 template <typename E> std::string spellingList() {
   SpellingTable<E> table = spellings<E>();
-  std::string list;
-  size_t count = 0, total = 0;
+  std::vector<std::string_view> names;
   for (const Spelling<E> *s = table.begin; s != table.end; ++s)
-    total += s->alias ? 0 : 1;
-  for (const Spelling<E> *s = table.begin; s != table.end; ++s) {
-    if (s->alias)
-      continue;
-    if (count++)
-      list += count == total ? " or " : ", ";
-    list += s->name;
-  }
-  return list;
+    if (!s->alias)
+      names.push_back(s->name);
+  return joinAlternatives(names);
 }
 
 /// "unknown mode 'x' (expected none, dp, ...)".

@@ -1,11 +1,12 @@
-//===- EnumNames.h - The spelling of an enum on the command line -*- C++
-//-*-===//
+//===- EnumNames.h - The spelling of an enum on the command line -*- C++ -*-===//
 //
 // One table per enum (the optimizer, the LR schedule, the loss, the progress
 // mode) holds the name of each value. snn-run's parser turns a flag's text
 // into the value with it, and whatever has to write the value back as text
 // (the settings a resumed run compares, the checkpoint's optimizer kind, the
 // help's defaults) formats it with the same table, so the two cannot drift.
+// These enums are snn-run's own; the ones the compiler writes into an artifact
+// are spelled by the schema (snn/Schema/Enums.h), whose list format this shares.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_SUPPORT_ENUMNAMES_H
@@ -20,9 +21,6 @@
 #include <vector>
 
 namespace snn::runtime {
-
-/// "a", "a or b", "a, b or c".
-std::string joinNames(const std::vector<std::string_view> &names);
 
 /// Throws Error("FLAG: unknown NOUN 'NAME' (expected a, b or c)").
 [[noreturn]] void throwUnknownName(std::string_view flag, std::string_view noun,
