@@ -21,6 +21,8 @@ namespace snn::shardapi {
 using SplitAxes = llvm::SmallVector<llvm::SmallVector<int16_t, 2>, 4>;
 
 void registerShardDialect(mlir::DialectRegistry &registry);
+/// Registers upstream's `--sharding-propagation` and `--shard-partition` (for snn-opt).
+void registerShardPasses();
 
 /// Inserts `shard.grid @name(shape = ...)` at the builder's insertion point.
 void createGrid(mlir::OpBuilder &builder, mlir::Location loc, llvm::StringRef name,
