@@ -10,6 +10,9 @@
 // The planner's own annotations (every value annotated) partition the same way:
 // RUN: snn-opt %S/plan-shardings.mlir --pass-pipeline='builtin.module(snn-plan{topology=tp=2 batch-size=8 mode=tp},func.func(sharding-propagation,shard-partition))' | FileCheck %s --check-prefix=PLANNED
 // RUN: snn-opt %S/plan-shardings.mlir --pass-pipeline='builtin.module(snn-plan{topology=dp=2,tp=2 batch-size=8 mode=fsdp_tp},func.func(sharding-propagation,shard-partition))' | FileCheck %s --check-prefix=FSDPTP
+// The conv model: experimental conv TP, and dp, whose batch split stops at batch_norm.
+// RUN: snn-opt %S/Inputs/csnn.mlir --pass-pipeline='builtin.module(snn-plan{topology=tp=2 batch-size=8 mode=tp experimental-conv-tp},func.func(sharding-propagation,shard-partition))' | FileCheck %s --check-prefix=CONV
+// RUN: snn-opt %S/Inputs/csnn.mlir --pass-pipeline='builtin.module(snn-plan{topology=dp=2 batch-size=8 mode=dp},func.func(sharding-propagation,shard-partition))' | FileCheck %s --check-prefix=DPCONV
 
 // Megatron pair: fc1 colwise (weight and bias rows), fc2 rowwise (weight columns).
 // fc1's output is split on the feature dim (2), the LIF keeps the split (operand and result),
@@ -228,3 +231,56 @@ func.func @flatten_inner(%x: tensor<4x?x2x8xf32>) -> tensor<4x?x16xf32> {
 // FSDPTP:       shard.process_multi_index on @mesh axes = [1] : index
 // FSDPTP:       %[[FC2:.*]] = snn.linear {{.*}} : (tensor<4x?x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x?x4xf32>
 // FSDPTP-NEXT:  shard.all_reduce %[[FC2]] on @mesh grid_axes = [1]
+
+// conv_fc.0 colwise (output channels; its batch_norm's four per-channel tensors, the IF and
+// the max-pool keep the channel split), conv_fc.4 rowwise (input channels): an all-reduce.
+// CONV-LABEL: func.func @main
+// CONV:       %[[C0:.*]] = snn.conv2d %arg0, {{.*}} : (tensor<2x?x1x28x28xf32>, tensor<4x1x3x3xf32>) -> tensor<2x?x4x28x28xf32>
+// CONV-NEXT:  %[[BN:.*]] = snn.batch_norm %[[C0]], {{.*}} : (tensor<2x?x4x28x28xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x?x4x28x28xf32>
+// CONV-NEXT:  %[[SN:.*]] = snn.if_node %[[BN]] {{.*}} : tensor<2x?x4x28x28xf32>
+// CONV-NEXT:  %[[POOL:.*]] = snn.max_pool2d %[[SN]] {{.*}} -> tensor<2x?x4x14x14xf32>
+// CONV-NEXT:  %[[C4:.*]] = snn.conv2d %[[POOL]], {{.*}} : (tensor<2x?x4x14x14xf32>, tensor<8x4x3x3xf32>) -> tensor<2x?x8x14x14xf32>
+// CONV-NEXT:  shard.all_reduce %[[C4]] on @mesh grid_axes = [0]
+
+// batch_norm's training statistics reduce over the batch: the dp-split batch is gathered
+// before it and sliced again after it (a split batch would need synchronised statistics).
+// DPCONV-LABEL: func.func @main
+// DPCONV:       %[[C0:.*]] = snn.conv2d
+// DPCONV-NEXT:  %[[ALL:.*]] = shard.all_gather %[[C0]] on @mesh grid_axes = [0] gather_axis = 1
+// DPCONV-NEXT:  %[[WHOLE:.*]] = tensor.cast %[[ALL]]
+// DPCONV-NEXT:  %[[BN:.*]] = snn.batch_norm %[[WHOLE]]
+// DPCONV-NEXT:  shard.all_slice %[[BN]] on @mesh grid_axes = [0] slice_axis = 1
+
+// -----
+
+// Spatial dims are never split (a window would cross the shards): gathered before a pool.
+// PART-LABEL: func.func @pool_spatial(%arg0: tensor<4x?x8x4x8xf32>) -> tensor<4x?x8x4x4xf32>
+// PART-NEXT:  %[[ALL:.*]] = shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 3 : tensor<4x?x8x4x8xf32> -> tensor<4x?x8x8x8xf32>
+// PART:       snn.avg_pool2d %{{.*}} : (tensor<4x?x8x8x8xf32>) -> tensor<4x?x8x4x4xf32>
+
+shard.grid @mesh(shape = 2)
+func.func @pool_spatial(%x: tensor<4x?x8x8x8xf32>) -> tensor<4x?x8x4x4xf32> {
+  %h = shard.sharding @mesh split_axes = [[], [], [], [0]] : !shard.sharding
+  %xs = shard.shard %x to %h : tensor<4x?x8x8x8xf32>
+  %0 = snn.avg_pool2d %xs {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, ceil_mode = false, count_include_pad = true} : (tensor<4x?x8x8x8xf32>) -> tensor<4x?x8x4x4xf32>
+  return %0 : tensor<4x?x8x4x4xf32>
+}
+
+// -----
+
+// A grouped (here depthwise) conv's channels are never split: input and weight gathered.
+// PART-LABEL: func.func @grouped_conv(%arg0: tensor<4x?x4x8x8xf32>) -> tensor<4x?x8x8x8xf32>
+// PART-NEXT:  shard.all_gather %arg0 on @mesh grid_axes = [0] gather_axis = 2 : tensor<4x?x4x8x8xf32> -> tensor<4x?x8x8x8xf32>
+// PART:       shard.all_gather %{{.*}} on @mesh grid_axes = [0] gather_axis = 0 : tensor<4x1x3x3xf32> -> tensor<8x1x3x3xf32>
+// PART:       snn.conv2d {{.*}} : (tensor<4x?x8x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<4x?x8x8x8xf32>
+
+shard.grid @mesh(shape = 2)
+func.func @grouped_conv(%x: tensor<4x?x8x8x8xf32>) -> tensor<4x?x8x8x8xf32> {
+  %c = shard.sharding @mesh split_axes = [[], [], [0]] : !shard.sharding
+  %rows = shard.sharding @mesh split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %c : tensor<4x?x8x8x8xf32>
+  %w = snn.parameter "dw.weight" = dense<0.1> : tensor<8x1x3x3xf32>
+  %ws = shard.shard %w to %rows : tensor<8x1x3x3xf32>
+  %0 = snn.conv2d %xs, %ws {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 8 : i64} : (tensor<4x?x8x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<4x?x8x8x8xf32>
+  return %0 : tensor<4x?x8x8x8xf32>
+}

@@ -7,9 +7,14 @@
 // T (dim 0 of a time-major tensor) is never split: a neuron's membrane state flows from step
 // t to t+1, so ranks holding different steps would run one after the other (a pipeline over
 // time, not a split), and mean_time reduces over T. The stateless layers refuse the split too,
-// so that it cannot enter the graph upstream of a neuron. A sharding option keeps T whole
-// whatever its operands say (propagation then gathers a T-split operand), and `partition` of
-// an op annotated with a T split is an error.
+// so that it cannot enter the graph upstream of a neuron. Some ops keep more loops whole
+// (spatial dims of convs and pools, batch_norm's statistics dims). A sharding option keeps
+// those loops whole whatever the operands say (propagation then gathers such a split
+// operand), and `partition` of an op annotated with such a split is an error.
+//
+// Convs and pools index their input's H, W by output position, stride and window, which is
+// not a projected permutation; their maps give the input's H, W the output's loops instead.
+// Those loops are never split, so the shortcut only ever transfers "whole".
 //
 // This file and lib/Support/ShardAPI.cpp are the only ones that use the upstream shard API:
 // an external model is written against the interface itself.
@@ -66,16 +71,29 @@ std::string valueName(Operation *op, unsigned index) {
                           : "result #" + std::to_string(index - operands);
 }
 
-/// The grid axes `sharding` splits the dimension that `map` indexes with loop 0 (T) on.
-ArrayRef<GridAxis> timeAxes(const Sharding &sharding, AffineMap map) {
+/// A loop an op never splits, and why (the end of a diagnostic).
+struct WholeLoop {
+  unsigned loop;
+  const char *why;
+};
+constexpr const char *kTimeWhy = "it is T, which is never split (neuron state flows from step to "
+                                 "step)";
+constexpr const char *kSpatialWhy = "spatial dims are never split (windows would cross shards)";
+constexpr const char *kStatisticsWhy = "batch_norm's statistics reduce over it";
+constexpr const char *kGroupsWhy = "a grouped conv's channels are never split";
+
+/// The dimension of a value that `map` indexes with `loop` and the grid axes `sharding` splits
+/// it on; no axes if none.
+std::pair<unsigned, ArrayRef<GridAxis>> splitOfLoop(const Sharding &sharding, AffineMap map,
+                                                    unsigned loop) {
   if (!sharding)
-    return {};
+    return {0, {}};
   for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (dim && dim.getPosition() == 0 && pos < sharding.getSplitAxes().size())
-      return sharding.getSplitAxes()[pos].asArrayRef();
+    if (dim && dim.getPosition() == loop && pos < sharding.getSplitAxes().size())
+      return {pos, sharding.getSplitAxes()[pos].asArrayRef()};
   }
-  return {};
+  return {0, {}};
 }
 
 /// A static dimension that a split does not divide would give the processes unequal shards,
@@ -103,21 +121,23 @@ LogicalResult checkDivisible(Operation *op, unsigned index, Value value, const S
   return success();
 }
 
-/// The checks before `partition`: T whole (for time-major ops), every split dim divisible.
+/// The checks before `partition`: the `whole` loops unsplit, every split dim divisible.
 LogicalResult checkPartitionable(Operation *op, ArrayRef<Sharding> operandShardings,
                                  ArrayRef<Sharding> resultShardings,
-                                 SymbolTableCollection &symbols, bool timeMajor) {
+                                 SymbolTableCollection &symbols, ArrayRef<WholeLoop> whole) {
   SmallVector<AffineMap> maps = cast<ShardingInterface>(op).getIndexingMaps();
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
   SmallVector<Sharding, 4> shardings(operandShardings);
   llvm::append_range(shardings, resultShardings);
   for (auto [index, value, sharding, map] : llvm::enumerate(values, shardings, maps)) {
-    ArrayRef<GridAxis> time = timeMajor ? timeAxes(sharding, map) : ArrayRef<GridAxis>{};
-    if (!time.empty())
-      return op->emitOpError() << "cannot split the time dimension (0) of "
-                               << valueName(op, index) << " over grid axes " << axesText(time)
-                               << ": T is never split (neuron state flows from step to step)";
+    for (const WholeLoop &loop : whole) {
+      auto [dim, axes] = splitOfLoop(sharding, map, loop.loop);
+      if (!axes.empty())
+        return op->emitOpError() << "cannot split dimension " << dim << " of "
+                                 << valueName(op, index) << " over grid axes " << axesText(axes)
+                                 << ": " << loop.why;
+    }
     if (failed(checkDivisible(op, index, value, sharding, symbols)))
       return failure();
   }
@@ -168,25 +188,81 @@ LogicalResult addAnnotations(Operation *op, OpBuilder &builder,
   return success();
 }
 
-/// Keeps loop 0 (T) whole. Refusing the split this way rather than failing keeps the op
-/// annotated: propagation then marks the operands for a T-whole use (partition gathers them)
-/// and a T-split result annotation becomes a local slice; an op left without annotations
-/// would crash upstream's shard-partition, which needs every value annotated.
-void keepLoop0Whole(ShardingOption &option) {
-  if (!option.empty && !option.shardingArray.empty())
-    option.shardingArray.front().clear();
+/// Keeps the `whole` loops unsplit. Refusing a split this way rather than failing keeps the
+/// op annotated: propagation then marks the operands for a whole use (partition gathers them)
+/// and a split result annotation becomes a local slice; an op left without annotations would
+/// crash upstream's shard-partition, which needs every value annotated.
+void keepWhole(ShardingOption &option, ArrayRef<WholeLoop> whole) {
+  if (option.empty)
+    return;
+  for (const WholeLoop &loop : whole)
+    if (loop.loop < option.shardingArray.size())
+      option.shardingArray[loop.loop].clear();
+}
+
+/// The grid of the first annotated value.
+StringRef gridOf(ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings) {
+  for (const Sharding &sharding : llvm::concat<const Sharding>(operandShardings, resultShardings))
+    if (sharding)
+      return sharding.getGrid();
+  return {};
+}
+
+/// An all-zero tensor in place of `value` on every process but the first of the group that
+/// `axes` span.
+Value onFirstProcessOnly(OpBuilder &builder, Location loc, StringRef grid,
+                         ArrayRef<GridAxis> axes, Value value) {
+  auto indices = ProcessMultiIndexOp::create(builder, loc, grid, axes).getResults();
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value first;
+  for (Value index : indices) {
+    Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, index, zero);
+    first = first ? arith::AndIOp::create(builder, loc, first, isZero).getResult() : isZero;
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  auto zeros = DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType()));
+  Value zeroTensor = arith::ConstantOp::create(builder, loc, type, zeros);
+  return arith::SelectOp::create(builder, loc, first, value, zeroTensor);
+}
+
+/// The local op; where a reduction loop (linear's `in`, conv's input channels) is split, each
+/// process of a reduction group holds a partial sum over its slice: the bias (operand 2) goes
+/// to the group's first process only, and an all-reduce adds the partial sums.
+void partitionContraction(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap, SymbolTableCollection &symbols,
+                          OpBuilder &builder) {
+  auto model = cast<ShardingInterface>(op);
+  IteratorTypes types = model.getLoopIteratorTypes();
+  ShardingArray loops = getGridAxisAssignmentForLoopIterators(
+      operandShardings, resultShardings, types, model.getIndexingMaps());
+  SmallVector<GridAxis> reduced = getReductionGridAxes(types, loops);
+  if (reduced.empty()) {
+    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    return;
+  }
+  StringRef grid = gridOf(operandShardings, resultShardings);
+  SmallVector<Value> operands(partitionedOperands);
+  if (operands.size() == 3)
+    operands[2] = onFirstProcessOnly(builder, op->getLoc(), grid, reduced, operands[2]);
+  Operation *partial = cloneLocal(*op, operands, resultShardings, partitionMap, symbols, builder);
+  Value sum = AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
+                                  ReductionKind::Sum);
+  partitionMap.map(op->getResult(0), sum);
 }
 
 /// Shared by the ops on time-major tensors, whose loop 0 is T: upstream's sharding option
-/// with T kept whole, and a local clone of the op.
+/// with the op's whole loops (`getWholeLoops`, T by default) kept whole, and the local op.
 template <typename Model, typename Op>
 struct TimeMajorModel : public ShardingInterface::ExternalModel<Model, Op> {
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const { return {{0, kTimeWhy}}; }
+
   FailureOr<ShardingOption> getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
                                               ArrayRef<Sharding> resultShardings) const {
     FailureOr<ShardingOption> option =
         shard::detail::defaultGetShardingOption(op, operandShardings, resultShardings);
     if (succeeded(option))
-      keepLoop0Whole(*option);
+      keepWhole(*option, self().getWholeLoops(op));
     return option;
   }
 
@@ -199,11 +275,16 @@ struct TimeMajorModel : public ShardingInterface::ExternalModel<Model, Op> {
                           ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
                           IRMapping &partitionMap, SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
-    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, true)))
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
+                                  self().getWholeLoops(op))))
       return failure();
-    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    partitionContraction(op, partitionedOperands, operandShardings, resultShardings,
+                         partitionMap, symbols, builder);
     return success();
   }
+
+private:
+  const Model &self() const { return static_cast<const Model &>(*this); }
 };
 
 /// Neurons, dropout, add, mul: one parallel loop per dim of the result; an operand of the
@@ -247,23 +328,6 @@ struct MeanTimeModel : public TimeMajorModel<MeanTimeModel, MeanTimeOp> {
   }
 };
 
-/// An all-zero tensor in place of `value` on every process but the first of the group that
-/// `axes` span.
-Value onFirstProcessOnly(OpBuilder &builder, Location loc, StringRef grid,
-                         ArrayRef<GridAxis> axes, Value value) {
-  auto indices = ProcessMultiIndexOp::create(builder, loc, grid, axes).getResults();
-  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-  Value first;
-  for (Value index : indices) {
-    Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, index, zero);
-    first = first ? arith::AndIOp::create(builder, loc, first, isZero).getResult() : isZero;
-  }
-  auto type = cast<RankedTensorType>(value.getType());
-  auto zeros = DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType()));
-  Value zeroTensor = arith::ConstantOp::create(builder, loc, type, zeros);
-  return arith::SelectOp::create(builder, loc, first, value, zeroTensor);
-}
-
 /// linear as a matmul: loops are the input's leading dims (T, N, ...), `out`, then `in` (a
 /// sum). input [lead..., in], weight [out, in], bias [out], result [lead..., out].
 struct LinearModel : public TimeMajorModel<LinearModel, LinearOp> {
@@ -291,39 +355,83 @@ struct LinearModel : public TimeMajorModel<LinearModel, LinearOp> {
     maps.push_back(AffineMap::get(loops, 0, result, ctx));
     return maps;
   }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
-                          IRMapping &partitionMap, SymbolTableCollection &symbols,
-                          OpBuilder &builder) const;
 };
 
-LogicalResult LinearModel::partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                                     ArrayRef<Sharding> operandShardings,
-                                     ArrayRef<Sharding> resultShardings, IRMapping &partitionMap,
-                                     SymbolTableCollection &symbols, OpBuilder &builder) const {
-  if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, true)))
-    return failure();
-  IteratorTypes types = getLoopIteratorTypes(op);
-  ShardingArray loops = getGridAxisAssignmentForLoopIterators(
-      operandShardings, resultShardings, types, getIndexingMaps(op));
-  SmallVector<GridAxis> reduced = getReductionGridAxes(types, loops);
-  if (reduced.empty()) {
-    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
-    return success();
+/// conv2d: loops T, N, O, H', W' (parallel), then C, kh, kw (sums). input [T, N, C, H, W]
+/// (H, W on the output's loops, see the top), weight [O, C/g, kh, kw], bias [O], result
+/// [T, N, O, H', W']. Splitting O is the colwise (output-channel) split, C the rowwise one.
+struct Conv2dModel : public TimeMajorModel<Conv2dModel, Conv2dOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const {
+    IteratorTypes types(5, kParallel);
+    types.append(3, kReduction);
+    return types;
   }
-  // Each process of a reduction group holds a partial sum over its slice of `in`: the bias
-  // goes to the group's first process only, so that the all-reduce adds it once.
-  StringRef grid = operandShardings[1].getGrid();
-  SmallVector<Value> operands(partitionedOperands);
-  if (operands.size() == 3)
-    operands[2] = onFirstProcessOnly(builder, op->getLoc(), grid, reduced, operands[2]);
-  Operation *partial = cloneLocal(*op, operands, resultShardings, partitionMap, symbols, builder);
-  Value sum = AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
-                                  ReductionKind::Sum);
-  partitionMap.map(op->getResult(0), sum);
-  return success();
-}
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Sum, ReductionKind::Sum, ReductionKind::Sum};
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}, {3, kSpatialWhy}, {4, kSpatialWhy},
+                                    {6, kSpatialWhy}, {7, kSpatialWhy}};
+    if (cast<Conv2dOp>(op).getGroups() != 1)
+      whole.append({{2, kGroupsWhy}, {5, kGroupsWhy}});
+    return whole;
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = {AffineMap::get(8, 0, {d(0), d(1), d(5), d(3), d(4)}, ctx),
+                                   AffineMap::get(8, 0, {d(2), d(5), d(6), d(7)}, ctx)};
+    if (op->getNumOperands() == 3)
+      maps.push_back(AffineMap::get(8, 0, {d(2)}, ctx));
+    maps.push_back(AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx));
+    return maps;
+  }
+};
+
+/// max_pool2d, avg_pool2d, adaptive_avg_pool2d: one parallel loop per dim of the result (H, W
+/// of the input on the output's loops, see the top); T, H and W whole.
+template <typename Op>
+struct PoolModel : public TimeMajorModel<PoolModel<Op>, Op> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(5, kParallel); }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const {
+    return {{0, kTimeWhy}, {3, kSpatialWhy}, {4, kSpatialWhy}};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(5, op->getContext());
+    return {identity, identity};
+  }
+};
+
+/// batch_norm: one parallel loop per dim, the four per-channel tensors on the channel loop (2).
+/// In training its statistics reduce over T, N and the spatial dims, so only the channels
+/// are ever split (a split batch would need synchronised statistics, which the local op
+/// cannot express).
+struct BatchNormModel : public TimeMajorModel<BatchNormModel, BatchNormOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    return IteratorTypes(rankOf(op->getResult(0)), kParallel);
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}};
+    for (unsigned loop = 1, rank = rankOf(op->getResult(0)); loop < rank; ++loop)
+      if (loop != 2)
+        whole.push_back({loop, kStatisticsWhy});
+    return whole;
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getResult(0));
+    MLIRContext *ctx = op->getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(2, ctx)}, ctx);
+    return {identity, channel, channel, channel, channel, identity};
+  }
+};
 
 /// A parameter: one parallel loop per dim. A split parameter is the whole value sliced on
 /// every process (no communication): the program stays the same on every rank.
@@ -344,7 +452,7 @@ struct ParameterModel : public ShardingInterface::ExternalModel<ParameterModel, 
   LogicalResult partition(Operation *op, ArrayRef<Value>, ArrayRef<Sharding> operandShardings,
                           ArrayRef<Sharding> resultShardings, IRMapping &partitionMap,
                           SymbolTableCollection &symbols, OpBuilder &builder) const {
-    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, false)))
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, {})))
       return failure();
     Value value = builder.clone(*op)->getResult(0);
     const Sharding &sharding = resultShardings.front();
@@ -387,7 +495,8 @@ struct FlattenModel : public ShardingInterface::ExternalModel<FlattenModel, Flat
                           ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
                           IRMapping &partitionMap, SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
-    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, true)))
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
+                                  {{0, kTimeWhy}})))
       return failure();
     cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
     return success();
@@ -427,7 +536,7 @@ FailureOr<ShardingOption> FlattenModel::getShardingOption(Operation *,
   if (!grid)
     return ShardingOption::makeEmpty();
   ShardingOption option(loops, grid);
-  keepLoop0Whole(option);
+  keepWhole(option, {{0, kTimeWhy}});
   return option;
 }
 
@@ -458,6 +567,11 @@ void registerShardingInterfaceModels(DialectRegistry &registry) {
     ParameterOp::attachInterface<ParameterModel>(*ctx);
     LinearOp::attachInterface<LinearModel>(*ctx);
     FlattenOp::attachInterface<FlattenModel>(*ctx);
+    Conv2dOp::attachInterface<Conv2dModel>(*ctx);
+    BatchNormOp::attachInterface<BatchNormModel>(*ctx);
+    MaxPool2dOp::attachInterface<PoolModel<MaxPool2dOp>>(*ctx);
+    AvgPool2dOp::attachInterface<PoolModel<AvgPool2dOp>>(*ctx);
+    AdaptiveAvgPool2dOp::attachInterface<PoolModel<AdaptiveAvgPool2dOp>>(*ctx);
     MeanTimeOp::attachInterface<MeanTimeModel>(*ctx);
     DropoutOp::attachInterface<ElementwiseModel<DropoutOp>>(*ctx);
     AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);

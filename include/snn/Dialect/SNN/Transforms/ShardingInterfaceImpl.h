@@ -19,10 +19,13 @@ namespace snn {
 ///   neurons, dropout, add, mul  every dim parallel;
 ///   linear                      [T, N, ...] and `out` parallel, `in` a sum reduction
 ///                               (a split `in` leaves partial sums: all-reduce);
+///   conv2d                      T, N, O parallel, C a sum reduction (as linear);
+///   pools                       T, N, C parallel;
+///   batch_norm                  C parallel (its statistics reduce over the rest);
 ///   mean_time                   dim 0 a reduction over time;
 ///   flatten                     T, N and the first flattened dim;
 ///   parameter                   every dim (a split parameter is sliced locally).
-/// Dimension 0 (T) of a time-major tensor is never split.
+/// Dimension 0 (T) of a time-major tensor is never split, nor are spatial dims.
 void registerShardingInterfaceModels(mlir::DialectRegistry &registry);
 
 } // namespace snn
