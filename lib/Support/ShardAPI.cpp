@@ -42,6 +42,10 @@ bool isShardOp(Operation *op) {
   return op->getDialect() && isa<shard::ShardDialect>(op->getDialect());
 }
 
+bool isPlanAnnotationOp(Operation *op) {
+  return isa<shard::GridOp, shard::ShardingOp, shard::ShardOp>(op);
+}
+
 Value annotatedSource(Operation *op) {
   if (auto annotation = dyn_cast<shard::ShardOp>(op))
     return annotation.getSrc();
