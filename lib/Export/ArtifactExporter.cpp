@@ -130,6 +130,10 @@ LogicalResult ProgramWriter::writeParameter(snn::ParameterOp param, onnx::GraphP
 }
 
 LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
+  // A collective means a partitioned (per-rank) program, which nothing runs yet.
+  if (snn::shardapi::isShardOp(op) && !snn::shardapi::isPlanAnnotationOp(op))
+    return op->emitError("cannot export '")
+           << op->getName() << "': partitioned (per-rank) programs cannot be exported yet";
   if (snn::shardapi::isShardOp(op)) {
     // An annotation forwards its value; a sharding value feeds only annotations.
     if (Value source = snn::shardapi::annotatedSource(op))

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -10,6 +11,11 @@ using namespace mlir;
 namespace snn::shardapi {
 
 void registerShardDialect(DialectRegistry &registry) { registry.insert<shard::ShardDialect>(); }
+
+void registerShardPasses() {
+  shard::registerShardingPropagation();
+  shard::registerPartition();
+}
 
 void createGrid(OpBuilder &builder, Location loc, StringRef name, ArrayRef<int64_t> shape) {
   shard::GridOp::create(builder, loc, name, shape);
@@ -34,6 +40,10 @@ Value annotate(OpBuilder &builder, Location loc, Value value, Value sharding) {
 
 bool isShardOp(Operation *op) {
   return op->getDialect() && isa<shard::ShardDialect>(op->getDialect());
+}
+
+bool isPlanAnnotationOp(Operation *op) {
+  return isa<shard::GridOp, shard::ShardingOp, shard::ShardOp>(op);
 }
 
 Value annotatedSource(Operation *op) {

@@ -13,6 +13,7 @@
 
 #include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
 #include "snn/Support/MirroredOptions.h"
@@ -93,7 +94,9 @@ int main(int argc, char **argv) {
     errs() << "error: usage: snn-compile MODEL.onnx -o DIR (see --help)\n";
     return 1;
   }
-  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  snn::registerShardingInterfaceModels(registry);
+  mlir::MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   snn::ToolDiagnosticHandler diagnostics(&context);
 

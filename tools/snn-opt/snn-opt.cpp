@@ -7,6 +7,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
 #include "snn/Support/ShardAPI.h"
 
 int main(int argc, char **argv) {
@@ -14,6 +15,9 @@ int main(int argc, char **argv) {
   registry.insert<snn::SNNDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
   // Planned IR carries shard.grid / shard.sharding / shard.shard annotations.
   snn::shardapi::registerShardDialect(registry);
+  // ...which upstream's --sharding-propagation / --shard-partition can take further.
+  snn::registerShardingInterfaceModels(registry);
+  snn::shardapi::registerShardPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   snn::registerSNNPasses();

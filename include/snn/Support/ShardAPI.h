@@ -21,6 +21,8 @@ namespace snn::shardapi {
 using SplitAxes = llvm::SmallVector<llvm::SmallVector<int16_t, 2>, 4>;
 
 void registerShardDialect(mlir::DialectRegistry &registry);
+/// Registers upstream's `--sharding-propagation` and `--shard-partition` (for snn-opt).
+void registerShardPasses();
 
 /// Inserts `shard.grid @name(shape = ...)` at the builder's insertion point.
 void createGrid(mlir::OpBuilder &builder, mlir::Location loc, llvm::StringRef name,
@@ -36,6 +38,9 @@ mlir::Value annotate(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value v
 
 /// True for any op of the shard dialect (grids, shardings, annotations, collectives).
 bool isShardOp(mlir::Operation *op);
+/// True for the ops a plan puts on the IR (`shard.grid`, `shard.sharding`, `shard.shard`);
+/// false for what a partitioned program holds besides (collectives, process indices).
+bool isPlanAnnotationOp(mlir::Operation *op);
 /// The value a `shard.shard` annotation forwards; null for every other op.
 mlir::Value annotatedSource(mlir::Operation *op);
 /// The split axes of the sharding a `shard.shard` annotation applies; empty otherwise.

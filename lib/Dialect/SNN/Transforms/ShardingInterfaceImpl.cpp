@@ -1,0 +1,585 @@
+//===- ShardingInterfaceImpl.cpp - snn ops as upstream ShardingInterface ------===//
+//
+// Like upstream's models for linalg and elementwise ops, each op says how its loops index its
+// operands and results (affine maps) and which loops are reductions; upstream's generic code
+// then turns shardings of operands into shardings of loops and back.
+//
+// T (dim 0 of a time-major tensor) is never split: a neuron's membrane state flows from step
+// t to t+1, so ranks holding different steps would run one after the other (a pipeline over
+// time, not a split), and mean_time reduces over T. The stateless layers refuse the split too,
+// so that it cannot enter the graph upstream of a neuron. Some ops keep more loops whole
+// (spatial dims of convs and pools, batch_norm's statistics dims). A sharding option keeps
+// those loops whole whatever the operands say (propagation then gathers such a split
+// operand), and `partition` of an op annotated with such a split is an error.
+//
+// Convs and pools index their input's H, W by output position, stride and window, which is
+// not a projected permutation; their maps give the input's H, W the output's loops instead.
+// Those loops are never split, so the shortcut only ever transfers "whole".
+//
+// This file and lib/Support/ShardAPI.cpp are the only ones that use the upstream shard API:
+// an external model is written against the interface itself.
+//
+//===----------------------------------------------------------------------===//
+#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+using namespace mlir;
+using namespace mlir::shard;
+
+namespace snn {
+namespace {
+
+using IteratorTypes = SmallVector<utils::IteratorType>;
+constexpr auto kParallel = utils::IteratorType::parallel;
+constexpr auto kReduction = utils::IteratorType::reduction;
+
+int64_t rankOf(Value value) { return cast<RankedTensorType>(value.getType()).getRank(); }
+
+/// `d0, ..., d(count-1)`.
+SmallVector<AffineExpr> leadingDims(int64_t count, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < count; ++i)
+    exprs.push_back(getAffineDimExpr(i, ctx));
+  return exprs;
+}
+
+std::string axesText(ArrayRef<GridAxis> axes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(axes, os);
+  os << "]";
+  return text;
+}
+
+std::string valueName(Operation *op, unsigned index) {
+  unsigned operands = op->getNumOperands();
+  return index < operands ? "operand #" + std::to_string(index)
+                          : "result #" + std::to_string(index - operands);
+}
+
+/// A loop an op never splits, and why (the end of a diagnostic).
+struct WholeLoop {
+  unsigned loop;
+  const char *why;
+};
+constexpr const char *kTimeWhy = "it is T, which is never split (neuron state flows from step to "
+                                 "step)";
+constexpr const char *kSpatialWhy = "spatial dims are never split (windows would cross shards)";
+constexpr const char *kStatisticsWhy = "batch_norm's statistics reduce over it";
+constexpr const char *kGroupsWhy = "a grouped conv's channels are never split";
+
+/// The dimension of a value that `map` indexes with `loop` and the grid axes `sharding` splits
+/// it on; no axes if none.
+std::pair<unsigned, ArrayRef<GridAxis>> splitOfLoop(const Sharding &sharding, AffineMap map,
+                                                    unsigned loop) {
+  if (!sharding)
+    return {0, {}};
+  for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (dim && dim.getPosition() == loop && pos < sharding.getSplitAxes().size())
+      return {pos, sharding.getSplitAxes()[pos].asArrayRef()};
+  }
+  return {0, {}};
+}
+
+/// A static dimension that a split does not divide would give the processes unequal shards,
+/// which upstream's partitioning assumes away.
+LogicalResult checkDivisible(Operation *op, unsigned index, Value value, const Sharding &sharding,
+                             SymbolTableCollection &symbols) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!sharding || !type)
+    return success();
+  GridOp grid = getGridOrNull(op, sharding.getGridAttr(), symbols);
+  if (!grid)
+    return op->emitOpError() << "has no grid " << sharding.getGridAttr();
+  for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes())) {
+    if (static_cast<int64_t>(dim) >= type.getRank() || axes.empty())
+      continue;
+    int64_t size = type.getDimSize(dim);
+    int64_t count = collectiveProcessGroupSize(axes.asArrayRef(), grid);
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(count) || size % count == 0)
+      continue;
+    return op->emitOpError() << "cannot split dimension " << dim << " (size " << size << ") of "
+                             << valueName(op, index) << " over the " << count
+                             << " processes of grid axes " << axesText(axes.asArrayRef())
+                             << ": it does not divide";
+  }
+  return success();
+}
+
+/// The checks before `partition`: the `whole` loops unsplit, every split dim divisible.
+LogicalResult checkPartitionable(Operation *op, ArrayRef<Sharding> operandShardings,
+                                 ArrayRef<Sharding> resultShardings,
+                                 SymbolTableCollection &symbols, ArrayRef<WholeLoop> whole) {
+  SmallVector<AffineMap> maps = cast<ShardingInterface>(op).getIndexingMaps();
+  SmallVector<Value> values(op->getOperands());
+  llvm::append_range(values, op->getResults());
+  SmallVector<Sharding, 4> shardings(operandShardings);
+  llvm::append_range(shardings, resultShardings);
+  for (auto [index, value, sharding, map] : llvm::enumerate(values, shardings, maps)) {
+    for (const WholeLoop &loop : whole) {
+      auto [dim, axes] = splitOfLoop(sharding, map, loop.loop);
+      if (!axes.empty())
+        return op->emitOpError() << "cannot split dimension " << dim << " of "
+                                 << valueName(op, index) << " over grid axes " << axesText(axes)
+                                 << ": " << loop.why;
+    }
+    if (failed(checkDivisible(op, index, value, sharding, symbols)))
+      return failure();
+  }
+  return success();
+}
+
+/// Clones `op` onto `operands`, gives its results their local types and maps them.
+Operation *cloneLocal(Operation &op, ArrayRef<Value> operands, ArrayRef<Sharding> resultShardings,
+                      IRMapping &partitionMap, SymbolTableCollection &symbols,
+                      OpBuilder &builder) {
+  IRMapping mapping;
+  mapping.map(op.getOperands(), operands);
+  Operation *local = builder.clone(op, mapping);
+  for (auto [result, localResult, sharding] :
+       llvm::zip_equal(op.getResults(), local->getResults(), resultShardings)) {
+    if (sharding)
+      localResult.setType(
+          shardType(localResult.getType(), getGrid(&op, sharding.getGridAttr(), symbols), sharding));
+    partitionMap.map(result, localResult);
+  }
+  return local;
+}
+
+/// Upstream's default gives a 0-d value (PLIF's w) an empty split_axes list, which
+/// shard.sharding prints as `[]` but cannot parse back; `[[]]` means the same and round-trips.
+Sharding parseable(const Sharding &sharding, MLIRContext *ctx) {
+  if (!sharding || !sharding.getSplitAxes().empty())
+    return sharding;
+  return Sharding::get(sharding.getGridAttr(), {GridAxesAttr::get(ctx, ArrayRef<GridAxis>{})});
+}
+
+/// Annotates the results, then the operands, with `shardings` (operands first in the list),
+/// as upstream's default does.
+LogicalResult addAnnotations(Operation *op, OpBuilder &builder,
+                             FailureOr<std::vector<Sharding>> shardings) {
+  if (failed(shardings))
+    return failure();
+  MLIRContext *ctx = op->getContext();
+  unsigned numOperands = op->getNumOperands();
+  builder.setInsertionPointAfter(op);
+  for (OpResult result : op->getResults())
+    maybeInsertTargetShardingAnnotation(
+        parseable((*shardings)[numOperands + result.getResultNumber()], ctx), result, builder);
+  OpBuilder::InsertionGuard guard(builder);
+  for (OpOperand &operand : op->getOpOperands())
+    maybeInsertSourceShardingAnnotation(parseable((*shardings)[operand.getOperandNumber()], ctx),
+                                        operand, builder);
+  return success();
+}
+
+/// Keeps the `whole` loops unsplit. Refusing a split this way rather than failing keeps the
+/// op annotated: propagation then marks the operands for a whole use (partition gathers them)
+/// and a split result annotation becomes a local slice; an op left without annotations would
+/// crash upstream's shard-partition, which needs every value annotated.
+void keepWhole(ShardingOption &option, ArrayRef<WholeLoop> whole) {
+  if (option.empty)
+    return;
+  for (const WholeLoop &loop : whole)
+    if (loop.loop < option.shardingArray.size())
+      option.shardingArray[loop.loop].clear();
+}
+
+/// The grid of the first annotated value.
+StringRef gridOf(ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings) {
+  for (const Sharding &sharding : llvm::concat<const Sharding>(operandShardings, resultShardings))
+    if (sharding)
+      return sharding.getGrid();
+  return {};
+}
+
+/// An all-zero tensor in place of `value` on every process but the first of the group that
+/// `axes` span.
+Value onFirstProcessOnly(OpBuilder &builder, Location loc, StringRef grid,
+                         ArrayRef<GridAxis> axes, Value value) {
+  auto indices = ProcessMultiIndexOp::create(builder, loc, grid, axes).getResults();
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value first;
+  for (Value index : indices) {
+    Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, index, zero);
+    first = first ? arith::AndIOp::create(builder, loc, first, isZero).getResult() : isZero;
+  }
+  auto type = cast<RankedTensorType>(value.getType());
+  auto zeros = DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType()));
+  Value zeroTensor = arith::ConstantOp::create(builder, loc, type, zeros);
+  return arith::SelectOp::create(builder, loc, first, value, zeroTensor);
+}
+
+/// The local op; where a reduction loop (linear's `in`, conv's input channels) is split, each
+/// process of a reduction group holds a partial sum over its slice: the bias (operand 2) goes
+/// to the group's first process only, and an all-reduce adds the partial sums.
+void partitionContraction(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap, SymbolTableCollection &symbols,
+                          OpBuilder &builder) {
+  auto model = cast<ShardingInterface>(op);
+  IteratorTypes types = model.getLoopIteratorTypes();
+  ShardingArray loops = getGridAxisAssignmentForLoopIterators(
+      operandShardings, resultShardings, types, model.getIndexingMaps());
+  SmallVector<GridAxis> reduced = getReductionGridAxes(types, loops);
+  if (reduced.empty()) {
+    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    return;
+  }
+  StringRef grid = gridOf(operandShardings, resultShardings);
+  SmallVector<Value> operands(partitionedOperands);
+  if (operands.size() == 3)
+    operands[2] = onFirstProcessOnly(builder, op->getLoc(), grid, reduced, operands[2]);
+  Operation *partial = cloneLocal(*op, operands, resultShardings, partitionMap, symbols, builder);
+  Value sum = AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
+                                  ReductionKind::Sum);
+  partitionMap.map(op->getResult(0), sum);
+}
+
+/// Shared by the ops on time-major tensors, whose loop 0 is T: upstream's sharding option
+/// with the op's whole loops (`getWholeLoops`, T by default) kept whole, and the local op.
+template <typename Model, typename Op>
+struct TimeMajorModel : public ShardingInterface::ExternalModel<Model, Op> {
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const { return {{0, kTimeWhy}}; }
+
+  FailureOr<ShardingOption> getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                                              ArrayRef<Sharding> resultShardings) const {
+    FailureOr<ShardingOption> option =
+        shard::detail::defaultGetShardingOption(op, operandShardings, resultShardings);
+    if (succeeded(option))
+      keepWhole(*option, self().getWholeLoops(op));
+    return option;
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &builder,
+                                       const ShardingOption &option) const {
+    return addAnnotations(op, builder, shard::detail::defaultGetShardingAnnotations(op, option));
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap, SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
+                                  self().getWholeLoops(op))))
+      return failure();
+    partitionContraction(op, partitionedOperands, operandShardings, resultShardings,
+                         partitionMap, symbols, builder);
+    return success();
+  }
+
+private:
+  const Model &self() const { return static_cast<const Model &>(*this); }
+};
+
+/// Neurons, dropout, add, mul: one parallel loop per dim of the result; an operand of the
+/// result's rank is indexed like it, a 0-d one (PLIF's w) by no loop.
+template <typename Op>
+struct ElementwiseModel : public TimeMajorModel<ElementwiseModel<Op>, Op> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    return IteratorTypes(rankOf(op->getResult(0)), kParallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getResult(0));
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineMap> maps;
+    for (Value operand : op->getOperands())
+      maps.push_back(rankOf(operand) == 0 ? AffineMap::get(rank, 0, ctx)
+                                          : AffineMap::getMultiDimIdentityMap(rank, ctx));
+    maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    return maps;
+  }
+};
+
+/// mean_time: loop 0 (T) a reduction, then one parallel loop per result dim.
+struct MeanTimeModel : public TimeMajorModel<MeanTimeModel, MeanTimeOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    IteratorTypes types(rankOf(op->getOperand(0)), kParallel);
+    types.front() = kReduction;
+    return types;
+  }
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Average};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getOperand(0));
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineExpr> rest = leadingDims(rank, ctx);
+    rest.erase(rest.begin());
+    return {AffineMap::getMultiDimIdentityMap(rank, ctx), AffineMap::get(rank, 0, rest, ctx)};
+  }
+};
+
+/// linear as a matmul: loops are the input's leading dims (T, N, ...), `out`, then `in` (a
+/// sum). input [lead..., in], weight [out, in], bias [out], result [lead..., out].
+struct LinearModel : public TimeMajorModel<LinearModel, LinearOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    IteratorTypes types(rankOf(op->getOperand(0)), kParallel);
+    types.push_back(kReduction);
+    return types;
+  }
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Sum};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    int64_t lead = rankOf(op->getOperand(0)) - 1, loops = lead + 2;
+    AffineExpr out = getAffineDimExpr(lead, ctx), in = getAffineDimExpr(lead + 1, ctx);
+    SmallVector<AffineExpr> input = leadingDims(lead, ctx), result = input;
+    input.push_back(in);
+    result.push_back(out);
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, input, ctx),
+                                   AffineMap::get(loops, 0, {out, in}, ctx)};
+    if (op->getNumOperands() == 3)
+      maps.push_back(AffineMap::get(loops, 0, {out}, ctx));
+    maps.push_back(AffineMap::get(loops, 0, result, ctx));
+    return maps;
+  }
+};
+
+/// conv2d: loops T, N, O, H', W' (parallel), then C, kh, kw (sums). input [T, N, C, H, W]
+/// (H, W on the output's loops, see the top), weight [O, C/g, kh, kw], bias [O], result
+/// [T, N, O, H', W']. Splitting O is the colwise (output-channel) split, C the rowwise one.
+struct Conv2dModel : public TimeMajorModel<Conv2dModel, Conv2dOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const {
+    IteratorTypes types(5, kParallel);
+    types.append(3, kReduction);
+    return types;
+  }
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Sum, ReductionKind::Sum, ReductionKind::Sum};
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}, {3, kSpatialWhy}, {4, kSpatialWhy},
+                                    {6, kSpatialWhy}, {7, kSpatialWhy}};
+    if (cast<Conv2dOp>(op).getGroups() != 1)
+      whole.append({{2, kGroupsWhy}, {5, kGroupsWhy}});
+    return whole;
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = {AffineMap::get(8, 0, {d(0), d(1), d(5), d(3), d(4)}, ctx),
+                                   AffineMap::get(8, 0, {d(2), d(5), d(6), d(7)}, ctx)};
+    if (op->getNumOperands() == 3)
+      maps.push_back(AffineMap::get(8, 0, {d(2)}, ctx));
+    maps.push_back(AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx));
+    return maps;
+  }
+};
+
+/// max_pool2d, avg_pool2d, adaptive_avg_pool2d: one parallel loop per dim of the result (H, W
+/// of the input on the output's loops, see the top); T, H and W whole.
+template <typename Op>
+struct PoolModel : public TimeMajorModel<PoolModel<Op>, Op> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(5, kParallel); }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const {
+    return {{0, kTimeWhy}, {3, kSpatialWhy}, {4, kSpatialWhy}};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(5, op->getContext());
+    return {identity, identity};
+  }
+};
+
+/// batch_norm: one parallel loop per dim, the four per-channel tensors on the channel loop (2).
+/// In training its statistics reduce over T, N and the spatial dims, so only the channels
+/// are ever split (a split batch would need synchronised statistics, which the local op
+/// cannot express).
+struct BatchNormModel : public TimeMajorModel<BatchNormModel, BatchNormOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    return IteratorTypes(rankOf(op->getResult(0)), kParallel);
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}};
+    for (unsigned loop = 1, rank = rankOf(op->getResult(0)); loop < rank; ++loop)
+      if (loop != 2)
+        whole.push_back({loop, kStatisticsWhy});
+    return whole;
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getResult(0));
+    MLIRContext *ctx = op->getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(2, ctx)}, ctx);
+    return {identity, channel, channel, channel, channel, identity};
+  }
+};
+
+/// A parameter: one parallel loop per dim. A split parameter is the whole value sliced on
+/// every process (no communication): the program stays the same on every rank.
+struct ParameterModel : public ShardingInterface::ExternalModel<ParameterModel, ParameterOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    return IteratorTypes(rankOf(op->getResult(0)), kParallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    return {AffineMap::getMultiDimIdentityMap(rankOf(op->getResult(0)), op->getContext())};
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &builder,
+                                       const ShardingOption &option) const {
+    return addAnnotations(op, builder, shard::detail::defaultGetShardingAnnotations(op, option));
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value>, ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &partitionMap,
+                          SymbolTableCollection &symbols, OpBuilder &builder) const {
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols, {})))
+      return failure();
+    Value value = builder.clone(*op)->getResult(0);
+    const Sharding &sharding = resultShardings.front();
+    if (sharding) {
+      GridOp grid = getGrid(op, sharding.getGridAttr(), symbols);
+      for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes()))
+        if (!axes.empty())
+          value = AllSliceOp::create(builder, op->getLoc(), value, grid, axes.asArrayRef(), dim);
+    }
+    partitionMap.map(op->getResult(0), value);
+    return success();
+  }
+};
+
+/// flatten [T, N, d1, ..., dk] -> [T, N, d1*...*dk]: loops T, N and F, where F is d1 of the
+/// input and the flattened dim of the result. A split of d1 is a contiguous block of the
+/// flattened dim; d2..dk take no loop (a constant in the map) and are never split. The maps
+/// are not projected permutations on the input side, which upstream's generic code assumes,
+/// so this model derives and places the shardings itself.
+struct FlattenModel : public ShardingInterface::ExternalModel<FlattenModel, FlattenOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(3, kParallel); }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineExpr> input = leadingDims(3, ctx);
+    input.resize(rankOf(op->getOperand(0)), getAffineConstantExpr(0, ctx));
+    return {AffineMap::get(3, 0, input, ctx), AffineMap::getMultiDimIdentityMap(3, ctx)};
+  }
+
+  FailureOr<ShardingOption> getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                                              ArrayRef<Sharding> resultShardings) const;
+  FailureOr<std::vector<Sharding>> getShardingAnnotations(Operation *op,
+                                                          const ShardingOption &option) const;
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &builder,
+                                       const ShardingOption &option) const {
+    return addAnnotations(op, builder, getShardingAnnotations(op, option));
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap, SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
+                                  {{0, kTimeWhy}})))
+      return failure();
+    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    return success();
+  }
+};
+
+/// Adds the split of `sharding`'s first three dims to `loops` (a split of a later dim is
+/// refused: left out); fails on a disagreement with what `loops` already holds.
+LogicalResult mergeFlattenLoops(const Sharding &sharding, ShardingArray &loops,
+                                FlatSymbolRefAttr &grid) {
+  if (!sharding)
+    return success();
+  if (grid && grid != sharding.getGridAttr())
+    return failure();
+  grid = sharding.getGridAttr();
+  for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes())) {
+    if (axes.empty())
+      continue;
+    SmallVector<GridAxis> split(axes.asArrayRef());
+    if (dim >= loops.size())
+      continue;
+    if (!loops[dim].empty() && loops[dim] != split)
+      return failure();
+    loops[dim] = split;
+  }
+  return success();
+}
+
+FailureOr<ShardingOption> FlattenModel::getShardingOption(Operation *,
+                                                          ArrayRef<Sharding> operandShardings,
+                                                          ArrayRef<Sharding> resultShardings) const {
+  ShardingArray loops(3);
+  FlatSymbolRefAttr grid;
+  if (failed(mergeFlattenLoops(resultShardings.front(), loops, grid)) ||
+      failed(mergeFlattenLoops(operandShardings.front(), loops, grid)))
+    return failure();
+  if (!grid)
+    return ShardingOption::makeEmpty();
+  ShardingOption option(loops, grid);
+  keepWhole(option, {{0, kTimeWhy}});
+  return option;
+}
+
+FailureOr<std::vector<Sharding>>
+FlattenModel::getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+  MLIRContext *ctx = op->getContext();
+  SmallVector<GridAxesAttr> axes;
+  for (int64_t loop = 0; loop < 3; ++loop)
+    axes.push_back(GridAxesAttr::get(
+        ctx, loop < static_cast<int64_t>(option.shardingArray.size())
+                 ? ArrayRef<GridAxis>(option.shardingArray[loop])
+                 : ArrayRef<GridAxis>{}));
+  while (axes.size() > 1 && axes.back().empty())
+    axes.pop_back();
+  // The input's d2..dk are whole, so both sides carry the same split.
+  Sharding sharding = Sharding::get(option.grid, axes);
+  return std::vector<Sharding>{sharding, sharding};
+}
+
+} // namespace
+
+void registerShardingInterfaceModels(DialectRegistry &registry) {
+  func::registerShardingInterfaceExternalModels(registry);
+  registry.addExtension(+[](MLIRContext *ctx, SNNDialect *) {
+    // `partition` creates shard collectives and, for a reduction-split linear, arith ops;
+    // they cannot be loaded once the pass manager runs.
+    ctx->loadDialect<ShardDialect, arith::ArithDialect>();
+    ParameterOp::attachInterface<ParameterModel>(*ctx);
+    LinearOp::attachInterface<LinearModel>(*ctx);
+    FlattenOp::attachInterface<FlattenModel>(*ctx);
+    Conv2dOp::attachInterface<Conv2dModel>(*ctx);
+    BatchNormOp::attachInterface<BatchNormModel>(*ctx);
+    MaxPool2dOp::attachInterface<PoolModel<MaxPool2dOp>>(*ctx);
+    AvgPool2dOp::attachInterface<PoolModel<AvgPool2dOp>>(*ctx);
+    AdaptiveAvgPool2dOp::attachInterface<PoolModel<AdaptiveAvgPool2dOp>>(*ctx);
+    MeanTimeOp::attachInterface<MeanTimeModel>(*ctx);
+    DropoutOp::attachInterface<ElementwiseModel<DropoutOp>>(*ctx);
+    AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);
+    MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);
+    IFNodeOp::attachInterface<ElementwiseModel<IFNodeOp>>(*ctx);
+    LIFNodeOp::attachInterface<ElementwiseModel<LIFNodeOp>>(*ctx);
+    PLIFNodeOp::attachInterface<ElementwiseModel<PLIFNodeOp>>(*ctx);
+  });
+}
+
+} // namespace snn
