@@ -510,9 +510,19 @@ std::string formatPlanJson(const PlanSpec &plan, const MeshSpec &mesh,
 }
 
 Manifest parseManifest(const std::string &text, const std::string &name) {
+  if (text.size() > kMaxManifestBytes)
+    throw ManifestError(name + ": larger than " + std::to_string(kMaxManifestBytes >> 20) +
+                        " MiB, not a manifest");
+  // Refused while parsing, so a hostile file never becomes a deep tree to walk or free.
+  json::parser_callback_t limitDepth = [&](int depth, json::parse_event_t, json &) {
+    if (depth > kMaxManifestDepth)
+      throw ManifestError(name + ": nested deeper than " +
+                          std::to_string(kMaxManifestDepth) + " levels, not a manifest");
+    return true;
+  };
   json document;
   try {
-    document = json::parse(text);
+    document = json::parse(text, limitDepth);
   } catch (const json::exception &e) {
     throw ManifestError(name + ": invalid JSON: " + e.what());
   }

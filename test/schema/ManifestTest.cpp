@@ -247,6 +247,17 @@ TEST(Manifest, RefusesUnknownSpellingsNamingTheField) {
             "m.json: 'plan.pp_layout' must be an array of integers >= 0");
 }
 
+TEST(Manifest, RefusesDeepOrHugeText) {
+  std::string deep = formatManifest(fullManifest());
+  size_t plan = deep.find("\"plan\": {");
+  ASSERT_NE(plan, std::string::npos);
+  std::string nesting = "\"x\": " + std::string(100000, '[') + std::string(100000, ']') + ", ";
+  deep.insert(plan + std::string("\"plan\": {").size(), nesting);
+  EXPECT_EQ(parseError(deep), "m.json: nested deeper than 32 levels, not a manifest");
+  std::string huge(kMaxManifestBytes + 1, ' ');
+  EXPECT_EQ(parseError(huge), "m.json: larger than 64 MiB, not a manifest");
+}
+
 TEST(Manifest, ProgramForAMissingRankIsAnError) {
   Manifest m = fullManifest();
   m.programs.pop_back();

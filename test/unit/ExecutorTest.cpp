@@ -10,6 +10,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace snn::runtime;
 using snn::test::floatAttr;
 using snn::test::intAttr;
@@ -199,13 +201,61 @@ TEST(Executor, RejectsWrongArityAndAttributes) {
 
   ProgramBuilder tau;
   tau.addNode("lif_node", {"input"}, {floatAttr("tau", 1.0f)}, "output");
-  EXPECT_NE(errorOf(tau, at::zeros({1, 1})).find("'tau' must be > 1"),
+  EXPECT_NE(errorOf(tau, at::zeros({1, 1}))
+                .find("'tau' must be finite and > 1, got 1"),
             std::string::npos);
 
   ProgramBuilder surrogate;
   surrogate.addNode("if_node", {"input"}, {stringAttr("surrogate", "relu")},
                     "output");
   EXPECT_NE(errorOf(surrogate, at::zeros({1, 1})).find("unknown surrogate"),
+            std::string::npos);
+}
+
+/// The error of a one-node program `opType` with `attribute`, run on `input`.
+std::string attributeError(const char *opType, int inputs, onnx::AttributeProto attribute,
+                           const at::Tensor &input) {
+  ProgramBuilder b;
+  std::vector<std::string> names(inputs, "input");
+  b.addNode(opType, names, {std::move(attribute)}, "output");
+  return errorOf(b, input);
+}
+
+TEST(Executor, RejectsOutOfRangeAttributes) {
+  at::Tensor x = at::zeros({1, 1, 2, 4, 4});
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    const char *opType;
+    int inputs;
+    onnx::AttributeProto attribute;
+    const char *message;
+  } cases[] = {
+      {"batch_norm", 5, floatAttr("eps", 0.0f), "attribute 'eps' must be finite and > 0, got 0"},
+      {"batch_norm", 5, floatAttr("eps", nan), "attribute 'eps' must be finite and > 0, got nan"},
+      {"batch_norm", 5, floatAttr("momentum", 2.0f),
+       "attribute 'momentum' must be finite and in [0, 1], got 2"},
+      {"if_node", 1, floatAttr("alpha", 0.0f), "attribute 'alpha' must be finite and > 0, got 0"},
+      {"lif_node", 1, floatAttr("alpha", nan), "attribute 'alpha' must be finite and > 0"},
+      {"dropout", 1, floatAttr("p", 1.5f), "attribute 'p' must be finite and in [0, 1], got 1.5"},
+      {"conv2d", 2, intAttr("groups", int64_t(1) << 62), "attribute 'groups' must be in [1, "},
+      {"conv2d", 2, intsAttr("stride", {0, 1}), "attribute 'stride' must be in [1, "},
+      {"conv2d", 2, intsAttr("padding", {-1}), "attribute 'padding' must be in [0, "},
+      {"max_pool2d", 1, intsAttr("kernel_size", {-2, 2}), "attribute 'kernel_size' must be in [1, "},
+      {"avg_pool2d", 1, intsAttr("kernel_size", {int64_t(1) << 40}),
+       "attribute 'kernel_size' must be in [1, "},
+  };
+  for (Case &c : cases) {
+    std::string message = attributeError(c.opType, c.inputs, c.attribute, x);
+    EXPECT_NE(message.find(c.message), std::string::npos) << c.opType << ": " << message;
+  }
+}
+
+TEST(Executor, ConvGroupsMustDivideTheChannels) {
+  ProgramBuilder b;
+  b.addInitializer("w", at::zeros({4, 1, 3, 3}));
+  b.addNode("conv2d", {"input", "w"}, {intAttr("groups", 3)}, "output");
+  EXPECT_NE(errorOf(b, at::zeros({1, 1, 3, 5, 5}))
+                .find("3 groups do not divide 3 input and 4 output channels"),
             std::string::npos);
 }
 

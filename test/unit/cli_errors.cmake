@@ -68,6 +68,11 @@ file(MAKE_DIRECTORY "${WORK_DIR}/badjson")
 file(WRITE "${WORK_DIR}/badjson/manifest.json" "{\"format\": ")
 expect_error("manifest.json: invalid JSON" infer "${WORK_DIR}/badjson" -i x.npy -o "${out}")
 
+# A FIFO in place of the manifest must not block the run.
+file(MAKE_DIRECTORY "${WORK_DIR}/fifo")
+execute_process(COMMAND mkfifo "${WORK_DIR}/fifo/manifest.json")
+expect_error("fifo/manifest.json: not a regular file" infer "${WORK_DIR}/fifo" -i x.npy -o "${out}")
+
 set(manifest [=[{"format": "spikemesh-artifact", "version": 1, "world_size": 1,
  "programs": [{"file": "program_0.onnx", "ranks": [0]}],
  "input": {"name": "input", "shape": [4, -1, 3], "time_major": true},

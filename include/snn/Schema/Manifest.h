@@ -26,6 +26,10 @@ namespace snn::schema {
 inline constexpr const char *kArtifactFormat = "spikemesh-artifact";
 inline constexpr int kManifestVersion = 2;
 inline constexpr int kOldestManifestVersion = 1;
+/// Limits on manifest text: far above any real artifact's, far below what
+/// exhausts memory or the stack of a reader.
+inline constexpr size_t kMaxManifestBytes = size_t(64) << 20;
+inline constexpr int kMaxManifestDepth = 32;
 /// The sharding of a parameter every rank holds whole.
 inline constexpr const char *kReplicated = "replicated";
 

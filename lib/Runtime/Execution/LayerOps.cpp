@@ -31,6 +31,7 @@
 #include <c10/core/GradMode.h>
 
 #include <charconv>
+#include <limits>
 #include <cstdlib>
 
 namespace snn::runtime {
@@ -89,14 +90,16 @@ Kernel buildLinear(const Node &) {
 
 Kernel buildConv2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair stride = attributes.getPair(attr::kStride, {1, 1});
-  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
-  Pair dilation = attributes.getPair(attr::kDilation, {1, 1});
-  int64_t groups = attributes.getInt(attr::kGroups, 1);
-  if (groups < 1)
-    attributes.fail("attribute 'groups' must be positive");
+  Pair stride = attributes.getSizePair(attr::kStride, {1, 1}, 1);
+  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
+  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
+  int64_t groups = attributes.getIntIn(attr::kGroups, 1, 1, NodeAttributes::kMaxSize);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
+    if (in[0].size(2) % groups != 0 || in[1].size(0) % groups != 0)
+      throw Error(std::to_string(groups) + " groups do not divide " +
+                  std::to_string(in[0].size(2)) + " input and " +
+                  std::to_string(in[1].size(0)) + " output channels");
     return perStep(in[0], [&](const at::Tensor &x) {
       return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
                         groups);
@@ -124,8 +127,9 @@ at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
 
 Kernel buildBatchNorm(const Node &node) {
   NodeAttributes attributes(node);
-  double eps = decimalValue(attributes.getFloat(attr::kEps, 1e-5f));
-  double momentum = decimalValue(attributes.getFloat(attr::kMomentum, 0.1f));
+  double eps = decimalValue(
+      attributes.getFloatIn(attr::kEps, 1e-5f, 0.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true));
+  double momentum = decimalValue(attributes.getFloatIn(attr::kMomentum, 0.1f, 0.0f, 1.0f));
   // Inference normalises with the running statistics. Training uses the
   // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
   // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
@@ -150,15 +154,15 @@ Kernel buildBatchNorm(const Node &node) {
 
 /// PyTorch pools default the stride to the kernel size.
 Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
-  return attributes.getPair(attr::kStride, kernel);
+  return attributes.getSizePair(attr::kStride, kernel, 1);
 }
 
 Kernel buildMaxPool2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair kernel = attributes.getPair(attr::kKernelSize);
+  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
   Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
-  Pair dilation = attributes.getPair(attr::kDilation, {1, 1});
+  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
+  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
   bool ceilMode = attributes.getBool(attr::kCeilMode, false);
   // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
   // several times faster than ATen's); ATen's for padded, dilated or
@@ -184,9 +188,9 @@ Kernel buildMaxPool2d(const Node &node) {
 
 Kernel buildAvgPool2d(const Node &node) {
   NodeAttributes attributes(node);
-  Pair kernel = attributes.getPair(attr::kKernelSize);
+  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
   Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getPair(attr::kPadding, {0, 0});
+  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
   bool ceilMode = attributes.getBool(attr::kCeilMode, false);
   bool countIncludePad = attributes.getBool(attr::kCountIncludePad, true);
   return [=](const Inputs &in, const RunContext &) {
@@ -199,7 +203,7 @@ Kernel buildAvgPool2d(const Node &node) {
 }
 
 Kernel buildAdaptiveAvgPool2d(const Node &node) {
-  Pair outputSize = NodeAttributes(node).getPair(attr::kOutputSize);
+  Pair outputSize = NodeAttributes(node).getSizePair(attr::kOutputSize, 1);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
@@ -233,9 +237,7 @@ at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
 }
 
 Kernel buildDropout(const Node &node) {
-  double p = decimalValue(NodeAttributes(node).getFloat(attr::kP, 0.5f));
-  if (!(p >= 0.0f && p <= 1.0f))
-    NodeAttributes(node).fail("attribute 'p' must be in [0, 1]");
+  double p = decimalValue(NodeAttributes(node).getFloatIn(attr::kP, 0.5f, 0.0f, 1.0f));
   // Identity in inference. Training draws the mask exactly as PyTorch's
   // F.dropout does (at::dropout on the [T*N, ...] fold, default generator),
   // so a run seeded like the reference trainer gets the same masks.

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +19,16 @@ Manifest parseManifest(const std::string &text, const std::string &name) {
 }
 
 Manifest readManifest(const std::string &path) {
+  // A FIFO or device would block or never end: only a regular file of a
+  // manifest's size is read.
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error(path + ": not a regular file");
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > schema::kMaxManifestBytes)
+    throw Error(path + ": larger than " + std::to_string(schema::kMaxManifestBytes >> 20) +
+                " MiB, not a manifest");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(path + ": cannot open: " + std::strerror(errno));

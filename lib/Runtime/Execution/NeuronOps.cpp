@@ -16,6 +16,7 @@
 #include <c10/core/GradMode.h>
 
 #include <cmath>
+#include <limits>
 
 namespace snn::runtime {
 
@@ -48,7 +49,9 @@ NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
   config.detachReset = attributes.getBool(attr::kDetachReset, false);
   config.surrogate = parseSurrogate(attributes);
   float defaultAlpha = config.surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
-  config.alpha = attributes.getFloat(attr::kAlpha, defaultAlpha);
+  config.alpha = attributes.getFloatIn(attr::kAlpha, defaultAlpha, 0.0f,
+                                       std::numeric_limits<float>::infinity(),
+                                       /*minOpen=*/true);
   if (!std::isfinite(config.vThreshold) || !std::isfinite(config.vReset))
     attributes.fail("v_threshold and v_reset must be finite");
   if (kind != NeuronKind::IF)
@@ -83,9 +86,8 @@ Kernel buildIF(const Node &node) {
 
 Kernel buildLIF(const Node &node) {
   NeuronConfig config = parseCommon(node, NeuronKind::LIF);
-  config.tau = NodeAttributes(node).getFloat(attr::kTau, 2.0f);
-  if (!(config.tau > 1.0f))
-    NodeAttributes(node).fail("attribute 'tau' must be > 1");
+  config.tau = NodeAttributes(node).getFloatIn(
+      attr::kTau, 2.0f, 1.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true);
   return [config](const Inputs &in, const RunContext &) {
     return spikes(in[0], at::Tensor(), config);
   };

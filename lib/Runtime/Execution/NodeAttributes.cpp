@@ -3,7 +3,22 @@
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Support/Error.h"
 
+#include <charconv>
+#include <cmath>
+#include <limits>
+
 namespace snn::runtime {
+
+namespace {
+
+/// The shortest text that reads back as `value` (0.1, not 0.100000001).
+std::string formatNumber(float value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, result.ptr);
+}
+
+} // namespace
 
 const char *attributeKindName(Attribute::Kind kind) {
   switch (kind) {
@@ -110,6 +125,52 @@ std::array<int64_t, 2>
 NodeAttributes::getPair(const std::string &name,
                         std::array<int64_t, 2> fallback) const {
   return find(name) ? getPair(name) : fallback;
+}
+
+float NodeAttributes::getFloatIn(const std::string &name, float fallback, float min,
+                                 float max, bool minOpen) const {
+  float value = getFloat(name, fallback);
+  bool aboveMin = minOpen ? value > min : value >= min;
+  if (std::isfinite(value) && aboveMin && value <= max)
+    return value;
+  std::string range = std::isinf(max) ? std::string(minOpen ? "> " : ">= ") + formatNumber(min)
+                                      : std::string(minOpen ? "in (" : "in [") +
+                                            formatNumber(min) + ", " + formatNumber(max) + "]";
+  fail("attribute '" + name + "' must be finite and " + range + ", got " + formatNumber(value));
+}
+
+int64_t NodeAttributes::getIntIn(const std::string &name, int64_t fallback, int64_t min,
+                                 int64_t max) const {
+  int64_t value = getInt(name, fallback);
+  if (value < min || value > max)
+    fail("attribute '" + name + "' must be in [" + std::to_string(min) + ", " +
+         std::to_string(max) + "], got " + std::to_string(value));
+  return value;
+}
+
+namespace {
+
+std::array<int64_t, 2> checkSizes(const NodeAttributes &attributes, const std::string &name,
+                                  std::array<int64_t, 2> pair, int64_t min) {
+  for (int64_t value : pair)
+    if (value < min || value > NodeAttributes::kMaxSize)
+      attributes.fail("attribute '" + name + "' must be in [" + std::to_string(min) + ", " +
+                      std::to_string(NodeAttributes::kMaxSize) + "], got " +
+                      std::to_string(value));
+  return pair;
+}
+
+} // namespace
+
+std::array<int64_t, 2> NodeAttributes::getSizePair(const std::string &name,
+                                                   int64_t min) const {
+  return checkSizes(*this, name, getPair(name), min);
+}
+
+std::array<int64_t, 2> NodeAttributes::getSizePair(const std::string &name,
+                                                   std::array<int64_t, 2> fallback,
+                                                   int64_t min) const {
+  return checkSizes(*this, name, getPair(name, fallback), min);
 }
 
 } // namespace snn::runtime

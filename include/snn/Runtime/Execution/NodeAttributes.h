@@ -38,6 +38,24 @@ public:
   std::array<int64_t, 2> getPair(const std::string &name,
                                  std::array<int64_t, 2> fallback) const;
 
+  /// The float, which must be finite and within [min, max] (`minOpen`: min
+  /// itself excluded); the error names the attribute and the range.
+  float getFloatIn(const std::string &name, float fallback, float min, float max,
+                   bool minOpen = false) const;
+  /// The int, which must be within [min, max].
+  int64_t getIntIn(const std::string &name, int64_t fallback, int64_t min,
+                   int64_t max) const;
+  /// A 2-D size whose values are within [min, kMaxSize].
+  std::array<int64_t, 2> getSizePair(const std::string &name, int64_t min) const;
+  std::array<int64_t, 2> getSizePair(const std::string &name,
+                                     std::array<int64_t, 2> fallback,
+                                     int64_t min) const;
+
+  /// The largest kernel, stride, padding, dilation or group count a program
+  /// may ask for: far above any real layer, far below what overflows ATen's
+  /// size arithmetic.
+  static constexpr int64_t kMaxSize = int64_t(1) << 20;
+
   /// Throws Error("<node>: <message>").
   [[noreturn]] void fail(const std::string &message) const;
 
