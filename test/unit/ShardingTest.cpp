@@ -4,11 +4,16 @@
 #include "snn/Runtime/Sharding/FlatShardLayout.h"
 #include "snn/Runtime/Sharding/ShardPieceState.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
+#include "snn/Runtime/Execution/RandomState.h"
+#include "TestSupport.h"
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 using namespace snn::runtime;
 
@@ -98,6 +103,42 @@ TEST(ShardedCheckpoint, MergeRefusesMissingOrInconsistentShards) {
   ranks[1].step = 7;
   ranks[2].model[0].offset = 7; // overlaps rank 1's piece
   EXPECT_THROW(mergeShards(ranks, "ck"), Error);
+}
+
+/// A sharded checkpoint of 2 ranks in `dir` whose index lists `ranks` for `worldSize`;
+/// returns readAnyCheckpoint's error, or "" when it loads.
+std::string loadWithIndex(const std::string &dir, const std::string &ranks, int worldSize) {
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string own = dir + "/rank" + std::to_string(rank);
+    std::filesystem::create_directories(own);
+    CheckpointState state = rankState(rank, 2, 10);
+    state.generatorState = cpuGeneratorState();
+    writeCheckpoint(own, state);
+  }
+  std::ofstream(dir + "/" + kShardIndexFile)
+      << R"({"format": "spikemesh-sharded-checkpoint", "version": 1, "step": 7, "mode": "fsdp", )"
+      << "\"world_size\": " << worldSize << ", \"ranks\": " << ranks << "}";
+  try {
+    readAnyCheckpoint(dir);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShardedCheckpoint, IndexEntriesAreRankNamesNotPaths) {
+  snn::test::TempDir dir;
+  EXPECT_EQ(loadWithIndex(dir.path(), R"(["rank0", "rank1"])", 2), "");
+  EXPECT_NE(loadWithIndex(dir.path(), R"(["rank0", "/etc"])", 2)
+                .find("names rank 1 '/etc', expected 'rank1' (a name inside the checkpoint)"),
+            std::string::npos);
+  EXPECT_NE(loadWithIndex(dir.path(), R"(["rank0", "../other/rank1"])", 2).find("names rank 1"),
+            std::string::npos);
+  EXPECT_NE(loadWithIndex(dir.path(), R"(["rank1", "rank0"])", 2).find("names rank 0 'rank1'"),
+            std::string::npos);
+  EXPECT_NE(loadWithIndex(dir.path(), R"(["rank0", "rank1"])", 3)
+                .find("lists 2 ranks for world_size 3"),
+            std::string::npos);
 }
 
 TEST(ShardPieceState, SliceIsThePieceOfTheWholeState) {

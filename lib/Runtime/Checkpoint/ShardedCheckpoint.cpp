@@ -203,6 +203,31 @@ template <typename F> std::string attempt(F &&body) {
   }
 }
 
+/// The index's rank entries: the names rank0, rank1, ... in order, one per rank of
+/// `world_size`. They are names inside the checkpoint, never paths, so an edited
+/// index cannot point the reader at another run's shards or anywhere else.
+std::vector<std::string> rankDirectories(const json &meta, const std::string &dir) {
+  std::vector<std::string> names;
+  try {
+    int64_t worldSize = meta.at("world_size").get<int64_t>();
+    const json &ranks = meta.at("ranks");
+    if (worldSize < 1 || int64_t(ranks.size()) != worldSize)
+      badShards(dir, std::string(kShardIndexFile) + " lists " + std::to_string(ranks.size()) +
+                         " ranks for world_size " + std::to_string(worldSize));
+    for (size_t rank = 0; rank < ranks.size(); ++rank) {
+      std::string name = ranks[rank].get<std::string>();
+      if (name != rankDirName(int(rank)))
+        badShards(dir, std::string(kShardIndexFile) + " names rank " + std::to_string(rank) +
+                           " '" + name + "', expected '" + rankDirName(int(rank)) +
+                           "' (a name inside the checkpoint)");
+      names.push_back(name);
+    }
+  } catch (const json::exception &e) {
+    badShards(dir, std::string(kShardIndexFile) + " lacks its rank list (" + e.what() + ")");
+  }
+  return names;
+}
+
 } // namespace
 
 CheckpointState mergeShards(const std::vector<CheckpointState> &ranks,
@@ -239,14 +264,8 @@ CheckpointState readAnyCheckpoint(const std::string &dir) {
                        e.what() + ")");
   }
   std::vector<CheckpointState> ranks;
-  try {
-    for (const json &name : meta.at("ranks"))
-      ranks.push_back(
-          readCheckpoint((fs::path(dir) / name.get<std::string>()).string()));
-  } catch (const json::exception &e) {
-    badShards(dir, std::string(kShardIndexFile) + " lacks its rank list (" +
-                       e.what() + ")");
-  }
+  for (const std::string &name : rankDirectories(meta, dir))
+    ranks.push_back(readCheckpoint((fs::path(dir) / name).string()));
   return mergeShards(ranks, dir);
 }
 
