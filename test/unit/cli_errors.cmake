@@ -86,6 +86,12 @@ file(WRITE "${WORK_DIR}/garbage/manifest.json" "${manifest}")
 file(WRITE "${WORK_DIR}/garbage/program_0.onnx" "this is not a protobuf\n")
 expect_error("garbage/program_0.onnx: " infer "${WORK_DIR}/garbage" -i x.npy -o "${out}")
 
+# ... nor in place of the program.
+file(MAKE_DIRECTORY "${WORK_DIR}/fifoprogram")
+file(WRITE "${WORK_DIR}/fifoprogram/manifest.json" "${manifest}")
+execute_process(COMMAND mkfifo "${WORK_DIR}/fifoprogram/program_0.onnx")
+expect_error("fifoprogram/program_0.onnx: not a regular file" infer "${WORK_DIR}/fifoprogram" -i x.npy -o "${out}")
+
 string(REPLACE "\"version\": 1" "\"version\": 7" newer "${manifest}")
 file(MAKE_DIRECTORY "${WORK_DIR}/newer")
 file(WRITE "${WORK_DIR}/newer/manifest.json" "${newer}")

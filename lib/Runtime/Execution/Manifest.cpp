@@ -1,5 +1,6 @@
 //===- Manifest.cpp - manifest.json through the schema --------------------===//
 #include "snn/Runtime/Execution/Manifest.h"
+#include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <cerrno>
@@ -21,10 +22,8 @@ Manifest parseManifest(const std::string &text, const std::string &name) {
 Manifest readManifest(const std::string &path) {
   // A FIFO or device would block or never end: only a regular file of a
   // manifest's size is read.
+  requireRegularFile(path);
   std::error_code ec;
-  std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw Error(path + ": not a regular file");
   uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && size > schema::kMaxManifestBytes)
     throw Error(path + ": larger than " + std::to_string(schema::kMaxManifestBytes >> 20) +

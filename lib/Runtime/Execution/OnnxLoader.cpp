@@ -9,6 +9,7 @@
 
 #include "snn/Runtime/Execution/OnnxLoader.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Schema/ArtifactOps.h"
 
 #include <ATen/ops/empty.h>
@@ -162,6 +163,7 @@ Graph parseOnnxProgram(const std::string &bytes, const std::string &name) {
 }
 
 Graph loadOnnxProgram(const std::string &path) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));

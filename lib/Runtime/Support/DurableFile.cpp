@@ -75,7 +75,15 @@ void replaceFileDurably(const std::string &path, const std::string &bytes) {
   syncDirectory(std::filesystem::path(path).parent_path().string());
 }
 
+void requireRegularFile(const std::string &path) {
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error(path + ": not a regular file");
+}
+
 std::string readWholeFile(const std::string &path) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(path + ": cannot open: " + std::strerror(errno));

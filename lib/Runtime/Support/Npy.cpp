@@ -8,6 +8,7 @@
 
 #include "snn/Runtime/Support/Npy.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/DurableFile.h"
 
 #include <cctype>
 #include <cerrno>
@@ -264,6 +265,7 @@ NpyArray parseNpy(std::istream &in, const std::string &name) {
 }
 
 NpyRawArray readNpyRaw(const std::string &path) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
@@ -282,6 +284,7 @@ NpyRawArray readNpyRaw(const std::string &path) {
 }
 
 NpyArray readNpy(const std::string &path) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));

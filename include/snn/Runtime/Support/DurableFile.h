@@ -26,6 +26,11 @@ void syncDirectory(const std::string &dir);
 /// Reads a whole file; throws Error naming it if it cannot be read.
 std::string readWholeFile(const std::string &path);
 
+/// Throws Error("<path>: not a regular file") when `path` exists and is a
+/// FIFO, a device, a socket or a directory: opening one for reading would
+/// block or never end. Every file the runtime reads is checked first.
+void requireRegularFile(const std::string &path);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_SUPPORT_DURABLEFILE_H
