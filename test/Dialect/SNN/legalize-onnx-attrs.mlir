@@ -435,3 +435,44 @@ func.func @dropout_three_inputs(%x: tensor<2x?x1x4x4xf32>, %r: tensor<f32>) -> t
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// Reported by the leftover check: it used to say "not part of a ... fold".
+func.func @reshape_one_input(%x: tensor<4x2x6xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Reshape): expects 2 input(s) (data, shape), got 1}}
+  %0 = snn.onnx_node "Reshape"(%x) domain "" attrs {} : (tensor<4x2x6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @add_three_inputs(%x: tensor<4x2x6xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Add): expects 2 input(s) (A, B), got 3}}
+  %0 = snn.onnx_node "Add"(%x, %x, %x) domain "" attrs {} : (tensor<4x2x6xf32>, tensor<4x2x6xf32>, tensor<4x2x6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @mul_types(%x: tensor<4x2x6xf32>, %y: tensor<4x2x5xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Mul): operands must be time-major tensors of one type, got tensor<4x2x6xf32> and tensor<4x2x5xf32>}}
+  %0 = snn.onnx_node "Mul"(%x, %y) domain "" attrs {} : (tensor<4x2x6xf32>, tensor<4x2x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @reduce_mean_axes_string(%x: tensor<4x2x6xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ReduceMean): attribute 'axes' must be a list of integers, got a string}}
+  %0 = snn.onnx_node "ReduceMean"(%x) domain "" attrs {axes = "0", keepdims = 0 : i64} : (tensor<4x2x6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @reduce_mean_axes(%x: tensor<4x2x6xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ReduceMean): only the readout over T, ReduceMean(axes=[0], keepdims=0), is supported}}
+  %0 = snn.onnx_node "ReduceMean"(%x) domain "" attrs {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<4x2x6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
