@@ -50,3 +50,13 @@ func.func @int_for_float(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
   %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {tau = 3 : i64, v_threshold = 0 : i64, v_reset = 0 : i64, alpha = 3 : i64, detach_reset = 1 : i64} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// MLIR's `true` (an i1) is the flag 1, not -1.
+// CHECK-LABEL: func.func @i1_flag
+// CHECK: snn.if_node %{{.*}} {{{.*}}detach_reset = true
+func.func @i1_flag(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {detach_reset = true} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

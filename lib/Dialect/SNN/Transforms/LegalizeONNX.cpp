@@ -102,6 +102,8 @@ public:
     auto integer = dyn_cast<IntegerAttr>(attr);
     if (!integer)
       return wrongKind(name, attr, "an integer"), fallback;
+    if (integer.getType().isInteger(1)) // MLIR's `true`/`false`
+      return integer.getValue().getZExtValue();
     if (std::optional<int64_t> value = integer.getValue().trySExtValue())
       return *value;
     return wrongKind(name, attr, "a 64-bit integer"), fallback;
