@@ -32,7 +32,10 @@ private:
   LogicalResult importInitializer(const onnx::TensorProto &tensor);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, StringRef name);
-  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, Location loc);
+  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, Location loc,
+                                       StringRef what);
+  FailureOr<DictionaryAttr> importAttributes(const onnx::NodeProto &node, Location loc,
+                                             StringRef what);
   FailureOr<DenseElementsAttr> importTensor(const onnx::TensorProto &tensor, Location loc);
   Location nodeLoc(const onnx::NodeProto &node, int index);
   InFlightDiagnostic error(const Twine &message) { return emitError(fileLoc, message); }
@@ -142,8 +145,9 @@ LogicalResult ONNXImporter::importInitializer(const onnx::TensorProto &tensor) {
   return success();
 }
 
+/// `what` names the node for diagnostics.
 FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &attr,
-                                                   Location loc) {
+                                                   Location loc, StringRef what) {
   switch (attr.type()) {
   case onnx::AttributeProto::INT:
     return Attribute(builder.getI64IntegerAttr(attr.i()));
@@ -164,29 +168,52 @@ FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &a
     return Attribute(*tensor);
   }
   default:
-    return emitError(loc, "attribute '" + attr.name() + "' has an unsupported kind"), failure();
+    return emitError(loc, what + ": attribute '" + attr.name() + "' has an unsupported kind (" +
+                              onnx::AttributeProto::AttributeType_Name(attr.type()) +
+                              "; expected INT, FLOAT, STRING, INTS, FLOATS or TENSOR)"),
+           failure();
   }
 }
 
-LogicalResult ONNXImporter::importNode(const onnx::NodeProto &node, int index) {
-  Location loc = nodeLoc(node, index);
-  SmallVector<Value> inputs;
-  for (const std::string &name : node.input()) {
-    if (name.empty())
-      continue; // an omitted optional input
-    auto it = values.find(name);
-    if (it == values.end())
-      return emitError(loc, "node '" + node.name() + "' (" + node.op_type() +
-                                ") uses undefined value '" + name + "'");
-    inputs.push_back(it->second);
-  }
+/// A node's attributes; a name given twice is refused (a dictionary would keep one silently).
+FailureOr<DictionaryAttr> ONNXImporter::importAttributes(const onnx::NodeProto &node,
+                                                         Location loc, StringRef what) {
   SmallVector<NamedAttribute> attrs;
+  llvm::StringSet<> seen;
   for (const auto &attr : node.attribute()) {
-    auto value = importAttribute(attr, loc);
+    if (!seen.insert(attr.name()).second)
+      return emitError(loc, what + ": attribute '" + attr.name() + "' is given more than once"),
+             failure();
+    auto value = importAttribute(attr, loc, what);
     if (failed(value))
       return failure();
     attrs.push_back(builder.getNamedAttr(attr.name(), *value));
   }
+  return builder.getDictionaryAttr(attrs);
+}
+
+LogicalResult ONNXImporter::importNode(const onnx::NodeProto &node, int index) {
+  Location loc = nodeLoc(node, index);
+  std::string what = "node '" + cast<NameLoc>(loc).getName().str() + "' (" + node.op_type() +
+                     ")";
+  SmallVector<Value> inputs;
+  for (const auto &[position, name] : llvm::enumerate(node.input())) {
+    if (name.empty()) {
+      // An omitted optional input; one before a given input would shift its position.
+      if (llvm::any_of(llvm::drop_begin(node.input(), position + 1),
+                       [](const std::string &later) { return !later.empty(); }))
+        return emitError(loc, what + ": omitted input #" + Twine(position) +
+                                  " before a given one is not supported");
+      continue;
+    }
+    auto it = values.find(name);
+    if (it == values.end())
+      return emitError(loc, what + " uses undefined value '" + name + "'");
+    inputs.push_back(it->second);
+  }
+  auto attrs = importAttributes(node, loc, what);
+  if (failed(attrs))
+    return failure();
   SmallVector<Type> resultTypes;
   for (const std::string &name : node.output()) {
     auto it = valueInfo.find(name);
@@ -194,7 +221,7 @@ LogicalResult ONNXImporter::importNode(const onnx::NodeProto &node, int index) {
                                                 : UnrankedTensorType::get(builder.getF32Type()));
   }
   auto op = snn::ONNXNodeOp::create(builder, loc, resultTypes, node.op_type(), node.domain(),
-                                    builder.getDictionaryAttr(attrs), inputs);
+                                    *attrs, inputs);
   for (auto [name, result] : llvm::zip(node.output(), op.getResults()))
     values[name] = result;
   return success();

@@ -25,7 +25,7 @@ func.func @tau(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 // -----
 
 func.func @plif_w(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(ParametricLIFNode): expects the input and the scalar w}}
+  // expected-error @+1 {{(ParametricLIFNode): expects 2 input(s) (x, w), got 1}}
   %0 = snn.onnx_node "ParametricLIFNode"(%x) domain "spikemesh" attrs {} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
@@ -128,7 +128,7 @@ func.func @batch_norm_training(%x: tensor<4x?x2x3xf32>, %p: tensor<2xf32>) -> te
   %s = arith.constant dense<[-1, 2, 3]> : tensor<3xi64>
   %u = arith.constant dense<[4, -1, 2, 3]> : tensor<4xi64>
   %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
-  // expected-error @+1 {{(BatchNormalization): expected inference-form BatchNormalization with 5 inputs}}
+  // expected-error @+1 {{(BatchNormalization): training_mode=1 is not supported (inference form only)}}
   %1 = snn.onnx_node "BatchNormalization"(%0, %p, %p, %p, %p) domain "" attrs {training_mode = 1 : i64} : (tensor<*xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
@@ -176,7 +176,7 @@ func.func @max_pool_no_kernel(%x: tensor<2x?x1x4x4xf32>) -> tensor<*xf32> {
   %s = arith.constant dense<[-1, 1, 4, 4]> : tensor<4xi64>
   %u = arith.constant dense<[2, -1, 1, 4, 4]> : tensor<5xi64>
   %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<2x?x1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
-  // expected-error @+1 {{(MaxPool): expects a 2-D kernel_shape}}
+  // expected-error @+1 {{(MaxPool): missing required attribute 'kernel_shape'}}
   %1 = snn.onnx_node "MaxPool"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>

@@ -13,9 +13,11 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -50,38 +52,117 @@ std::string nodeName(Operation *op) {
 
 /// Reports a node the patterns recognised but cannot legalize (bad attribute or operand).
 /// Patterns cannot fail a pass on their own, so they record the error here. The greedy driver
-/// retries a failed pattern on every iteration, so each node is reported once.
+/// retries a failed pattern on every iteration, so each problem of a node is reported once.
 struct ErrorState {
   bool failed = false;
-  llvm::DenseSet<Operation *> reported;
+  std::set<std::pair<Operation *, std::string>> reported;
   LogicalResult report(ONNXNodeOp node, const Twine &message) {
     failed = true;
-    if (reported.insert(node).second)
+    if (reported.emplace(node, message.str()).second)
       node.emitError() << "ONNX node '" << nodeName(node) << "' (" << node.getOpType()
                        << "): " << message;
     return failure();
   }
 };
 
-// --- Attribute access with ONNX defaults ------------------------------------------------------
+// --- Typed attribute access ----------------------------------------------------------------
 
-int64_t intAttr(ONNXNodeOp node, StringRef name, int64_t fallback) {
-  if (auto attr = node.getOnnxAttrs().getAs<IntegerAttr>(name))
-    return attr.getInt();
-  return fallback;
+/// The kind of an attribute value, for diagnostics.
+StringRef attrKind(Attribute attr) {
+  if (isa<IntegerAttr>(attr))
+    return "an integer";
+  if (isa<FloatAttr>(attr))
+    return "a float";
+  if (isa<StringAttr>(attr))
+    return "a string";
+  if (isa<DenseI64ArrayAttr>(attr))
+    return "a list of integers";
+  if (isa<DenseF32ArrayAttr>(attr))
+    return "a list of floats";
+  if (isa<ElementsAttr>(attr))
+    return "a tensor";
+  return "an unsupported attribute kind";
 }
 
-float floatAttr(ONNXNodeOp node, StringRef name, float fallback) {
-  if (auto attr = node.getOnnxAttrs().getAs<FloatAttr>(name))
-    return attr.getValueAsDouble();
-  return fallback;
-}
+/// Typed reads of a node's ONNX attributes, the only way the patterns read them. Absent: the
+/// given default. Present with another kind: an error naming the node and the attribute, and
+/// the default is returned so the other attributes are still checked; callers test failed()
+/// before using any value. An integer is accepted for a float (Python exporters write `tau=2`
+/// as INT) and converted; nothing else is converted.
+class AttrReader {
+public:
+  AttrReader(ONNXNodeOp node, ErrorState &errors) : node(node), errors(errors) {}
 
-SmallVector<int64_t> intsAttr(ONNXNodeOp node, StringRef name, ArrayRef<int64_t> fallback) {
-  if (auto attr = node.getOnnxAttrs().getAs<DenseI64ArrayAttr>(name))
-    return SmallVector<int64_t>(attr.asArrayRef());
-  return SmallVector<int64_t>(fallback);
-}
+  bool failed() const { return failedAny; }
+
+  int64_t getInt(StringRef name, int64_t fallback) {
+    Attribute attr = node.getOnnxAttrs().get(name);
+    if (!attr)
+      return fallback;
+    auto integer = dyn_cast<IntegerAttr>(attr);
+    if (!integer)
+      return wrongKind(name, attr, "an integer"), fallback;
+    if (integer.getType().isInteger(1)) // MLIR's `true`/`false`
+      return integer.getValue().getZExtValue();
+    if (std::optional<int64_t> value = integer.getValue().trySExtValue())
+      return *value;
+    return wrongKind(name, attr, "a 64-bit integer"), fallback;
+  }
+
+  float getFloat(StringRef name, float fallback) {
+    return getOptionalFloat(name).value_or(fallback);
+  }
+
+  std::optional<float> getOptionalFloat(StringRef name) {
+    Attribute attr = node.getOnnxAttrs().get(name);
+    if (!attr)
+      return std::nullopt;
+    if (auto real = dyn_cast<FloatAttr>(attr))
+      return static_cast<float>(real.getValueAsDouble());
+    if (isa<IntegerAttr>(attr))
+      return static_cast<float>(getInt(name, 0));
+    return wrongKind(name, attr, "a float"), std::nullopt;
+  }
+
+  SmallVector<int64_t> getInts(StringRef name, ArrayRef<int64_t> fallback) {
+    Attribute attr = node.getOnnxAttrs().get(name);
+    if (!attr)
+      return SmallVector<int64_t>(fallback);
+    if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
+      return SmallVector<int64_t>(ints.asArrayRef());
+    return wrongKind(name, attr, "a list of integers"), SmallVector<int64_t>(fallback);
+  }
+
+  /// An int 0/1 (ONNX has no bool attributes).
+  bool getFlag(StringRef name, bool fallback) {
+    int64_t value = getInt(name, fallback ? 1 : 0);
+    if (value == 0 || value == 1)
+      return value == 1;
+    failedAny = true;
+    (void)errors.report(node, "attribute '" + name + "' must be 0 or 1, got " + Twine(value));
+    return fallback;
+  }
+
+  StringRef getString(StringRef name, StringRef fallback) {
+    Attribute attr = node.getOnnxAttrs().get(name);
+    if (!attr)
+      return fallback;
+    if (auto string = dyn_cast<StringAttr>(attr))
+      return string.getValue();
+    return wrongKind(name, attr, "a string"), fallback;
+  }
+
+private:
+  void wrongKind(StringRef name, Attribute attr, StringRef expected) {
+    failedAny = true;
+    (void)errors.report(node, "attribute '" + name + "' must be " + expected + ", got " +
+                                  attrKind(attr));
+  }
+
+  ONNXNodeOp node;
+  ErrorState &errors;
+  bool failedAny = false;
+};
 
 std::optional<SmallVector<int64_t>> constantInts(Value value) {
   DenseIntElementsAttr attr;
@@ -108,15 +189,120 @@ float pytorchMomentum(float onnxMomentum) {
   return static_cast<float>(exact);
 }
 
-/// ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
-FailureOr<SmallVector<int64_t>> symmetricPads(ONNXNodeOp node, ErrorState &errors) {
-  SmallVector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0});
-  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
-    return errors.report(node, "only symmetric 2-D padding is supported");
-  if (auto autoPad = node.getOnnxAttrs().getAs<StringAttr>("auto_pad");
-      autoPad && autoPad.getValue() != "NOTSET")
-    return errors.report(node, "auto_pad '" + autoPad.getValue() + "' is not supported");
-  return SmallVector<int64_t>{pads[0], pads[1]};
+std::string formatInts(ArrayRef<int64_t> values) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(values, os);
+  os << ']';
+  return text;
+}
+
+// --- Arity ----------------------------------------------------------------------------------
+
+struct Arity {
+  StringLiteral domain, type;
+  unsigned min, max;
+  StringLiteral operands;
+};
+
+constexpr Arity kArities[] = {
+    {"", "Gemm", 2, 3, "X, W[, B]"},
+    {"", "Conv", 2, 3, "X, W[, B]"},
+    {"", "BatchNormalization", 5, 5, "X, scale, B, mean, var"},
+    {"", "MaxPool", 1, 1, "X"},
+    {"", "AveragePool", 1, 1, "X"},
+    {"", "GlobalAveragePool", 1, 1, "X"},
+    {"", "Flatten", 1, 1, "input"},
+    {"", "Dropout", 1, 2, "data[, ratio]"},
+    {"", "Identity", 1, 1, "input"},
+    {"", "Reshape", 2, 2, "data, shape"},
+    {"", "Add", 2, 2, "A, B"},
+    {"", "Mul", 2, 2, "A, B"},
+    {"", "ReduceMean", 1, 1, "data"},
+    {kNeuronDomain, "IFNode", 1, 1, "x"},
+    {kNeuronDomain, "LIFNode", 1, 1, "x"},
+    {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w"},
+};
+
+/// Why `node`, of a kind the patterns know, has the wrong number of inputs; empty if it has
+/// the right number or is of another kind.
+std::string arityError(ONNXNodeOp node) {
+  for (const Arity &arity : kArities) {
+    if (node.getDomain() != arity.domain || node.getOpType() != arity.type)
+      continue;
+    unsigned count = node.getInputs().size();
+    if (count >= arity.min && count <= arity.max)
+      return "";
+    std::string expected = arity.min == arity.max
+                               ? std::to_string(arity.min)
+                               : llvm::formatv("{0} or {1}", arity.min, arity.max).str();
+    return llvm::formatv("expects {0} input(s) ({1}), got {2}", expected, arity.operands,
+                         count);
+  }
+  return "";
+}
+
+LogicalResult checkArity(ONNXNodeOp node, ErrorState &errors) {
+  std::string message = arityError(node);
+  return message.empty() ? success() : errors.report(node, message);
+}
+
+// --- Window attributes of Conv, MaxPool, AveragePool ------------------------------------------
+
+/// Read and checked; `kernel` is empty for a Conv without kernel_shape (the weight's).
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+  bool ceilMode = false;
+  bool countIncludePad = false;
+};
+
+/// Checks that `values` are `count` integers, each >= `minimum` (0 or 1).
+LogicalResult checkInts(ONNXNodeOp node, ErrorState &errors, StringRef name,
+                        ArrayRef<int64_t> values, size_t count, int64_t minimum) {
+  if (values.size() == count && llvm::all_of(values, [&](int64_t v) { return v >= minimum; }))
+    return success();
+  return errors.report(node, llvm::formatv("attribute '{0}' must be {1} {2} integers, got {3}",
+                                           name, count, minimum > 0 ? "positive" : "non-negative",
+                                           formatInts(values)));
+}
+
+FailureOr<Window> readWindow(ONNXNodeOp node, ErrorState &errors) {
+  StringRef type = node.getOpType();
+  AttrReader attrs(node, errors);
+  Window window;
+  window.kernel = attrs.getInts("kernel_shape", {});
+  window.strides = attrs.getInts("strides", {1, 1});
+  SmallVector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  window.dilations = attrs.getInts("dilations", {1, 1});
+  StringRef autoPad = attrs.getString("auto_pad", "NOTSET");
+  if (type != "Conv")
+    window.ceilMode = attrs.getFlag("ceil_mode", false);
+  if (type == "AveragePool")
+    window.countIncludePad = attrs.getFlag("count_include_pad", false);
+  int64_t storageOrder = type == "MaxPool" ? attrs.getInt("storage_order", 0) : 0;
+  if (attrs.failed())
+    return failure();
+  if (autoPad != "NOTSET")
+    return errors.report(node, "auto_pad '" + autoPad + "' is not supported");
+  if (storageOrder != 0)
+    return errors.report(node, "storage_order=1 is not supported");
+  if (type != "Conv" && !node.getOnnxAttrs().get("kernel_shape"))
+    return errors.report(node, "missing required attribute 'kernel_shape'");
+  if (((type != "Conv" || !window.kernel.empty()) &&
+       failed(checkInts(node, errors, "kernel_shape", window.kernel, 2, 1))) ||
+      failed(checkInts(node, errors, "strides", window.strides, 2, 1)) ||
+      failed(checkInts(node, errors, "dilations", window.dilations, 2, 1)) ||
+      failed(checkInts(node, errors, "pads", pads, 4, 0)))
+    return failure();
+  // ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return errors.report(node, "only symmetric 2-D padding is supported, got pads " +
+                                   formatInts(pads));
+  if (type == "AveragePool" && window.dilations != SmallVector<int64_t>{1, 1})
+    return errors.report(node, "AveragePool with dilations other than 1 is not supported");
+  window.pads = {pads[0], pads[1]};
+  return window;
 }
 
 // --- One step of a fold region: ONNX op on [T*N, ...] -> snn op on [T, N, ...] ----------------
@@ -132,6 +318,8 @@ public:
 
   /// Plans `node` applied to `input`; a null state means the step is the identity.
   FailureOr<StepState> plan(ONNXNodeOp node, Value input) {
+    if (failed(checkArity(node, errors)))
+      return failure();
     StringRef type = node.getOpType();
     if (type == "Gemm")
       return gemm(node, input);
@@ -199,88 +387,103 @@ private:
   }
 
   FailureOr<StepState> gemm(ONNXNodeOp node, Value input) {
-    auto inputs = node.getInputs();
-    if (inputs.size() < 2 || inputs.size() > 3)
-      return errors.report(node, "expects 2 or 3 inputs (X, W[, bias])");
-    if (intAttr(node, "transA", 0) != 0 || intAttr(node, "transB", 0) != 1 ||
-        floatAttr(node, "alpha", 1.0f) != 1.0f || floatAttr(node, "beta", 1.0f) != 1.0f)
+    AttrReader attrs(node, errors);
+    int64_t transA = attrs.getInt("transA", 0), transB = attrs.getInt("transB", 0);
+    float alpha = attrs.getFloat("alpha", 1.0f), beta = attrs.getFloat("beta", 1.0f);
+    if (attrs.failed())
+      return failure();
+    if (transA != 0 || transB != 1 || alpha != 1.0f || beta != 1.0f)
       return errors.report(node, "only Gemm with transB=1, transA=0, alpha=beta=1 (Linear)");
+    auto inputs = node.getInputs();
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
     return build<LinearOp>(node, input, inputs[1], bias);
   }
 
   FailureOr<StepState> conv(ONNXNodeOp node, Value input) {
-    auto inputs = node.getInputs();
-    if (inputs.size() < 2 || inputs.size() > 3)
-      return errors.report(node, "expects 2 or 3 inputs (X, W[, B])");
-    auto pads = symmetricPads(node, errors);
-    if (failed(pads))
+    AttrReader attrs(node, errors);
+    int64_t group = attrs.getInt("group", 1);
+    if (attrs.failed())
       return failure();
+    auto window = readWindow(node, errors);
+    if (failed(window))
+      return failure();
+    if (group < 1)
+      return errors.report(node, "attribute 'group' must be positive, got " + Twine(group));
+    auto inputs = node.getInputs();
+    // kernel_shape is optional in ONNX; when given it must be the weight's.
+    auto weight = dyn_cast<RankedTensorType>(inputs[1].getType());
+    if (!window->kernel.empty() && weight && weight.getRank() == 4 &&
+        ArrayRef<int64_t>(window->kernel) != weight.getShape().drop_front(2))
+      return errors.report(node, llvm::formatv("kernel_shape {0} does not match the weight's "
+                                               "spatial dims {1}",
+                                               formatInts(window->kernel),
+                                               formatInts(weight.getShape().drop_front(2))));
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
     return build<Conv2dOp>(node, input, inputs[1], bias,
-                           builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-                           builder.getDenseI64ArrayAttr(*pads),
-                           builder.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})),
-                           builder.getI64IntegerAttr(intAttr(node, "group", 1)));
+                           builder.getDenseI64ArrayAttr(window->strides),
+                           builder.getDenseI64ArrayAttr(window->pads),
+                           builder.getDenseI64ArrayAttr(window->dilations),
+                           builder.getI64IntegerAttr(group));
   }
 
   FailureOr<StepState> batchNorm(ONNXNodeOp node, Value input) {
+    AttrReader attrs(node, errors);
+    float epsilon = attrs.getFloat("epsilon", 1e-5f);
+    float momentum = attrs.getFloat("momentum", 0.9f);
+    int64_t training = attrs.getInt("training_mode", 0);
+    if (attrs.failed())
+      return failure();
+    if (training != 0)
+      return errors.report(node, "training_mode=1 is not supported (inference form only)");
+    if (!(epsilon > 0.0f) || !std::isfinite(epsilon))
+      return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
+                                     formatFloat(epsilon));
+    if (!(momentum >= 0.0f && momentum <= 1.0f))
+      return errors.report(node, "attribute 'momentum' must be in [0, 1], got " +
+                                     formatFloat(momentum));
     auto inputs = node.getInputs();
-    if (inputs.size() != 5 || intAttr(node, "training_mode", 0) != 0)
-      return errors.report(node, "expected inference-form BatchNormalization with 5 inputs");
-    float momentum = pytorchMomentum(floatAttr(node, "momentum", 0.9f));
     return build<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
-                              builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f)),
-                              builder.getF32FloatAttr(momentum));
-  }
-
-  /// kernel_shape is required by ONNX; checked here so the error names the ONNX attribute.
-  FailureOr<SmallVector<int64_t>> kernelShape(ONNXNodeOp node) {
-    SmallVector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
-    if (kernel.size() != 2)
-      return errors.report(node, "expects a 2-D kernel_shape");
-    return kernel;
+                              builder.getF32FloatAttr(epsilon),
+                              builder.getF32FloatAttr(pytorchMomentum(momentum)));
   }
 
   FailureOr<StepState> maxPool(ONNXNodeOp node, Value input) {
-    auto kernel = kernelShape(node);
-    if (failed(kernel))
+    auto window = readWindow(node, errors);
+    if (failed(window))
       return failure();
-    auto pads = symmetricPads(node, errors);
-    if (failed(pads))
-      return failure();
-    if (intAttr(node, "storage_order", 0) != 0)
-      return errors.report(node, "storage_order=1 is not supported");
-    return build<MaxPool2dOp>(
-        node, input, builder.getDenseI64ArrayAttr(*kernel),
-        builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-        builder.getDenseI64ArrayAttr(*pads),
-        builder.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
-        builder.getDenseI64ArrayAttr(intsAttr(node, "dilations", {1, 1})));
+    return build<MaxPool2dOp>(node, input, builder.getDenseI64ArrayAttr(window->kernel),
+                              builder.getDenseI64ArrayAttr(window->strides),
+                              builder.getDenseI64ArrayAttr(window->pads),
+                              builder.getBoolAttr(window->ceilMode),
+                              builder.getDenseI64ArrayAttr(window->dilations));
   }
 
   FailureOr<StepState> avgPool(ONNXNodeOp node, Value input) {
-    auto kernel = kernelShape(node);
-    if (failed(kernel))
+    auto window = readWindow(node, errors);
+    if (failed(window))
       return failure();
-    auto pads = symmetricPads(node, errors);
-    if (failed(pads))
-      return failure();
-    return build<AvgPool2dOp>(
-        node, input, builder.getDenseI64ArrayAttr(*kernel),
-        builder.getDenseI64ArrayAttr(intsAttr(node, "strides", {1, 1})),
-        builder.getDenseI64ArrayAttr(*pads),
-        builder.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0),
-        builder.getBoolAttr(intAttr(node, "count_include_pad", 0) != 0));
+    return build<AvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr(window->kernel),
+                              builder.getDenseI64ArrayAttr(window->strides),
+                              builder.getDenseI64ArrayAttr(window->pads),
+                              builder.getBoolAttr(window->ceilMode),
+                              builder.getBoolAttr(window->countIncludePad));
   }
 
   FailureOr<StepState> flatten(ONNXNodeOp node, Value input) {
-    if (intAttr(node, "axis", 1) != 1)
+    AttrReader attrs(node, errors);
+    int64_t axis = attrs.getInt("axis", 1);
+    if (attrs.failed())
+      return failure();
+    if (axis != 1)
       return errors.report(node, "only Flatten(axis=1) of a folded tensor is supported");
     return build<FlattenOp>(node, input);
   }
 
   FailureOr<StepState> dropout(ONNXNodeOp node, Value input) {
+    AttrReader attrs(node, errors);
+    attrs.getInt("seed", 0); // unused in inference; type-checked only
+    if (attrs.failed())
+      return failure();
     float ratio = 0.5f;
     auto inputs = node.getInputs();
     if (inputs.size() > 1) {
@@ -400,6 +603,63 @@ struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
   ErrorState &errors;
 };
 
+/// A neuron node's attributes, read and checked.
+struct NeuronParams {
+  FloatAttr threshold, reset, alpha, tau;
+  BoolAttr detach, decayInput;
+  SurrogateKindAttr surrogate;
+};
+
+FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, OpBuilder &builder, ErrorState &errors) {
+  StringRef type = node.getOpType();
+  AttrReader attrs(node, errors);
+  StringRef surrogateName = attrs.getString("surrogate", "sigmoid");
+  float threshold = attrs.getFloat("v_threshold", 1.0f);
+  std::optional<float> reset = attrs.getOptionalFloat("v_reset");
+  std::optional<float> alpha = attrs.getOptionalFloat("alpha");
+  bool detach = attrs.getFlag("detach_reset", false);
+  bool decayInput = type != "IFNode" && attrs.getFlag("decay_input", true);
+  float tau = type == "LIFNode" ? attrs.getFloat("tau", 2.0f) : 2.0f;
+  if (type == "ParametricLIFNode")
+    attrs.getOptionalFloat("init_tau"); // informational; type-checked only
+  if (attrs.failed())
+    return failure();
+
+  std::optional<SurrogateKind> surrogate = symbolizeSurrogateKind(surrogateName);
+  if (!surrogate)
+    return errors.report(node, "unknown surrogate '" + surrogateName +
+                                   "' (expected sigmoid or atan)");
+  float alphaValue = alpha.value_or(*surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
+  bool bad = false;
+  auto check = [&](bool ok, const Twine &message) {
+    if (!ok) {
+      bad = true;
+      (void)errors.report(node, message);
+    }
+  };
+  check(std::isfinite(threshold), "attribute 'v_threshold' must be finite, got " +
+                                      formatFloat(threshold));
+  check(!reset || std::isfinite(*reset),
+        "attribute 'v_reset' must be finite, got " + formatFloat(reset.value_or(0.0f)));
+  check(alphaValue > 0.0f && std::isfinite(alphaValue),
+        "attribute 'alpha' must be finite and > 0, got " + formatFloat(alphaValue));
+  check(tau > 1.0f, "tau must be > 1, got " + formatFloat(tau));
+  check(std::isfinite(tau), "tau must be finite, got " + formatFloat(tau));
+  if (bad)
+    return failure();
+
+  NeuronParams params;
+  params.threshold = builder.getF32FloatAttr(threshold);
+  if (reset)
+    params.reset = builder.getF32FloatAttr(*reset);
+  params.alpha = builder.getF32FloatAttr(alphaValue);
+  params.tau = builder.getF32FloatAttr(tau);
+  params.detach = builder.getBoolAttr(detach);
+  params.decayInput = builder.getBoolAttr(decayInput);
+  params.surrogate = SurrogateKindAttr::get(builder.getContext(), *surrogate);
+  return params;
+}
+
 /// spikemesh.{IF,LIF,ParametricLIF}Node -> snn neuron ops.
 struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
   NeuronPattern(MLIRContext *context, ErrorState &errors)
@@ -411,47 +671,36 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
     StringRef type = node.getOpType();
     if (type != "IFNode" && type != "LIFNode" && type != "ParametricLIFNode")
       return failure();
-    Value input = node.getInputs().empty() ? Value() : node.getInputs()[0];
-    auto inputType = input ? dyn_cast<RankedTensorType>(input.getType()) : nullptr;
+    if (failed(checkArity(node, errors)))
+      return failure();
+    auto params = readNeuron(node, rewriter, errors);
+    if (failed(params))
+      return failure();
+    Value input = node.getInputs()[0];
+    auto inputType = dyn_cast<RankedTensorType>(input.getType());
     if (!inputType)
       return failure(); // its producer is not legalized yet
-    if (type == "ParametricLIFNode" && node.getInputs().size() != 2)
-      return errors.report(node, "expects the input and the scalar w");
-
-    auto surrogateName = node.getOnnxAttrs().getAs<StringAttr>("surrogate");
-    std::optional<SurrogateKind> surrogate =
-        symbolizeSurrogateKind(surrogateName ? surrogateName.getValue() : "sigmoid");
-    if (!surrogate)
-      return errors.report(node, "unknown surrogate '" + surrogateName.getValue() +
-                                     "' (expected sigmoid or atan)");
-    float alpha = floatAttr(node, "alpha", *surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
-    FloatAttr vReset;
-    if (auto reset = node.getOnnxAttrs().getAs<FloatAttr>("v_reset"))
-      vReset = rewriter.getF32FloatAttr(reset.getValueAsDouble());
-    auto threshold = rewriter.getF32FloatAttr(floatAttr(node, "v_threshold", 1.0f));
-    auto detach = rewriter.getBoolAttr(intAttr(node, "detach_reset", 0) != 0);
-    auto surrogateAttr = SurrogateKindAttr::get(getContext(), *surrogate);
-    auto alphaAttr = rewriter.getF32FloatAttr(alpha);
-    auto decayInput = rewriter.getBoolAttr(intAttr(node, "decay_input", 1) != 0);
+    if (!inputType.getElementType().isF32() || inputType.getRank() < 2)
+      return errors.report(node, llvm::formatv("input must be a time-major [T, N, ...] f32 "
+                                               "tensor, got {0}",
+                                               inputType));
 
     Value result;
+    const NeuronParams &p = *params;
     if (type == "IFNode") {
-      result = IFNodeOp::create(rewriter, node.getLoc(), inputType, input, threshold, vReset,
-                                detach, surrogateAttr, alphaAttr);
+      result = IFNodeOp::create(rewriter, node.getLoc(), inputType, input, p.threshold, p.reset,
+                                p.detach, p.surrogate, p.alpha);
     } else if (type == "LIFNode") {
-      float tau = floatAttr(node, "tau", 2.0f);
-      if (!(tau > 1.0f))
-        return errors.report(node, "tau must be > 1, got " + formatFloat(tau));
-      result = LIFNodeOp::create(rewriter, node.getLoc(), inputType, input,
-                                 rewriter.getF32FloatAttr(tau), decayInput, threshold, vReset,
-                                 detach, surrogateAttr, alphaAttr);
+      result = LIFNodeOp::create(rewriter, node.getLoc(), inputType, input, p.tau,
+                                 p.decayInput, p.threshold, p.reset, p.detach, p.surrogate,
+                                 p.alpha);
     } else {
       Value w = node.getInputs()[1];
       auto wType = dyn_cast<RankedTensorType>(w.getType());
-      if (!wType || wType.getRank() != 0)
+      if (!wType || wType.getRank() != 0 || !wType.getElementType().isF32())
         return errors.report(node, "w must be a float32 scalar");
-      result = PLIFNodeOp::create(rewriter, node.getLoc(), inputType, input, w, decayInput,
-                                  threshold, vReset, detach, surrogateAttr, alphaAttr);
+      result = PLIFNodeOp::create(rewriter, node.getLoc(), inputType, input, w, p.decayInput,
+                                  p.threshold, p.reset, p.detach, p.surrogate, p.alpha);
     }
     rewriter.replaceOp(node, result);
     return success();
@@ -462,43 +711,57 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 
 /// Add/Mul of time-major tensors and the ReduceMean readout over T.
 struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  TimeMajorOpPattern(MLIRContext *context, ErrorState &errors)
+      : OpRewritePattern(context), errors(errors) {}
 
   LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
-    if (!node.getDomain().empty())
+    StringRef type = node.getOpType();
+    if (!node.getDomain().empty() ||
+        !llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity"}, type))
+      return failure();
+    if (failed(checkArity(node, errors)))
       return failure();
     auto inputs = node.getInputs();
     auto ranked = [](Value v) { return isa<RankedTensorType>(v.getType()); };
-    if (inputs.empty() || !llvm::all_of(inputs, ranked))
-      return failure();
-    StringRef type = node.getOpType();
-    if ((type == "Add" || type == "Mul") && inputs.size() == 2 &&
-        inputs[0].getType() == inputs[1].getType() &&
-        cast<RankedTensorType>(inputs[0].getType()).getRank() >= 2) {
-      Value result = type == "Add"
-                         ? AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult()
-                         : MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult();
-      rewriter.replaceOp(node, result);
-      return success();
+    if (!llvm::all_of(inputs, ranked))
+      return failure(); // a producer is not legalized yet
+    Value result;
+    if (type == "Add" || type == "Mul") {
+      if (inputs[0].getType() != inputs[1].getType() ||
+          cast<RankedTensorType>(inputs[0].getType()).getRank() < 2)
+        return errors.report(node, llvm::formatv("operands must be time-major tensors of "
+                                                 "one type, got {0} and {1}",
+                                                 inputs[0].getType(), inputs[1].getType()));
+      result = type == "Add"
+                   ? AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult()
+                   : MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult();
+    } else if (type == "ReduceMean") {
+      AttrReader attrs(node, errors);
+      SmallVector<int64_t> axes = attrs.getInts("axes", {});
+      int64_t keepdims = attrs.getInt("keepdims", 1);
+      if (attrs.failed())
+        return failure();
+      if (axes != SmallVector<int64_t>{0} || keepdims != 0)
+        return errors.report(node, "only the readout over T, ReduceMean(axes=[0], "
+                                   "keepdims=0), is supported");
+      result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    } else {
+      result = inputs[0];
     }
-    if (type == "ReduceMean" && intsAttr(node, "axes", {}) == SmallVector<int64_t>{0} &&
-        intAttr(node, "keepdims", 1) == 0) {
-      rewriter.replaceOp(node, MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]));
-      return success();
-    }
-    if (type == "Identity") {
-      rewriter.replaceOp(node, inputs[0]);
-      return success();
-    }
-    return failure();
+    rewriter.replaceOp(node, result);
+    return success();
   }
+
+  ErrorState &errors;
 };
 
 /// Explains why a node survived legalization.
 void reportLeftover(ONNXNodeOp node) {
   InFlightDiagnostic diag = node.emitError();
   diag << "ONNX node '" << nodeName(node) << "' (" << node.getOpType() << "): ";
-  if (isNode(node, "Reshape"))
+  if (std::string arity = arityError(node); !arity.empty())
+    diag << arity;
+  else if (isNode(node, "Reshape"))
     diag << "not part of a [T, N, ...] <-> [T*N, ...] fold of a stateless layer";
   else if (StepPlanner::isStepOp(node))
     diag << "per-step layer outside a [T*N, ...] fold region";
@@ -530,8 +793,7 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
     }
     ErrorState errors;
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRegionPattern, NeuronPattern>(&getContext(), errors);
-    patterns.add<TimeMajorOpPattern>(&getContext());
+    patterns.add<FoldRegionPattern, NeuronPattern, TimeMajorOpPattern>(&getContext(), errors);
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     config.setMaxIterations(maxIterations);
