@@ -76,8 +76,13 @@ Model makeModel(const TempDir &dir, int64_t hidden) {
 TEST(Checkpoint, RoundTripsEveryField) {
   TempDir dir;
   CheckpointState saved = sampleState(42);
+  saved.runId = 0xfedcba9876543210ull;
   writeCheckpoint(dir.path(), saved);
   CheckpointState loaded = readCheckpoint(dir.path());
+  EXPECT_EQ(loaded.runId, saved.runId);
+  EXPECT_NE(snn::test::readFile(dir.file("checkpoint.json"))
+                .find("\"run_id\": \"fedcba9876543210\""),
+            std::string::npos);
   EXPECT_EQ(loaded.step, 42);
   EXPECT_EQ(loaded.epoch, 2);
   EXPECT_EQ(loaded.batch, 5);

@@ -141,6 +141,88 @@ TEST(ShardedCheckpoint, IndexEntriesAreRankNamesNotPaths) {
             std::string::npos);
 }
 
+/// Shards of 2 ranks written to `dir`, rank R's carrying `runIds[R]` (0: no
+/// field, as before run ids), and an index with `indexRunId` ("": none);
+/// returns readAnyCheckpoint's error, or "" when it loads.
+std::string loadWithRunIds(const std::string &dir, std::vector<uint64_t> runIds,
+                           const std::string &indexRunId = "") {
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string own = dir + "/rank" + std::to_string(rank);
+    std::filesystem::create_directories(own);
+    CheckpointState state = rankState(rank, 2, 10);
+    state.generatorState = cpuGeneratorState();
+    state.runId = runIds[size_t(rank)];
+    writeCheckpoint(own, state);
+  }
+  std::ofstream(dir + "/" + kShardIndexFile)
+      << R"({"format": "spikemesh-sharded-checkpoint", "version": 1, "step": 7, "mode": "fsdp", )"
+      << R"("world_size": 2, "ranks": ["rank0", "rank1"])"
+      << (indexRunId.empty() ? "" : ", \"run_id\": \"" + indexRunId + "\"") << "}";
+  try {
+    CheckpointState merged = readAnyCheckpoint(dir);
+    EXPECT_EQ(merged.runId, runIds[0]);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShardedCheckpoint, RefusesShardsOfAnotherRunNamingTheRank) {
+  snn::test::TempDir dir;
+  const uint64_t a = 0x1111222233334444ull, b = 0xaaaabbbbccccddddull;
+  // One run's shards, with or without the index's copy of the id.
+  EXPECT_EQ(loadWithRunIds(dir.path(), {a, a}), "");
+  EXPECT_EQ(loadWithRunIds(dir.path(), {a, a}, "1111222233334444"), "");
+  // Checkpoints written before run ids: no shard has one, nothing to check.
+  EXPECT_EQ(loadWithRunIds(dir.path(), {0, 0}), "");
+  // rank1/ swapped for the same step of another run.
+  std::string error = loadWithRunIds(dir.path(), {a, b});
+  EXPECT_NE(error.find("'" + dir.path() + "': rank 1's shard belongs to another run (it has "
+                       "run id aaaabbbbccccdddd, rank 0 has run id 1111222233334444)"),
+            std::string::npos)
+      << error;
+  // One shard without the field among shards with it is refused too.
+  EXPECT_NE(loadWithRunIds(dir.path(), {a, 0}).find("rank 1's shard belongs to another run "
+                                                    "(it has no run id, rank 0 has run id"),
+            std::string::npos);
+  // The index (rank 0's) tells which rank is the stranger: here rank 0.
+  error = loadWithRunIds(dir.path(), {b, a}, "1111222233334444");
+  EXPECT_NE(error.find("rank 0's shard belongs to another run (it has run id aaaabbbbccccdddd, "
+                       "shards.json has run id 1111222233334444)"),
+            std::string::npos)
+      << error;
+}
+
+TEST(ShardedCheckpoint, MergeNamesTheRankOfAnotherRun) {
+  std::vector<CheckpointState> ranks;
+  for (int rank = 0; rank < 3; ++rank) {
+    ranks.push_back(rankState(rank, 3, 10));
+    ranks.back().runId = 5;
+  }
+  EXPECT_EQ(mergeShards(ranks, "ck").runId, 5u);
+  ranks[2].runId = 6;
+  try {
+    mergeShards(ranks, "ck/step-00000007");
+    ADD_FAILURE() << "shards of two runs merged";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2's shard belongs to another run"),
+              std::string::npos)
+        << e.what();
+  }
+  // Rank 0 is the stranger when the other ranks agree.
+  ranks[2].runId = 5;
+  ranks[0].runId = 6;
+  try {
+    mergeShards(ranks, "ck/step-00000007");
+    ADD_FAILURE() << "shards of two runs merged";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0's shard belongs to another run (it has run id "
+                                         "0000000000000006, rank 1 has run id 0000000000000005)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ShardPieceState, SliceIsThePieceOfTheWholeState) {
   ParamState whole;
   whole.step = 4;

@@ -136,6 +136,31 @@ TEST(Trainer, AFinishedRunExtendsLikeALongerOne) {
   expectSameState(extended.model, straight.model);
 }
 
+TEST(Trainer, CheckpointsCarryTheRunIdAcrossResume) {
+  TempDir dir;
+  snn::test::writeTrainableArtifact(dir.file("art"));
+  Dataset data = snn::test::makeStaticDataset(10, 4);
+  CheckpointDirectory first(dir.file("ck1"), 2), second(dir.file("ck2"), 2);
+  TrainingRun one(dir.file("art"), data), two(dir.file("art"), data);
+  one.trainRun(adamConfig(2), {nullptr, nullptr, &first});
+  two.trainRun(adamConfig(2), {nullptr, nullptr, &second});
+  CheckpointState state = readCheckpoint(first.latest());
+  EXPECT_NE(state.runId, 0u);
+  // Two fresh runs, even with the same settings, are two runs.
+  EXPECT_NE(readCheckpoint(second.latest()).runId, state.runId);
+  TrainingRun resumed(dir.file("art"), data);
+  resumed.trainRun(adamConfig(4), {nullptr, nullptr, &first}, &state);
+  CheckpointState after = readCheckpoint(first.latest());
+  EXPECT_EQ(after.step, 4);
+  EXPECT_EQ(after.runId, state.runId);
+  // A checkpoint from before run ids continues under a new one.
+  state.runId = 0;
+  CheckpointDirectory third(dir.file("ck3"), 2);
+  TrainingRun old(dir.file("art"), data);
+  old.trainRun(adamConfig(4), {nullptr, nullptr, &third}, &state);
+  EXPECT_NE(readCheckpoint(third.latest()).runId, 0u);
+}
+
 TEST(Trainer, LogsStepsAndEpochsAndCheckpointsPeriodically) {
   TempDir dir;
   snn::test::writeTrainableArtifact(dir.file("art"));

@@ -172,6 +172,8 @@ json describeState(const CheckpointState &state, TensorPacker &packer) {
       {"optimizer", describeOptimizer(state, packer)},
   };
   packer.add("rng/cpu", state.generatorState);
+  if (state.runId != 0)
+    body["run_id"] = formatRunId(state.runId);
   if (state.shard.worldSize > 0)
     body["shard"] = {{"rank", state.shard.rank},
                      {"world_size", state.shard.worldSize},
@@ -267,6 +269,23 @@ unpackOptimizer(const json &optimizer, const TensorUnpacker &tensors) {
   return entries;
 }
 
+/// "run_id" (16 hex digits, not 0), or 0 when the checkpoint predates it.
+uint64_t parseRunId(const json &meta, const std::string &dir) {
+  if (!meta.contains("run_id"))
+    return 0;
+  std::string text = meta.at("run_id").get<std::string>();
+  uint64_t runId = 0;
+  bool valid = text.size() == 16;
+  for (char c : text) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    valid = valid && digit >= 0;
+    runId = runId << 4 | uint64_t(digit & 15);
+  }
+  if (!valid || runId == 0)
+    corrupt(dir, "run_id '" + text + "' is not 16 hex digits naming a run");
+  return runId;
+}
+
 CheckpointState unpackState(const json &meta, const std::string &data,
                             const std::string &dir) {
   TensorUnpacker tensors(meta.at("tensors"), data, dir);
@@ -287,6 +306,7 @@ CheckpointState unpackState(const json &meta, const std::string &data,
   state.optimizer = meta.at("optimizer").at("kind").get<std::string>();
   state.optimizerState = unpackOptimizer(meta.at("optimizer"), tensors);
   state.generatorState = tensors.get("rng/cpu");
+  state.runId = parseRunId(meta, dir);
   if (meta.contains("shard")) {
     const json &shard = meta.at("shard");
     state.shard.rank = shard.at("rank").get<int>();
@@ -316,6 +336,12 @@ std::string modelFingerprint(const std::vector<CheckpointTensor> &model) {
   std::snprintf(text, sizeof(text), "%016llx",
                 static_cast<unsigned long long>(hash));
   return std::string("fnv1a64:") + text;
+}
+
+std::string formatRunId(uint64_t runId) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(runId));
+  return text;
 }
 
 void writeCheckpoint(const std::string &dir, const CheckpointState &state) {

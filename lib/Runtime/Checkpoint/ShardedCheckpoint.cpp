@@ -91,6 +91,54 @@ void checkSamePosition(const CheckpointState &first,
                          std::to_string(other.shard.worldSize));
 }
 
+std::string runIdText(uint64_t runId) {
+  return runId == 0 ? "no run id" : "run id " + formatRunId(runId);
+}
+
+/// `reference`: what the others agree on ("rank 0 has run id ...").
+[[noreturn]] void otherRun(const std::string &where, size_t rank,
+                           uint64_t runId, const std::string &reference) {
+  badShards(where, "rank " + std::to_string(rank) +
+                       "'s shard belongs to another run (it has " +
+                       runIdText(runId) + ", " + reference + ")");
+}
+
+/// Every rank's shard must come from one run: a rank<R>/ of another run at
+/// the same step would otherwise merge into weights half of each. Skipped
+/// only when no shard has a run id (checkpoints written before the field).
+void checkSameRun(const std::vector<CheckpointState> &ranks,
+                  const std::string &where) {
+  size_t odd = 0;
+  for (size_t rank = 1; rank < ranks.size() && odd == 0; ++rank)
+    if (ranks[rank].runId != ranks.front().runId)
+      odd = rank;
+  if (odd == 0)
+    return;
+  // With three or more ranks, rank 0 is the odd one when all others agree.
+  bool othersAgree =
+      ranks.size() > 2 &&
+      std::all_of(ranks.begin() + 2, ranks.end(), [&](const CheckpointState &s) {
+        return s.runId == ranks[1].runId;
+      });
+  size_t named = othersAgree ? 0 : odd, reference = othersAgree ? 1 : 0;
+  otherRun(where, named, ranks[named].runId,
+           "rank " + std::to_string(reference) + " has " +
+               runIdText(ranks[reference].runId));
+}
+
+/// shards.json's run id (written by rank 0 with the index), when it has one.
+void checkIndexRun(const json &meta, const std::vector<CheckpointState> &ranks,
+                   const std::string &dir) {
+  if (!meta.contains("run_id"))
+    return;
+  const json &field = meta.at("run_id");
+  std::string expected = field.is_string() ? field.get<std::string>() : field.dump();
+  for (size_t rank = 0; rank < ranks.size(); ++rank)
+    if (ranks[rank].runId == 0 || formatRunId(ranks[rank].runId) != expected)
+      otherRun(dir, rank, ranks[rank].runId,
+               std::string(kShardIndexFile) + " has run id " + expected);
+}
+
 std::vector<CheckpointTensor>
 mergeModel(const std::vector<CheckpointState> &ranks,
            std::map<std::string, std::vector<int64_t>> &shapes,
@@ -234,6 +282,7 @@ CheckpointState mergeShards(const std::vector<CheckpointState> &ranks,
                             const std::string &where) {
   if (ranks.empty())
     badShards(where, "it has no ranks");
+  checkSameRun(ranks, where);
   for (size_t rank = 0; rank < ranks.size(); ++rank)
     checkSamePosition(ranks.front(), ranks[rank], int(rank), where);
   if (ranks.front().shard.worldSize != int(ranks.size()))
@@ -266,6 +315,7 @@ CheckpointState readAnyCheckpoint(const std::string &dir) {
   std::vector<CheckpointState> ranks;
   for (const std::string &name : rankDirectories(meta, dir))
     ranks.push_back(readCheckpoint((fs::path(dir) / name).string()));
+  checkIndexRun(meta, ranks, dir);
   return mergeShards(ranks, dir);
 }
 
@@ -300,6 +350,8 @@ std::string saveShardedCheckpoint(CheckpointDirectory &dir,
                       {"world_size", group.size()},
                       {"mode", state.shard.mode},
                       {"ranks", ranks}};
+        if (state.runId != 0)
+          index["run_id"] = formatRunId(state.runId);
         writeFileSynced((temp / kShardIndexFile).string(), index.dump(1) + "\n");
         path = dir.commitSave(state.step);
       });

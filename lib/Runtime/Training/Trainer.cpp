@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <random>
 
 namespace snn::runtime {
 
@@ -84,6 +85,7 @@ void Trainer::restore(const CheckpointState &state, const std::string &where) {
               state.epochSteps};
   restored = true;
   savedStep = state.step;
+  runId = state.runId;
 }
 
 CheckpointState Trainer::capture() const {
@@ -92,6 +94,7 @@ CheckpointState Trainer::capture() const {
   state.epoch = position.epoch;
   state.batch = position.batch;
   state.seed = train.options().seed;
+  state.runId = runId;
   state.epochLossSum = position.lossSum;
   state.epochAccuracySum = position.accuracySum;
   state.epochSteps = position.steps;
@@ -189,6 +192,22 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
     position = {position.step, position.epoch + 1, 0, 0.0, 0.0, 0.0, 0};
 }
 
+uint64_t Trainer::drawRunId() const {
+  // Not ATen's generator: drawing from it would change the run's trajectory.
+  std::random_device device;
+  uint64_t drawn = 0;
+  while (drawn == 0)
+    drawn = uint64_t(device()) << 32 ^ uint64_t(device()) ^
+            uint64_t(Clock::now().time_since_epoch().count());
+  if (!dataParallel)
+    return drawn;
+  // Rank 0's draw, so that every rank's shard names the same run.
+  at::Tensor id = at::empty({1}, at::kLong);
+  id.data_ptr<int64_t>()[0] = int64_t(drawn);
+  dist::broadcast(dataParallel->group, id, 0);
+  return uint64_t(id.data_ptr<int64_t>()[0]);
+}
+
 void Trainer::saveCheckpoint() {
   if (!sinks.checkpoints || savedStep == position.step)
     return;
@@ -205,6 +224,9 @@ TrainSummary Trainer::run() {
   // resumed run continues the saved generator state instead.
   if (!restored)
     seedCpuGenerator(config.seed);
+  // A checkpoint written before run ids existed continues under a new one.
+  if (runId == 0)
+    runId = drawRunId();
   train.startEpoch(position.epoch);
   while (position.step < config.totalSteps &&
          (config.stopAfter == 0 || summary.stepsDone < config.stopAfter)) {

@@ -66,6 +66,11 @@ struct CheckpointState {
   int64_t batch = 0;
   /// Seeds the data order.
   uint64_t seed = 0;
+  /// The training run that wrote it: drawn at random when a run starts
+  /// fresh, the same on every rank, kept across --resume. Every shard of a
+  /// sharded checkpoint must carry the same one. 0: unknown (a checkpoint
+  /// written before the field existed).
+  uint64_t runId = 0;
   /// The current epoch's running sums, so that its "epoch" log line after
   /// a resume averages over all of its steps.
   double epochLossSum = 0.0;
@@ -86,6 +91,9 @@ struct CheckpointState {
 /// "fnv1a64:<hex>" over the names, shapes and kinds of `model` (a piece
 /// counts with its full shape, so every rank's file names the same model).
 std::string modelFingerprint(const std::vector<CheckpointTensor> &model);
+
+/// The run id as checkpoint.json writes it: 16 lowercase hex digits.
+std::string formatRunId(uint64_t runId);
 
 /// Writes checkpoint.json and tensors.bin into the existing directory `dir`
 /// (each file fsync'ed). Not atomic by itself.

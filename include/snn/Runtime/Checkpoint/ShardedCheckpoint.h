@@ -30,12 +30,16 @@ constexpr const char *kShardIndexFormat = "spikemesh-sharded-checkpoint";
 
 /// The checkpoint in `dir`, whole or sharded (then merged). Throws Error
 /// naming the file for a missing or corrupt rank, ranks that disagree on the
-/// position, or pieces that do not cover a tensor exactly once.
+/// position, a rank whose shard belongs to another run (its run id differs
+/// from shards.json's or the other ranks'), or pieces that do not cover a
+/// tensor exactly once.
 CheckpointState readAnyCheckpoint(const std::string &dir);
 
 /// Puts the ranks' checkpoints (rank order) together into one whole one:
 /// pieces concatenated, position, settings, buffers and generator state from
-/// rank 0. `where` names the checkpoint in messages.
+/// rank 0. Every rank must carry the same run id (the check is skipped only
+/// when none has one); an Error names the rank that differs. `where` names
+/// the checkpoint in messages.
 CheckpointState mergeShards(const std::vector<CheckpointState> &ranks,
                             const std::string &where);
 

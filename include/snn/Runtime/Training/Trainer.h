@@ -124,6 +124,8 @@ private:
   /// and, for a complete epoch, moves to the next.
   void endEpoch(TrainSummary &summary, bool complete);
   void saveCheckpoint();
+  /// A fresh run id (CheckpointState::runId), the same on every rank.
+  uint64_t drawRunId() const;
 
   Model &model;
   BatchLoader &train;
@@ -135,6 +137,8 @@ private:
   bool restored = false;
   bool labelsChecked = false;
   int64_t savedStep = -1;
+  /// Written into every checkpoint; a resumed run keeps the checkpoint's.
+  uint64_t runId = 0;
   const DataParallelContext *dataParallel = nullptr;
 };
 
