@@ -10,6 +10,8 @@
 #include <ATen/ops/ones.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 using namespace snn::runtime;
 using nlohmann::json;
 using snn::test::makeManifest;
@@ -176,6 +178,33 @@ TEST(Artifact, ReportsMissingPieces) {
                                          ": cannot open",
                                      0),
             0u);
+}
+
+TEST(Artifact, ReadsOnlyFromItsOwnDirectory) {
+  namespace fs = std::filesystem;
+  TempDir outside, dir;
+  writeArtifact(outside.path(), tinyProgram(), tinyManifest());
+  writeArtifact(dir.path(), tinyProgram(), tinyManifest());
+  // A link inside the directory is followed.
+  fs::rename(dir.file("program_0.onnx"), dir.file("real.onnx"));
+  fs::create_symlink("real.onnx", dir.file("program_0.onnx"));
+  EXPECT_EQ(loadError(dir.path()), "");
+  // A link out of it (to a file, to a device, through a folder) is not.
+  fs::remove(dir.file("program_0.onnx"));
+  fs::create_symlink(outside.file("program_0.onnx"), dir.file("program_0.onnx"));
+  EXPECT_NE(loadError(dir.path()).find("program_0.onnx: resolves to '"), std::string::npos);
+  fs::remove(dir.file("program_0.onnx"));
+  fs::create_symlink("/dev/zero", dir.file("program_0.onnx"));
+  EXPECT_NE(loadError(dir.path()).find("outside '"), std::string::npos);
+  fs::remove(dir.file("program_0.onnx"));
+  json manifest = tinyManifest();
+  manifest["programs"][0]["file"] = "sub/program_0.onnx";
+  writeArtifact(dir.path(), tinyProgram(), manifest);
+  fs::create_symlink(outside.path(), dir.file("sub"));
+  EXPECT_NE(loadError(dir.path()).find("sub/program_0.onnx: resolves to"), std::string::npos);
+  fs::remove(dir.file("manifest.json"));
+  fs::create_symlink(outside.file("manifest.json"), dir.file("manifest.json"));
+  EXPECT_NE(loadError(dir.path()).find("manifest.json: resolves to"), std::string::npos);
 }
 
 TEST(Artifact, RejectsTruncatedProgramFile) {

@@ -111,6 +111,20 @@ TEST(Checkpoint, RoundTripsEveryField) {
   EXPECT_EQ(modelFingerprint(loaded.model), modelFingerprint(saved.model));
 }
 
+TEST(Checkpoint, ReadsOnlyFromItsOwnDirectory) {
+  TempDir dir, other;
+  writeCheckpoint(other.path(), sampleState(1));
+  writeCheckpoint(dir.path(), sampleState(1));
+  std::filesystem::remove(dir.file("tensors.bin"));
+  std::filesystem::create_symlink(other.file("tensors.bin"), dir.file("tensors.bin"));
+  EXPECT_NE(errorOf([&] { readCheckpoint(dir.path()); })
+                .find("tensors.bin: resolves to '"),
+            std::string::npos);
+  std::filesystem::remove(dir.file("checkpoint.json"));
+  std::filesystem::create_symlink("/dev/zero", dir.file("checkpoint.json"));
+  EXPECT_NE(errorOf([&] { readCheckpoint(dir.path()); }).find("outside '"), std::string::npos);
+}
+
 TEST(Checkpoint, RefusesCorruptFiles) {
   TempDir dir;
   writeCheckpoint(dir.path(), sampleState(1));

@@ -190,7 +190,7 @@ json readMeta(const std::string &dir) {
   if (!fs::exists(path, ec))
     corrupt(dir, std::string("it has no ") + kMetaFile);
   try {
-    return json::parse(readWholeFile(path.string()));
+    return json::parse(readWholeFile(fileInside(dir, kMetaFile)));
   } catch (const json::exception &e) {
     corrupt(dir,
             std::string(kMetaFile) + " is not valid JSON (" + e.what() + ")");
@@ -212,7 +212,7 @@ std::string readData(const json &meta, const std::string &dir) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     corrupt(dir, std::string("it has no ") + kDataFile);
-  std::string data = readWholeFile(path.string());
+  std::string data = readWholeFile(fileInside(dir, kDataFile));
   size_t expected = meta.at("data_bytes").get<size_t>();
   if (data.size() != expected)
     corrupt(dir, std::string(kDataFile) + " has " +

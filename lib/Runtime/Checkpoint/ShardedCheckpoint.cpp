@@ -305,7 +305,7 @@ CheckpointState readAnyCheckpoint(const std::string &dir) {
     return readCheckpoint(dir);
   json meta;
   try {
-    meta = json::parse(readWholeFile(index.string()));
+    meta = json::parse(readWholeFile(fileInside(dir, kShardIndexFile)));
     if (meta.at("format").get<std::string>() != kShardIndexFormat)
       badShards(dir, std::string(kShardIndexFile) + " is not a shard index");
   } catch (const json::exception &e) {
@@ -314,7 +314,7 @@ CheckpointState readAnyCheckpoint(const std::string &dir) {
   }
   std::vector<CheckpointState> ranks;
   for (const std::string &name : rankDirectories(meta, dir))
-    ranks.push_back(readCheckpoint((fs::path(dir) / name).string()));
+    ranks.push_back(readCheckpoint(fileInside(dir, name)));
   checkIndexRun(meta, ranks, dir);
   return mergeShards(ranks, dir);
 }

@@ -1,6 +1,7 @@
 //===- Artifact.cpp - Load an artifact directory for one rank -------------===//
 
 #include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
 #include "snn/Runtime/Support/TensorIO.h"
@@ -23,7 +24,7 @@ std::string manifestPathOf(const std::string &dir) {
   fs::path manifest = fs::path(dir) / "manifest.json";
   if (!fs::exists(manifest, ec))
     throw Error("'" + dir + "' is not an artifact: it has no manifest.json");
-  return manifest.string();
+  return fileInside(dir, "manifest.json");
 }
 
 /// The manifest's boundary tensors must be the program's graph input and
@@ -71,7 +72,7 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   } catch (const schema::ManifestError &) {
     throw Error(manifestPath + ": no program for rank " + std::to_string(rank));
   }
-  artifact.program = loadOnnxProgram((fs::path(dir) / spec->file).string());
+  artifact.program = loadOnnxProgram(fileInside(dir, spec->file));
   checkBoundary(artifact.manifest, artifact.program);
   checkParameters(artifact.manifest, artifact.program);
   return artifact;

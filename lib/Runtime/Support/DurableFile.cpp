@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,6 +81,21 @@ void requireRegularFile(const std::string &path) {
   std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
     throw Error(path + ": not a regular file");
+}
+
+std::string fileInside(const std::string &dir, const std::string &name) {
+  namespace fs = std::filesystem;
+  fs::path path = fs::path(dir) / name;
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(dir, ec);
+  fs::path target = ec ? fs::path() : fs::weakly_canonical(path, ec);
+  if (ec)
+    return path.string(); // unreadable: the open that follows names the cause
+  auto [rootEnd, targetAt] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+  if (rootEnd != root.end())
+    throw Error(path.string() + ": resolves to '" + target.string() + "', outside '" + dir +
+                "' (a link out of the directory is not followed)");
+  return path.string();
 }
 
 std::string readWholeFile(const std::string &path) {

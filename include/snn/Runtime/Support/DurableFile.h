@@ -31,6 +31,11 @@ std::string readWholeFile(const std::string &path);
 /// block or never end. Every file the runtime reads is checked first.
 void requireRegularFile(const std::string &path);
 
+/// `dir/name`, after checking that it resolves inside `dir`: an artifact or a
+/// checkpoint is read only from its own directory, so a symbolic link (to a
+/// file or a folder) that leads out of it is an Error, not followed.
+std::string fileInside(const std::string &dir, const std::string &name);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_SUPPORT_DURABLEFILE_H
