@@ -62,10 +62,6 @@ constexpr const char *kTimeSteps = "time_steps", *kParamBytes = "param_bytes",
                      *kPipelineUnits = "pipeline_units";
 } // namespace explainkey
 
-const char *kindName(ParameterKind kind) {
-  return kind == ParameterKind::Buffer ? "buffer" : "parameter";
-}
-
 // --- Writing ---------------------------------------------------------------------------
 
 json tensorJson(const TensorSpec &spec) {
@@ -139,7 +135,7 @@ json parametersJson(const std::vector<ParameterSpec> &parameters) {
   for (const ParameterSpec &p : parameters)
     list.push_back({{key::kName, p.name},
                     {key::kShape, p.shape},
-                    {key::kKind, kindName(p.kind)},
+                    {key::kKind, parameterKindName(p.kind)},
                     {key::kSharding, p.sharding}});
   return list;
 }
@@ -332,9 +328,9 @@ ParameterSpec parseParameter(const FieldReader &entry) {
   parameter.name = entry.getString(key::kName);
   parameter.shape = entry.getInts(key::kShape, 0);
   std::string kind = entry.getString(key::kKind);
-  if (kind != kindName(ParameterKind::Parameter) && kind != kindName(ParameterKind::Buffer))
+  if (kind != parameterKindName(ParameterKind::Parameter) && kind != parameterKindName(ParameterKind::Buffer))
     entry.fail("'" + entry.field(key::kKind) + "' must be \"parameter\" or \"buffer\"");
-  parameter.kind = kind == kindName(ParameterKind::Buffer) ? ParameterKind::Buffer
+  parameter.kind = kind == parameterKindName(ParameterKind::Buffer) ? ParameterKind::Buffer
                                                             : ParameterKind::Parameter;
   parameter.sharding = entry.getString(key::kSharding, kReplicated);
   return parameter;
@@ -469,6 +465,10 @@ PlanExplanation parseExplanation(const FieldReader &reader) {
 }
 
 } // namespace
+
+const char *parameterKindName(ParameterKind kind) {
+  return kind == ParameterKind::Buffer ? "buffer" : "parameter";
+}
 
 const ProgramSpec &Manifest::programForRank(int rank) const {
   for (const ProgramSpec &program : programs)

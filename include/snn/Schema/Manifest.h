@@ -53,6 +53,8 @@ struct ProgramSpec {
 };
 
 enum class ParameterKind { Parameter, Buffer };
+/// "parameter" or "buffer", as the manifest (and checkpoints) spell the kind.
+const char *parameterKindName(ParameterKind kind);
 
 /// One entry of `parameters`.
 struct ParameterSpec {

@@ -12,10 +12,6 @@ namespace snn::runtime {
 
 namespace {
 
-const char *kindName(ParameterKind kind) {
-  return kind == ParameterKind::Parameter ? "parameter" : "buffer";
-}
-
 [[noreturn]] void differentModel(const std::string &where,
                                  const std::string &what) {
   throw Error("checkpoint '" + where + "' is from a different model: " + what);
@@ -23,9 +19,9 @@ const char *kindName(ParameterKind kind) {
 
 void checkEntry(const CheckpointTensor &saved,
                 const ParameterStore::Entry &live, const std::string &where) {
-  if (saved.kind != kindName(live.kind))
+  if (saved.kind != schema::parameterKindName(live.kind))
     differentModel(where, "'" + saved.name + "' is a " + saved.kind +
-                              " there and a " + kindName(live.kind) + " here");
+                              " there and a " + schema::parameterKindName(live.kind) + " here");
   if (saved.value.sizes() != live.tensor.sizes())
     differentModel(where, saved.kind + " '" + saved.name + "' has shape " +
                               formatShape(saved.value.sizes()) + " there and " +
@@ -38,7 +34,7 @@ void captureModel(const ParameterStore &store, CheckpointState &state) {
   state.model.clear();
   for (const ParameterStore::Entry &entry : store.entries())
     state.model.push_back(
-        {entry.name, kindName(entry.kind), entry.tensor.detach().clone()});
+        {entry.name, schema::parameterKindName(entry.kind), entry.tensor.detach().clone()});
 }
 
 void captureOptimizer(const Optimizer &optimizer, CheckpointState &state) {
@@ -61,7 +57,7 @@ void checkSameModel(const CheckpointState &state, const ParameterStore &store,
   for (const ParameterStore::Entry &entry : store.entries()) {
     auto it = saved.find(entry.name);
     if (it == saved.end())
-      differentModel(where, std::string(kindName(entry.kind)) + " '" +
+      differentModel(where, std::string(schema::parameterKindName(entry.kind)) + " '" +
                                 entry.name + "' of this model is not in it");
     checkEntry(*it->second, entry, where);
     saved.erase(it);

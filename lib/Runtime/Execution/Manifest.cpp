@@ -36,12 +36,4 @@ Manifest readManifest(const std::string &path) {
   return parseManifest(text.str(), path);
 }
 
-const ProgramSpec &programForRank(const Manifest &manifest, int rank) {
-  try {
-    return manifest.programForRank(rank);
-  } catch (const schema::ManifestError &e) {
-    throw Error(e.what());
-  }
-}
-
 } // namespace snn::runtime

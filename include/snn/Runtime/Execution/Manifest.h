@@ -27,9 +27,6 @@ Manifest parseManifest(const std::string &text, const std::string &name);
 /// Reads and validates `path`. Throws Error.
 Manifest readManifest(const std::string &path);
 
-/// The program that `rank` runs. Throws Error if no program lists it.
-const ProgramSpec &programForRank(const Manifest &manifest, int rank);
-
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_EXECUTION_MANIFEST_H
