@@ -22,6 +22,11 @@ const std::vector<ArtifactOp> &artifactOps() {
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kTau, kDecayInput}},
       {op::kPLIFNode, 2, 2,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kDecayInput}},
+      {op::kBiasAdd, 2, 2, {kAxis}},
+      {op::kAllReduce, 1, 1, {kMeshAxis}},
+      {op::kAllGather, 1, 1, {kMeshAxis, kAxis}},
+      {op::kAllSlice, 1, 1, {kMeshAxis, kAxis}},
+      {op::kBackwardAllReduce, 1, 1, {kMeshAxis}},
   };
   return ops;
 }

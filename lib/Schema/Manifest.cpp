@@ -26,6 +26,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "p
                      *kFile = "file", *kRanks = "ranks", *kInput = "input",
                      *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
                      *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
+                     *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis",
                      *kPlan = "plan", *kExplanation = "explanation";
 } // namespace key
 
@@ -132,11 +133,17 @@ json explanationJson(const PlanExplanation &e) {
 
 json parametersJson(const std::vector<ParameterSpec> &parameters) {
   json list = json::array();
-  for (const ParameterSpec &p : parameters)
-    list.push_back({{key::kName, p.name},
-                    {key::kShape, p.shape},
-                    {key::kKind, parameterKindName(p.kind)},
-                    {key::kSharding, p.sharding}});
+  for (const ParameterSpec &p : parameters) {
+    json entry = {{key::kName, p.name},
+                  {key::kShape, p.shape},
+                  {key::kKind, parameterKindName(p.kind)},
+                  {key::kSharding, p.sharding}};
+    if (p.isSplit()) {
+      entry[key::kSplitDim] = p.splitDim;
+      entry[key::kMeshAxis] = p.meshAxis;
+    }
+    list.push_back(std::move(entry));
+  }
   return list;
 }
 
@@ -333,7 +340,33 @@ ParameterSpec parseParameter(const FieldReader &entry) {
   parameter.kind = kind == parameterKindName(ParameterKind::Buffer) ? ParameterKind::Buffer
                                                             : ParameterKind::Parameter;
   parameter.sharding = entry.getString(key::kSharding, kReplicated);
+  if (parameter.sharding != kReplicated && parameter.sharding != kSplit)
+    entry.fail("'" + entry.field(key::kSharding) + "' must be \"" + kReplicated + "\" or \"" +
+               kSplit + "\"");
+  if (!parameter.isSplit())
+    return parameter;
+  parameter.splitDim = entry.getInt(key::kSplitDim);
+  parameter.meshAxis = entry.getString(key::kMeshAxis);
+  if (parameter.splitDim < 0 || parameter.splitDim >= int64_t(parameter.shape.size()))
+    entry.fail("'" + entry.field(key::kSplitDim) + "' must be a dimension of 'shape'");
   return parameter;
+}
+
+/// A split parameter's axis is a mesh axis whose size divides the split dimension.
+void checkSplit(const FieldReader &entry, const ParameterSpec &parameter, const MeshSpec &mesh) {
+  for (size_t axis = 0; axis < mesh.axes.size(); ++axis) {
+    if (mesh.axes[axis] != parameter.meshAxis)
+      continue;
+    if (parameter.shape[parameter.splitDim] % mesh.shape[axis] != 0)
+      entry.fail("parameter '" + parameter.name + "': dimension " +
+                 std::to_string(parameter.splitDim) + " (" +
+                 std::to_string(parameter.shape[parameter.splitDim]) +
+                 ") does not divide into the " + std::to_string(mesh.shape[axis]) +
+                 " members of mesh axis '" + parameter.meshAxis + "'");
+    return;
+  }
+  entry.fail("'" + entry.field(key::kMeshAxis) + "' names no axis of the mesh: '" +
+             parameter.meshAxis + "'");
 }
 
 void parseParameters(const FieldReader &reader, Manifest &manifest) {
@@ -346,6 +379,8 @@ void parseParameters(const FieldReader &reader, Manifest &manifest) {
     ParameterSpec parameter = parseParameter(entry);
     if (!names.insert(parameter.name).second)
       entry.fail("parameter '" + parameter.name + "' is listed twice");
+    if (parameter.isSplit())
+      checkSplit(entry, parameter, manifest.mesh);
     manifest.parameters.push_back(std::move(parameter));
   }
 }
@@ -465,6 +500,13 @@ PlanExplanation parseExplanation(const FieldReader &reader) {
 }
 
 } // namespace
+
+std::vector<int64_t> ParameterSpec::localShape(int64_t parts) const {
+  std::vector<int64_t> local = shape;
+  if (isSplit() && splitDim >= 0 && splitDim < int64_t(local.size()) && parts > 0)
+    local[size_t(splitDim)] /= parts;
+  return local;
+}
 
 const char *parameterKindName(ParameterKind kind) {
   return kind == ParameterKind::Buffer ? "buffer" : "parameter";

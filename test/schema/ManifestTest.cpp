@@ -69,7 +69,7 @@ Manifest fullManifest() {
   m.programs = {{"program_0.onnx", {0, 2, 4, 6}}, {"stage_1/program.onnx", {1, 3, 5, 7}}};
   m.input = {"input", {4, -1, 1, 28, 28}, true};
   m.output = {"output", {-1, 10}, false};
-  m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, "tp:0"},
+  m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, kSplit, 1, "tp"},
                   {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated}};
   m.plan = fullPlan();
   m.explanation = fullExplanation();
@@ -185,6 +185,8 @@ TEST(Manifest, EveryFieldRoundTrips) {
     EXPECT_EQ(read.parameters[i].shape, written.parameters[i].shape);
     EXPECT_EQ(read.parameters[i].kind, written.parameters[i].kind);
     EXPECT_EQ(read.parameters[i].sharding, written.parameters[i].sharding);
+    EXPECT_EQ(read.parameters[i].splitDim, written.parameters[i].splitDim);
+    EXPECT_EQ(read.parameters[i].meshAxis, written.parameters[i].meshAxis);
   }
   expectSamePlan(read.plan, written.plan);
   ASSERT_TRUE(read.explanation);
@@ -245,6 +247,19 @@ TEST(Manifest, RefusesUnknownSpellingsNamingTheField) {
             "m.json: 'parameters[1].kind' must be \"parameter\" or \"buffer\"");
   EXPECT_EQ(parseError(edited("\"pp_layout\": [", "\"pp_layout\": [-1,")),
             "m.json: 'plan.pp_layout' must be an array of integers >= 0");
+  EXPECT_EQ(parseError(edited("\"sharding\": \"split\"", "\"sharding\": \"tp:0\"")),
+            "m.json: 'parameters[0].sharding' must be \"replicated\" or \"split\"");
+}
+
+TEST(Manifest, RefusesASplitTheMeshCannotHold) {
+  EXPECT_EQ(parseError(edited("\"mesh_axis\": \"tp\"", "\"mesh_axis\": \"ep\"")),
+            "m.json: 'parameters[0].mesh_axis' names no axis of the mesh: 'ep'");
+  EXPECT_EQ(parseError(edited("\"split_dim\": 1", "\"split_dim\": 2")),
+            "m.json: 'parameters[0].split_dim' must be a dimension of 'shape'");
+  EXPECT_EQ(parseError(edited("\"shape\": [\n        10,\n        32\n      ]",
+                              "\"shape\": [10, 33]")),
+            "m.json: parameter 'fc.weight': dimension 1 (33) does not divide "
+            "into the 2 members of mesh axis 'tp'");
 }
 
 TEST(Manifest, RefusesDeepOrHugeText) {

@@ -36,6 +36,14 @@ inline constexpr const char *kMeanTime = "mean_time";
 inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";
+inline constexpr const char *kBiasAdd = "bias_add";
+// Collectives of a partitioned (per-rank) program, over one mesh axis' group
+// (members ordered by their coordinate on that axis). See
+// docs/artifact-format.md, "Collectives".
+inline constexpr const char *kAllReduce = "all_reduce";
+inline constexpr const char *kAllGather = "all_gather";
+inline constexpr const char *kAllSlice = "all_slice";
+inline constexpr const char *kBackwardAllReduce = "backward_all_reduce";
 } // namespace op
 
 /// Attribute names; equal to the snn ops' ODS attribute names.
@@ -58,6 +66,8 @@ inline constexpr const char *kSurrogate = "surrogate";
 inline constexpr const char *kAlpha = "alpha";
 inline constexpr const char *kTau = "tau";
 inline constexpr const char *kDecayInput = "decay_input";
+inline constexpr const char *kAxis = "axis";
+inline constexpr const char *kMeshAxis = "mesh_axis";
 } // namespace attr
 
 /// One op_type: how many inputs its node takes (optional trailing inputs make

@@ -32,6 +32,9 @@ inline constexpr size_t kMaxManifestBytes = size_t(64) << 20;
 inline constexpr int kMaxManifestDepth = 32;
 /// The sharding of a parameter every rank holds whole.
 inline constexpr const char *kReplicated = "replicated";
+/// The sharding of a parameter split in equal parts over one mesh axis: the
+/// member at coordinate i of `mesh_axis` holds part i of dimension `split_dim`.
+inline constexpr const char *kSplit = "split";
 
 /// A malformed manifest; the message names the file and the field.
 class ManifestError : public std::runtime_error {
@@ -56,12 +59,20 @@ enum class ParameterKind { Parameter, Buffer };
 /// "parameter" or "buffer", as the manifest (and checkpoints) spell the kind.
 const char *parameterKindName(ParameterKind kind);
 
-/// One entry of `parameters`.
+/// One entry of `parameters`. `shape` is the whole parameter's; a split one's
+/// program initializer holds the rank's part (see kSplit).
 struct ParameterSpec {
   std::string name;
   std::vector<int64_t> shape;
   ParameterKind kind = ParameterKind::Parameter;
   std::string sharding = kReplicated;
+  /// For kSplit: the split dimension and the mesh axis it is split over.
+  int64_t splitDim = -1;
+  std::string meshAxis;
+
+  bool isSplit() const { return sharding == kSplit; }
+  /// The part one rank holds: `shape` with splitDim divided by `parts`.
+  std::vector<int64_t> localShape(int64_t parts) const;
 };
 
 /// The named device mesh: one axis name and size per dimension.

@@ -246,7 +246,7 @@ void partitionContraction(Operation *op, ArrayRef<Value> partitionedOperands,
   if (operands.size() == 3)
     operands[2] = onFirstProcessOnly(builder, op->getLoc(), grid, reduced, operands[2]);
   Operation *partial = cloneLocal(*op, operands, resultShardings, partitionMap, symbols, builder);
-  Value sum = AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
+  Value sum = shard::AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
                                   ReductionKind::Sum);
   partitionMap.map(op->getResult(0), sum);
 }
@@ -460,7 +460,7 @@ struct ParameterModel : public ShardingInterface::ExternalModel<ParameterModel, 
       GridOp grid = getGrid(op, sharding.getGridAttr(), symbols);
       for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes()))
         if (!axes.empty())
-          value = AllSliceOp::create(builder, op->getLoc(), value, grid, axes.asArrayRef(), dim);
+          value = shard::AllSliceOp::create(builder, op->getLoc(), value, grid, axes.asArrayRef(), dim);
     }
     partitionMap.map(op->getResult(0), value);
     return success();

@@ -164,6 +164,69 @@ def SNN_MulOp : SNN_ElementwiseOp<"mul"> {
   let summary = "Elementwise product of two same-shape tensors";
 }
 
+def SNN_BiasAddOp : SNN_Op<"bias_add", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Adds a per-feature bias along dimension `axis`";
+  let description = [{
+    `result = input + bias` broadcast along `axis` (`bias` has `input`'s size there). A
+    tensor-parallel partition adds a reduction-split layer's bias once, after the all-reduce
+    of the partial sums, so every rank holds the whole bias and the same gradient for it.
+    ```mlir
+    %y = snn.bias_add %sum, %b {axis = 2 : i64} : tensor<4x?x8xf32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$bias, I64Attr:$axis);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` type($result) `,` type($bias)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives of a partitioned (per-rank) program
+//===----------------------------------------------------------------------===//
+
+// Not Pure: each is a step of a protocol every member of the group must take in the same
+// order, so no rewrite may merge, drop or reorder one on its own.
+class SNN_CollectiveOp<string mnemonic, dag extraArgs> : SNN_Op<mnemonic> {
+  let arguments = !con((ins SNN_F32Tensor:$input, StrAttr:$mesh_axis), extraArgs);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh_axis attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def SNN_AllReduceOp : SNN_CollectiveOp<"all_reduce", (ins)> {
+  let summary = "Sum over the members of a mesh axis; the gradient passes through";
+  let description = [{
+    Every member gets the elementwise sum of the members' `input`s. In the backward pass
+    the (replicated) gradient is passed on unchanged: the `g` of a Megatron pair.
+  }];
+}
+
+def SNN_AllGatherOp : SNN_CollectiveOp<"all_gather", (ins I64Attr:$axis)> {
+  let summary = "Concatenation of the members' tensors along `axis`";
+  let description = [{
+    Members are concatenated in the order of their coordinate on the mesh axis. In the
+    backward pass each member keeps its own part of the (replicated) gradient.
+  }];
+}
+
+def SNN_AllSliceOp : SNN_CollectiveOp<"all_slice", (ins I64Attr:$axis)> {
+  let summary = "This member's part of a replicated tensor, split evenly along `axis`";
+  let description = [{
+    No communication in the forward pass; in the backward pass the members' gradient parts
+    are all-gathered. Applied to an `snn.parameter`, the artifact stores each rank's part
+    as that rank's parameter instead.
+  }];
+}
+
+def SNN_BackwardAllReduceOp : SNN_CollectiveOp<"backward_all_reduce", (ins)> {
+  let summary = "Identity; the gradient is summed over the members of a mesh axis";
+  let description = [{
+    Marks where a replicated value enters a computation that each member does on its own
+    part (a column-split layer, a neuron parameter read by split activations): each member's
+    gradient is a partial sum, and the sum is the gradient. The `f` of a Megatron pair.
+  }];
+}
+
 def SNN_MeanTimeOp : SNN_Op<"mean_time", [Pure, InferTypeOpAdaptor]> {
   let summary = "Readout: mean over the time dimension, [T, N, ...] -> [N, ...]";
   let arguments = (ins SNN_F32Tensor:$input);
