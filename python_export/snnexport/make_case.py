@@ -2,14 +2,10 @@
 import argparse
 import json
 import sys
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from . import models
 from .reference import make_case
-
-# --width sets the model's main width argument.
-_WIDTH_ARG = {"spiking_mlp": "hidden", "csnn": "channels", "vgg_dvs": "channels",
-              "sew_resnet": "channels"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,31 +28,21 @@ def _parser():
     p.add_argument("--classes", type=int, help="number of classes (default 10)")
     p.add_argument("--blocks", type=int, help="vgg_dvs / sew_resnet: number of blocks")
     p.add_argument("--image", type=int, help="vgg_dvs: input height and width (default 48)")
+    p.add_argument("--layers", type=int, help="deep_mlp: number of linear layers (default 3)")
+    p.add_argument("--neuron", choices=models.DeepMLP.NEURONS,
+                   help="deep_mlp: neuron after every layer (default lif)")
     p.add_argument("--attempts", type=int, default=8,
                    help="input draws to try for the largest threshold margin (default 8)")
     p.add_argument("--quiet", action="store_true", help="do not print meta.json")
     return p
 
 
-def _kwargs(args: argparse.Namespace) -> Dict[str, int]:
-    for flag in ("width", "classes", "blocks", "image", "attempts"):
-        v = getattr(args, flag)
-        if v is not None and v < 1:
-            raise ValueError(f"--{flag} must be >= 1, got {v}")
-    kw = {}
-    if args.width is not None:
-        kw[_WIDTH_ARG[args.model]] = args.width
-    if args.classes is not None:
-        kw["classes"] = args.classes
-    if args.blocks is not None:
-        if args.model not in ("vgg_dvs", "sew_resnet"):
-            raise ValueError(f"--blocks does not apply to {args.model}")
-        kw["blocks"] = args.blocks
-    if args.image is not None:
-        if args.model != "vgg_dvs":
-            raise ValueError(f"--image does not apply to {args.model}")
-        kw["image"] = args.image
-    return kw
+def _kwargs(args: argparse.Namespace) -> Dict[str, Any]:
+    if args.attempts is not None and args.attempts < 1:
+        raise ValueError(f"--attempts must be >= 1, got {args.attempts}")
+    return models.model_kwargs(args.model, width=args.width, classes=args.classes,
+                               blocks=args.blocks, image=args.image, layers=args.layers,
+                               neuron=args.neuron)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

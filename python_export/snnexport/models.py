@@ -16,6 +16,41 @@ def spiking_mlp(in_features=784, hidden=128, classes=10, tau=2.0):
     )
 
 
+class DeepMLP(nn.Module):
+    """`layers` Linear layers, each followed by a spiking neuron, then the firing rate:
+    [T, N, in_features] -> [N, classes]. `neuron` is "lif", "if" or "plif" (ParametricLIF, a
+    learnable 1/tau per layer). The stack tensor parallelism splits in Megatron pairs."""
+
+    NEURONS = ("lif", "if", "plif")
+
+    def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif"):
+        super().__init__()
+        if layers < 1:
+            raise ValueError(f"layers={layers} must be >= 1")
+        if neuron_kind not in self.NEURONS:
+            raise ValueError(f"neuron {neuron_kind!r} is not one of {', '.join(self.NEURONS)}")
+
+        def sn():
+            if neuron_kind == "if":
+                return neuron.IFNode(surrogate_function=surrogate.ATan())
+            if neuron_kind == "plif":
+                return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False)
+            return neuron.LIFNode(tau=2.0)
+
+        widths = [in_features] + [hidden] * (layers - 1) + [classes]
+        stack = []
+        for i in range(layers):
+            stack += [layer.Linear(widths[i], widths[i + 1]), sn()]
+        self.stack = nn.Sequential(*stack)
+
+    def forward(self, x_seq):
+        return self.stack(x_seq).mean(0)
+
+
+def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif"):
+    return DeepMLP(in_features, hidden, classes, layers, neuron)
+
+
 class CSNN(nn.Module):
     """SpikingJelly's Fashion-MNIST tutorial CSNN; input [T, N, 1, 28, 28] -> rate [N, classes]."""
 
@@ -123,7 +158,36 @@ def sew_resnet(channels=32, classes=10, blocks=2, in_channels=1):
 
 MODELS = {
     "spiking_mlp": spiking_mlp,
+    "deep_mlp": deep_mlp,
     "csnn": csnn,
     "vgg_dvs": vgg_dvs,
     "sew_resnet": sew_resnet,
 }
+
+
+# --width sets the model's main width argument.
+WIDTH_ARG = {"spiking_mlp": "hidden", "deep_mlp": "hidden", "csnn": "channels",
+             "vgg_dvs": "channels", "sew_resnet": "channels"}
+# Options that only some models take.
+_ONLY_FOR = {"blocks": ("vgg_dvs", "sew_resnet"), "image": ("vgg_dvs",),
+             "layers": ("deep_mlp",), "neuron": ("deep_mlp",)}
+
+
+def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers=None,
+                 neuron=None):
+    """Keyword arguments of MODELS[name] from the command-line options (None: the default).
+    Raises ValueError for a size below 1 or an option the model does not take."""
+    given = {"width": width, "classes": classes, "blocks": blocks, "image": image,
+             "layers": layers}
+    for flag, v in given.items():
+        if v is not None and v < 1:
+            raise ValueError(f"--{flag} must be >= 1, got {v}")
+    given["neuron"] = neuron
+    kw = {}
+    for flag, v in given.items():
+        if v is None:
+            continue
+        if flag in _ONLY_FOR and name not in _ONLY_FOR[flag]:
+            raise ValueError(f"--{flag} does not apply to {name}")
+        kw[WIDTH_ARG[name] if flag == "width" else flag] = v
+    return kw

@@ -87,6 +87,8 @@ def calibrate(model: nn.Module, x: torch.Tensor, gen: torch.Generator) -> None:
 def _input_spec(name: str, kw: Dict[str, Any]) -> Tuple[List[int], str]:
     if name == "spiking_mlp":
         return [kw.get("in_features", 784)], "random"
+    if name == "deep_mlp":
+        return [kw.get("in_features", 64)], "random"
     if name == "csnn":
         return [1, 28, 28], "direct"
     if name == "vgg_dvs":

@@ -16,6 +16,7 @@ PYTHONPATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."
 
 SMALL = {
     "spiking_mlp": {"in_features": 64, "hidden": 32},
+    "deep_mlp": {"in_features": 16, "hidden": 8, "layers": 3, "neuron": "plif"},
     "csnn": {"channels": 4},
     "vgg_dvs": {"channels": 4, "image": 16, "blocks": 2},
     "sew_resnet": {"channels": 4, "blocks": 1},
@@ -48,6 +49,17 @@ class MakeCaseTest(unittest.TestCase):
                 self.assertEqual(m["near_count"] == 0, m["min"] >= reference.MARGIN)
                 got = onnx_interp.run(onnx.load(os.path.join(d, "model.onnx")), x)
                 np.testing.assert_allclose(got, y, rtol=0, atol=1e-6)
+
+    def test_model_options(self):
+        from snnexport import models
+        self.assertEqual(models.model_kwargs("deep_mlp", width=32, layers=4, neuron="if"),
+                         {"hidden": 32, "layers": 4, "neuron": "if"})
+        with self.assertRaisesRegex(ValueError, "--layers does not apply to csnn"):
+            models.model_kwargs("csnn", layers=2)
+        with self.assertRaisesRegex(ValueError, "--layers must be >= 1, got 0"):
+            models.model_kwargs("deep_mlp", layers=0)
+        with self.assertRaisesRegex(ValueError, "neuron 'alif' is not one of"):
+            models.deep_mlp(neuron="alif")
 
     def test_deterministic(self):
         kw = SMALL["sew_resnet"]

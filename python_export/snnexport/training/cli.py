@@ -16,10 +16,6 @@ from .loop import train
 __all__ = ["build_model", "model_from_case", "load_data", "main"]
 
 
-_WIDTH_ARG = {"spiking_mlp": "hidden", "csnn": "channels", "vgg_dvs": "channels",
-              "sew_resnet": "channels"}
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         print(f"error: {message}", file=sys.stderr)
@@ -35,6 +31,8 @@ def _parser():
     m.add_argument("--classes", type=int)
     m.add_argument("--blocks", type=int)
     m.add_argument("--image", type=int)
+    m.add_argument("--layers", type=int, help="deep_mlp: number of linear layers")
+    m.add_argument("--neuron", choices=models.DeepMLP.NEURONS, help="deep_mlp: neuron kind")
     m.add_argument("--onnx-weights", metavar="FILE",
                    help="start from the initializers of this ONNX file")
     m.add_argument("--init-from-case", metavar="DIR",
@@ -85,12 +83,12 @@ def build_model(args):
         return model, meta.get("T")
     if not args.model:
         raise TrainingError("give --model NAME or --init-from-case DIR")
-    kw = {}
-    if args.width is not None:
-        kw[_WIDTH_ARG[args.model]] = args.width
-    for k in ("classes", "blocks", "image"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
+    try:
+        kw = models.model_kwargs(args.model, width=args.width, classes=args.classes,
+                                 blocks=args.blocks, image=args.image, layers=args.layers,
+                                 neuron=args.neuron)
+    except ValueError as e:
+        raise TrainingError(str(e)) from None
     torch.manual_seed(args.init_seed)
     model = models.MODELS[args.model](**kw)
     if args.onnx_weights:
