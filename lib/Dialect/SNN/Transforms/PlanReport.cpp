@@ -100,7 +100,7 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       stringArray(b, analysis.roots), stringArray(b, tensorParallelPairs(plan, bridged)),
       features.experimentalConvTP, features.allowPipeline, features.allowZero,
       request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
-      stringArray(b, plan.notes), b.getArrayAttr(candidates), model);
+      stringArray(b, plan.notes), b.getArrayAttr(candidates), model, /*partitioned=*/false);
 }
 
 // --- JSON -------------------------------------------------------------------------------

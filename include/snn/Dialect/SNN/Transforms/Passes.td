@@ -103,4 +103,25 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartitionTensorParallel : Pass<"snn-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition a tp or fsdp_tp plan into the per-rank program over its tp axis";
+  let description = [{
+    Does nothing unless the module's `#snn.plan` has mode tp or fsdp_tp and is not yet
+    partitioned. Keeps, in every `shard.sharding`, only the splits over the plan's tp mesh
+    axis (the runtime does the dp and fsdp part itself over the dp group, as in dp and fsdp
+    modes), runs upstream's `sharding-propagation` and `shard-partition` on @main, and turns
+    the shard collectives into snn ones named by the mesh axis (`snn.all_reduce`,
+    `snn.all_gather`, `snn.all_slice`). Removes `tensor.cast`s that change no type and every
+    shard op (grid included), and sets `partitioned = true` in the plan.
+
+    Errors: an @main value left without a sharding by propagation; a shard op with no snn
+    counterpart (`shard.all_to_all`, `shard.process_multi_index`, ...); a collective over
+    several axes; a `tensor.cast` that changes a type; a dropout on a tp-split value; a conv
+    channel split without `experimental_conv_tp` in the plan; an @main input or output that
+    the partition would split.
+  }];
+  let dependentDialects = ["::snn::SNNDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // SNN_TRANSFORMS_PASSES_TD
