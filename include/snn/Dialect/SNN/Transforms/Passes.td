@@ -124,4 +124,20 @@ def PartitionTensorParallel : Pass<"snn-partition", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def InsertBackwardCollectives : Pass<"snn-insert-backward-collectives", "::mlir::ModuleOp"> {
+  let summary = "Sum the gradient of replicated values that rank-varying computations read";
+  let description = [{
+    On a partitioned module (`partitioned = true` in `#snn.plan`; otherwise nothing is done):
+    a value is rank-varying over a mesh axis when it is the result of `snn.all_slice` over
+    it, or of an op with a rank-varying operand (`snn.all_reduce` and `snn.all_gather`
+    results are replicated over their axis). It requires a gradient when it is a trainable
+    `snn.parameter` (not a `buffer`) or computed from one. Where an op whose result varies
+    over an axis reads a replicated value that requires a gradient (other than
+    `snn.all_slice`, whose backward gathers), each rank's gradient of that value is a partial
+    sum: the use is routed through one `snn.backward_all_reduce` over that axis, placed right
+    after the value's definition and shared by all such uses.
+  }];
+  let dependentDialects = ["::snn::SNNDialect"];
+}
+
 #endif // SNN_TRANSFORMS_PASSES_TD
