@@ -10,6 +10,8 @@
 // RUN: snn-opt %t/mlp2.mlir --snn-plan="topology=dp=2,tp=2 batch-size=8 mode=fsdp_tp" --snn-partition | FileCheck %s --check-prefix=FSDPTP
 // Conv channel TP (experimental): batch_norm runs locally on its split channels.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=tp=2 batch-size=8 mode=tp experimental-conv-tp" --snn-partition | FileCheck %s --check-prefix=CONV
+// A split value that two ops read whole is gathered once (upstream's partition gathers per use).
+// RUN: snn-opt %t/two_gathers.mlir --snn-partition | FileCheck %s --check-prefix=GATHER
 // Other modes, an unplanned module and an already partitioned one are left as they are.
 // RUN: snn-opt %t/mlp2.mlir --snn-plan="topology=dp=2 batch-size=8 mode=dp" --snn-partition | FileCheck %s --check-prefix=DP
 // RUN: snn-opt %t/mlp2.mlir --snn-partition | FileCheck %s --check-prefix=NONE
@@ -102,6 +104,13 @@
 // CONV:       snn.linear {{.*}} -> tensor<2x?x64xf32>
 // CONV:       snn.all_reduce {{.*}} : (tensor<2x?x10xf32>) -> tensor<2x?x10xf32>
 
+// GATHER-LABEL: func.func @main
+// GATHER:       %[[SN:.*]] = snn.if_node %{{.*}} : tensor<4x?x4xf32>
+// GATHER-NEXT:  %[[ALL:.*]] = snn.all_gather %[[SN]] over "tp" {axis = 2 : i64} : (tensor<4x?x4xf32>) -> tensor<4x?x8xf32>
+// GATHER-NEXT:  %[[FC2:.*]] = snn.linear %[[ALL]], %{{.*}} : (tensor<4x?x8xf32>, tensor<8x8xf32>) -> tensor<4x?x8xf32>
+// GATHER-NEXT:  snn.add %[[FC2]], %[[ALL]] : tensor<4x?x8xf32>
+// GATHER-NOT:   snn.all_gather
+
 // DP:      shard.grid @mesh(shape = 2)
 // DP-NOT:  partitioned
 // DP:      shard.shard
@@ -190,3 +199,29 @@ func.func @main(%x: tensor<4x?x16xf32>) -> tensor<?x4xf32> {
   return %out : tensor<?x4xf32>
 }
 
+
+//--- two_gathers.mlir
+// Hand-annotated: fc1 colwise and its neuron split, then read whole by fc2 and by the add.
+module attributes {snn.plan = #snn.plan<mode = tp, objective = speed, optimizer_strategy = none, topology = "tp=2", world_size = 2, batch_size = 8, mesh_axes = ["tp"], mesh_shape = [2], dp_mesh_dim = -1, tp_mesh_dim = 0, pp_mesh_dim = -1, memopt_level = 0, pp_microbatches = 0, pp_schedule = none, pp_virtual_stages = 0, pp_layout = [], pp_memopt_stages = [], pp_delay_wgrad = false, pp_stage_units = [], tensor_parallel_roots = [], tensor_parallel_pairs = [], experimental_conv_tp = false, allow_pipeline = false, allow_zero = false, memory_budget = 0, decided_by = "forced", rationale = [], notes = [], candidates = []>} {
+shard.grid @mesh(shape = 2)
+func.func @main(%x: tensor<4x?x16xf32>) -> tensor<4x?x8xf32> {
+  %rep = shard.sharding @mesh split_axes = [[]] : !shard.sharding
+  %rows = shard.sharding @mesh split_axes = [[0]] : !shard.sharding
+  %feat = shard.sharding @mesh split_axes = [[], [], [0]] : !shard.sharding
+  %xs = shard.shard %x to %rep : tensor<4x?x16xf32>
+  %w1 = snn.parameter "fc1.weight" = dense<0.1> : tensor<8x16xf32>
+  %w1s = shard.shard %w1 to %rows : tensor<8x16xf32>
+  %w2 = snn.parameter "fc2.weight" = dense<0.1> : tensor<8x8xf32>
+  %w2s = shard.shard %w2 to %rep : tensor<8x8xf32>
+  %0 = snn.linear %xs, %w1s : (tensor<4x?x16xf32>, tensor<8x16xf32>) -> tensor<4x?x8xf32>
+  %1 = snn.if_node %0 {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<4x?x8xf32>
+  %sn1s = shard.shard %1 to %feat : tensor<4x?x8xf32>
+  %u1 = shard.shard %sn1s to %rep annotate_for_users : tensor<4x?x8xf32>
+  %2 = snn.linear %u1, %w2s : (tensor<4x?x8xf32>, tensor<8x8xf32>) -> tensor<4x?x8xf32>
+  %fc2s = shard.shard %2 to %rep : tensor<4x?x8xf32>
+  %u2 = shard.shard %sn1s to %rep annotate_for_users : tensor<4x?x8xf32>
+  %3 = snn.add %fc2s, %u2 : tensor<4x?x8xf32>
+  %4 = shard.shard %3 to %rep : tensor<4x?x8xf32>
+  return %4 : tensor<4x?x8xf32>
+}
+}

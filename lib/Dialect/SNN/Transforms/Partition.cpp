@@ -65,9 +65,15 @@ std::string gridAxesText(ArrayRef<int16_t> axes) {
   return text + "]";
 }
 
-/// `op`, a shard collective, as the snn collective over the named mesh axis.
+/// The snn collectives made so far, by input and what they compute ("<kind> <axis> <dim>"):
+/// upstream's partition reshards a value once per use, and since every rank runs the same
+/// program, one collective can serve every use of the same reshard.
+using Collectives = llvm::DenseMap<std::pair<Value, StringAttr>, Value>;
+
+/// `op`, a shard collective, as the snn collective over the named mesh axis (or an equal one
+/// made before).
 LogicalResult replaceCollective(Operation *op, const snn::shardapi::Collective &collective,
-                                ArrayAttr meshAxes) {
+                                ArrayAttr meshAxes, Collectives &made) {
   using snn::shardapi::CollectiveKind;
   if (collective.gridAxes.size() != 1 || collective.gridAxes[0] >= int64_t(meshAxes.size()))
     return op->emitError("'")
@@ -76,29 +82,36 @@ LogicalResult replaceCollective(Operation *op, const snn::shardapi::Collective &
   if (!collective.sum)
     return op->emitError("'") << op->getName() << "' is not a sum: snn.all_reduce only sums";
   StringRef axis = cast<StringAttr>(meshAxes[collective.gridAxes[0]]).getValue();
-  OpBuilder builder(op);
-  Location loc = op->getLoc();
   Value input = op->getOperand(0);
-  Type type = op->getResult(0).getType();
-  Value replacement;
-  if (collective.kind == CollectiveKind::AllReduce)
-    replacement = snn::AllReduceOp::create(builder, loc, type, input, axis);
-  else if (collective.kind == CollectiveKind::AllGather)
-    replacement = snn::AllGatherOp::create(builder, loc, type, input, axis, collective.axis);
-  else
-    replacement = snn::AllSliceOp::create(builder, loc, type, input, axis, collective.axis);
+  auto key = std::make_pair(
+      input, StringAttr::get(op->getContext(), op->getName().stripDialect() + " " + axis +
+                                                   " " + Twine(collective.axis)));
+  Value &replacement = made[key];
+  if (!replacement) {
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    Type type = op->getResult(0).getType();
+    if (collective.kind == CollectiveKind::AllReduce)
+      replacement = snn::AllReduceOp::create(builder, loc, type, input, axis);
+    else if (collective.kind == CollectiveKind::AllGather)
+      replacement = snn::AllGatherOp::create(builder, loc, type, input, axis, collective.axis);
+    else
+      replacement = snn::AllSliceOp::create(builder, loc, type, input, axis, collective.axis);
+  }
   op->getResult(0).replaceAllUsesWith(replacement);
   op->erase();
   return success();
 }
 
-/// Leaves @main with snn ops only: shard collectives become snn ones, a `tensor.cast` that
+/// Leaves @main with snn ops only: shard collectives become snn ones (one per distinct
+/// reshard of a value), a `tensor.cast` that
 /// changes no type (partition adds them after a gather) is dropped, and any other shard op
 /// (no snn counterpart, so no rank could run it) is an error naming it.
 LogicalResult toSnnOps(func::FuncOp main, ArrayAttr meshAxes) {
+  Collectives made;
   for (Operation &op : llvm::make_early_inc_range(main.getBody().front())) {
     if (std::optional<snn::shardapi::Collective> c = snn::shardapi::readCollective(&op)) {
-      if (failed(replaceCollective(&op, *c, meshAxes)))
+      if (failed(replaceCollective(&op, *c, meshAxes, made)))
         return failure();
     } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
       if (cast.getSource().getType() != cast.getType())
