@@ -115,10 +115,10 @@ def PartitionTensorParallel : Pass<"snn-partition", "::mlir::ModuleOp"> {
     shard op (grid included), and sets `partitioned = true` in the plan.
 
     Errors: an @main value left without a sharding by propagation; a shard op with no snn
-    counterpart (`shard.all_to_all`, `shard.process_multi_index`, ...); a collective over
-    several axes; a `tensor.cast` that changes a type; a dropout on a tp-split value; a conv
-    channel split without `experimental_conv_tp` in the plan; an @main input or output that
-    the partition would split.
+    counterpart (`shard.all_to_all`, `shard.process_multi_index`, ...); a dropout on a
+    tp-split value; a conv channel split without `experimental_conv_tp` in the plan; an @main
+    input or output that the partition would split; and, as guards, a collective over several
+    axes or a `tensor.cast` that changes a type.
   }];
   let dependentDialects = ["::snn::SNNDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
