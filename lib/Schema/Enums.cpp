@@ -86,8 +86,10 @@ bool runsReplicatedProgram(ParallelMode mode) {
   return mode == ParallelMode::DP || mode == ParallelMode::FSDP;
 }
 
-bool canExportMode(ParallelMode mode) {
-  return mode == ParallelMode::None || runsReplicatedProgram(mode);
+bool canExportMode(ParallelMode mode, bool partitioned) {
+  if (mode == ParallelMode::TP || mode == ParallelMode::FSDP_TP)
+    return partitioned;
+  return !partitioned && (mode == ParallelMode::None || runsReplicatedProgram(mode));
 }
 
 std::optional<ResolvedMode> resolveRequestedMode(RequestedMode requested) {

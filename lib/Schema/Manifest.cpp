@@ -41,7 +41,8 @@ constexpr const char *kMode = "mode", *kObjective = "objective",
                      *kLayout = "pp_layout", *kMemoptStages = "pp_memopt_stages",
                      *kDelayWgrad = "pp_delay_wgrad", *kStageUnits = "pp_stage_units",
                      *kTensorParallelPairs = "tensor_parallel_pairs",
-                     *kDecidedBy = "decided_by", *kRationale = "rationale";
+                     *kCommunication = "communication", *kCalls = "calls",
+                     *kBytes = "bytes", *kDecidedBy = "decided_by", *kRationale = "rationale";
 } // namespace plankey
 
 /// The explanation's keys (the plan's context and the planner's comparison).
@@ -69,6 +70,16 @@ json tensorJson(const TensorSpec &spec) {
   return {{key::kName, spec.name}, {key::kShape, spec.shape}, {key::kTimeMajor, spec.timeMajor}};
 }
 
+json communicationJson(const std::vector<CommunicationVolume> &volumes) {
+  json list = json::array();
+  for (const CommunicationVolume &v : volumes)
+    list.push_back({{key::kKind, v.kind},
+                    {key::kMeshAxis, v.meshAxis},
+                    {plankey::kCalls, v.calls},
+                    {plankey::kBytes, v.bytes}});
+  return list;
+}
+
 json planJson(const PlanSpec &plan) {
   using namespace plankey;
   return {{kMode, nameOf(plan.mode)},
@@ -88,6 +99,7 @@ json planJson(const PlanSpec &plan) {
           {kDelayWgrad, plan.ppDelayWgrad},
           {kStageUnits, plan.ppStageUnits},
           {kTensorParallelPairs, plan.tensorParallelPairs},
+          {kCommunication, communicationJson(plan.communication)},
           {kDecidedBy, plan.decidedBy},
           {kRationale, plan.rationale}};
 }
@@ -400,6 +412,26 @@ std::vector<std::vector<std::string>> parseStageUnits(const FieldReader &plan) {
   return stages;
 }
 
+/// `plan.communication`: optional (written since partitioned artifacts exist).
+std::vector<CommunicationVolume> parseCommunication(const FieldReader &plan) {
+  std::vector<CommunicationVolume> volumes;
+  const json &list = plan.getArray(plankey::kCommunication);
+  for (size_t i = 0; i < list.size(); ++i) {
+    FieldReader entry(list[i], indexed(plan.field(plankey::kCommunication), i),
+                      plan.fileName());
+    CommunicationVolume v;
+    v.kind = entry.getString(key::kKind);
+    v.meshAxis = entry.getString(key::kMeshAxis);
+    v.calls = entry.getInt(plankey::kCalls);
+    v.bytes = entry.getInt(plankey::kBytes);
+    if (v.calls < 0 || v.bytes < 0)
+      entry.fail("'" + entry.field(plankey::kCalls) + "' and '" +
+                 entry.field(plankey::kBytes) + "' must not be negative");
+    volumes.push_back(std::move(v));
+  }
+  return volumes;
+}
+
 /// Version 2's pipeline and tensor-parallel fields (version 1 never ran them).
 void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
   using namespace plankey;
@@ -422,6 +454,8 @@ void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
     spec.ppStageUnits = parseStageUnits(plan);
   if (plan.find(kTensorParallelPairs))
     spec.tensorParallelPairs = plan.getStrings(kTensorParallelPairs);
+  if (plan.find(kCommunication))
+    spec.communication = parseCommunication(plan);
 }
 
 void parsePlan(const FieldReader &reader, Manifest &manifest) {

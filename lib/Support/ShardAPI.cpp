@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 
@@ -63,6 +65,127 @@ SplitAxes annotationAxes(Operation *op) {
   for (shard::GridAxesAttr dim : sharding.getSplitAxes().getAxes())
     axes.emplace_back(dim.asArrayRef().begin(), dim.asArrayRef().end());
   return axes;
+}
+
+LogicalResult keepOnlyGridAxis(Operation *root, int16_t axis) {
+  WalkResult result = root->walk([&](shard::ShardingOp sharding) {
+    if (!sharding.getStaticHaloSizes().empty() || !sharding.getDynamicHaloSizes().empty() ||
+        !sharding.getStaticShardedDimsOffsets().empty() ||
+        !sharding.getDynamicShardedDimsOffsets().empty()) {
+      sharding.emitError("cannot keep only grid axis ")
+          << axis << " of a sharding with halo sizes or sharded-dimension offsets";
+      return WalkResult::interrupt();
+    }
+    SmallVector<shard::GridAxesAttr> split;
+    for (shard::GridAxesAttr dim : sharding.getSplitAxes().getAxes()) {
+      bool kept = llvm::is_contained(dim.asArrayRef(), axis);
+      split.push_back(shard::GridAxesAttr::get(sharding.getContext(),
+                                               kept ? ArrayRef<int16_t>{axis}
+                                                    : ArrayRef<int16_t>{}));
+    }
+    // Trailing whole dims are implied; `[[]]` (at least one entry) is "replicated".
+    while (split.size() > 1 && split.back().empty())
+      split.pop_back();
+    sharding.setSplitAxesAttr(shard::GridAxesArrayAttr::get(sharding.getContext(), split));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+std::unique_ptr<Pass> createShardingPropagationPass() {
+  shard::ShardingPropagationOptions options;
+  options.traversal = shard::TraversalOrder::ForwardBackward;
+  return shard::createShardingPropagation(options);
+}
+
+std::unique_ptr<Pass> createPartitionPass() { return shard::createPartition(); }
+
+namespace {
+
+bool needsAnnotation(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() > 0;
+}
+
+/// The error for a value upstream's partition cannot take; `what` names it.
+LogicalResult notAnnotated(Operation *op, const Twine &what, StringRef need) {
+  return op->emitError() << "cannot partition '" << op->getName() << "': its " << what << " "
+                         << need << " (the sharding propagation left it unannotated)";
+}
+
+LogicalResult checkOpAnnotated(Operation &op) {
+  if (isShardOp(&op) || op.hasTrait<OpTrait::ConstantLike>())
+    return success();
+  // The terminator returns a result's annotation (propagation adds none for users).
+  bool terminator = op.hasTrait<OpTrait::IsTerminator>();
+  for (OpOperand &operand : op.getOpOperands()) {
+    auto annotation = operand.get().getDefiningOp<shard::ShardOp>();
+    if (needsAnnotation(operand.get()) &&
+        (!annotation || (!terminator && !annotation.getAnnotateForUsers())))
+      return notAnnotated(&op, "operand #" + Twine(operand.getOperandNumber()),
+                          "has no sharding for its users");
+  }
+  for (OpResult result : op.getResults()) {
+    auto annotation =
+        result.hasOneUse() ? dyn_cast<shard::ShardOp>(*result.user_begin()) : shard::ShardOp();
+    if (!annotation || annotation.getAnnotateForUsers())
+      return notAnnotated(&op, "result #" + Twine(result.getResultNumber()),
+                          "needs exactly one use, its sharding");
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult checkFullyAnnotated(Block &block) {
+  for (BlockArgument arg : block.getArguments()) {
+    if (!needsAnnotation(arg) || (arg.hasOneUse() && isa<shard::ShardOp>(*arg.user_begin())))
+      continue;
+    return emitError(arg.getLoc()) << "cannot partition: block argument #" << arg.getArgNumber()
+                                   << " needs exactly one use, its sharding (the sharding "
+                                      "propagation left it unannotated)";
+  }
+  for (Operation &op : block)
+    if (failed(checkOpAnnotated(op)))
+      return failure();
+  return success();
+}
+
+std::optional<Collective> readCollective(Operation *op) {
+  auto axesOf = [](ArrayRef<int16_t> axes) { return SmallVector<int16_t, 2>(axes); };
+  if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
+    return Collective{CollectiveKind::AllReduce, axesOf(reduce.getGridAxes()), -1,
+                      reduce.getReduction() == shard::ReductionKind::Sum};
+  if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+    return Collective{CollectiveKind::AllGather, axesOf(gather.getGridAxes()),
+                      gather.getGatherAxis().getSExtValue(), true};
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+    return Collective{CollectiveKind::AllSlice, axesOf(slice.getGridAxes()),
+                      slice.getSliceAxis().getSExtValue(), true};
+  return std::nullopt;
+}
+
+void eraseAnnotations(Operation *root) {
+  SmallVector<shard::ShardOp> annotations;
+  root->walk([&](shard::ShardOp op) { annotations.push_back(op); });
+  for (shard::ShardOp op : annotations) {
+    op.getResult().replaceAllUsesWith(op.getSrc());
+    op.erase();
+  }
+  SmallVector<Operation *> dead;
+  root->walk([&](shard::ShardingOp op) {
+    if (op->use_empty())
+      dead.push_back(op);
+  });
+  for (Operation *op : dead)
+    op->erase();
+  SmallVector<shard::GridOp> grids;
+  root->walk([&](shard::GridOp grid) { grids.push_back(grid); });
+  for (shard::GridOp grid : grids) {
+    Operation *scope = SymbolTable::getNearestSymbolTable(grid->getParentOp());
+    if (scope && SymbolTable::symbolKnownUseEmpty(grid, scope))
+      grid.erase();
+  }
 }
 
 } // namespace snn::shardapi

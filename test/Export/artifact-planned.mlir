@@ -10,9 +10,9 @@
 // RUN: snn-opt %s --snn-plan="topology=dp=2 batch-size=8 mode=fsdp" --mlir-print-debuginfo -o %t/fsdp.mlir
 // RUN: snn-translate --export-artifact %t/fsdp.mlir -o %t/fsdp
 // RUN: FileCheck %s --check-prefix=FSDPMANIFEST --input-file=%t/fsdp/manifest.json
-// tp, fsdp_tp and pp need per-rank programs, which are not partitioned yet: the export fails
-// naming the mode and leaves no directory (it never writes an artifact that computes
-// something else).
+// tp and fsdp_tp need per-rank programs, which --snn-partition makes (artifact-partitioned.mlir);
+// an unpartitioned tp or fsdp_tp plan, and pp, whose stage programs are not split, are refused
+// naming the mode, leaving no directory (never an artifact that computes something else).
 // RUN: snn-opt %s --snn-plan="topology=dp=2,tp=2 batch-size=8 mode=fsdp_tp" -o %t/fsdp_tp.mlir
 // RUN: not snn-translate --export-artifact %t/fsdp_tp.mlir -o %t/fsdp_tp 2>&1 | FileCheck %s --check-prefix=FSDPTP
 // RUN: not ls %t/fsdp_tp
@@ -22,9 +22,9 @@
 // RUN: not snn-translate --export-artifact %t/pp.mlir -o %t/pp 2>&1 | FileCheck %s --check-prefix=PP
 // RUN: not ls %t/pp
 
-// FSDPTP: error: plan mode 'fsdp_tp' cannot be exported yet: its per-rank programs are not partitioned, and snn-run runs none, dp, zero and fsdp
-// TP: error: plan mode 'tp' cannot be exported yet
-// PP: error: plan mode 'pp' cannot be exported yet
+// FSDPTP: error: plan mode 'fsdp_tp' is not partitioned: run --snn-partition before exporting (snn-compile runs it)
+// TP: error: plan mode 'tp' is not partitioned: run --snn-partition before exporting (snn-compile runs it)
+// PP: error: plan mode 'pp' cannot be exported yet: its per-stage programs are not split (plan another mode, or leave out -o to only --explain the plan)
 
 // DPMANIFEST:      "explanation": {
 // DPMANIFEST:        "candidates": [

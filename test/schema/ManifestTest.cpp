@@ -33,6 +33,7 @@ PlanSpec fullPlan() {
   plan.ppDelayWgrad = true;
   plan.ppStageUnits = {{"conv1", "bn1"}, {"fc"}};
   plan.tensorParallelPairs = {"fc1 -> fc2"};
+  plan.communication = {{"all_gather", "tp", 1, 4096}, {"all_reduce", "tp", 3, 12288}};
   plan.decidedBy = "cost-model";
   plan.rationale = {"because", "and so"};
   return plan;
@@ -94,6 +95,13 @@ void expectSamePlan(const PlanSpec &a, const PlanSpec &b) {
   EXPECT_EQ(a.ppDelayWgrad, b.ppDelayWgrad);
   EXPECT_EQ(a.ppStageUnits, b.ppStageUnits);
   EXPECT_EQ(a.tensorParallelPairs, b.tensorParallelPairs);
+  ASSERT_EQ(a.communication.size(), b.communication.size());
+  for (size_t i = 0; i < a.communication.size(); ++i) {
+    EXPECT_EQ(a.communication[i].kind, b.communication[i].kind);
+    EXPECT_EQ(a.communication[i].meshAxis, b.communication[i].meshAxis);
+    EXPECT_EQ(a.communication[i].calls, b.communication[i].calls);
+    EXPECT_EQ(a.communication[i].bytes, b.communication[i].bytes);
+  }
   EXPECT_EQ(a.decidedBy, b.decidedBy);
   EXPECT_EQ(a.rationale, b.rationale);
 }
@@ -260,6 +268,20 @@ TEST(Manifest, RefusesASplitTheMeshCannotHold) {
                               "\"shape\": [10, 33]")),
             "m.json: parameter 'fc.weight': dimension 1 (33) does not divide "
             "into the 2 members of mesh axis 'tp'");
+}
+
+TEST(Manifest, CommunicationIsOptionalAndNotNegative) {
+  std::string text = formatManifest(fullManifest());
+  size_t at = text.find("\"communication\"");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = text.find("],", at);
+  Manifest without = parseManifest(text.erase(at, end + 2 - at), "m.json");
+  EXPECT_TRUE(without.plan.communication.empty());
+  EXPECT_EQ(parseError(edited("\"calls\": 1", "\"calls\": -1")),
+            "m.json: 'plan.communication[0].calls' and 'plan.communication[0].bytes' must not "
+            "be negative");
+  EXPECT_EQ(parseError(edited("\"kind\": \"all_gather\"", "\"kind\": 2")),
+            "m.json: 'plan.communication[0].kind' must be a string");
 }
 
 TEST(Manifest, RefusesDeepOrHugeText) {

@@ -1,5 +1,6 @@
-// snn-compile: the user-facing driver. model.onnx -> import -> legalize [-> analyze -> plan]
-// -> artifact DIR. Without planning flags it behaves exactly as before planning existed.
+// snn-compile: the user-facing driver. model.onnx -> import -> legalize [-> analyze -> plan
+// -> partition (tp, fsdp_tp)] -> artifact DIR. Without planning flags it behaves exactly as
+// before planning existed.
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -57,13 +58,16 @@ struct PlanningPasses {
 
   bool requested() const { return flags.anyGiven() || explain || !explainJSON.empty(); }
 
-  /// --explain prints the analysis with the plan, not on its own.
+  /// --explain prints the analysis with the plan, not on its own. A tp or fsdp_tp plan is
+  /// partitioned right away, so the explanation counts the partitioned program's collectives
+  /// and the export writes its per-rank programs.
   bool addTo(mlir::PassManager &pm) {
     auto ignore = [](const Twine &) { return failure(); };
     if (failed(analyze->initializeOptions("summary=none", ignore)))
       return false;
     pm.addPass(std::move(analyze));
     pm.addPass(std::move(plan));
+    snn::buildPartitionPipeline(pm);
     return true;
   }
 };

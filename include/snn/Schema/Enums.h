@@ -91,10 +91,11 @@ template <typename E> std::string unknownSpellingMessage(std::string_view text) 
 /// batch (and the optimizer state or parameters) itself: the data-parallel family.
 bool runsReplicatedProgram(ParallelMode mode);
 
-/// Whether an artifact can be written for `mode` today: one process, or the
-/// data-parallel family. tp, fsdp_tp and pp need per-rank programs, which the
-/// compiler does not partition yet, so the exporter refuses them.
-bool canExportMode(ParallelMode mode);
+/// Whether an artifact can be written for a plan of `mode` whose programs are
+/// `partitioned` (or not): one process and the data-parallel family as one
+/// program every rank runs; tp and fsdp_tp only once partitioned into per-rank
+/// programs (--snn-partition); pp never yet (its stage programs are not split).
+bool canExportMode(ParallelMode mode, bool partitioned);
 
 /// A forced mode as the plan's mode and optimizer strategy; nullopt for Auto.
 struct ResolvedMode {

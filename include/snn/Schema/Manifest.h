@@ -81,6 +81,17 @@ struct MeshSpec {
   std::vector<int64_t> shape;
 };
 
+/// The collectives of one kind over one mesh axis that one rank runs in one training step
+/// (forward and backward), as the compiler counts them on the partitioned program: `calls`
+/// collectives, and as `bytes` the float32 size of the tensors they return on the rank
+/// (docs/artifact-format.md, "Partitioned programs").
+struct CommunicationVolume {
+  std::string kind; ///< "all_reduce" or "all_gather" (op::kAllReduce, op::kAllGather)
+  std::string meshAxis;
+  int64_t calls = 0;
+  int64_t bytes = 0;
+};
+
 /// The plan's decisions that the runtime acts on, and why they were taken.
 struct PlanSpec {
   ParallelMode mode = ParallelMode::None;
@@ -101,6 +112,9 @@ struct PlanSpec {
   bool ppDelayWgrad = false;
   std::vector<std::vector<std::string>> ppStageUnits;
   std::vector<std::string> tensorParallelPairs;
+  /// Per training step and rank, one entry per (kind, mesh axis) with calls; empty when the
+  /// programs are not partitioned (the runtime's own dp collectives are not counted).
+  std::vector<CommunicationVolume> communication;
   std::string decidedBy;
   std::vector<std::string> rationale;
 };

@@ -11,8 +11,12 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Pass/Pass.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <optional>
 
 namespace snn::shardapi {
 
@@ -45,6 +49,42 @@ bool isPlanAnnotationOp(mlir::Operation *op);
 mlir::Value annotatedSource(mlir::Operation *op);
 /// The split axes of the sharding a `shard.shard` annotation applies; empty otherwise.
 SplitAxes annotationAxes(mlir::Operation *op);
+
+/// Keeps, in every `shard.sharding` under `root`, only the splits over grid axis `axis`: a
+/// dimension split over other axes only becomes whole. Fails, with an error on the sharding,
+/// for one with halo sizes or sharded-dimension offsets, which such a projection would make
+/// meaningless (no plan creates them).
+mlir::LogicalResult keepOnlyGridAxis(mlir::Operation *root, int16_t axis);
+
+/// Upstream's `--sharding-propagation` (forward first, as the planner places a split: an
+/// unpaired colwise layer's output is gathered after its neuron) and `--shard-partition`, to
+/// run on a function.
+std::unique_ptr<mlir::Pass> createShardingPropagationPass();
+std::unique_ptr<mlir::Pass> createPartitionPass();
+
+/// Whether `block` is annotated as upstream's partition needs it (it asserts, or crashes,
+/// otherwise): every ranked tensor of rank > 0 that is a block argument has exactly one use,
+/// a `shard.shard`; every such operand of an op (other than shard ops and constants) comes
+/// from a `shard.shard ... annotate_for_users` (the terminator's from any); every result has exactly one use, a
+/// `shard.shard` without it. The first violation is an error on its op naming the value.
+mlir::LogicalResult checkFullyAnnotated(mlir::Block &block);
+
+/// A shard collective, as SpikeMesh reads one; no upstream type.
+enum class CollectiveKind { AllReduce, AllGather, AllSlice };
+struct Collective {
+  CollectiveKind kind;
+  llvm::SmallVector<int16_t, 2> gridAxes;
+  /// all_gather's gather_axis, all_slice's slice_axis; -1 for all_reduce.
+  int64_t axis = -1;
+  /// all_reduce: whether its reduction is a sum (the only one snn.all_reduce computes).
+  bool sum = true;
+};
+/// `op` as a Collective; nullopt for any other op (other shard ops included).
+std::optional<Collective> readCollective(mlir::Operation *op);
+
+/// Replaces every `shard.shard` under `root` by the value it annotates, then erases the
+/// unused `shard.sharding` ops and every `shard.grid` no op refers to any more.
+void eraseAnnotations(mlir::Operation *root);
 
 } // namespace snn::shardapi
 

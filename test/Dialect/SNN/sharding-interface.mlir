@@ -34,7 +34,8 @@
 // PROP-NEXT:  shard.sharding @mesh split_axes = {{\[\[\]\]}}
 
 // Per rank: weights sliced locally from the whole parameter, the 8-feature layer is 4 wide,
-// fc2 adds its partial sums with an all-reduce and its bias on the first rank only.
+// fc2 runs without its bias, adds its partial sums with an all-reduce, then adds the whole
+// bias (every rank holds it) to the sum.
 // PART-LABEL: func.func @two_layers(%arg0: tensor<4x?x16xf32>) -> tensor<?x4xf32>
 // PART:       %[[W1:.*]] = snn.parameter "fc1.weight"
 // PART-NEXT:  %[[W1L:.*]] = shard.all_slice %[[W1]] on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x16xf32> -> tensor<4x16xf32>
@@ -45,16 +46,13 @@
 // PART-NEXT:  %[[B2:.*]] = snn.parameter "fc2.bias"
 // PART-NEXT:  %[[FC1:.*]] = snn.linear %arg0, %[[W1L]], %[[B1L]] : (tensor<4x?x16xf32>, tensor<4x16xf32>, tensor<4xf32>) -> tensor<4x?x4xf32>
 // PART-NEXT:  %[[SN1:.*]] = snn.lif_node %[[FC1]] {{.*}} : tensor<4x?x4xf32>
-// PART-NEXT:  %[[IDX:.*]] = shard.process_multi_index on @mesh axes = [0] : index
-// PART-NEXT:  %[[C0:.*]] = arith.constant 0 : index
-// PART-NEXT:  %[[FIRST:.*]] = arith.cmpi eq, %[[IDX]], %[[C0]] : index
-// PART-NEXT:  %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<4xf32>
-// PART-NEXT:  %[[B2L:.*]] = arith.select %[[FIRST]], %[[B2]], %[[ZERO]] : tensor<4xf32>
-// PART-NEXT:  %[[FC2:.*]] = snn.linear %[[SN1]], %[[W2L]], %[[B2L]] : (tensor<4x?x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x?x4xf32>
+// PART-NEXT:  %[[FC2:.*]] = snn.linear %[[SN1]], %[[W2L]] : (tensor<4x?x4xf32>, tensor<4x4xf32>) -> tensor<4x?x4xf32>
 // PART-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[FC2]] on @mesh grid_axes = [0] : tensor<4x?x4xf32> -> tensor<4x?x4xf32>
-// PART-NEXT:  %[[SN2:.*]] = snn.if_node %[[SUM]] {{.*}} : tensor<4x?x4xf32>
+// PART-NEXT:  %[[BIASED:.*]] = snn.bias_add %[[SUM]], %[[B2]] {axis = 2 : i64} : tensor<4x?x4xf32>, tensor<4xf32>
+// PART-NEXT:  %[[SN2:.*]] = snn.if_node %[[BIASED]] {{.*}} : tensor<4x?x4xf32>
 // PART-NEXT:  %[[MEAN:.*]] = snn.mean_time %[[SN2]] : (tensor<4x?x4xf32>) -> tensor<?x4xf32>
 // PART-NEXT:  return %[[MEAN]] : tensor<?x4xf32>
+// PART-NOT:   arith.
 
 shard.grid @mesh(shape = 2)
 func.func @two_layers(%x: tensor<4x?x16xf32>) -> tensor<?x4xf32> {
@@ -95,9 +93,10 @@ func.func @two_layers(%x: tensor<4x?x16xf32>) -> tensor<?x4xf32> {
 
 // PART-LABEL: func.func @three_layers
 // PART:       %[[FC1:.*]] = snn.linear %arg0, %{{.*}} : (tensor<4x?x16xf32>, tensor<4x16xf32>) -> tensor<4x?x4xf32>
-// PART:       %[[FC2:.*]] = snn.linear %{{.*}} : (tensor<4x?x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<4x?x8xf32>
+// PART:       %[[FC2:.*]] = snn.linear %{{.*}} : (tensor<4x?x4xf32>, tensor<8x4xf32>) -> tensor<4x?x8xf32>
 // PART-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[FC2]] on @mesh grid_axes = [0] : tensor<4x?x8xf32> -> tensor<4x?x8xf32>
-// PART-NEXT:  %[[SN2:.*]] = snn.if_node %[[SUM]]
+// PART-NEXT:  %[[BIASED:.*]] = snn.bias_add %[[SUM]], %{{.*}} {axis = 2 : i64} : tensor<4x?x8xf32>, tensor<8xf32>
+// PART-NEXT:  %[[SN2:.*]] = snn.if_node %[[BIASED]]
 // PART-NEXT:  %[[FC3:.*]] = snn.linear %[[SN2]], %{{.*}} : (tensor<4x?x8xf32>, tensor<2x8xf32>) -> tensor<4x?x2xf32>
 // PART-NEXT:  %[[ALL:.*]] = shard.all_gather %[[FC3]] on @mesh grid_axes = [0] gather_axis = 2 : tensor<4x?x2xf32> -> tensor<4x?x4xf32>
 // PART:       snn.if_node %{{.*}} : tensor<4x?x4xf32>
@@ -220,17 +219,18 @@ func.func @flatten_inner(%x: tensor<4x?x2x8xf32>) -> tensor<4x?x16xf32> {
 // PLANNED:       shard.all_slice %{{.*}} slice_axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>
 // PLANNED:       snn.lif_node %{{.*}} : tensor<4x?x4xf32>
 // PLANNED:       %[[FC2:.*]] = snn.linear {{.*}} -> tensor<4x?x4xf32>
-// PLANNED-NEXT:  shard.all_reduce %[[FC2]] on @mesh grid_axes = [0]
+// PLANNED-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[FC2]] on @mesh grid_axes = [0]
+// PLANNED-NEXT:  snn.bias_add %[[SUM]], %{{.*}} {axis = 2 : i64}
 
 // fsdp_tp on dp x tp: each parameter is stored split over both axes and gathered over dp (axis
-// 0) before use; fc2's partial sums are reduced over tp (axis 1) only, its bias added on the
-// first tp rank.
+// 0) before use; fc2's partial sums are reduced over tp (axis 1) only, then its bias added.
+// (--snn-partition keeps only the tp split: the runtime does the dp part, see partition.mlir.)
 // FSDPTP-LABEL: func.func @main
 // FSDPTP:       shard.all_slice %{{.*}} on @mesh grid_axes = [1, 0] slice_axis = 0 : tensor<8x16xf32> -> tensor<2x16xf32>
 // FSDPTP-NEXT:  shard.all_gather %{{.*}} on @mesh grid_axes = [0] gather_axis = 0 : tensor<2x16xf32> -> tensor<4x16xf32>
-// FSDPTP:       shard.process_multi_index on @mesh axes = [1] : index
-// FSDPTP:       %[[FC2:.*]] = snn.linear {{.*}} : (tensor<4x?x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x?x4xf32>
-// FSDPTP-NEXT:  shard.all_reduce %[[FC2]] on @mesh grid_axes = [1]
+// FSDPTP:       %[[FC2:.*]] = snn.linear {{.*}} : (tensor<4x?x4xf32>, tensor<4x4xf32>) -> tensor<4x?x4xf32>
+// FSDPTP-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[FC2]] on @mesh grid_axes = [1]
+// FSDPTP-NEXT:  snn.bias_add %[[SUM]], %{{.*}} {axis = 2 : i64} : tensor<4x?x4xf32>, tensor<4xf32>
 
 // conv_fc.0 colwise (output channels; its batch_norm's four per-channel tensors, the IF and
 // the max-pool keep the channel split), conv_fc.4 rowwise (input channels): an all-reduce.
@@ -283,4 +283,30 @@ func.func @grouped_conv(%x: tensor<4x?x8x8x8xf32>) -> tensor<4x?x8x8x8xf32> {
   %ws = shard.shard %w to %rows : tensor<8x1x3x3xf32>
   %0 = snn.conv2d %xs, %ws {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 8 : i64} : (tensor<4x?x8x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<4x?x8x8x8xf32>
   return %0 : tensor<4x?x8x8x8xf32>
+}
+
+// -----
+
+// A rowwise conv (input channels split) with a bias: the local conv runs without it, the
+// partial sums are all-reduced and the whole bias is added along the channels (dim 2).
+// PART-LABEL: func.func @conv_rowwise_bias(%arg0: tensor<4x?x2x8x8xf32>) -> tensor<4x?x6x8x8xf32>
+// PART:       %[[B:.*]] = snn.parameter "conv.bias"
+// PART-NEXT:  %[[C:.*]] = snn.conv2d %arg0, %{{.*}} {{{.*}}} : (tensor<4x?x2x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<4x?x6x8x8xf32>
+// PART-NEXT:  %[[SUM:.*]] = shard.all_reduce %[[C]] on @mesh grid_axes = [0] : tensor<4x?x6x8x8xf32> -> tensor<4x?x6x8x8xf32>
+// PART-NEXT:  %[[Y:.*]] = snn.bias_add %[[SUM]], %[[B]] {axis = 2 : i64} : tensor<4x?x6x8x8xf32>, tensor<6xf32>
+// PART-NEXT:  return %[[Y]]
+
+shard.grid @mesh(shape = 2)
+func.func @conv_rowwise_bias(%x: tensor<4x?x4x8x8xf32>) -> tensor<4x?x6x8x8xf32> {
+  %c = shard.sharding @mesh split_axes = [[], [], [0]] : !shard.sharding
+  %cols = shard.sharding @mesh split_axes = [[], [0]] : !shard.sharding
+  %rep = shard.sharding @mesh split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %c : tensor<4x?x4x8x8xf32>
+  %w = snn.parameter "conv.weight" = dense<0.1> : tensor<6x4x3x3xf32>
+  %ws = shard.shard %w to %cols : tensor<6x4x3x3xf32>
+  %b = snn.parameter "conv.bias" = dense<0.5> : tensor<6xf32>
+  %bs = shard.shard %b to %rep : tensor<6xf32>
+  %0 = snn.conv2d %xs, %ws, %bs {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<4x?x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<4x?x6x8x8xf32>
+  %1 = shard.shard %0 to %rep : tensor<4x?x6x8x8xf32>
+  return %1 : tensor<4x?x6x8x8xf32>
 }

@@ -20,6 +20,7 @@ schema::PlanSpec toPlanSpec(PlanAttr plan) {
   spec.mode = plan.getMode();
   spec.objective = plan.getObjective();
   spec.optimizer = plan.getOptimizerStrategy();
+  spec.partitioned = plan.getPartitioned();
   spec.batchSize = plan.getBatchSize();
   spec.memoptLevel = plan.getMemoptLevel();
   spec.dpMeshDim = plan.getDpMeshDim();

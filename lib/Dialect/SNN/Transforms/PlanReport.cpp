@@ -14,6 +14,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include "snn/Dialect/SNN/IR/PlanSchema.h"
+#include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
 
 using namespace mlir;
 namespace pl = snn::planner;
@@ -100,7 +101,7 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       stringArray(b, analysis.roots), stringArray(b, tensorParallelPairs(plan, bridged)),
       features.experimentalConvTP, features.allowPipeline, features.allowZero,
       request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
-      stringArray(b, plan.notes), b.getArrayAttr(candidates), model);
+      stringArray(b, plan.notes), b.getArrayAttr(candidates), model, /*partitioned=*/false);
 }
 
 // --- JSON -------------------------------------------------------------------------------
@@ -111,8 +112,8 @@ llvm::json::Value explanationJSON(ModuleOp module) {
     object["analysis"] = analysisToJSON(analysis);
   if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
     schema::PlanExplanation explanation = toPlanExplanation(plan);
-    llvm::Expected<llvm::json::Value> json = llvm::json::parse(
-        schema::formatPlanJson(toPlanSpec(plan), toMeshSpec(plan), &explanation));
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(schema::formatPlanJson(
+        planSpecWithCommunication(module, plan), toMeshSpec(plan), &explanation));
     object["plan"] = json ? std::move(*json) : llvm::json::Value(nullptr);
     llvm::consumeError(json.takeError());
   }
@@ -217,7 +218,20 @@ void printCandidates(PlanAttr plan, llvm::raw_ostream &os) {
       printCandidate(candidate, os);
 }
 
-void printPlan(PlanAttr plan, llvm::raw_ostream &os) {
+/// The partitioned program's collectives (CommunicationEstimate.h); nothing when there are
+/// none.
+void printCommunication(ModuleOp module, PlanAttr plan, llvm::raw_ostream &os) {
+  std::vector<schema::CommunicationVolume> volumes = estimateCommunication(module);
+  if (volumes.empty())
+    return;
+  os << "Communication (per rank and training step, counted on the partitioned program at "
+     << perRankBatch(plan) << " samples per rank)\n";
+  for (const schema::CommunicationVolume &v : volumes)
+    os << llvm::formatv("  {0,-22} {1,4} call{2} {3,10}\n", v.kind + " over " + v.meshAxis,
+                        v.calls, v.calls == 1 ? " " : "s", pl::formatBytes(v.bytes));
+}
+
+void printPlan(ModuleOp module, PlanAttr plan, llvm::raw_ostream &os) {
   std::string mode = schema::nameOf(plan.getMode());
   const char *optimizer = schema::nameOf(plan.getOptimizerStrategy());
   if (plan.getOptimizerStrategy() == schema::OptimizerStrategy::Zero)
@@ -236,6 +250,7 @@ void printPlan(PlanAttr plan, llvm::raw_ostream &os) {
   if (!pairs.empty())
     printList(os, "tensor-parallel pairs", pairs);
   printCandidates(plan, os);
+  printCommunication(module, plan, os);
   printBullets(os, "Rationale", stringList(plan.getRationale()));
   printBullets(os, "Notes", stringList(plan.getNotes()));
 }
@@ -259,7 +274,7 @@ void printExplanation(ModuleOp module, llvm::raw_ostream &os) {
   if (auto analysis = module->getAttrOfType<AnalysisAttr>(kAnalysisAttrName))
     printAnalysis(analysis, os);
   if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName))
-    printPlan(plan, os);
+    printPlan(module, plan, os);
 }
 
 LogicalResult writeReport(StringRef path, Location loc,

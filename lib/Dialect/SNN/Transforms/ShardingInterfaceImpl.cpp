@@ -22,7 +22,6 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -208,26 +207,20 @@ StringRef gridOf(ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultS
   return {};
 }
 
-/// An all-zero tensor in place of `value` on every process but the first of the group that
-/// `axes` span.
-Value onFirstProcessOnly(OpBuilder &builder, Location loc, StringRef grid,
-                         ArrayRef<GridAxis> axes, Value value) {
-  auto indices = ProcessMultiIndexOp::create(builder, loc, grid, axes).getResults();
-  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-  Value first;
-  for (Value index : indices) {
-    Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, index, zero);
-    first = first ? arith::AndIOp::create(builder, loc, first, isZero).getResult() : isZero;
-  }
-  auto type = cast<RankedTensorType>(value.getType());
-  auto zeros = DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType()));
-  Value zeroTensor = arith::ConstantOp::create(builder, loc, type, zeros);
-  return arith::SelectOp::create(builder, loc, first, value, zeroTensor);
+/// The result dimension the bias (operand 2) is added along: the position, in the result's
+/// map, of the loop that indexes the bias (linear's `out`: the last dim; conv2d's O: dim 2).
+int64_t biasAxis(ShardingInterface model) {
+  SmallVector<AffineMap> maps = model.getIndexingMaps();
+  unsigned loop = cast<AffineDimExpr>(maps[2].getResult(0)).getPosition();
+  return *maps.back().getResultPosition(getAffineDimExpr(loop, model->getContext()));
 }
 
 /// The local op; where a reduction loop (linear's `in`, conv's input channels) is split, each
-/// process of a reduction group holds a partial sum over its slice: the bias (operand 2) goes
-/// to the group's first process only, and an all-reduce adds the partial sums.
+/// process of a reduction group holds a partial sum over its slice: the local op runs without
+/// its bias (operand 2), an all-reduce adds the partial sums, and `snn.bias_add` adds the bias
+/// once to the sum. Every process thus holds the whole bias and computes the same gradient
+/// for it (adding it on one process only would leave the others a zero gradient, and the
+/// replicas of the bias would drift apart under an optimizer such as Adam).
 void partitionContraction(Operation *op, ArrayRef<Value> partitionedOperands,
                           ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
                           IRMapping &partitionMap, SymbolTableCollection &symbols,
@@ -241,13 +234,19 @@ void partitionContraction(Operation *op, ArrayRef<Value> partitionedOperands,
     cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
     return;
   }
-  StringRef grid = gridOf(operandShardings, resultShardings);
-  SmallVector<Value> operands(partitionedOperands);
-  if (operands.size() == 3)
-    operands[2] = onFirstProcessOnly(builder, op->getLoc(), grid, reduced, operands[2]);
-  Operation *partial = cloneLocal(*op, operands, resultShardings, partitionMap, symbols, builder);
-  Value sum = shard::AllReduceOp::create(builder, op->getLoc(), partial->getResult(0), grid, reduced,
-                                  ReductionKind::Sum);
+  Operation *partial =
+      cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+  Value bias = op->getNumOperands() == 3 ? partitionedOperands[2] : Value();
+  if (bias)
+    partial->eraseOperand(2);
+  Location loc = op->getLoc();
+  Value sum = shard::AllReduceOp::create(builder, loc, partial->getResult(0),
+                                         gridOf(operandShardings, resultShardings), reduced,
+                                         ReductionKind::Sum);
+  if (bias)
+    sum = BiasAddOp::create(builder, loc, sum.getType(), sum, bias,
+                            builder.getI64IntegerAttr(biasAxis(model)))
+              .getResult();
   partitionMap.map(op->getResult(0), sum);
 }
 
@@ -561,9 +560,9 @@ FlattenModel::getShardingAnnotations(Operation *op, const ShardingOption &option
 void registerShardingInterfaceModels(DialectRegistry &registry) {
   func::registerShardingInterfaceExternalModels(registry);
   registry.addExtension(+[](MLIRContext *ctx, SNNDialect *) {
-    // `partition` creates shard collectives and, for a reduction-split linear, arith ops;
-    // they cannot be loaded once the pass manager runs.
-    ctx->loadDialect<ShardDialect, arith::ArithDialect>();
+    // `partition` creates shard collectives; a dialect cannot be loaded once the pass
+    // manager runs.
+    ctx->loadDialect<ShardDialect>();
     ParameterOp::attachInterface<ParameterModel>(*ctx);
     LinearOp::attachInterface<LinearModel>(*ctx);
     FlattenOp::attachInterface<FlattenModel>(*ctx);

@@ -28,6 +28,13 @@ def SNN_BoolParameter : AttrParameter<"bool", "true or false"> {
   let printer = "$_printer << ($_self ? \"true\" : \"false\")";
 }
 
+// A flag that later passes set: absent (and not printed) while false, so IR written before
+// the flag existed still parses.
+def SNN_FalseByDefaultParameter : DefaultValuedParameter<"bool", "false", "true or false"> {
+  let parser = "::snn::detail::parseBool($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
 def SNN_IntListParameter : ArrayRefParameter<"int64_t", "[a, b, ...]"> {
   let parser = "::snn::detail::parseIntList($_parser)";
   let printer = "::snn::detail::printIntList($_printer, $_self)";
@@ -107,6 +114,8 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     (objective, topology, batch size, feature flags, memory budget) and why (`decided_by`,
     `rationale`, `notes`, the compared `candidates`, the `model` totals). The exporter turns
     it into the manifest's `plan` (snn/Schema/Manifest.h) through one conversion.
+    `partitioned` is set by --snn-partition once @main is the per-rank program of a tp or
+    fsdp_tp plan (printed only when true).
   }];
   let parameters = (ins
     SNN_SchemaEnumParameter<"::snn::schema::ParallelMode", "parallel mode">:$mode,
@@ -139,7 +148,8 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     "::mlir::ArrayAttr":$rationale,
     "::mlir::ArrayAttr":$notes,
     "::mlir::ArrayAttr":$candidates,
-    OptionalParameter<"::snn::ModelSummaryAttr">:$model
+    OptionalParameter<"::snn::ModelSummaryAttr">:$model,
+    SNN_FalseByDefaultParameter:$partitioned
   );
 }
 

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
@@ -19,6 +20,10 @@ namespace snn {
 
 /// Adds the passes that turn a freshly imported ONNX module into legal snn IR.
 void buildImportPipeline(mlir::OpPassManager &pm);
+
+/// Adds what a planned module needs before export: --snn-partition, then
+/// --snn-insert-backward-collectives (both no-ops unless the plan is tp or fsdp_tp).
+void buildPartitionPipeline(mlir::OpPassManager &pm);
 
 /// The command-line options of a pass made by createAnalyzeModel() / createPlanParallelism(),
 /// by name, so a tool can offer them as flags of its own that set this very pass

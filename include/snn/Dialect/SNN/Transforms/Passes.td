@@ -103,4 +103,41 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartitionTensorParallel : Pass<"snn-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition a tp or fsdp_tp plan into the per-rank program over its tp axis";
+  let description = [{
+    Does nothing unless the module's `#snn.plan` has mode tp or fsdp_tp and is not yet
+    partitioned. Keeps, in every `shard.sharding`, only the splits over the plan's tp mesh
+    axis (the runtime does the dp and fsdp part itself over the dp group, as in dp and fsdp
+    modes), runs upstream's `sharding-propagation` and `shard-partition` on @main, and turns
+    the shard collectives into snn ones named by the mesh axis (`snn.all_reduce`,
+    `snn.all_gather`, `snn.all_slice`). Removes `tensor.cast`s that change no type and every
+    shard op (grid included), and sets `partitioned = true` in the plan.
+
+    Errors: an @main value left without a sharding by propagation; a shard op with no snn
+    counterpart (`shard.all_to_all`, `shard.process_multi_index`, ...); a dropout on a
+    tp-split value; a conv channel split without `experimental_conv_tp` in the plan; an @main
+    input or output that the partition would split; and, as guards, a collective over several
+    axes or a `tensor.cast` that changes a type.
+  }];
+  let dependentDialects = ["::snn::SNNDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def InsertBackwardCollectives : Pass<"snn-insert-backward-collectives", "::mlir::ModuleOp"> {
+  let summary = "Sum the gradient of replicated values that rank-varying computations read";
+  let description = [{
+    On a partitioned module (`partitioned = true` in `#snn.plan`; otherwise nothing is done):
+    a value is rank-varying over a mesh axis when it is the result of `snn.all_slice` over
+    it, or of an op with a rank-varying operand (`snn.all_reduce` and `snn.all_gather`
+    results are replicated over their axis). It requires a gradient when it is a trainable
+    `snn.parameter` (not a `buffer`) or computed from one. Where an op whose result varies
+    over an axis reads a replicated value that requires a gradient (other than
+    `snn.all_slice`, whose backward gathers), each rank's gradient of that value is a partial
+    sum: the use is routed through one `snn.backward_all_reduce` over that axis, placed right
+    after the value's definition and shared by all such uses.
+  }];
+  let dependentDialects = ["::snn::SNNDialect"];
+}
+
 #endif // SNN_TRANSFORMS_PASSES_TD
