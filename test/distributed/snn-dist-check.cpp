@@ -10,11 +10,15 @@
 //                  [--axes a,b --shape 2,2] [--marker TEXT]
 //
 // Scenarios, run in the order given: collectives, mesh, autograd, reducer
-// (numerics); exit, kill, hang, sleep (failure handling). Prints
+// (numerics); ops (the runtime's kernels of a partitioned program's
+// collectives, CollectiveOpsCheck.cpp); exit, kill, hang, sleep (failure
+// handling). Prints
 // "rank R: SCENARIO ok" after each, "error: ..." and exit 1 on a failed
 // check.
 //
 //===----------------------------------------------------------------------===//
+
+#include "CollectiveOpsCheck.h"
 
 #include "snn/Runtime/Distributed/AutogradCollectives.h"
 #include "snn/Runtime/Distributed/Collectives.h"
@@ -99,7 +103,7 @@ Options parseOptions(const std::vector<std::string> &argv) {
                    "[--grace-ms G]] SCENARIO... [--timeout-ms T] [--rank R] "
                    "[--code C] [--iterations K] [--axes a,b --shape 2,2] "
                    "[--marker TEXT]\nscenarios: collectives mesh autograd "
-                   "reducer exit kill hang sleep\n";
+                   "reducer ops exit kill hang sleep\n";
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-')
       throw DistributedError("unknown flag " + arg);
@@ -654,6 +658,8 @@ int runScenario(World &world, const Options &options, const std::string &s) {
   }
   else if (s == "reducer")
     checkReducer(world);
+  else if (s == "ops")
+    snn::distcheck::checkCollectiveOps(world);
   else if (s == "exit") {
     // The target exits with --code; the others are busy (not in a
     // collective): the launcher must stop them.
