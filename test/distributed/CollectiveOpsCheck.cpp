@@ -148,7 +148,15 @@ void checkAxis(const MeshContext &mesh, const std::string &axis) {
     expectEqual("all_reduce in inference mode", y, full({2, 3, 4}, triangle));
     y = kernelOf("backward_all_reduce", axis, mesh)(full({2, 3, 4}, 1.0));
     expectEqual("backward_all_reduce in inference mode", y, full({2, 3, 4}, 1.0));
-    expectCounts("inference", mesh, " all_reduce/" + axis + ":1x" + bytes);
+    y = kernelOf("all_gather", axis, mesh, 2)(full({2, 3, 2}, double(c)));
+    expectEqual("all_gather in inference mode", y.narrow(2, 2 * c, 2),
+                full({2, 3, 2}, double(c)));
+    y = kernelOf("all_slice", axis, mesh, 2)(range(2 * 3 * 2 * n).view({2, 3, 2 * n}));
+    expectEqual("all_slice in inference mode", y,
+                range(2 * 3 * 2 * n).view({2, 3, 2 * n}).narrow(2, 2 * c, 2));
+    expectCounts("inference", mesh,
+                 " all_gather/" + axis + ":1x" + gathered + " all_reduce/" + axis +
+                     ":1x" + bytes);
   }
 }
 
