@@ -5,9 +5,9 @@
 // row per step and (kind, mesh axis) that ran at least once, columns
 // separated by spaces:
 //
-//   step kind       mesh_axis calls bytes
-//   0    all_gather tp        2     65536
-//   0    all_reduce tp        2     143360
+//   step   kind       mesh_axis     calls          bytes
+//   0      all_gather tp                2           5120
+//   0      all_reduce tp                2           5632
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_TRAINING_COMMSTATSTABLE_H
