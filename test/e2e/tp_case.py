@@ -5,7 +5,8 @@ The model, T time steps of a static [N, 16] input (direct encoding), as one unsp
 collective of docs/artifact-format.md "Partitioned programs"):
 
     unsplit                              rank at tp coordinate c (parts of W)
-    fc0 linear 16->24, lif0              the same (replicated)
+    fc0 linear 16->24 (no bias), bn0,    the same (replicated; SyncBatchNorm and the
+    lif0, dropout p=0.2                  global batch's Dropout mask over the dp axis)
                                          backward_all_reduce                 (f)
     fc1 linear 24->32, lif1              fc1 column part: weight/bias split along 0
     fc2 linear 32->20 (no bias)          fc2 row part: weight split along 1 -> partial sums
@@ -16,8 +17,9 @@ collective of docs/artifact-format.md "Partitioned programs"):
                                          all_gather axis 2 -> [T, N, 20]
     fc4 linear 20->10, if_out, mean_time the same (replicated)
 
-`numpy_forward` evaluates the unsplit model (SpikingJelly's multi-step LIF/IF, hard reset to 0)
-and returns every neuron layer's spikes, for the firing-rate checks.
+`numpy_forward` evaluates the unsplit model in eval mode (BatchNorm with its running statistics,
+Dropout the identity; SpikingJelly's multi-step LIF/IF, hard reset to 0) and returns every neuron
+layer's spikes, for the firing-rate checks.
 """
 import json
 import os
@@ -28,16 +30,19 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 T, IN, H0, H1, H2, C = 4, 16, 24, 32, 20, 10
-TAU = 2.0
+TAU, DROPOUT, BN_EPS = 2.0, 0.2, 1e-5
 
-# name -> (shape, split dim over tp or None)
+# name -> (shape, split dim over tp or None); BUFFERS are BatchNorm's running statistics
 PARAMETERS = {
-    "fc0.weight": ((H0, IN), None), "fc0.bias": ((H0,), None),
+    "fc0.weight": ((H0, IN), None),
+    "bn0.weight": ((H0,), None), "bn0.bias": ((H0,), None),
+    "bn0.running_mean": ((H0,), None), "bn0.running_var": ((H0,), None),
     "fc1.weight": ((H1, H0), 0), "fc1.bias": ((H1,), 0),
     "fc2.weight": ((H2, H1), 1), "fc2.bias": ((H2,), None),
     "fc3.bias": ((H2,), 0),
     "fc4.weight": ((C, H2), None), "fc4.bias": ((C,), None),
 }
+BUFFERS = ("bn0.running_mean", "bn0.running_var")
 
 
 def make_weights(seed=0):
@@ -47,7 +52,10 @@ def make_weights(seed=0):
     def normal(shape, mean, std):
         return (mean + std * g.standard_normal(shape)).astype(np.float32)
     return {
-        "fc0.weight": normal((H0, IN), 0.12, 0.25), "fc0.bias": normal((H0,), 0.0, 0.1),
+        "fc0.weight": normal((H0, IN), 0.12, 0.25),
+        "bn0.weight": normal((H0,), 1.0, 0.1), "bn0.bias": normal((H0,), 0.6, 0.1),
+        "bn0.running_mean": normal((H0,), 0.85, 0.3),
+        "bn0.running_var": np.full((H0,), 0.1, np.float32),
         "fc1.weight": normal((H1, H0), 0.15, 0.35), "fc1.bias": normal((H1,), 0.3, 0.1),
         "fc2.weight": normal((H2, H1), 0.12, 0.35), "fc2.bias": normal((H2,), 0.3, 0.1),
         "fc3.bias": normal((H2,), 0.6, 0.1),
@@ -89,14 +97,17 @@ class _Program:
                                  ir_version=8, producer_name="tp_case")
 
 
-def build_program(weights, coordinate=0, members=1, axis="tp"):
+def build_program(weights, coordinate=0, members=1, axis="tp", collectives=None):
     """The program of tp coordinate `coordinate` of `members` (members 1: the unsplit model,
-    without collectives)."""
+    without collectives unless `collectives`)."""
     p = _Program()
     w = {k: p.init(k, part(k, v, coordinate, members)) for k, v in weights.items()}
-    split = members > 1
-    v = p.node("linear", ["input", w["fc0.weight"], w["fc0.bias"]], "fc0")
+    split = members > 1 if collectives is None else collectives
+    v = p.node("linear", ["input", w["fc0.weight"]], "fc0")
+    v = p.node("batch_norm", [v, w["bn0.weight"], w["bn0.bias"], w["bn0.running_mean"],
+                              w["bn0.running_var"]], "bn0", eps=BN_EPS, momentum=0.1)
     v = p.lif(v, "lif0")
+    v = p.node("dropout", [v], "drop0", p=DROPOUT)
     if split:
         v = p.node("backward_all_reduce", [v], "tp_enter", mesh_axis=axis)
     v = p.node("linear", [v, w["fc1.weight"], w["fc1.bias"]], "fc1")
@@ -152,8 +163,8 @@ def write_artifact(out, weights, mode="none", mesh=None, programs=None):
         entries.append({"file": f"program_{c}.onnx", "ranks": ranks[c]})
     params = []
     for name, (pshape, dim) in PARAMETERS.items():
-        entry = {"name": name, "shape": list(pshape), "kind": "parameter",
-                 "sharding": "replicated"}
+        entry = {"name": name, "shape": list(pshape),
+                 "kind": "buffer" if name in BUFFERS else "parameter", "sharding": "replicated"}
         if partitioned and dim is not None:
             entry.update(sharding="split", split_dim=dim, mesh_axis="tp")
         params.append(entry)
@@ -182,11 +193,18 @@ def _neuron(x, tau=None):
     return np.stack(spikes)
 
 
-def numpy_forward(weights, x_static):
-    """The unsplit model on a static batch [N, 16]: {layer: spikes [T, N, ...]}, and 'output'."""
+def numpy_forward(weights, x_static, batch_statistics=False):
+    """The unsplit model on a static batch [N, 16]: {layer: spikes [T, N, ...]}, and 'output'.
+    `batch_statistics`: BatchNorm normalises with the batch's statistics over T*N, as in
+    training (Dropout stays the identity)."""
     w = weights
     x = np.repeat(x_static[None].astype(np.float32), T, axis=0)
-    s0 = _neuron(x @ w["fc0.weight"].T + w["fc0.bias"], TAU)
+    h = x @ w["fc0.weight"].T
+    mean, var = w["bn0.running_mean"], w["bn0.running_var"]
+    if batch_statistics:
+        mean, var = h.reshape(-1, H0).mean(axis=0), h.reshape(-1, H0).var(axis=0)
+    h = (h - mean) / np.sqrt(var + np.float32(BN_EPS))
+    s0 = _neuron(h * w["bn0.weight"] + w["bn0.bias"], TAU)
     s1 = _neuron(s0 @ w["fc1.weight"].T + w["fc1.bias"], TAU)
     s2 = _neuron(s1 @ w["fc2.weight"].T + w["fc2.bias"], TAU)
     s3 = _neuron(s2 + w["fc3.bias"], TAU)

@@ -2,15 +2,18 @@
 fsdp_tp, docs/distributed.md "Tensor-parallel runs").
 
 The model is tp_case.py's: linear/LIF layers partitioned by hand over a tp axis with every
-collective (backward_all_reduce, all_reduce, all_slice, all_gather) and bias_add; its unsplit
+collective (backward_all_reduce, all_reduce, all_slice, all_gather) and bias_add, after a
+replicated linear, BatchNorm (SyncBatchNorm over the dp axis) and Dropout (the global batch's
+mask); its unsplit
 program is the reference, trained by `snn-run train` in one process on the same global batches
 from the same weights. For each partitioned artifact (tp=2 and tp=4 on a mesh [tp]; fsdp_tp on a
 mesh [dp=2, tp=2]), trained for 3 steps with `snn-run --nproc W train`:
   - the per-step losses and accuracies within 1e-4 relative of one process's, and the loss moves;
   - every rank's --save-params (whole tensors) bit-identical to rank 0's, every parameter
     changed by training and within 1e-4 relative of one process's;
-  - every neuron layer fires at 5-50% (the unsplit model evaluated in NumPy, before and after
-    training), so the comparison is not between silent networks;
+  - every neuron layer fires at 5-50% (the unsplit model evaluated in NumPy with BatchNorm's
+    batch statistics, before and after training), so the comparison is not between silent
+    networks;
   - the communication counters: the step events of every rank's log and of rank 0's --log and
     the --comm-stats table hold, per step, exactly the collectives the program runs:
       all_gather over tp: 2 calls (forward all_gather, all_slice's backward) of [T, n, 20]
@@ -22,7 +25,8 @@ mesh [dp=2, tp=2]), trained for 3 steps with `snn-run --nproc W train`:
     of the unsplit artifact reads it and agrees with the partitioned eval, and `snn-run export`
     and --export-onnx write the whole trained tensors;
   - `snn-run --nproc W infer` writes the unsplit model's output;
-tp2's checkpoint also resumes on the tp4 artifact (whole checkpoints load into any layout) and
+A tp=1 artifact (collectives over an axis of one) trains in one process exactly like the unsplit
+program and counts nothing. tp2's checkpoint also resumes on the tp4 artifact (whole checkpoints load into any layout) and
 ends within 1e-4 of tp2; and bad input is refused with one error naming the culprit: a split
 initializer of the wrong shape, a collective over an axis the mesh lacks, replicated weights that
 differ over tp, --params holding a part instead of the whole tensor.
@@ -85,7 +89,7 @@ class Runner:
 
 
 def check_rates(weights, x, what):
-    spikes = case.numpy_forward(weights, x)
+    spikes = case.numpy_forward(weights, x, batch_statistics=True)
     rates = {layer: float(spikes[layer].mean()) for layer in LAYERS}
     bad = {k: v for k, v in rates.items() if not 0.05 <= v <= 0.5}
     if bad:
@@ -255,6 +259,26 @@ def check_other_layout(runner, weights, ck, flags, full):
     print(f"tp2's checkpoint resumed on tp4 (worst rel err {worst:.3g})")
 
 
+def check_axis_of_one(runner, weights):
+    """A partitioned artifact on a mesh [tp=1], in one process: its collectives are the
+    identity and communicate nothing; it trains exactly like the unsplit program."""
+    programs = {0: case.build_program(weights, 0, 1, collectives=True)}
+    art = case.write_artifact(os.path.join(runner.work, "art_tp1"), weights, "tp",
+                              (["tp"], [1]), programs=programs)
+    flags = CONFIGS[0][3]
+    out = tc.fresh_dir(os.path.join(runner.work, "tp1"))
+    proc = runner.train(art, 1, flags, out, "--comm-stats",
+                        "--save-params", os.path.join(out, "params"))
+    steps, _ = tc.read_log(os.path.join(out, "log.jsonl"))
+    if [ev.get("comm") for ev in steps] != [[]] * STEPS or len(proc.stdout.splitlines()) != 1:
+        raise tc.Failure(f"tp=1: expected no communication, got {[ev.get('comm') for ev in steps]}"
+                         f" and {proc.stdout!r}")
+    reference = tc.load_params(os.path.join(runner.work, "ref_tp2", "params"))
+    tc.compare_params(tc.load_params(os.path.join(out, "params")), reference,
+                      "tp=1 in one process vs the unsplit program", exact=True)
+    print("tp=1 in one process: collectives are the identity, nothing counted")
+
+
 def check_errors(runner, weights, params):
     work = runner.work
     bad = case.build_program(weights, 1, 2)
@@ -313,6 +337,7 @@ def main():
         if name == "tp2":
             tp2 = (ck, flags)
     check_other_layout(runner, weights, tp2[0], tp2[1], trained["tp2"])
+    check_axis_of_one(runner, weights)
     check_errors(runner, weights, trained["tp2"])
     print("PASS: tp and fsdp_tp runs = one process on the unsplit model")
 
