@@ -130,8 +130,8 @@ def build_program(weights, coordinate=0, members=1, axis="tp", collectives=None)
     return p.model()
 
 
-def _plan(mode, partitioned, axes):
-    return {"mode": mode, "objective": "speed", "optimizer_strategy": "none",
+def _plan(mode, partitioned, axes, optimizer):
+    return {"mode": mode, "objective": "speed", "optimizer_strategy": optimizer,
             "partitioned": partitioned, "batch_size": 0, "memopt_level": 0,
             "dp_mesh_dim": axes.index("dp") if "dp" in axes else -1,
             "tp_mesh_dim": axes.index("tp") if "tp" in axes else -1, "pp_mesh_dim": -1,
@@ -141,11 +141,11 @@ def _plan(mode, partitioned, axes):
             "rationale": []}
 
 
-def write_artifact(out, weights, mode="none", mesh=None, programs=None):
+def write_artifact(out, weights, mode="none", mesh=None, programs=None, optimizer="none"):
     """Writes an artifact directory. mode none: the unsplit program on one rank. mode tp or
     fsdp_tp: `mesh` = (axes, shape) with a 'tp' axis; one program per tp coordinate, ranks
     numbered row-major over the mesh. `programs` overrides the ONNX models (tests of bad
-    input)."""
+    input); `optimizer` is the plan's optimizer_strategy (none or zero)."""
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     axes, shape = mesh or ([], [])
@@ -174,7 +174,7 @@ def write_artifact(out, weights, mode="none", mesh=None, programs=None):
         "programs": entries,
         "input": {"name": "input", "shape": [T, -1, IN], "time_major": True},
         "output": {"name": "output", "shape": [-1, C], "time_major": False},
-        "parameters": params, "plan": _plan(mode, partitioned, axes)}
+        "parameters": params, "plan": _plan(mode, partitioned, axes, optimizer)}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
     return out

@@ -7,7 +7,8 @@ replicated linear, BatchNorm (SyncBatchNorm over the dp axis) and Dropout (the g
 mask); its unsplit
 program is the reference, trained by `snn-run train` in one process on the same global batches
 from the same weights. For each partitioned artifact (tp=2 and tp=4 on a mesh [tp]; fsdp_tp on a
-mesh [dp=2, tp=2]), trained for 3 steps with `snn-run --nproc W train`:
+mesh [dp=2, tp=2], and tp with ZeRO-1 over that dp axis), trained for 3 steps with
+`snn-run --nproc W train`:
   - the per-step losses and accuracies within 1e-4 relative of one process's, and the loss moves;
   - every rank's --save-params (whole tensors) bit-identical to rank 0's, every parameter
     changed by training and within 1e-4 relative of one process's;
@@ -48,7 +49,7 @@ import tp_case as case
 B, STEPS, S = 8, 3, 4 * 8
 LAYERS = ("lif0", "lif1", "lif2", "lif3", "if_out")
 
-# name, plan mode, mesh, optimizer flags
+# name, plan mode, mesh, optimizer flags[, optimizer_strategy]
 CONFIGS = [
     ("tp2", "tp", (["tp"], [2]),
      ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0.9", "--loss", "mse"]),
@@ -56,6 +57,8 @@ CONFIGS = [
      ["--optimizer", "adam", "--lr", "0.01", "--loss", "ce", "--schedule", "cosine"]),
     ("fsdp_tp2x2", "fsdp_tp", (["dp", "tp"], [2, 2]),
      ["--optimizer", "adam", "--lr", "0.01", "--loss", "mse"]),
+    ("zero_tp2x2", "tp", (["dp", "tp"], [2, 2]),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0.9", "--loss", "mse"], "zero"),
 ]
 
 
@@ -134,6 +137,19 @@ def check_comm(out, stdout, ranks, want, what):
     print(f"{what}: every step counted {want}")
 
 
+def check_rank_events(out, mesh, sharding, what):
+    """Each rank's log starts with its place: the sharding over dp and its mesh coordinates."""
+    axes, shape = mesh
+    for r in range(int(np.prod(shape))):
+        first = tc.read_jsonl(os.path.join(out, f"log.rank{r}.jsonl"))[0]
+        want = {"axes": axes, "shape": shape,
+                "coordinates": [int(c) for c in np.unravel_index(r, shape)]}
+        if first.get("event") != "rank" or first.get("mode") != sharding or \
+                first.get("mesh") != want:
+            raise tc.Failure(f"{what}: rank {r}'s log starts with {first}, expected mode "
+                             f"{sharding!r} and mesh {want}")
+
+
 def check_replicas(params, ranks, what):
     first = tc.load_params(os.path.join(params, "rank0"))
     for r in range(1, ranks):
@@ -150,11 +166,12 @@ def check_trained(got, reference, initial, what):
     return worst
 
 
-def run_config(runner, weights, name, mode, mesh, flags):
+def run_config(runner, weights, name, mode, mesh, flags, optimizer="none"):
     work = runner.work
     ranks = int(np.prod(mesh[1]))
     dp = mesh[1][mesh[0].index("dp")] if "dp" in mesh[0] else 1
-    art = case.write_artifact(os.path.join(work, f"art_{name}"), weights, mode, mesh)
+    art = case.write_artifact(os.path.join(work, f"art_{name}"), weights, mode, mesh,
+                              optimizer=optimizer)
     ref = tc.fresh_dir(os.path.join(work, f"ref_{name}"))
     runner.train(os.path.join(work, "art_unsplit"), 1, flags, ref,
                  "--save-params", os.path.join(ref, "params"))
@@ -169,6 +186,8 @@ def run_config(runner, weights, name, mode, mesh, flags):
     worst = check_trained(params, reference, weights, name)
     check_rates(reference, runner.x, f"{name}: trained unsplit model")
     check_comm(out, proc.stdout, ranks, expected_comm(B // dp), name)
+    sharding = "fsdp" if mode == "fsdp_tp" else "zero" if optimizer == "zero" else "replicated"
+    check_rank_events(out, mesh, sharding if dp > 1 else "replicated", name)
     check_onnx(os.path.join(out, "model.onnx"), params, f"{name} --export-onnx")
     print(f"{name}: = one process (worst rel err {worst:.3g})")
     return art, ranks, params
@@ -326,9 +345,9 @@ def main():
     check_rates(weights, runner.x, "initial weights")
     case.write_artifact(os.path.join(work, "art_unsplit"), weights)
     trained = {}
-    for name, mode, mesh, flags in CONFIGS:
-        print(f"== {name}: {mode} on mesh {mesh}", flush=True)
-        art, ranks, params = run_config(runner, weights, name, mode, mesh, flags)
+    for name, mode, mesh, flags, *optimizer in CONFIGS:
+        print(f"== {name}: {mode} {' '.join(optimizer)} on mesh {mesh}", flush=True)
+        art, ranks, params = run_config(runner, weights, name, mode, mesh, flags, *optimizer)
         check_infer(runner, weights, art, ranks, name)
         trained[name] = params
         if name != "tp4":
