@@ -299,10 +299,10 @@ def case_torchrun(tool):
 
 def case_numerics(tool, nproc):
     marker = new_marker()
-    r = run([tool, "--nproc", str(nproc), "collectives", "autograd", "reducer", "mesh",
+    r = run([tool, "--nproc", str(nproc), "collectives", "autograd", "reducer", "mesh", "ops",
              "--timeout-ms", "30000", "--marker", marker], timeout=120)
     check(r.returncode == 0, "expected exit 0\n%s" % r)
-    for scenario in ("collectives", "autograd", "reducer", "mesh"):
+    for scenario in ("collectives", "autograd", "reducer", "mesh", "ops"):
         for rank in range(nproc):
             check("rank %d: %s ok" % (rank, scenario) in r.stdout,
                   "rank %d %s\n%s" % (rank, scenario, r))

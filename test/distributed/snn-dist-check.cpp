@@ -10,11 +10,15 @@
 //                  [--axes a,b --shape 2,2] [--marker TEXT]
 //
 // Scenarios, run in the order given: collectives, mesh, autograd, reducer
-// (numerics); exit, kill, hang, sleep (failure handling). Prints
+// (numerics); ops (the runtime's kernels of a partitioned program's
+// collectives, CollectiveOpsCheck.cpp); exit, kill, hang, sleep (failure
+// handling). Prints
 // "rank R: SCENARIO ok" after each, "error: ..." and exit 1 on a failed
 // check.
 //
 //===----------------------------------------------------------------------===//
+
+#include "CollectiveOpsCheck.h"
 
 #include "snn/Runtime/Distributed/AutogradCollectives.h"
 #include "snn/Runtime/Distributed/Collectives.h"
@@ -99,7 +103,7 @@ Options parseOptions(const std::vector<std::string> &argv) {
                    "[--grace-ms G]] SCENARIO... [--timeout-ms T] [--rank R] "
                    "[--code C] [--iterations K] [--axes a,b --shape 2,2] "
                    "[--marker TEXT]\nscenarios: collectives mesh autograd "
-                   "reducer exit kill hang sleep\n";
+                   "reducer ops exit kill hang sleep\n";
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-')
       throw DistributedError("unknown flag " + arg);
@@ -460,6 +464,68 @@ void checkAutograd(World &world) {
   barrier(g);
 }
 
+/// What a CollectiveTrace heard: "kind:bytes" per collective, in order.
+struct TraceLog {
+  std::vector<std::string> events;
+  CollectiveTrace trace() {
+    return [this](CollectiveKind kind, int64_t bytes) {
+      events.push_back(std::string(collectiveKindName(kind)) + ":" +
+                       std::to_string(bytes));
+    };
+  }
+  void expect(const std::string &what, std::vector<std::string> expected) {
+    if (events != expected) {
+      std::string got, want;
+      for (const std::string &e : events)
+        got += " " + e;
+      for (const std::string &e : expected)
+        want += " " + e;
+      throw DistributedError("check failed: " + what + ": traced" + got +
+                             ", expected" + want);
+    }
+    events.clear();
+  }
+};
+
+/// Each differentiable collective reports the collectives it runs, forward
+/// and backward, with the bytes it returns on this rank; a group of one
+/// reports nothing.
+void checkAutogradTraces(World &world) {
+  const Group &g = world.group();
+  const int n = g.size();
+  const std::string f32 = std::to_string(4 * 6 * n); // [2, 3n] float32
+  TraceLog log;
+  auto leaf = [](at::IntArrayRef shape) {
+    return at::ones(shape).set_requires_grad(true);
+  };
+  std::vector<std::string> none;
+  auto some = [&](std::vector<std::string> events) {
+    return n > 1 ? events : none;
+  };
+  copyToGroup(leaf({2, 3 * n}), g, log.trace()).sum().backward();
+  log.expect("copyToGroup", some({"all_reduce:" + f32}));
+  reduceFromGroup(leaf({2, 3 * n}), g, log.trace()).sum().backward();
+  log.expect("reduceFromGroup", some({"all_reduce:" + f32}));
+  gatherFromGroup(leaf({2, 3}), g, 1, GatherBackward::Slice, log.trace())
+      .sum().backward();
+  log.expect("gatherFromGroup (slice)", some({"all_gather:" + f32}));
+  gatherFromGroup(leaf({2, 3}), g, 1, GatherBackward::ReduceScatter,
+                  log.trace()).sum().backward();
+  log.expect("gatherFromGroup (reduce_scatter)",
+             some({"all_gather:" + f32, "reduce_scatter:24"}));
+  scatterToGroup(leaf({2, 3 * n}), g, 1, log.trace()).sum().backward();
+  log.expect("scatterToGroup", some({"all_gather:" + f32}));
+  reduceScatterToGroup(leaf({2 * n, 3}), g, 0, log.trace()).sum().backward();
+  log.expect("reduceScatterToGroup",
+             some({"reduce_scatter:24", "all_gather:" + f32}));
+  { // Without grad mode, forwards still report, backwards never run.
+    c10::NoGradGuard noGrad;
+    reduceFromGroup(at::ones({2, 3 * n}), g, log.trace());
+    log.expect("reduceFromGroup without grad", some({"all_reduce:" + f32}));
+  }
+  barrier(g);
+}
+
 struct TinyModel {
   std::vector<at::Tensor> params; // unused, W1, b1, W2, b2
 
@@ -586,10 +652,14 @@ int runScenario(World &world, const Options &options, const std::string &s) {
     checkCollectives(world);
   else if (s == "mesh")
     checkMesh(world, options);
-  else if (s == "autograd")
+  else if (s == "autograd") {
     checkAutograd(world);
+    checkAutogradTraces(world);
+  }
   else if (s == "reducer")
     checkReducer(world);
+  else if (s == "ops")
+    snn::distcheck::checkCollectiveOps(world);
   else if (s == "exit") {
     // The target exits with --code; the others are busy (not in a
     // collective): the launcher must stop them.

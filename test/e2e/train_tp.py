@@ -108,7 +108,7 @@ def check_comm(log, ranks, manifest, what):
         steps, _ = tc.read_log(f"{stem}.rank{r}{ext}")
         for ev in steps:
             got = sorted((c["kind"], c["mesh_axis"], c["calls"], c["bytes"])
-                         for c in ev.get("communication", []))
+                         for c in ev.get("comm", []))
             if got != want:
                 raise tc.Failure(f"{what}: rank {r} step {ev.get('step')} communicated {got}, "
                                  f"the compiler predicted {want}")

@@ -233,3 +233,74 @@ TEST(Artifact, ChecksManifestAgainstProgram) {
                       "manifest.json says [3, 2]"),
             std::string::npos);
 }
+
+namespace {
+
+/// A partitioned (tp) manifest for two ranks whose fc.weight [4, 3] is split
+/// along dim 0; written with program_0.onnx for rank 0 and `program` for
+/// rank 1.
+void writeTensorParallelArtifact(const std::string &dir,
+                                 const ProgramBuilder &program) {
+  json manifest = makeManifest({4, -1, 3}, {4, -1, 2}, true);
+  manifest["version"] = 2;
+  manifest["world_size"] = 2;
+  manifest["mesh"] = {{"axes", {"tp"}}, {"shape", {2}}};
+  manifest["programs"] = {{{"file", "program_0.onnx"}, {"ranks", {0}}},
+                          {{"file", "program_1.onnx"}, {"ranks", {1}}}};
+  manifest["parameters"] = {{{"name", "fc.weight"},
+                             {"shape", {4, 3}},
+                             {"kind", "parameter"},
+                             {"sharding", "split"},
+                             {"split_dim", 0},
+                             {"mesh_axis", "tp"}}};
+  manifest["plan"] = {{"mode", "tp"}, {"partitioned", true}};
+  snn::test::writeArtifact(dir, tinyProgram(), manifest);
+  snn::test::writeFile((std::filesystem::path(dir) / "program_1.onnx").string(),
+                       program.serialize());
+}
+
+std::string loadErrorForRank(const std::string &dir, int rank) {
+  try {
+    loadArtifact(dir, rank);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(Artifact, SplitParameterHoldsOnePartPerProgram) {
+  TempDir dir;
+  // tinyProgram's fc.weight is [2, 3]: the part of [4, 3] over 2 members.
+  writeTensorParallelArtifact(dir.path(), tinyProgram());
+  EXPECT_EQ(loadErrorForRank(dir.path(), 1), "");
+  ProgramBuilder whole;
+  whole.addInitializer("fc.weight", at::ones({4, 3}));
+  std::string v = whole.addNode("linear", {"input", "fc.weight"});
+  whole.addNode("if_node", {v}, {}, "output");
+  writeTensorParallelArtifact(dir.path(), whole);
+  EXPECT_EQ(loadErrorForRank(dir.path(), 0), "");
+  std::string message = loadErrorForRank(dir.path(), 1);
+  EXPECT_NE(message.find("program_1.onnx: initializer 'fc.weight' has shape "
+                         "[4, 3], but manifest.json splits its shape [4, 3] along "
+                         "dimension 0 over the 2 members of mesh axis 'tp', so "
+                         "each program holds [2, 3]"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Artifact, CollectiveOverAnAxisTheMeshLacksIsRefused) {
+  TempDir dir;
+  ProgramBuilder program;
+  program.addInitializer("fc.weight", at::ones({2, 3}));
+  std::string v = program.addNode("linear", {"input", "fc.weight"});
+  v = program.addNode("all_reduce", {v}, {snn::test::stringAttr("mesh_axis", "pp")});
+  program.addNode("if_node", {v}, {}, "output");
+  writeTensorParallelArtifact(dir.path(), program);
+  std::string message = loadErrorForRank(dir.path(), 1);
+  EXPECT_NE(message.find("program_1.onnx: node 'layer1' (all_reduce): mesh axis "
+                         "'pp' is not an axis of the artifact's mesh (axes: tp)"),
+            std::string::npos)
+      << message;
+}

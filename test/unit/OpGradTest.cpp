@@ -207,3 +207,13 @@ TEST_F(OpGrad, DropoutWithAFixedSeed) {
   at::Tensor same = buildOp("dropout", {{"p", real(0.3f)}}, false)({x});
   EXPECT_TRUE(at::equal(same, x));
 }
+
+TEST_F(OpGrad, BiasAddAlongEachAxis) {
+  // x + bias broadcast along `axis`: the bias gradient sums over the others.
+  expectFiniteDifferences(buildOp("bias_add", {{"axis", integer(2)}}, true),
+                          {random({2, 3, 4}), random({4})}, {0, 1});
+  expectFiniteDifferences(buildOp("bias_add", {{"axis", integer(1)}}, true),
+                          {random({2, 3, 4}), random({3})}, {0, 1});
+  expectFiniteDifferences(buildOp("bias_add", {{"axis", integer(-3)}}, true),
+                          {random({2, 3, 4}), random({2})}, {0, 1});
+}

@@ -122,7 +122,8 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
 
 void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
   CLI::App *infer = app.add_subcommand(
-      "infer", "Run a single-rank artifact on an input .npy (inference mode)");
+      "infer", "Run an artifact on an input .npy (inference mode); a "
+               "partitioned one on its ranks, rank 0 writing the output");
   infer->add_option("DIR", options.artifactDir, "Artifact directory")
       ->required();
   infer
@@ -233,12 +234,17 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
                     "Write NAME.npy per parameter and buffer into DIR");
   train->add_option("--export-onnx", o.exportOnnxPath,
                     "Write the program ONNX with the trained weights");
+  train->add_flag("--comm-stats", o.commStats,
+                  "Print each step's collectives (a partitioned program's "
+                  "all_reduce / all_gather: calls and bytes per mesh axis) "
+                  "as a table on stdout");
 }
 
 void addTrainCommand(CLI::App &app, Commands &commands) {
   CLI::App *train = app.add_subcommand(
-      "train", "Train an artifact (BPTT, surrogate gradients); dp, zero and "
-               "fsdp artifacts on their ranks with --nproc or torchrun");
+      "train", "Train an artifact (BPTT, surrogate gradients); dp, zero, "
+               "fsdp, tp and fsdp_tp artifacts on their ranks with --nproc or "
+               "torchrun");
   TrainOptions &o = commands.train;
   train->add_option("DIR", o.artifactDir, "Artifact directory")->required();
   addDataOptions(train, o.data, o.repeatTime);
@@ -322,9 +328,10 @@ int launch(const CLI::App &app, const Commands &commands,
     throw Error(dir + ": " + e.what());
   }
   int64_t batch = commands.train.batchSize;
-  if (app.got_subcommand("train") && batch > 0 && batch % arguments.nproc != 0)
+  int64_t dpRanks = dataParallelSize(manifest);
+  if (app.got_subcommand("train") && batch > 0 && batch % dpRanks != 0)
     throw Error("--batch-size " + std::to_string(batch) +
-                " is not divisible by the " + std::to_string(arguments.nproc) +
+                " is not divisible by the " + std::to_string(dpRanks) +
                 " data-parallel ranks (--batch-size is the global batch, "
                 "split evenly over the ranks)");
   snn::dist::LaunchOptions options;

@@ -31,7 +31,8 @@ void saveParamsNpy(const std::string &dir, const ParameterStore &store) {
     writeTensorNpy(fileFor(dir, entry.name), entry.tensor.detach());
 }
 
-void loadParamsNpy(const std::string &dir, ParameterStore &store) {
+void loadParamsNpy(const std::string &dir, ParameterStore &store,
+                   const ParameterPartition *partition) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw Error("--params: directory '" + dir + "' does not exist");
@@ -42,6 +43,8 @@ void loadParamsNpy(const std::string &dir, ParameterStore &store) {
                   " must hold one NAME.npy per "
                   "parameter and buffer)");
     at::Tensor value = readTensorNpy(path);
+    if (partition)
+      value = partition->localPart(entry.name, value, path);
     if (value.sizes() != entry.tensor.sizes())
       throw Error(path + ": shape " + formatShape(value.sizes()) + ", " +
                   entry.name + " has " + formatShape(entry.tensor.sizes()));

@@ -4,6 +4,7 @@
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
+#include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
@@ -98,11 +99,12 @@ std::string formatDouble(double value) {
 
 std::string loadTrainedWeights(const std::string &paramsDir,
                                const std::string &checkpointDir,
-                               ParameterStore &store) {
+                               ParameterStore &store,
+                               const ParameterPartition *partition) {
   if (!paramsDir.empty() && !checkpointDir.empty())
     throw Error("--params and --checkpoint exclude each other");
   if (!paramsDir.empty()) {
-    loadParamsNpy(paramsDir, store);
+    loadParamsNpy(paramsDir, store, partition);
     return paramsDir;
   }
   if (checkpointDir.empty())
@@ -110,7 +112,10 @@ std::string loadTrainedWeights(const std::string &paramsDir,
   std::string where = CheckpointDirectory(checkpointDir, 1).latest();
   if (where.empty())
     throw Error("--checkpoint: '" + checkpointDir + "' holds no checkpoint");
-  restoreModel(readAnyCheckpoint(where), store, where);
+  CheckpointState state = readAnyCheckpoint(where);
+  if (partition)
+    state = localCheckpoint(state, *partition, where);
+  restoreModel(state, store, where);
   return where;
 }
 

@@ -14,23 +14,35 @@ namespace snn::runtime {
 void runEval(const EvalOptions &options) {
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
-  Artifact artifact =
-      loadRunArtifact(options.artifactDir, "eval", options.distributed);
-  // Replicas hold the same weights: rank 0 evaluates for the run.
-  if (options.distributed && options.distributed->world &&
-      options.distributed->world->rank() != 0)
+  const DistributedRun *run = options.distributed;
+  Artifact artifact = loadRunArtifact(options.artifactDir, "eval", run);
+  const bool partitioned = isPartitioned(artifact.manifest);
+  const bool manyRanks = run && run->world;
+  const int rank = manyRanks ? run->world->rank() : 0;
+  // Replicas hold the same weights: rank 0 evaluates for the run. A
+  // partitioned program needs every rank, each on the whole split; rank 0
+  // reports.
+  if (!partitioned && rank != 0)
     return;
+  MeshContext mesh = partitioned || !manyRanks
+                         ? createRunMesh(run, artifact.manifest)
+                         : MeshContext();
+  ParameterPartition partition(artifact.manifest, mesh);
   Model model(artifact);
-  loadTrainedWeights(options.paramsDir, options.checkpointDir, model.params());
+  model.setMesh(&mesh);
+  loadTrainedWeights(options.paramsDir, options.checkpointDir, model.params(),
+                     partitioned ? &partition : nullptr);
   Dataset data = loadEvaluationData(options.data);
   BatchLoader loader(
       data,
       resolveBatchLayout(data, model.manifest().input, options.repeatTime),
       {options.batchSize, false, false, 0});
+  EvalMetrics metrics = evaluate(model, loader, options.loss);
+  if (rank != 0)
+    return;
   MetricsLog log;
   if (!options.logPath.empty())
     log = MetricsLog(options.logPath, false);
-  EvalMetrics metrics = evaluate(model, loader, options.loss);
   log.eval(metrics);
   std::printf("%s\n", evalJson(metrics).c_str());
 }

@@ -2,22 +2,49 @@
 
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
+
+#include <ATen/ops/zeros.h>
 
 #include <filesystem>
 #include <iostream>
 
 namespace snn::runtime {
 
+namespace {
+
+/// The store of the whole model: the manifest's shape for every parameter
+/// and buffer the program holds (a split one's value is zeros until the
+/// trained weights replace it).
+ParameterStore wholeModelStore(const Manifest &manifest, const Graph &program) {
+  std::vector<ParameterStore::Entry> entries;
+  for (const ParameterSpec &spec : manifest.parameters) {
+    auto it = program.initializers.find(spec.name);
+    if (it == program.initializers.end())
+      continue;
+    at::Tensor value =
+        spec.isSplit() ? at::zeros(spec.shape, at::kFloat) : it->second.clone();
+    entries.push_back({spec.name, spec.kind, value});
+  }
+  return ParameterStore(std::move(entries));
+}
+
+} // namespace
+
 void runExport(const ExportOptions &options) {
   if (options.checkpointDir.empty() == options.paramsDir.empty())
     throw Error("export needs exactly one of --checkpoint DIR and --params DIR");
   checkParentDirectory(options.outputPath, "--output");
-  // Any rank's program holds every initializer of the data-parallel family.
+  // Any rank's program holds every initializer of the data-parallel family;
+  // a partitioned artifact's programs hold a part of each split one, and
+  // the exported initializers are the whole trained tensors.
   Artifact artifact = loadArtifact(options.artifactDir, 0);
-  ParameterStore store(artifact.manifest, artifact.program);
+  ParameterStore store = isPartitioned(artifact.manifest)
+                             ? wholeModelStore(artifact.manifest, artifact.program)
+                             : ParameterStore(artifact.manifest, artifact.program);
   std::string source =
       loadTrainedWeights(options.paramsDir, options.checkpointDir, store);
   std::string program = (std::filesystem::path(artifact.dir) /

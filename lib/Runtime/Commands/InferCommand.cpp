@@ -35,13 +35,20 @@ void runInfer(const InferOptions &options) {
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.outputPath, "--output");
 
-  Artifact artifact =
-      loadRunArtifact(options.artifactDir, "infer", options.distributed);
+  const DistributedRun *run = options.distributed;
+  Artifact artifact = loadRunArtifact(options.artifactDir, "infer", run);
   const Manifest &manifest = artifact.manifest;
-  // Every rank holds the same program and weights: rank 0 runs the input.
-  if (options.distributed && options.distributed->world &&
-      options.distributed->world->rank() != 0)
+  const bool partitioned = isPartitioned(manifest);
+  const bool manyRanks = run && run->world;
+  const int rank = manyRanks ? run->world->rank() : 0;
+  // The data-parallel family's ranks hold the same program and weights:
+  // rank 0 runs the input. A partitioned program needs every rank (each runs
+  // its part on the whole input); it ends replicated, so rank 0's output is
+  // the whole output and rank 0 alone writes it.
+  if (!partitioned && rank != 0)
     return;
+  MeshContext mesh = partitioned || !manyRanks ? createRunMesh(run, manifest)
+                                               : MeshContext();
   Executor executor(artifact.program, manifest.input.name,
                     manifest.output.name);
   at::Tensor input =
@@ -53,9 +60,11 @@ void runInfer(const InferOptions &options) {
   at::Tensor output;
   {
     c10::InferenceMode guard;
-    output = executor.run(input);
+    output = executor.run(input, false, nullptr, nullptr, &mesh);
   }
   double runMs = millisecondsSince(runStart);
+  if (rank != 0)
+    return;
   checkOutput(output, manifest.output);
   writeTensorNpy(options.outputPath, output);
 

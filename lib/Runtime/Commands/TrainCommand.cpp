@@ -11,9 +11,11 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
+#include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Commands/TrainCommand.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+#include "snn/Runtime/Training/CommStatsTable.h"
 #include "snn/Runtime/Training/TrainSettings.h"
 
 #include <algorithm>
@@ -26,13 +28,37 @@ namespace snn::runtime {
 
 namespace {
 
-/// The checkpoint to continue from, if --resume finds one. Without --resume
-/// a directory that already holds checkpoints is refused rather than mixed
-/// with a new run's.
+/// This rank's place in the run: the mesh, the dp group that splits the
+/// batch and the split parameters (a partitioned artifact's). Not movable:
+/// the partition points at the mesh.
+struct RankPlace {
+  RankPlace(const DistributedRun *run, const Manifest &manifest,
+            bool syncBatchNorm)
+      : mesh(createRunMesh(run, manifest)),
+        dp(createDataParallel(mesh, syncBatchNorm)), partition(manifest, mesh),
+        partitioned(isPartitioned(manifest)), rank(mesh.worldRank()),
+        worldSize(mesh.world().valid() ? mesh.world().size() : 1),
+        dpRanks(dp.group.valid() ? dp.size() : 1) {}
+  RankPlace(const RankPlace &) = delete;
+  RankPlace &operator=(const RankPlace &) = delete;
+
+  MeshContext mesh;
+  DataParallelContext dp;
+  ParameterPartition partition;
+  bool partitioned;
+  int rank;
+  int worldSize;
+  int dpRanks; // ranks that split a global batch
+};
+
+/// The checkpoint to continue from, if --resume finds one (this rank's part
+/// of it, for a partitioned artifact). Without --resume a directory that
+/// already holds checkpoints is refused rather than mixed with a new run's.
 std::optional<CheckpointState> findResumeState(const TrainOptions &options,
                                                const CheckpointDirectory &dir,
                                                const Model &model,
                                                const Settings &settings,
+                                               const RankPlace &place,
                                                std::string &where) {
   where = dir.latest();
   if (!options.resume) {
@@ -46,11 +72,14 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
     return std::nullopt;
   }
   if (where.empty()) {
-    std::cerr << "snn-run: no checkpoint in '" << dir.path()
-              << "' yet; starting at step 0" << std::endl;
+    if (place.rank == 0)
+      std::cerr << "snn-run: no checkpoint in '" << dir.path()
+                << "' yet; starting at step 0" << std::endl;
     return std::nullopt;
   }
   CheckpointState state = readAnyCheckpoint(where);
+  if (place.partitioned)
+    state = localCheckpoint(state, place.partition, where);
   // Another model is the more fundamental mismatch: report it first.
   checkSameModel(state, model.params(), where);
   checkResumeSettings(state.settings, settings, where);
@@ -59,26 +88,27 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
 
 /// In a multi-rank run every rank writes its replica to DIR/rank<R> (tests
 /// compare them); rank 0 alone exports the ONNX model. Sharded parameters
-/// are gathered for it on every rank.
+/// are gathered for it on every rank, split ones whole (collective).
 void writeOutputs(const TrainOptions &options, const Artifact &artifact,
-                  Trainer &trainer, const Model &model, int rank, int ranks) {
+                  Trainer &trainer, const Model &model, const RankPlace &place) {
   if (options.saveParamsDir.empty() && options.exportOnnxPath.empty())
     return;
   trainer.materializeParameters();
+  ParameterStore whole = place.partition.wholeStore(model.params());
   if (!options.saveParamsDir.empty()) {
     std::string dir = options.saveParamsDir;
-    if (ranks > 1) {
-      dir = (std::filesystem::path(dir) / ("rank" + std::to_string(rank)))
+    if (place.worldSize > 1) {
+      dir = (std::filesystem::path(dir) / ("rank" + std::to_string(place.rank)))
                 .string();
       std::filesystem::create_directories(dir);
     }
-    saveParamsNpy(dir, model.params());
+    saveParamsNpy(dir, whole);
   }
-  if (!options.exportOnnxPath.empty() && rank == 0) {
+  if (!options.exportOnnxPath.empty() && place.rank == 0) {
     std::string program = (std::filesystem::path(artifact.dir) /
                            artifact.manifest.programForRank(0).file)
                               .string();
-    exportTrainedOnnx(program, model.params(), options.exportOnnxPath);
+    exportTrainedOnnx(program, whole, options.exportOnnxPath);
   }
   trainer.releaseParameters();
 }
@@ -110,78 +140,106 @@ void printSummary(const TrainSummary &summary, const TrainConfig &config) {
 
 } // namespace
 
+namespace {
+
+/// Every rank starts from the same weights (the artifact's, or after
+/// --resume the checkpoint's): over the dp group, and over the other mesh
+/// axes for the parameters replicated there. fsdp holds no full replica
+/// between steps: `afterResume` skips it.
+void checkStartingWeights(const RankPlace &place, Trainer &trainer,
+                          const Model &model, bool afterResume) {
+  if (afterResume && trainer.shardingMode() == ShardingMode::Fsdp)
+    return;
+  checkReplicated(place.dp, model.params());
+  checkReplicatedOverMesh(place.mesh, place.partition, model.params());
+}
+
+struct TrainData {
+  DataSplits data;
+  BatchLayout layout;
+  std::optional<BatchLoader> train, eval;
+};
+
+/// The splits and their loaders; the training loader yields this rank's
+/// shard of every global batch.
+void loadData(const TrainOptions &options, const TensorSpec &input,
+              const RankPlace &place, TrainData &out) {
+  out.data = loadTrainingData(options.data);
+  out.layout = resolveBatchLayout(out.data.train, input, options.repeatTime);
+  out.train.emplace(
+      out.data.train, out.layout,
+      LoaderOptions{options.batchSize, options.shuffle, options.dropLast,
+                    options.seed, place.dpRanks > 1 ? place.dp.rank() : 0,
+                    place.dpRanks});
+  if (out.data.eval)
+    out.eval.emplace(*out.data.eval,
+                     resolveBatchLayout(*out.data.eval, input, options.repeatTime),
+                     LoaderOptions{options.batchSize, false, false, options.seed});
+}
+
+} // namespace
+
 void runTrain(const TrainOptions &options) {
   validateTrainOptions(options);
   Progress::Mode mode = Progress::modeFor(options.progress);
-  // (rank 0 alone shows progress: set below once the run is known)
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
 
-  const DistributedRun *run = options.distributed;
-  Artifact artifact = loadRunArtifact(options.artifactDir, "train", run);
-  DataParallelContext dp;
-  if (run)
-    dp = createDataParallel(*run, artifact.manifest, options.syncBatchNorm);
-  const int rank = run && run->world ? run->world->rank() : 0;
-  const int ranks = dp.group.valid() ? dp.size() : 1;
-  const bool leader = rank == 0;
-  if (!leader)
+  Artifact artifact =
+      loadRunArtifact(options.artifactDir, "train", options.distributed);
+  RankPlace place(options.distributed, artifact.manifest, options.syncBatchNorm);
+  const bool leader = place.rank == 0;
+  if (!leader) // rank 0 alone shows progress
     mode = Progress::Mode::Off;
   Model model(artifact);
-  const TensorSpec &input = model.manifest().input;
-  DataSplits data = loadTrainingData(options.data);
-  BatchLayout layout =
-      resolveBatchLayout(data.train, input, options.repeatTime);
-  BatchLoader train(
-      data.train, layout,
-      {options.batchSize, options.shuffle, options.dropLast, options.seed,
-       ranks > 1 ? dp.rank() : 0, ranks});
-  std::optional<BatchLoader> eval;
-  if (data.eval)
-    eval.emplace(*data.eval,
-                 resolveBatchLayout(*data.eval, input, options.repeatTime),
-                 LoaderOptions{options.batchSize, false, false, options.seed});
+  model.setMesh(&place.mesh);
+  TrainData data;
+  loadData(options, model.manifest().input, place, data);
 
-  TrainConfig config = makeTrainConfig(options, train.batchesPerEpoch());
-  config.settings = trainSettings(options, config, data.train, layout);
+  TrainConfig config = makeTrainConfig(options, data.train->batchesPerEpoch());
+  config.settings = trainSettings(options, config, data.data.train, data.layout);
   std::optional<CheckpointDirectory> checkpoints;
   std::optional<CheckpointState> resumeState;
   std::string resumePath;
   if (!options.checkpointDir.empty()) {
     checkpoints.emplace(options.checkpointDir, options.keepCheckpoints);
     resumeState = findResumeState(options, *checkpoints, model, config.settings,
-                                  resumePath);
+                                  place, resumePath);
   }
 
   MetricsLog log, rankLog;
   if (!options.logPath.empty() && leader)
     log = MetricsLog(options.logPath, resumeState.has_value());
-  if (!options.logPath.empty() && ranks > 1)
-    rankLog = MetricsLog(rankLogPath(options.logPath, rank),
+  if (!options.logPath.empty() && place.worldSize > 1)
+    rankLog = MetricsLog(rankLogPath(options.logPath, place.rank),
                          resumeState.has_value());
-  Progress progress(mode, config.totalSteps, train.batchesPerEpoch());
-  Trainer trainer(model, train, eval ? &*eval : nullptr, config,
+  Progress progress(mode, config.totalSteps, data.train->batchesPerEpoch());
+  CommStatsTable commTable;
+  Trainer trainer(model, *data.train, data.eval ? &*data.eval : nullptr, config,
                   {&log, &progress, checkpoints ? &*checkpoints : nullptr,
-                   &rankLog});
-  // Data parallelism: replicas start equal (the artifact's weights), then
-  // the parameters are sharded as the plan asks, then a checkpoint (whole
-  // or merged from shards) is loaded into that layout.
-  checkReplicated(dp, model.params());
-  trainer.enableDataParallel(dp, shardingModeOf(artifact.manifest));
-  rankLog.rankStart(rank, ranks, shardingModeName(trainer.shardingMode()));
+                   &rankLog, options.commStats && leader ? &commTable : nullptr});
+  // Replicas start equal (the artifact's weights), then the parameters are
+  // sharded as the plan asks, then a checkpoint (whole or merged from
+  // shards; a partitioned run's part of it) is loaded into that layout.
+  checkStartingWeights(place, trainer, model, false);
+  trainer.enableDataParallel(place.dp, shardingModeOf(artifact.manifest));
+  if (place.partitioned)
+    trainer.enableTensorParallel(place.mesh, place.partition);
+  rankLog.rankStart(place.rank, place.worldSize,
+                    shardingModeName(trainer.shardingMode()),
+                    place.partitioned ? &place.mesh : nullptr);
   if (resumeState) {
     trainer.restore(*resumeState, resumePath);
     // Ranks that read different checkpoints (no shared directory) must not
-    // train on silently; fsdp holds no full replica to compare.
-    if (trainer.shardingMode() != ShardingMode::Fsdp)
-      checkReplicated(dp, model.params());
+    // train on silently.
+    checkStartingWeights(place, trainer, model, true);
   }
   TrainSummary summary = trainer.run();
   // One process has no rank log: its "end" event goes to the run's log.
-  (ranks > 1 ? rankLog : log)
+  (place.worldSize > 1 ? rankLog : log)
       .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes());
-  writeOutputs(options, artifact, trainer, model, rank, ranks);
+  writeOutputs(options, artifact, trainer, model, place);
   if (mode != Progress::Mode::Off)
     printSummary(summary, config);
 }

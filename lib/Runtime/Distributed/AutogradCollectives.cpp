@@ -18,20 +18,31 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// A Group in ctx->saved_data (an IValue capsule).
+// A Group and its trace in ctx->saved_data (an IValue capsule).
 struct GroupHolder : torch::CustomClassHolder {
-  explicit GroupHolder(Group group) : group(std::move(group)) {}
+  GroupHolder(Group group, CollectiveTrace trace)
+      : group(std::move(group)), trace(std::move(trace)) {}
   Group group;
+  CollectiveTrace trace;
 };
 
-void saveGroup(AutogradContext *ctx, const Group &group) {
-  ctx->saved_data["group"] =
-      c10::IValue::make_capsule(c10::make_intrusive<GroupHolder>(group));
+void saveGroup(AutogradContext *ctx, const Group &group,
+               const CollectiveTrace &trace) {
+  ctx->saved_data["group"] = c10::IValue::make_capsule(
+      c10::make_intrusive<GroupHolder>(group, trace));
 }
 
-Group loadGroup(AutogradContext *ctx) {
+const GroupHolder &loadGroup(AutogradContext *ctx) {
   auto capsule = ctx->saved_data["group"].toCapsule();
-  return static_cast<GroupHolder *>(capsule.get())->group;
+  return *static_cast<GroupHolder *>(capsule.get());
+}
+
+/// Tells `trace` of a collective that returned `result` (a group of one
+/// communicates nothing).
+void report(const CollectiveTrace &trace, const Group &group,
+            CollectiveKind kind, const at::Tensor &result) {
+  if (trace && group.size() > 1)
+    trace(kind, int64_t(result.numel()) * int64_t(result.element_size()));
 }
 
 int64_t normalizeDim(const char *op, const at::Tensor &x, int64_t dim) {
@@ -82,14 +93,16 @@ at::Tensor ownChunk(const Group &group, const at::Tensor &x, int64_t dim) {
 // f: identity forward, all_reduce backward.
 struct CopyToGroupFunction : torch::autograd::Function<CopyToGroupFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
-                            const Group &group) {
-    saveGroup(ctx, group);
+                            const Group &group, const CollectiveTrace &trace) {
+    saveGroup(ctx, group, trace);
     return x;
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    const GroupHolder &held = loadGroup(ctx);
     at::Tensor grad = grads[0].clone(at::MemoryFormat::Contiguous);
-    allReduce(loadGroup(ctx), grad, ReduceOp::Sum);
-    return {grad, at::Tensor()};
+    allReduce(held.group, grad, ReduceOp::Sum);
+    report(held.trace, held.group, CollectiveKind::AllReduce, grad);
+    return {grad, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -97,13 +110,14 @@ struct CopyToGroupFunction : torch::autograd::Function<CopyToGroupFunction> {
 struct ReduceFromGroupFunction
     : torch::autograd::Function<ReduceFromGroupFunction> {
   static at::Tensor forward(AutogradContext *, const at::Tensor &x,
-                            const Group &group) {
+                            const Group &group, const CollectiveTrace &trace) {
     at::Tensor out = x.clone(at::MemoryFormat::Contiguous);
     allReduce(group, out, ReduceOp::Sum);
+    report(trace, group, CollectiveKind::AllReduce, out);
     return out;
   }
   static variable_list backward(AutogradContext *, variable_list grads) {
-    return {grads[0], at::Tensor()};
+    return {grads[0], at::Tensor(), at::Tensor()};
   }
 };
 
@@ -111,49 +125,64 @@ struct GatherFromGroupFunction
     : torch::autograd::Function<GatherFromGroupFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
                             const Group &group, int64_t dim,
-                            int64_t reduceScatterBackward) {
-    saveGroup(ctx, group);
+                            int64_t reduceScatterBackward,
+                            const CollectiveTrace &trace) {
+    saveGroup(ctx, group, trace);
     ctx->saved_data["dim"] = dim;
     ctx->saved_data["reduce_scatter"] = reduceScatterBackward;
-    return gatherAlong(group, x, dim);
+    at::Tensor out = gatherAlong(group, x, dim);
+    report(trace, group, CollectiveKind::AllGather, out);
+    return out;
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    Group group = loadGroup(ctx);
+    const GroupHolder &held = loadGroup(ctx);
     int64_t dim = ctx->saved_data["dim"].toInt();
-    at::Tensor grad = ctx->saved_data["reduce_scatter"].toInt()
-                          ? reduceScatterAlong(group, grads[0], dim)
-                          : ownChunk(group, grads[0], dim);
-    return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
+    at::Tensor grad;
+    if (ctx->saved_data["reduce_scatter"].toInt()) {
+      grad = reduceScatterAlong(held.group, grads[0], dim);
+      report(held.trace, held.group, CollectiveKind::ReduceScatter, grad);
+    } else {
+      grad = ownChunk(held.group, grads[0], dim);
+    }
+    return {grad, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 struct ScatterToGroupFunction
     : torch::autograd::Function<ScatterToGroupFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
-                            const Group &group, int64_t dim) {
-    saveGroup(ctx, group);
+                            const Group &group, int64_t dim,
+                            const CollectiveTrace &trace) {
+    saveGroup(ctx, group, trace);
     ctx->saved_data["dim"] = dim;
     return ownChunk(group, x, dim);
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    Group group = loadGroup(ctx);
+    const GroupHolder &held = loadGroup(ctx);
     int64_t dim = ctx->saved_data["dim"].toInt();
-    return {gatherAlong(group, grads[0], dim), at::Tensor(), at::Tensor()};
+    at::Tensor grad = gatherAlong(held.group, grads[0], dim);
+    report(held.trace, held.group, CollectiveKind::AllGather, grad);
+    return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 struct ReduceScatterToGroupFunction
     : torch::autograd::Function<ReduceScatterToGroupFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
-                            const Group &group, int64_t dim) {
-    saveGroup(ctx, group);
+                            const Group &group, int64_t dim,
+                            const CollectiveTrace &trace) {
+    saveGroup(ctx, group, trace);
     ctx->saved_data["dim"] = dim;
-    return reduceScatterAlong(group, x, dim);
+    at::Tensor out = reduceScatterAlong(group, x, dim);
+    report(trace, group, CollectiveKind::ReduceScatter, out);
+    return out;
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    Group group = loadGroup(ctx);
+    const GroupHolder &held = loadGroup(ctx);
     int64_t dim = ctx->saved_data["dim"].toInt();
-    return {gatherAlong(group, grads[0], dim), at::Tensor(), at::Tensor()};
+    at::Tensor grad = gatherAlong(held.group, grads[0], dim);
+    report(held.trace, held.group, CollectiveKind::AllGather, grad);
+    return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -165,39 +194,54 @@ void requireValid(const char *op, const Group &group) {
 
 } // namespace
 
-at::Tensor copyToGroup(const at::Tensor &input, const Group &group) {
-  requireValid("copyToGroup", group);
-  return CopyToGroupFunction::apply(input, group);
+const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  }
+  return "?";
 }
 
-at::Tensor reduceFromGroup(const at::Tensor &input, const Group &group) {
+at::Tensor copyToGroup(const at::Tensor &input, const Group &group,
+                       const CollectiveTrace &trace) {
+  requireValid("copyToGroup", group);
+  return CopyToGroupFunction::apply(input, group, trace);
+}
+
+at::Tensor reduceFromGroup(const at::Tensor &input, const Group &group,
+                           const CollectiveTrace &trace) {
   requireValid("reduceFromGroup", group);
-  return ReduceFromGroupFunction::apply(input, group);
+  return ReduceFromGroupFunction::apply(input, group, trace);
 }
 
 at::Tensor gatherFromGroup(const at::Tensor &input, const Group &group,
-                           int64_t dim, GatherBackward backward) {
+                           int64_t dim, GatherBackward backward,
+                           const CollectiveTrace &trace) {
   requireValid("gatherFromGroup", group);
   dim = normalizeDim("gatherFromGroup", input, dim);
   return GatherFromGroupFunction::apply(
       input, group, dim,
-      static_cast<int64_t>(backward == GatherBackward::ReduceScatter));
+      static_cast<int64_t>(backward == GatherBackward::ReduceScatter), trace);
 }
 
 at::Tensor scatterToGroup(const at::Tensor &input, const Group &group,
-                          int64_t dim) {
+                          int64_t dim, const CollectiveTrace &trace) {
   requireValid("scatterToGroup", group);
   dim = normalizeDim("scatterToGroup", input, dim);
   requireDivisible("scatterToGroup", input, dim, group);
-  return ScatterToGroupFunction::apply(input, group, dim);
+  return ScatterToGroupFunction::apply(input, group, dim, trace);
 }
 
 at::Tensor reduceScatterToGroup(const at::Tensor &input, const Group &group,
-                                int64_t dim) {
+                                int64_t dim, const CollectiveTrace &trace) {
   requireValid("reduceScatterToGroup", group);
   dim = normalizeDim("reduceScatterToGroup", input, dim);
   requireDivisible("reduceScatterToGroup", input, dim, group);
-  return ReduceScatterToGroupFunction::apply(input, group, dim);
+  return ReduceScatterToGroupFunction::apply(input, group, dim, trace);
 }
 
 } // namespace snn::dist

@@ -4,6 +4,7 @@
 #include "GroupState.h"
 
 #include <ATen/ops/empty.h>
+#include <c10/core/InferenceMode.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/minimum.h>
 
@@ -100,6 +101,10 @@ void allReduce(const Group &group, at::Tensor &tensor, ReduceOp op) {
 }
 
 at::Tensor allGather(const Group &group, const at::Tensor &tensor) {
+  // Gloo copies into the output on its worker thread, where InferenceMode
+  // (thread-local) is off: the output must be a normal tensor, not an
+  // inference tensor, even when the caller runs inference (snn-run infer).
+  c10::InferenceMode normalTensors(false);
   at::Tensor input = tensor.contiguous();
   if (input.dim() == 0)
     input = input.reshape({1});

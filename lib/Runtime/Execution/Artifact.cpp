@@ -5,6 +5,7 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
 #include "snn/Runtime/Support/TensorIO.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -46,16 +47,61 @@ void checkBoundary(const Manifest &manifest, const Graph &program) {
                 manifest.output.name + "' (named by manifest.json)");
 }
 
-/// A replicated parameter has its full shape in every program that holds it.
+/// Members of the mesh axis `axis` (0 when the mesh lacks it; the manifest
+/// reader has refused a split over such an axis).
+int64_t meshAxisSize(const Manifest &manifest, const std::string &axis) {
+  const schema::MeshSpec &mesh = manifest.mesh;
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    if (mesh.axes[i] == axis)
+      return mesh.shape[i];
+  return 0;
+}
+
+/// A replicated parameter has its full shape in every program that holds it;
+/// a split one the shape of one part (the runtime's shard-size check).
 void checkParameters(const Manifest &manifest, const Graph &program) {
   for (const ParameterSpec &parameter : manifest.parameters) {
     auto it = program.initializers.find(parameter.name);
-    if (it == program.initializers.end() || parameter.sharding != "replicated")
+    if (it == program.initializers.end())
       continue;
-    if (it->second.sizes() != at::IntArrayRef(parameter.shape))
+    if (!parameter.isSplit()) {
+      if (it->second.sizes() != at::IntArrayRef(parameter.shape))
+        throw Error(program.file + ": initializer '" + parameter.name +
+                    "' has shape " + formatShape(it->second.sizes()) +
+                    ", manifest.json says " + formatShape(parameter.shape));
+      continue;
+    }
+    int64_t parts = meshAxisSize(manifest, parameter.meshAxis);
+    std::vector<int64_t> local = parameter.localShape(parts);
+    if (it->second.sizes() != at::IntArrayRef(local))
       throw Error(program.file + ": initializer '" + parameter.name +
                   "' has shape " + formatShape(it->second.sizes()) +
-                  ", manifest.json says " + formatShape(parameter.shape));
+                  ", but manifest.json splits its shape " +
+                  formatShape(parameter.shape) + " along dimension " +
+                  std::to_string(parameter.splitDim) + " over the " +
+                  std::to_string(parts) + " members of mesh axis '" +
+                  parameter.meshAxis + "', so each program holds " +
+                  formatShape(local));
+  }
+}
+
+/// Every collective runs over an axis of the artifact's mesh.
+void checkCollectives(const Manifest &manifest, const Graph &program) {
+  for (const Node &node : program.nodes) {
+    auto it = node.attributes.find(schema::attr::kMeshAxis);
+    if (it == node.attributes.end() ||
+        it->second.kind != Attribute::Kind::String)
+      continue; // the op's builder reports a missing or mistyped one
+    const std::string &axis = it->second.s;
+    const std::vector<std::string> &axes = manifest.mesh.axes;
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end())
+      continue;
+    std::string known;
+    for (const std::string &name : axes)
+      known += (known.empty() ? "" : ", ") + name;
+    throw Error(program.file + ": " + node.describe() + ": mesh axis '" +
+                axis + "' is not an axis of the artifact's mesh (axes: " +
+                (known.empty() ? "none" : known) + ")");
   }
 }
 
@@ -75,6 +121,7 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   artifact.program = loadOnnxProgram(fileInside(dir, spec->file));
   checkBoundary(artifact.manifest, artifact.program);
   checkParameters(artifact.manifest, artifact.program);
+  checkCollectives(artifact.manifest, artifact.program);
   return artifact;
 }
 

@@ -1,4 +1,4 @@
-//===- DataParallel.cpp - One rank of a data-parallel run -----------------===//
+//===- DataParallel.cpp - One rank of a multi-rank run --------------------===//
 
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
@@ -7,11 +7,15 @@
 
 #include <ATen/ops/empty.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace snn::runtime {
 
 namespace {
+
+constexpr const char *kDataParallelAxis = "dp";
+constexpr const char *kTensorParallelAxis = "tp";
 
 /// FNV-1a over the tensor's bytes (contiguous copy if needed).
 uint64_t hashTensor(const at::Tensor &tensor) {
@@ -27,42 +31,136 @@ uint64_t hashTensor(const at::Tensor &tensor) {
   return h;
 }
 
+bool isTensorParallelMode(schema::ParallelMode mode) {
+  return mode == schema::ParallelMode::TP ||
+         mode == schema::ParallelMode::FSDP_TP;
+}
 
+bool hasAxis(const Manifest &manifest, const char *axis) {
+  const std::vector<std::string> &axes = manifest.mesh.axes;
+  return std::find(axes.begin(), axes.end(), axis) != axes.end();
+}
+
+/// Partitioned programs are tp or fsdp_tp, over a mesh with a tp axis.
+void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
+  const schema::PlanSpec &plan = manifest.plan;
+  std::string mode = schema::nameOf(plan.mode);
+  if (plan.partitioned && !isTensorParallelMode(plan.mode))
+    throw Error(dir + ": plan mode '" + mode +
+                "' with partitioned programs cannot run in this snn-run "
+                "(partitioned artifacts of modes tp and fsdp_tp can)");
+  if (!plan.partitioned && isTensorParallelMode(plan.mode))
+    throw Error(dir + ": plan mode '" + mode +
+                "' needs partitioned programs (plan.partitioned true, one "
+                "program per tp coordinate); this artifact has one program "
+                "for every rank");
+  if (plan.partitioned && !hasAxis(manifest, kTensorParallelAxis))
+    throw Error(dir + ": plan mode '" + mode + "' needs a mesh axis '" +
+                kTensorParallelAxis + "'; the artifact's mesh has none");
+}
+
+/// On many ranks: the data-parallel family on a mesh [dp], or a partitioned
+/// tp / fsdp_tp artifact.
+void checkManyRankPlan(const std::string &dir, const Manifest &manifest,
+                       int size) {
+  checkPartitionedPlan(dir, manifest);
+  if (manifest.plan.partitioned || size == 1)
+    return;
+  if (!schema::runsReplicatedProgram(manifest.plan.mode))
+    throw Error(dir + ": plan mode '" + schema::nameOf(manifest.plan.mode) +
+                "' cannot run on " + std::to_string(size) +
+                " ranks in this snn-run yet (the data-parallel family and "
+                "partitioned tp and fsdp_tp artifacts can: compile with "
+                "snn-compile --mode dp|zero|fsdp --topology dp=" +
+                std::to_string(size) + ")");
+  if (manifest.mesh.axes != std::vector<std::string>{kDataParallelAxis})
+    throw Error(dir + ": the artifact's mesh must be one 'dp' axis for "
+                      "data-parallel training");
+}
+
+[[noreturn]] void notTheSame(const dist::Group &group, int member,
+                             const std::string &what, const std::string &across) {
+  throw Error("the ranks do not start from the same weights: " + what +
+              " differs between rank " + std::to_string(group.globalRank(0)) +
+              " and rank " + std::to_string(group.globalRank(member)) + across +
+              " (every rank must load the same artifact and checkpoint)");
+}
+
+/// All members' values of `local` (one int64 each), in group-rank order.
+at::Tensor gatherInts(const dist::Group &group, const std::vector<int64_t> &local) {
+  at::Tensor mine = at::empty({int64_t(local.size())}, at::kLong);
+  std::memcpy(mine.data_ptr<int64_t>(), local.data(), local.size() * sizeof(int64_t));
+  return dist::allGather(group, mine).view({group.size(), int64_t(local.size())});
+}
+
+/// Collective over `group`: throws Error naming the first of `entries`
+/// whose hash differs between member 0 and another member (after checking
+/// that every member lists as many). `across` says which ranks should agree
+/// ("" for the dp group).
+void checkSameOnMembers(const dist::Group &group,
+                        const std::vector<const ParameterStore::Entry *> &entries,
+                        const std::string &across) {
+  at::Tensor counts = gatherInts(group, {int64_t(entries.size())});
+  for (int member = 1; member < group.size(); ++member)
+    if (counts.data_ptr<int64_t>()[member] != counts.data_ptr<int64_t>()[0])
+      notTheSame(group, member, "the number of parameters and buffers", across);
+  std::vector<int64_t> hashes;
+  for (const ParameterStore::Entry *entry : entries) {
+    uint64_t h = hashTensor(entry->tensor);
+    int64_t value;
+    std::memcpy(&value, &h, sizeof(h));
+    hashes.push_back(value);
+  }
+  if (hashes.empty())
+    return;
+  at::Tensor all = gatherInts(group, hashes);
+  const int64_t *table = all.data_ptr<int64_t>();
+  const size_t width = hashes.size();
+  for (size_t i = 0; i < width; ++i)
+    for (int member = 1; member < group.size(); ++member)
+      if (table[size_t(member) * width + i] != table[i])
+        notTheSame(group, member, "'" + entries[i]->name + "'", across);
+}
 
 } // namespace
 
+bool isPartitioned(const Manifest &manifest) {
+  return manifest.plan.partitioned;
+}
+
+int64_t dataParallelSize(const Manifest &manifest) {
+  const schema::MeshSpec &mesh = manifest.mesh;
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    if (mesh.axes[i] == kDataParallelAxis)
+      return mesh.shape[i];
+  return isPartitioned(manifest) ? 1 : manifest.worldSize;
+}
+
 Artifact loadRunArtifact(const std::string &dir, const std::string &command,
                          const DistributedRun *run) {
-  if (!run || !run->world)
-    return loadSingleRankArtifact(dir, command);
+  if (!run || !run->world) {
+    Artifact artifact = loadSingleRankArtifact(dir, command);
+    if (isPartitioned(artifact.manifest))
+      checkPartitionedPlan(dir, artifact.manifest);
+    return artifact;
+  }
   int rank = run->world->rank(), size = run->world->size();
   Artifact artifact = loadArtifact(dir, rank);
-  const Manifest &manifest = artifact.manifest;
-  dist::checkWorldSize(manifest.worldSize, size);
-  if (size > 1 && !schema::runsReplicatedProgram(manifest.plan.mode))
-    throw Error(dir + ": plan mode '" + schema::nameOf(manifest.plan.mode) +
-                "' cannot run on " + std::to_string(size) +
-                " ranks in this snn-run yet (the data-parallel family can: "
-                "compile with snn-compile --mode dp|zero|fsdp --topology dp=" +
-                std::to_string(size) + ")");
+  dist::checkWorldSize(artifact.manifest.worldSize, size);
+  checkManyRankPlan(dir, artifact.manifest, size);
   return artifact;
 }
 
-DataParallelContext createDataParallel(const DistributedRun &run,
-                                       const Manifest &manifest,
+MeshContext createRunMesh(const DistributedRun *run, const Manifest &manifest) {
+  return MeshContext::create(run ? run->world.get() : nullptr, manifest.mesh);
+}
+
+DataParallelContext createDataParallel(const MeshContext &mesh,
                                        bool syncBatchNorm) {
   DataParallelContext context;
   context.syncBatchNorm = syncBatchNorm;
-  if (!run.world || run.world->size() == 1) {
-    context.group = run.world ? run.world->group() : dist::Group();
-    return context;
-  }
-  dist::Mesh mesh =
-      dist::Mesh::create(*run.world, manifest.mesh.axes, manifest.mesh.shape);
-  if (!mesh.hasAxis("dp") || mesh.axes().size() != 1)
-    throw Error("the artifact's mesh must be one 'dp' axis for data-parallel "
-                "training");
-  context.group = mesh.group("dp");
+  if (mesh.hasAxis(kDataParallelAxis) && mesh.axisSize(kDataParallelAxis) > 1)
+    context.group = mesh.group(kDataParallelAxis);
   return context;
 }
 
@@ -70,25 +168,27 @@ void checkReplicated(const DataParallelContext &dp,
                      const ParameterStore &store) {
   if (!dp.group.valid() || dp.size() == 1)
     return;
-  const auto &entries = store.entries();
-  at::Tensor hashes = at::empty({int64_t(entries.size())}, at::kLong);
-  int64_t *out = hashes.data_ptr<int64_t>();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    uint64_t h = hashTensor(entries[i].tensor);
-    std::memcpy(&out[i], &h, sizeof(h));
+  std::vector<const ParameterStore::Entry *> entries;
+  for (const ParameterStore::Entry &entry : store.entries())
+    entries.push_back(&entry);
+  checkSameOnMembers(dp.group, entries, "");
+}
+
+void checkReplicatedOverMesh(const MeshContext &mesh,
+                             const ParameterPartition &partition,
+                             const ParameterStore &store) {
+  for (const std::string &axis : mesh.axes()) {
+    if (axis == kDataParallelAxis || mesh.axisSize(axis) == 1)
+      continue;
+    std::vector<const ParameterStore::Entry *> entries;
+    for (const ParameterStore::Entry &entry : store.entries()) {
+      const ParameterSpec *split = partition.splitOf(entry.name);
+      if (!split || split->meshAxis != axis)
+        entries.push_back(&entry);
+    }
+    checkSameOnMembers(mesh.group(axis), entries,
+                       " of mesh axis '" + axis + "', where it is replicated");
   }
-  at::Tensor all = dist::allGather(dp.group, hashes)
-                       .view({dp.size(), int64_t(entries.size())});
-  const int64_t *table = all.data_ptr<int64_t>();
-  for (size_t i = 0; i < entries.size(); ++i)
-    for (int member = 1; member < dp.size(); ++member)
-      if (table[size_t(member) * entries.size() + i] != table[i])
-        throw Error("the ranks do not start from the same weights: '" +
-                    entries[i].name + "' differs between rank " +
-                    std::to_string(dp.group.globalRank(0)) + " and rank " +
-                    std::to_string(dp.group.globalRank(member)) +
-                    " (every rank must load the same artifact and "
-                    "checkpoint)");
 }
 
 } // namespace snn::runtime

@@ -100,10 +100,12 @@ void Executor::planReleases() {
 
 at::Tensor Executor::run(const at::Tensor &input, bool training,
                          const DataParallelContext *dataParallel,
-                         ExecutionObserver *observer) const {
+                         ExecutionObserver *observer,
+                         const MeshContext *mesh) const {
   RunContext context;
   context.training = training;
   context.dataParallel = training ? dataParallel : nullptr;
+  context.mesh = mesh;
   std::vector<at::Tensor> values = constants;
   values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;

@@ -20,10 +20,10 @@ at::Tensor Model::forward(const at::Tensor &input, bool training) {
     // Autograd cannot save an inference tensor (one made under
     // InferenceMode, e.g. by a loader) for backward; a plain copy can be.
     at::Tensor x = input.is_inference() ? input.clone() : input;
-    return exec.run(x, /*training=*/true, dataParallel, observer);
+    return exec.run(x, /*training=*/true, dataParallel, observer, mesh);
   }
   c10::InferenceMode guard;
-  return exec.run(input, /*training=*/false, nullptr, observer);
+  return exec.run(input, /*training=*/false, nullptr, observer, mesh);
 }
 
 } // namespace snn::runtime

@@ -32,6 +32,7 @@ const OpRegistry &OpRegistry::builtin() {
     OpRegistry result;
     registerLayerOps(result);
     registerNeuronOps(result);
+    registerCollectiveOps(result);
     return result;
   }();
   return registry;

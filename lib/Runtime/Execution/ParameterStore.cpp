@@ -27,6 +27,14 @@ ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program) {
   }
 }
 
+ParameterStore::ParameterStore(std::vector<Entry> entries) {
+  for (Entry &entry : entries) {
+    if (!index.emplace(entry.name, items.size()).second)
+      throw Error("parameter '" + entry.name + "' is listed twice");
+    items.push_back(std::move(entry));
+  }
+}
+
 std::vector<at::Tensor> ParameterStore::parameters() const {
   std::vector<at::Tensor> result;
   for (const Entry &item : items)

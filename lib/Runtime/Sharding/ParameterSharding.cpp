@@ -7,9 +7,12 @@ namespace snn::runtime {
 
 ShardingMode shardingModeOf(const Manifest &manifest) {
   const schema::PlanSpec &plan = manifest.plan;
-  if (plan.mode == schema::ParallelMode::FSDP)
+  // fsdp_tp: fsdp over the dp axis of each tp rank's (local) parameters.
+  if (plan.mode == schema::ParallelMode::FSDP ||
+      plan.mode == schema::ParallelMode::FSDP_TP)
     return ShardingMode::Fsdp;
-  if (plan.mode == schema::ParallelMode::DP &&
+  if ((plan.mode == schema::ParallelMode::DP ||
+       plan.mode == schema::ParallelMode::TP) &&
       plan.optimizer == schema::OptimizerStrategy::Zero)
     return ShardingMode::Zero;
   return ShardingMode::Replicated;

@@ -29,16 +29,26 @@ void MetricsLog::writeLine(const std::string &line) {
     throw Error("--log " + path + ": write failed: " + std::strerror(errno));
 }
 
-void MetricsLog::step(const StepMetrics &metrics) {
+void MetricsLog::step(const StepMetrics &metrics,
+                      const std::vector<CommCount> *comm) {
   // NaN/Inf have no JSON form; nlohmann writes them as null.
-  writeLine(Json{{"event", "step"},
-                 {"epoch", metrics.epoch},
-                 {"step", metrics.step},
-                 {"loss", metrics.loss},
-                 {"accuracy", metrics.accuracy},
-                 {"lr", metrics.lr},
-                 {"samples_per_s", metrics.samplesPerSecond}}
-                .dump());
+  Json line{{"event", "step"},
+            {"epoch", metrics.epoch},
+            {"step", metrics.step},
+            {"loss", metrics.loss},
+            {"accuracy", metrics.accuracy},
+            {"lr", metrics.lr},
+            {"samples_per_s", metrics.samplesPerSecond}};
+  if (comm) {
+    Json counts = Json::array();
+    for (const CommCount &count : *comm)
+      counts.push_back(Json{{"kind", count.kind},
+                            {"mesh_axis", count.meshAxis},
+                            {"calls", count.calls},
+                            {"bytes", count.bytes}});
+    line["comm"] = counts;
+  }
+  writeLine(line.dump());
 }
 
 void MetricsLog::epoch(const EpochMetrics &metrics) {
@@ -68,13 +78,22 @@ void MetricsLog::eval(const EvalMetrics &metrics) {
   writeLine(evalJson(metrics));
 }
 
-void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode) {
-  writeLine(Json{{"event", "rank"},
-                 {"rank", rank},
-                 {"world_size", worldSize},
-                 {"pid", int64_t(::getpid())},
-                 {"mode", mode}}
-                .dump());
+void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode,
+                           const MeshContext *mesh) {
+  Json line{{"event", "rank"},
+            {"rank", rank},
+            {"world_size", worldSize},
+            {"pid", int64_t(::getpid())},
+            {"mode", mode}};
+  if (mesh) {
+    Json coordinates = Json::array();
+    for (const std::string &axis : mesh->axes())
+      coordinates.push_back(mesh->coordinate(axis));
+    line["mesh"] = Json{{"axes", mesh->axes()},
+                        {"shape", mesh->shape()},
+                        {"coordinates", coordinates}};
+  }
+  writeLine(line.dump());
 }
 
 void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,

@@ -6,8 +6,10 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Training/Evaluate.h"
 #include "snn/Runtime/Execution/RandomState.h"
+#include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+#include "snn/Runtime/Training/CommStatsTable.h"
 
 #include <ATen/ops/empty.h>
 
@@ -60,6 +62,12 @@ void Trainer::enableDataParallel(const DataParallelContext &dp,
     sharding = makeFsdpSharding(model, config.optimizer, dp);
     break;
   }
+}
+
+void Trainer::enableTensorParallel(const MeshContext &meshContext,
+                                   const ParameterPartition &parameters) {
+  mesh = &meshContext;
+  partition = &parameters;
 }
 
 void Trainer::restore(const CheckpointState &state, const std::string &where) {
@@ -116,6 +124,8 @@ void Trainer::checkLoss(float loss) const {
 StepMetrics Trainer::trainStep(const Batch &batch) {
   double lr = config.schedule.at(position.step);
   Clock::time_point start = Clock::now();
+  if (mesh)
+    mesh->stats().reset();
   model.params().zeroGrad();
   at::Tensor rate = firingRate(model.forward(batch.input, true),
                                model.manifest().output.timeMajor);
@@ -154,6 +164,8 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   }
   sharding->step(lr);
   double seconds = secondsSince(start);
+  if (mesh)
+    stepComm = mesh->stats().counts();
 
   StepMetrics metrics;
   metrics.epoch = position.epoch;
@@ -199,23 +211,54 @@ uint64_t Trainer::drawRunId() const {
   while (drawn == 0)
     drawn = uint64_t(device()) << 32 ^ uint64_t(device()) ^
             uint64_t(Clock::now().time_since_epoch().count());
-  if (!dataParallel)
-    return drawn;
   // Rank 0's draw, so that every rank's shard names the same run.
+  const dist::Group *group = dataParallel ? &dataParallel->group : nullptr;
+  if (mesh && mesh->world().valid())
+    group = &mesh->world();
+  if (!group)
+    return drawn;
   at::Tensor id = at::empty({1}, at::kLong);
   id.data_ptr<int64_t>()[0] = int64_t(drawn);
-  dist::broadcast(dataParallel->group, id, 0);
+  dist::broadcast(*group, id, 0);
   return uint64_t(id.data_ptr<int64_t>()[0]);
+}
+
+void Trainer::saveWholeCheckpoint() {
+  CheckpointState state = capture();
+  if (sharding->mode() != ShardingMode::Replicated) {
+    std::vector<ParameterShape> shapes;
+    for (const ParameterStore::Entry &entry : model.params().entries())
+      if (entry.kind == ParameterKind::Parameter)
+        shapes.emplace_back(entry.name, entry.tensor.sizes().vec());
+    mergePiecesOverGroup(state, shapes, dataParallel->group);
+  }
+  gatherWholeCheckpoint(state, *partition);
+  if (mesh->worldRank() == 0)
+    sinks.checkpoints->save(state);
 }
 
 void Trainer::saveCheckpoint() {
   if (!sinks.checkpoints || savedStep == position.step)
     return;
-  if (sharding->mode() != ShardingMode::Replicated)
+  if (partition)
+    saveWholeCheckpoint();
+  else if (sharding->mode() != ShardingMode::Replicated)
     saveShardedCheckpoint(*sinks.checkpoints, capture(), dataParallel->group);
   else if (!dataParallel || dataParallel->rank() == 0)
     sinks.checkpoints->save(capture());
   savedStep = position.step;
+}
+
+void Trainer::report(const StepMetrics &metrics) {
+  const std::vector<CommCount> *comm = mesh ? &stepComm : nullptr;
+  if (sinks.log)
+    sinks.log->step(metrics, comm);
+  if (sinks.rankLog)
+    sinks.rankLog->step(metrics, comm);
+  if (sinks.commStats)
+    sinks.commStats->step(metrics.step, stepComm);
+  if (sinks.progress)
+    sinks.progress->step(metrics, position.batch);
 }
 
 TrainSummary Trainer::run() {
@@ -233,12 +276,7 @@ TrainSummary Trainer::run() {
     Clock::time_point start = Clock::now();
     Batch batch = train.batch(position.batch);
     StepMetrics metrics = trainStep(batch);
-    if (sinks.log)
-      sinks.log->step(metrics);
-    if (sinks.rankLog)
-      sinks.rankLog->step(metrics);
-    if (sinks.progress)
-      sinks.progress->step(metrics, position.batch);
+    report(metrics);
     summary.seconds += metrics.seconds;
     summary.samples +=
         batch.size * (dataParallel ? dataParallel->size() : 1);

@@ -9,6 +9,7 @@
 #ifndef SNN_RUNTIME_CHECKPOINT_PARAMSIO_H
 #define SNN_RUNTIME_CHECKPOINT_PARAMSIO_H
 
+#include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
 
 #include <string>
@@ -19,8 +20,11 @@ namespace snn::runtime {
 void saveParamsNpy(const std::string &dir, const ParameterStore &store);
 
 /// Sets every entry of `store` from DIR/NAME.npy; throws Error naming the
-/// file if one is missing or has another shape.
-void loadParamsNpy(const std::string &dir, ParameterStore &store);
+/// file if one is missing or has another shape. With `partition` (a
+/// partitioned artifact's rank) the files hold whole tensors and a split
+/// entry takes this rank's part.
+void loadParamsNpy(const std::string &dir, ParameterStore &store,
+                   const ParameterPartition *partition = nullptr);
 
 } // namespace snn::runtime
 

@@ -3,6 +3,7 @@
 #define SNN_RUNTIME_COMMANDS_COMMANDSUPPORT_H
 
 #include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
 
 #include <string>
@@ -40,10 +41,13 @@ std::string formatDouble(double value);
 /// directory, or the latest checkpoint (whole or sharded) of a --checkpoint
 /// directory; neither given: nothing changes. Returns where the weights came
 /// from ("" for none). Throws Error for both, an empty checkpoint directory,
-/// or weights of another model.
+/// or weights of another model. With `partition` (a partitioned artifact's
+/// rank) the weights are the whole model's and each split entry takes this
+/// rank's part.
 std::string loadTrainedWeights(const std::string &paramsDir,
                                const std::string &checkpointDir,
-                               ParameterStore &store);
+                               ParameterStore &store,
+                               const ParameterPartition *partition = nullptr);
 
 /// The process's peak resident memory so far (getrusage), in bytes.
 int64_t peakResidentBytes();

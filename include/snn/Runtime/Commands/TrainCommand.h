@@ -53,6 +53,8 @@ struct TrainOptions {
   ProgressSetting progress = ProgressSetting::Auto;
   /// SyncBatchNorm over the dp ranks (--no-sync-bn turns it off).
   bool syncBatchNorm = true;
+  /// --comm-stats: rank 0 prints each step's collectives (CommStatsTable).
+  bool commStats = false;
   /// The multi-rank run this process belongs to (snn-run --nproc, torchrun);
   /// null: one process.
   const DistributedRun *distributed = nullptr;

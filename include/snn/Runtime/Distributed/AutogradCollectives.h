@@ -22,6 +22,13 @@
 // thread that runs backward, in the order autograd reaches them: members
 // must have the same graph.
 //
+// A CollectiveTrace, when given, hears of every collective the function runs
+// on its group, in forward and in backward, with the bytes of the tensor the
+// collective returns on this rank (the all_gather of scatterToGroup's
+// backward: the gathered gradient). A group of one communicates nothing and
+// reports nothing. snn-run counts a partitioned program's communication this
+// way (--comm-stats).
+//
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_DISTRIBUTED_AUTOGRADCOLLECTIVES_H
 #define SNN_RUNTIME_DISTRIBUTED_AUTOGRADCOLLECTIVES_H
@@ -30,19 +37,34 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+#include <functional>
+
 namespace snn::dist {
 
 enum class GatherBackward { Slice, ReduceScatter };
 
-at::Tensor copyToGroup(const at::Tensor &input, const Group &group);
-at::Tensor reduceFromGroup(const at::Tensor &input, const Group &group);
+/// The collective a differentiable collective ran.
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
+/// "all_reduce", "all_gather", "reduce_scatter".
+const char *collectiveKindName(CollectiveKind kind);
+
+/// Called once per collective that communicates (forward or backward), on
+/// the thread that runs it, with the bytes of the tensor it returns here.
+using CollectiveTrace = std::function<void(CollectiveKind kind, int64_t bytes)>;
+
+at::Tensor copyToGroup(const at::Tensor &input, const Group &group,
+                       const CollectiveTrace &trace = {});
+at::Tensor reduceFromGroup(const at::Tensor &input, const Group &group,
+                           const CollectiveTrace &trace = {});
 at::Tensor gatherFromGroup(const at::Tensor &input, const Group &group,
                            int64_t dim,
-                           GatherBackward backward = GatherBackward::Slice);
+                           GatherBackward backward = GatherBackward::Slice,
+                           const CollectiveTrace &trace = {});
 at::Tensor scatterToGroup(const at::Tensor &input, const Group &group,
-                          int64_t dim);
+                          int64_t dim, const CollectiveTrace &trace = {});
 at::Tensor reduceScatterToGroup(const at::Tensor &input, const Group &group,
-                                int64_t dim);
+                                int64_t dim, const CollectiveTrace &trace = {});
 
 } // namespace snn::dist
 

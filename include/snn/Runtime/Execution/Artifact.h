@@ -17,7 +17,9 @@ struct Artifact {
 };
 
 /// Loads DIR/manifest.json and the program that `rank` runs, and checks that
-/// they agree (boundary names, replicated parameter shapes).
+/// they agree: boundary names, parameter shapes (a replicated parameter's
+/// whole shape, a split one's part: ParameterSpec::localShape) and the mesh
+/// axes of the collectives.
 Artifact loadArtifact(const std::string &dir, int rank = 0);
 
 } // namespace snn::runtime

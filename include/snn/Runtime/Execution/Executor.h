@@ -47,10 +47,13 @@ public:
   /// c10::InferenceMode; training runs it with grad mode on, and autograd
   /// keeps what backward needs even after the executor releases a slot.
   /// `dataParallel` (training only): this rank's data-parallel setting.
-  /// `observer` (may be null) sees every step.
+  /// `observer` (may be null) sees every step. `mesh` (training and
+  /// inference; may be null): the device mesh of a partitioned program's
+  /// collectives.
   at::Tensor run(const at::Tensor &input, bool training = false,
                  const DataParallelContext *dataParallel = nullptr,
-                 ExecutionObserver *observer = nullptr) const;
+                 ExecutionObserver *observer = nullptr,
+                 const MeshContext *mesh = nullptr) const;
 
   size_t numSteps() const { return steps.size(); }
   /// Per step, the names of the ParameterStore entries it reads (in operand

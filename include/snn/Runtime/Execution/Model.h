@@ -62,6 +62,12 @@ public:
     return dataParallel;
   }
 
+  /// The device mesh of a partitioned artifact's collectives (MeshContext.h),
+  /// for training and inference forwards; null (the default): none. Must
+  /// outlive its use.
+  void setMesh(const MeshContext *context) { mesh = context; }
+  const MeshContext *meshContext() const { return mesh; }
+
   /// Sees every step of every forward (training and inference); null: none.
   /// Must outlive its use.
   void setExecutionObserver(ExecutionObserver *value) { observer = value; }
@@ -78,6 +84,7 @@ private:
   ParameterStore store;
   Executor exec;
   const DataParallelContext *dataParallel = nullptr;
+  const MeshContext *mesh = nullptr;
   ExecutionObserver *observer = nullptr;
 };
 

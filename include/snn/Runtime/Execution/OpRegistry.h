@@ -19,6 +19,7 @@
 namespace snn::runtime {
 
 struct DataParallelContext;
+class MeshContext;
 
 /// What a kernel may depend on besides its inputs, fixed for one run.
 struct RunContext {
@@ -30,6 +31,11 @@ struct RunContext {
   /// one process: BatchNorm synchronises its statistics over the dp group and
   /// Dropout draws the global batch's mask and applies this rank's slice.
   const DataParallelContext *dataParallel = nullptr;
+  /// The artifact's device mesh (MeshContext.h), in training and inference:
+  /// the collective ops (all_reduce, all_gather, all_slice,
+  /// backward_all_reduce) find the group of their `mesh_axis` in it and count
+  /// what they send. Null: no mesh, and a collective op is an error.
+  const MeshContext *mesh = nullptr;
 };
 
 /// Computes a node's output from its inputs (absent optional inputs are
@@ -69,6 +75,10 @@ void registerLayerOps(OpRegistry &registry);
 
 /// Stateful neurons: if_node, lif_node, plif_node.
 void registerNeuronOps(OpRegistry &registry);
+
+/// Partitioned programs: bias_add and the collectives all_reduce,
+/// all_gather, all_slice, backward_all_reduce.
+void registerCollectiveOps(OpRegistry &registry);
 
 } // namespace snn::runtime
 

@@ -39,6 +39,10 @@ public:
   /// for an unknown `kind`.
   ParameterStore(const Manifest &manifest, const Graph &program);
 
+  /// A store of the given entries (e.g. whole tensors gathered from a
+  /// partitioned run's parts, for writing them out); taken as they are.
+  explicit ParameterStore(std::vector<Entry> entries);
+
   /// Every entry, parameters and buffers, in manifest order.
   const std::vector<Entry> &entries() const { return items; }
   size_t size() const { return items.size(); }

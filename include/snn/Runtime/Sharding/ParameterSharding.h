@@ -33,8 +33,9 @@ struct DataParallelContext;
 
 enum class ShardingMode { Replicated, Zero, Fsdp };
 
-/// The artifact plan's choice: mode fsdp -> Fsdp; optimizer_strategy zero ->
-/// Zero; anything else -> Replicated.
+/// The artifact plan's choice, over the dp axis: mode fsdp or fsdp_tp ->
+/// Fsdp; mode dp or tp with optimizer_strategy zero -> Zero; anything else ->
+/// Replicated.
 ShardingMode shardingModeOf(const Manifest &manifest);
 /// "replicated", "zero", "fsdp".
 const char *shardingModeName(ShardingMode mode);

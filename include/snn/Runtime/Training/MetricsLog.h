@@ -9,6 +9,7 @@
 #ifndef SNN_RUNTIME_TRAINING_METRICSLOG_H
 #define SNN_RUNTIME_TRAINING_METRICSLOG_H
 
+#include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Optim/Metrics.h"
 
 #include <cstdio>
@@ -29,12 +30,18 @@ public:
 
   bool enabled() const { return file != nullptr; }
 
-  void step(const StepMetrics &metrics);
+  /// `comm` (partitioned runs): the step's collectives, written as
+  /// "comm": [{"kind", "mesh_axis", "calls", "bytes"}, ...].
+  void step(const StepMetrics &metrics,
+            const std::vector<CommCount> *comm = nullptr);
   void epoch(const EpochMetrics &metrics);
   void eval(const EvalMetrics &metrics);
   /// A rank's own log (multi-rank runs): who wrote it, then at the end what
   /// the rank held and its peak resident memory.
-  void rankStart(int rank, int worldSize, const std::string &mode);
+  /// `mesh` (partitioned runs): adds "mesh": {"axes", "shape",
+  /// "coordinates"}, this rank's place in it.
+  void rankStart(int rank, int worldSize, const std::string &mode,
+                 const MeshContext *mesh = nullptr);
   void rankEnd(int64_t steps, const MemoryFootprint &footprint,
                int64_t peakResidentBytes);
 

@@ -17,6 +17,7 @@
 #include "snn/Runtime/Optim/LrSchedule.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Runtime/Training/MetricsLog.h"
+#include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
@@ -30,6 +31,8 @@
 namespace snn::runtime {
 
 struct DataParallelContext;
+class ParameterPartition;
+class CommStatsTable;
 
 struct TrainConfig {
   /// Optimizer steps of the whole run (--steps, or --epochs x batches).
@@ -60,6 +63,8 @@ struct TrainSinks {
   CheckpointDirectory *checkpoints = nullptr;
   /// This rank's own log (multi-rank runs): the same step and epoch events.
   MetricsLog *rankLog = nullptr;
+  /// --comm-stats: each step's collectives (partitioned artifacts).
+  CommStatsTable *commStats = nullptr;
 };
 
 struct TrainSummary {
@@ -89,6 +94,15 @@ public:
   /// state live (ParameterSharding.h). Collective; call before restore() and
   /// run() on every rank. `dp` must outlive the trainer.
   void enableDataParallel(const DataParallelContext &dp, ShardingMode mode);
+
+  /// A partitioned artifact (tensor parallelism) on `mesh`: every step
+  /// counts the collectives of the program's ops (reset before the step; the
+  /// step events of the logs and --comm-stats report them); checkpoints are
+  /// whole (PartitionedCheckpoint.h: gathered over the mesh, written by rank
+  /// 0); the run id is rank 0's. Call before restore() and run() on every
+  /// rank; `mesh` and `partition` must outlive the trainer.
+  void enableTensorParallel(const MeshContext &mesh,
+                            const ParameterPartition &partition);
 
   /// Continues from `state` instead of starting at step 0: model, optimizer,
   /// generator and position. `where` names the checkpoint in messages.
@@ -124,6 +138,10 @@ private:
   /// and, for a complete epoch, moves to the next.
   void endEpoch(TrainSummary &summary, bool complete);
   void saveCheckpoint();
+  /// A partitioned run's whole checkpoint (collective; rank 0 writes).
+  void saveWholeCheckpoint();
+  /// Writes a finished step to the sinks.
+  void report(const StepMetrics &metrics);
   /// A fresh run id (CheckpointState::runId), the same on every rank.
   uint64_t drawRunId() const;
 
@@ -140,6 +158,10 @@ private:
   /// Written into every checkpoint; a resumed run keeps the checkpoint's.
   uint64_t runId = 0;
   const DataParallelContext *dataParallel = nullptr;
+  const MeshContext *mesh = nullptr;
+  const ParameterPartition *partition = nullptr;
+  /// The collectives of the last step (partitioned runs).
+  std::vector<CommCount> stepComm;
 };
 
 } // namespace snn::runtime
