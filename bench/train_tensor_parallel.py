@@ -17,7 +17,7 @@ MSE, seed 0), REPEAT times, interleaved with alternating order:
 
 Throughput is B / the median step time of rank 0's log after WARMUP steps, best of the repeats;
 RSS and parameter bytes come from the per-rank logs' end events, the communication share from
-the step events' `communication` entries (seconds in collectives / step seconds), when the build
+the step events' `comm` entries (seconds in collectives / step seconds), when the build
 logs them.
 
 Not a test: run it on an otherwise idle machine with at least N x THREADS cores.
@@ -80,20 +80,21 @@ def prepare(model, args, env, d):
     return case, xp, yp, repeat_time, size, arts, skipped
 
 
-def comm_share(log, ranks, warmup):
-    """Median over rank 0's steady steps of (seconds in collectives / step seconds), or None."""
+def comm_share(log, ranks, warmup, batch):
+    """Median over rank 0's steady steps of (seconds in collectives / step seconds), or None.
+    A step lasts batch / samples_per_s."""
     stem = log[:-len(".jsonl")]
     path = f"{stem}.rank0.jsonl" if ranks > 1 else log
     shares = []
     with open(path) as f:
         for line in f:
             ev = json.loads(line)
-            if ev.get("event") != "step" or "communication" not in ev:
+            if ev.get("event") != "step" or "comm" not in ev:
                 continue
-            seconds = [c.get("seconds") for c in ev["communication"]]
-            if None in seconds or not ev.get("step_seconds"):
+            seconds = [c.get("seconds") for c in ev["comm"]]
+            if None in seconds or not ev.get("samples_per_s"):
                 return None
-            shares.append(sum(seconds) / ev["step_seconds"])
+            shares.append(sum(seconds) * ev["samples_per_s"] / batch)
     return float(np.median(shares[warmup:])) if len(shares) > warmup else None
 
 
@@ -133,7 +134,7 @@ def measure(name, ranks, cmd, env, d, rep, args):
         if all("param_bytes" in e for e in ends):
             info["param_mib"] = max(e["param_bytes"] for e in ends) / MiB
     if name in ("tp", "fsdp_tp"):
-        info["comm_share"] = comm_share(log, ranks, args.warmup)
+        info["comm_share"] = comm_share(log, ranks, args.warmup, args.batch)
     return info
 
 

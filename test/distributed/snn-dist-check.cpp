@@ -468,7 +468,7 @@ void checkAutograd(World &world) {
 struct TraceLog {
   std::vector<std::string> events;
   CollectiveTrace trace() {
-    return [this](CollectiveKind kind, int64_t bytes) {
+    return [this](CollectiveKind kind, int64_t bytes, double) {
       events.push_back(std::string(collectiveKindName(kind)) + ":" +
                        std::to_string(bytes));
     };

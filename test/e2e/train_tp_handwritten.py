@@ -127,10 +127,12 @@ def check_comm(out, stdout, ranks, want, what):
                 raise tc.Failure(f"{what}: {path} step {ev['step']}: comm "
                                  f"{ev.get('comm')}, expected {want}")
     lines = [line.split() for line in stdout.splitlines() if line.strip()]
-    if not lines or lines[0] != ["step", "kind", "mesh_axis", "calls", "bytes"]:
+    if not lines or lines[0] != ["step", "kind", "mesh_axis", "calls", "bytes", "ms"]:
         raise tc.Failure(f"{what}: --comm-stats printed no table header: {stdout!r}")
     rows = {}
-    for step, kind, axis, calls, nbytes in lines[1:]:
+    for step, kind, axis, calls, nbytes, ms in lines[1:]:
+        if not float(ms) >= 0:
+            raise tc.Failure(f"{what}: --comm-stats time {ms!r} ms")
         rows.setdefault(int(step), {})[(kind, axis)] = (int(calls), int(nbytes))
     if rows != {s: want for s in range(STEPS)}:
         raise tc.Failure(f"{what}: --comm-stats table {rows}, expected {want} per step")

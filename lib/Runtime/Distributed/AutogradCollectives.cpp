@@ -11,6 +11,8 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <chrono>
+
 namespace snn::dist {
 
 namespace {
@@ -37,12 +39,15 @@ const GroupHolder &loadGroup(AutogradContext *ctx) {
   return *static_cast<GroupHolder *>(capsule.get());
 }
 
-/// Tells `trace` of a collective that returned `result` (a group of one
-/// communicates nothing).
+using Clock = std::chrono::steady_clock;
+
+/// Tells `trace` of a collective that returned `result` and began at `start`
+/// (a group of one communicates nothing).
 void report(const CollectiveTrace &trace, const Group &group,
-            CollectiveKind kind, const at::Tensor &result) {
+            CollectiveKind kind, const at::Tensor &result, Clock::time_point start) {
   if (trace && group.size() > 1)
-    trace(kind, int64_t(result.numel()) * int64_t(result.element_size()));
+    trace(kind, int64_t(result.numel()) * int64_t(result.element_size()),
+          std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 int64_t normalizeDim(const char *op, const at::Tensor &x, int64_t dim) {
@@ -99,9 +104,10 @@ struct CopyToGroupFunction : torch::autograd::Function<CopyToGroupFunction> {
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     const GroupHolder &held = loadGroup(ctx);
+    Clock::time_point start = Clock::now();
     at::Tensor grad = grads[0].clone(at::MemoryFormat::Contiguous);
     allReduce(held.group, grad, ReduceOp::Sum);
-    report(held.trace, held.group, CollectiveKind::AllReduce, grad);
+    report(held.trace, held.group, CollectiveKind::AllReduce, grad, start);
     return {grad, at::Tensor(), at::Tensor()};
   }
 };
@@ -111,9 +117,10 @@ struct ReduceFromGroupFunction
     : torch::autograd::Function<ReduceFromGroupFunction> {
   static at::Tensor forward(AutogradContext *, const at::Tensor &x,
                             const Group &group, const CollectiveTrace &trace) {
+    Clock::time_point start = Clock::now();
     at::Tensor out = x.clone(at::MemoryFormat::Contiguous);
     allReduce(group, out, ReduceOp::Sum);
-    report(trace, group, CollectiveKind::AllReduce, out);
+    report(trace, group, CollectiveKind::AllReduce, out, start);
     return out;
   }
   static variable_list backward(AutogradContext *, variable_list grads) {
@@ -130,8 +137,9 @@ struct GatherFromGroupFunction
     saveGroup(ctx, group, trace);
     ctx->saved_data["dim"] = dim;
     ctx->saved_data["reduce_scatter"] = reduceScatterBackward;
+    Clock::time_point start = Clock::now();
     at::Tensor out = gatherAlong(group, x, dim);
-    report(trace, group, CollectiveKind::AllGather, out);
+    report(trace, group, CollectiveKind::AllGather, out, start);
     return out;
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
@@ -139,8 +147,9 @@ struct GatherFromGroupFunction
     int64_t dim = ctx->saved_data["dim"].toInt();
     at::Tensor grad;
     if (ctx->saved_data["reduce_scatter"].toInt()) {
+      Clock::time_point start = Clock::now();
       grad = reduceScatterAlong(held.group, grads[0], dim);
-      report(held.trace, held.group, CollectiveKind::ReduceScatter, grad);
+      report(held.trace, held.group, CollectiveKind::ReduceScatter, grad, start);
     } else {
       grad = ownChunk(held.group, grads[0], dim);
     }
@@ -160,8 +169,9 @@ struct ScatterToGroupFunction
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     const GroupHolder &held = loadGroup(ctx);
     int64_t dim = ctx->saved_data["dim"].toInt();
+    Clock::time_point start = Clock::now();
     at::Tensor grad = gatherAlong(held.group, grads[0], dim);
-    report(held.trace, held.group, CollectiveKind::AllGather, grad);
+    report(held.trace, held.group, CollectiveKind::AllGather, grad, start);
     return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -173,15 +183,17 @@ struct ReduceScatterToGroupFunction
                             const CollectiveTrace &trace) {
     saveGroup(ctx, group, trace);
     ctx->saved_data["dim"] = dim;
+    Clock::time_point start = Clock::now();
     at::Tensor out = reduceScatterAlong(group, x, dim);
-    report(trace, group, CollectiveKind::ReduceScatter, out);
+    report(trace, group, CollectiveKind::ReduceScatter, out, start);
     return out;
   }
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     const GroupHolder &held = loadGroup(ctx);
     int64_t dim = ctx->saved_data["dim"].toInt();
+    Clock::time_point start = Clock::now();
     at::Tensor grad = gatherAlong(held.group, grads[0], dim);
-    report(held.trace, held.group, CollectiveKind::AllGather, grad);
+    report(held.trace, held.group, CollectiveKind::AllGather, grad, start);
     return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

@@ -8,13 +8,14 @@
 namespace snn::runtime {
 
 void CommStats::record(const std::string &kind, const std::string &meshAxis,
-                       int64_t bytes) {
+                       int64_t bytes, double seconds) {
   std::lock_guard<std::mutex> lock(mutex);
   CommCount &count = table[{kind, meshAxis}];
   count.kind = kind;
   count.meshAxis = meshAxis;
   ++count.calls;
   count.bytes += bytes;
+  count.seconds += seconds;
 }
 
 void CommStats::reset() {
@@ -97,8 +98,8 @@ std::string MeshContext::describeAxes() const {
 
 dist::CollectiveTrace MeshContext::trace(const std::string &axis) const {
   std::shared_ptr<CommStats> stats = counters;
-  return [stats, axis](dist::CollectiveKind kind, int64_t bytes) {
-    stats->record(dist::collectiveKindName(kind), axis, bytes);
+  return [stats, axis](dist::CollectiveKind kind, int64_t bytes, double seconds) {
+    stats->record(dist::collectiveKindName(kind), axis, bytes, seconds);
   };
 }
 

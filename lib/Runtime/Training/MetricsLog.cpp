@@ -45,7 +45,8 @@ void MetricsLog::step(const StepMetrics &metrics,
       counts.push_back(Json{{"kind", count.kind},
                             {"mesh_axis", count.meshAxis},
                             {"calls", count.calls},
-                            {"bytes", count.bytes}});
+                            {"bytes", count.bytes},
+                            {"seconds", count.seconds}});
     line["comm"] = counts;
   }
   writeLine(line.dump());

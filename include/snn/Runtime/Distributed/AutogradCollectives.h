@@ -51,7 +51,8 @@ const char *collectiveKindName(CollectiveKind kind);
 
 /// Called once per collective that communicates (forward or backward), on
 /// the thread that runs it, with the bytes of the tensor it returns here.
-using CollectiveTrace = std::function<void(CollectiveKind kind, int64_t bytes)>;
+using CollectiveTrace =
+    std::function<void(CollectiveKind kind, int64_t bytes, double seconds)>;
 
 at::Tensor copyToGroup(const at::Tensor &input, const Group &group,
                        const CollectiveTrace &trace = {});

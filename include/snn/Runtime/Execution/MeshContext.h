@@ -35,13 +35,16 @@ struct CommCount {
   /// Of the tensors the collectives returned on this rank (an all_reduce of
   /// a [4, 16, 128] float32 tensor: 32768).
   int64_t bytes = 0;
+  /// Wall time this rank spent in them (waiting for the slowest member
+  /// included): what the step lost to communication.
+  double seconds = 0;
 };
 
 /// Per (kind, mesh axis) counters; safe to feed from any thread.
 class CommStats {
 public:
   void record(const std::string &kind, const std::string &meshAxis,
-              int64_t bytes);
+              int64_t bytes, double seconds = 0);
   void reset();
   /// Every (kind, mesh axis) with at least one call, sorted by kind, then
   /// mesh axis.
