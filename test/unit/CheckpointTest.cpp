@@ -19,6 +19,7 @@
 #include <filesystem>
 
 using namespace snn::runtime;
+using snn::test::errorOf;
 using snn::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -47,15 +48,6 @@ CheckpointState sampleState(int64_t step) {
       {"fc.w", 7, {}}};
   state.generatorState = cpuGeneratorState();
   return state;
-}
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
 }
 
 void flipByte(const std::string &path, size_t offsetFromEnd) {

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 using namespace snn::runtime;
+using snn::test::errorOf;
 using snn::test::intAttr;
 using snn::test::ProgramBuilder;
 using snn::test::stringAttr;
@@ -45,15 +46,6 @@ MeshContext oneProcessMesh(std::vector<std::string> axes) {
   spec.shape.assign(axes.size(), 1);
   spec.axes = std::move(axes);
   return MeshContext::create(nullptr, spec);
-}
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
 }
 
 const char *kCollectives[] = {"all_reduce", "backward_all_reduce", "all_gather",

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 using namespace snn::runtime;
+using snn::test::errorOf;
 using snn::test::TempDir;
 
 namespace {
@@ -49,15 +50,6 @@ std::string idxBytes(std::vector<uint32_t> dims, int start = 0) {
   for (size_t i = 0; i < count; ++i)
     bytes.push_back(char((start + i) % 251));
   return bytes;
-}
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string npyBytes(const std::string &descr, std::vector<int64_t> shape,

@@ -1,6 +1,7 @@
 //===- TestSupport.cpp - Temp dirs and tiny artifacts ---------------------===//
 
 #include "TestSupport.h"
+#include "snn/Runtime/Support/Error.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,15 @@
 #include <unistd.h>
 
 namespace snn::test {
+
+std::string errorOf(const std::function<void()> &body) {
+  try {
+    body();
+  } catch (const runtime::Error &e) {
+    return e.what();
+  }
+  return "";
+}
 
 double float32Gamma(int64_t terms) {
   double nEps = double(terms) * std::numeric_limits<float>::epsilon();

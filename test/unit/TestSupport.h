@@ -11,10 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace snn::test {
+
+/// The message of the snn::runtime::Error that `body` throws; "" when it throws none.
+std::string errorOf(const std::function<void()> &body);
 
 // Tolerances for results that differ only in the order of float32 sums (another
 // BLAS kernel, a split GEMM, another reduction): derived from the number of
