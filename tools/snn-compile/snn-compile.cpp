@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
     return 0; // --explain without -o: nothing to export
   if (failed(snn::exportArtifact(*module, outputDir)))
     return 1;
+  outs().flush(); // the --explain text (stdout) before the status line (stderr)
   errs() << "snn-compile: wrote " << outputDir << "\n";
   return 0;
 }
