@@ -27,6 +27,8 @@ const std::vector<ArtifactOp> &artifactOps() {
       {op::kAllGather, 1, 1, {kMeshAxis, kAxis}},
       {op::kAllSlice, 1, 1, {kMeshAxis, kAxis}},
       {op::kBackwardAllReduce, 1, 1, {kMeshAxis}},
+      {op::kSend, 1, 1, {kPeer, kSlot}},
+      {op::kRecv, 0, 0, {kPeer, kSlot}},
   };
   return ops;
 }

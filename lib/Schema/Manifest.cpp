@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -26,7 +27,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "p
                      *kFile = "file", *kRanks = "ranks", *kInput = "input",
                      *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
                      *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
-                     *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis",
+                     *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis", *kStage = "stage",
                      *kPlan = "plan", *kExplanation = "explanation";
 } // namespace key
 
@@ -154,6 +155,8 @@ json parametersJson(const std::vector<ParameterSpec> &parameters) {
       entry[key::kSplitDim] = p.splitDim;
       entry[key::kMeshAxis] = p.meshAxis;
     }
+    if (p.stage >= 0)
+      entry[key::kStage] = p.stage;
     list.push_back(std::move(entry));
   }
   return list;
@@ -319,24 +322,38 @@ bool isSafeRelativePath(const std::string &file) {
   return true;
 }
 
+/// Every rank below world_size runs a program: exactly one, or (programs with a `stage`)
+/// one per logical stage it holds, the stages numbered 0..K-1 once each.
 void parsePrograms(const FieldReader &reader, Manifest &manifest) {
   const json &programs = reader.getArray(key::kPrograms);
   if (programs.empty())
     reader.fail("'programs' is empty");
-  std::set<int64_t> seen;
+  std::set<int64_t> seen, stages;
+  std::set<std::pair<int64_t, int64_t>> placed; // (rank, stage)
   for (size_t i = 0; i < programs.size(); ++i) {
     FieldReader entry(programs[i], indexed(key::kPrograms, i), reader.fileName());
     ProgramSpec program;
     program.file = entry.getString(key::kFile);
     if (!isSafeRelativePath(program.file))
       entry.fail("'" + entry.field(key::kFile) + "' must be a path inside the artifact directory");
+    program.stage = entry.find(key::kStage) ? entry.getInt(key::kStage) : -1;
+    if (entry.find(key::kStage) && (program.stage < 0 || !stages.insert(program.stage).second))
+      entry.fail("'" + entry.field(key::kStage) + "' must be a logical stage listed once, got " +
+                 std::to_string(program.stage));
+    if ((program.stage >= 0) != (i == 0 ? program.stage >= 0 : manifest.programs[0].stage >= 0))
+      entry.fail("either every program or none has a 'stage'");
     for (int64_t rank : entry.getInts(key::kRanks, 0)) {
-      if (rank >= manifest.worldSize || !seen.insert(rank).second)
+      bool fresh = program.stage >= 0 ? placed.insert({rank, program.stage}).second
+                                      : seen.count(rank) == 0;
+      if (rank >= manifest.worldSize || !fresh)
         entry.fail("rank " + std::to_string(rank) + " is out of range or listed twice");
+      seen.insert(rank);
       program.ranks.push_back(int(rank));
     }
     manifest.programs.push_back(std::move(program));
   }
+  if (!stages.empty() && *stages.rbegin() != int64_t(stages.size()) - 1)
+    reader.fail("'programs' stages must be numbered 0 to " + std::to_string(stages.size() - 1));
   if (int64_t(seen.size()) != manifest.worldSize)
     reader.fail("'programs' must list every rank below world_size (" +
                 std::to_string(manifest.worldSize) + ") once");
@@ -351,6 +368,9 @@ ParameterSpec parseParameter(const FieldReader &entry) {
     entry.fail("'" + entry.field(key::kKind) + "' must be \"parameter\" or \"buffer\"");
   parameter.kind = kind == parameterKindName(ParameterKind::Buffer) ? ParameterKind::Buffer
                                                             : ParameterKind::Parameter;
+  parameter.stage = entry.find(key::kStage) ? entry.getInt(key::kStage) : -1;
+  if (entry.find(key::kStage) && parameter.stage < 0)
+    entry.fail("'" + entry.field(key::kStage) + "' must be a logical stage (>= 0)");
   parameter.sharding = entry.getString(key::kSharding, kReplicated);
   if (parameter.sharding != kReplicated && parameter.sharding != kSplit)
     entry.fail("'" + entry.field(key::kSharding) + "' must be \"" + kReplicated + "\" or \"" +
@@ -554,10 +574,35 @@ const ProgramSpec &Manifest::programForRank(int rank) const {
   throw ManifestError("manifest.json: no program for rank " + std::to_string(rank));
 }
 
+std::vector<const ProgramSpec *> Manifest::programsForRank(int rank) const {
+  std::vector<const ProgramSpec *> held;
+  for (const ProgramSpec &program : programs)
+    for (int r : program.ranks)
+      if (r == rank)
+        held.push_back(&program);
+  if (held.empty())
+    throw ManifestError("manifest.json: no program for rank " + std::to_string(rank));
+  std::stable_sort(held.begin(), held.end(), [](const ProgramSpec *a, const ProgramSpec *b) {
+    return a->stage < b->stage;
+  });
+  return held;
+}
+
+int64_t Manifest::stageCount() const {
+  int64_t count = 0;
+  for (const ProgramSpec &program : programs)
+    count = std::max(count, program.stage + 1);
+  return count;
+}
+
 std::string formatManifest(const Manifest &manifest) {
   json programs = json::array();
-  for (const ProgramSpec &program : manifest.programs)
-    programs.push_back({{key::kFile, program.file}, {key::kRanks, program.ranks}});
+  for (const ProgramSpec &program : manifest.programs) {
+    json entry = {{key::kFile, program.file}, {key::kRanks, program.ranks}};
+    if (program.stage >= 0)
+      entry[key::kStage] = program.stage;
+    programs.push_back(std::move(entry));
+  }
   json document = {{key::kFormat, manifest.format},
                    {key::kVersion, manifest.version},
                    {key::kProducer, manifest.producer},

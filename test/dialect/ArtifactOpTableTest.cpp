@@ -39,6 +39,7 @@ std::vector<RegisteredOperationName> snnOps(MLIRContext &context) {
 /// Whether the op takes exactly `n` operands (n <= 5, what the table uses).
 bool hasOperands(RegisteredOperationName name, int n) {
   switch (n) {
+  case 0: return name.hasTrait<OpTrait::ZeroOperands>();
   case 1: return name.hasTrait<OpTrait::OneOperand>();
   case 2: return name.hasTrait<OpTrait::NOperands<2>::Impl>();
   case 3: return name.hasTrait<OpTrait::NOperands<3>::Impl>();

@@ -300,3 +300,58 @@ TEST(Manifest, ProgramForAMissingRankIsAnError) {
   m.programs.pop_back();
   EXPECT_THROW(m.programForRank(1), ManifestError);
 }
+
+namespace {
+
+/// pp=2 with two virtual stages: rank r holds logical stages r and r + 2.
+Manifest pipelineManifest() {
+  Manifest m;
+  m.worldSize = 2;
+  m.mesh = {{"pp"}, {2}};
+  for (int64_t stage = 0; stage < 4; ++stage)
+    m.programs.push_back({"program_" + std::to_string(stage) + ".onnx",
+                          {int(stage % 2)}, stage});
+  m.input = {"input", {4, -1, 8}, true};
+  m.output = {"output", {-1, 2}, false};
+  ParameterSpec weight;
+  weight.name = "fc.weight";
+  weight.shape = {2, 8};
+  weight.stage = 3;
+  m.parameters.push_back(weight);
+  m.plan.mode = ParallelMode::PP;
+  m.plan.ppMeshDim = 0;
+  return m;
+}
+
+} // namespace
+
+TEST(Manifest, PipelineProgramsAndParametersCarryTheirStage) {
+  Manifest read = parseManifest(formatManifest(pipelineManifest()), "m.json");
+  ASSERT_EQ(read.programs.size(), 4u);
+  for (int64_t stage = 0; stage < 4; ++stage)
+    EXPECT_EQ(read.programs[size_t(stage)].stage, stage);
+  EXPECT_EQ(read.parameters[0].stage, 3);
+  EXPECT_EQ(read.stageCount(), 4);
+  std::vector<const ProgramSpec *> held = read.programsForRank(1);
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0]->stage, 1);
+  EXPECT_EQ(held[1]->stage, 3);
+  EXPECT_EQ(read.programForRank(1).stage, 1);
+  // Without stages nothing changes: one program, no "stage" key.
+  Manifest whole = parseManifest(formatManifest(fullManifest()), "m.json");
+  EXPECT_EQ(whole.stageCount(), 0);
+  EXPECT_EQ(formatManifest(fullManifest()).find("\"stage\""), std::string::npos);
+}
+
+TEST(Manifest, RefusesInconsistentPipelineStages) {
+  Manifest twice = pipelineManifest();
+  twice.programs[3].stage = 2;
+  EXPECT_NE(parseError(formatManifest(twice)).find("listed once"), std::string::npos);
+  Manifest gap = pipelineManifest();
+  gap.programs.pop_back();
+  gap.programs[2].stage = 5;
+  EXPECT_NE(parseError(formatManifest(gap)).find("numbered 0 to 2"), std::string::npos);
+  Manifest mixed = pipelineManifest();
+  mixed.programs[1].stage = -1;
+  EXPECT_NE(parseError(formatManifest(mixed)).find("every program or none"), std::string::npos);
+}

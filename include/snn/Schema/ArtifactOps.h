@@ -44,6 +44,10 @@ inline constexpr const char *kAllReduce = "all_reduce";
 inline constexpr const char *kAllGather = "all_gather";
 inline constexpr const char *kAllSlice = "all_slice";
 inline constexpr const char *kBackwardAllReduce = "backward_all_reduce";
+// Pipeline stage boundaries: the program of one logical stage receives the
+// tensors its predecessor sends (docs/artifact-format.md, "Pipeline programs").
+inline constexpr const char *kSend = "send";
+inline constexpr const char *kRecv = "recv";
 } // namespace op
 
 /// Attribute names; equal to the snn ops' ODS attribute names.
@@ -68,6 +72,8 @@ inline constexpr const char *kTau = "tau";
 inline constexpr const char *kDecayInput = "decay_input";
 inline constexpr const char *kAxis = "axis";
 inline constexpr const char *kMeshAxis = "mesh_axis";
+inline constexpr const char *kPeer = "peer";
+inline constexpr const char *kSlot = "slot";
 } // namespace attr
 
 /// One op_type: how many inputs its node takes (optional trailing inputs make

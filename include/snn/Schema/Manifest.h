@@ -53,6 +53,10 @@ struct TensorSpec {
 struct ProgramSpec {
   std::string file;
   std::vector<int> ranks;
+  /// The logical pipeline stage the program computes (mode pp); -1: the
+  /// whole model. Logical stage k runs on the ranks whose pp coordinate is
+  /// k mod the pp size (k, k + S, ... share one rank: virtual stages).
+  int64_t stage = -1;
 };
 
 enum class ParameterKind { Parameter, Buffer };
@@ -69,6 +73,9 @@ struct ParameterSpec {
   /// For kSplit: the split dimension and the mesh axis it is split over.
   int64_t splitDim = -1;
   std::string meshAxis;
+  /// Mode pp: the logical pipeline stage whose program holds it (only the
+  /// ranks of that stage hold it); -1: every program.
+  int64_t stage = -1;
 
   bool isSplit() const { return sharding == kSplit; }
   /// The part one rank holds: `shape` with splitDim divided by `parts`.
@@ -170,8 +177,14 @@ struct Manifest {
   /// Present when the artifact was planned.
   std::optional<PlanExplanation> explanation;
 
-  /// The program that `rank` runs; throws ManifestError if none lists it.
+  /// The program that `rank` runs (a pipeline rank's first stage); throws
+  /// ManifestError if none lists it.
   const ProgramSpec &programForRank(int rank) const;
+  /// Every program `rank` runs, in stage order: one, or (mode pp) one per
+  /// logical stage it holds. Throws ManifestError if none lists it.
+  std::vector<const ProgramSpec *> programsForRank(int rank) const;
+  /// Pipeline artifacts: the number of logical stages (0 without stages).
+  int64_t stageCount() const;
 };
 
 /// The plan, its mesh and (when given) its explanation as one JSON object:

@@ -382,5 +382,22 @@ LogicalResult AllSliceOp::verify() {
   return verifyResize(*this, getMeshAxis(), getAxis(), /*grows=*/false);
 }
 
+/// A boundary names another logical stage and a slot; inside a stage function (one with
+/// `snn.pp_stage`) the peer must be another stage.
+static LogicalResult verifyBoundary(Operation *op, int64_t peer, int64_t slot) {
+  if (peer < 0 || slot < 0)
+    return op->emitOpError("peer stage and slot must be non-negative, got stage ")
+           << peer << " slot " << slot;
+  Operation *func = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (auto own = func ? func->getAttrOfType<IntegerAttr>(kStageAttrName) : IntegerAttr())
+    if (own.getInt() == peer)
+      return op->emitOpError("peer stage ") << peer << " is the stage it belongs to";
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyBoundary(*this, getPeer(), getSlot()); }
+
+LogicalResult RecvOp::verify() { return verifyBoundary(*this, getPeer(), getSlot()); }
+
 #define GET_OP_CLASSES
 #include "snn/Dialect/SNN/IR/SNNOps.cpp.inc"

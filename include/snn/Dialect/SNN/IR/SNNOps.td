@@ -227,6 +227,44 @@ def SNN_BackwardAllReduceOp : SNN_CollectiveOp<"backward_all_reduce", (ins)> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Pipeline stage boundaries
+//===----------------------------------------------------------------------===//
+
+// Not Pure: a send or receive is one step of the protocol between two pipeline stages;
+// no rewrite may drop, merge or reorder one. The runtime's schedule moves the tensors (and
+// their gradients, the other way) between the ranks that hold the two stages.
+def SNN_SendOp : SNN_Op<"send"> {
+  let summary = "Hands a boundary tensor to logical pipeline stage `peer` as its `slot`";
+  let description = [{
+    Appears in the function of one logical pipeline stage (`@stage_<k>`, attribute
+    `snn.pp_stage = k`). Each microbatch's forward sends the value, `[T, n, ...]` with all
+    T steps; the backward pass receives its gradient from `peer`. The matching
+    `snn.recv` in stage `peer` has the same `slot` and type.
+    ```mlir
+    snn.send %h to stage 1 slot 0 : tensor<4x?x128xf32>
+    ```
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, I64Attr:$peer, I64Attr:$slot);
+  let assemblyFormat = "$input `to` `stage` $peer `slot` $slot attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def SNN_RecvOp : SNN_Op<"recv"> {
+  let summary = "The boundary tensor `slot` that logical pipeline stage `peer` sends";
+  let description = [{
+    The counterpart of `snn.send`: the value computed by stage `peer`; in the backward pass
+    its gradient goes back to `peer`. The dynamic batch dimension is the microbatch size.
+    ```mlir
+    %h = snn.recv from stage 0 slot 0 : tensor<4x?x128xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$peer, I64Attr:$slot);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "`from` `stage` $peer `slot` $slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def SNN_MeanTimeOp : SNN_Op<"mean_time", [Pure, InferTypeOpAdaptor]> {
   let summary = "Readout: mean over the time dimension, [T, N, ...] -> [N, ...]";
   let arguments = (ins SNN_F32Tensor:$input);
