@@ -140,4 +140,24 @@ def InsertBackwardCollectives : Pass<"snn-insert-backward-collectives", "::mlir:
   let dependentDialects = ["::snn::SNNDialect"];
 }
 
+def SplitPipelineStages : Pass<"snn-split-pipeline-stages", "::mlir::ModuleOp"> {
+  let summary = "Split a pp plan's @main into one function per logical pipeline stage";
+  let description = [{
+    Does nothing unless the module's `#snn.plan` has mode pp and @main is still there. Every
+    op of @main carries its logical stage (`snn.pp_stage`, set by --snn-plan); @main becomes
+    `func.func @stage_<k>` (attribute `snn.pp_stage = k`) for k = 0..K-1, K the length of
+    the plan's `pp_layout`. Stage 0 takes @main's arguments, the last stage returns @main's
+    results, the others take and return nothing. A value computed in stage i and read in a
+    later stage j is handed on by adjacent stages only: `snn.send` at the end of stage i,
+    `snn.recv` at the top of stage i + 1, and again by every stage up to j. The slots of an
+    edge (k, k + 1) number its values in the order @main defines them. A parameter moves to
+    the stage of its users. @main and the plan's `shard.grid` are erased.
+
+    Errors: an op without `snn.pp_stage` or with a stage outside 0..K-1; a value read by an
+    earlier stage than the one computing it; a parameter used by two stages; a stage left
+    without ops.
+  }];
+  let dependentDialects = ["::snn::SNNDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // SNN_TRANSFORMS_PASSES_TD

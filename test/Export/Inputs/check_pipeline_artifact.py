@@ -1,0 +1,76 @@
+"""Checks pipeline artifacts against docs/artifact-format.md, "Pipeline programs".
+
+Usage: check_pipeline_artifact.py DIR...   (each DIR an artifact of plan mode pp)
+
+For every program: its stage, its ranks (row-major pp coordinate = stage mod pp size), its
+initializers (exactly the manifest's parameters of its stage), the graph input only on stage 0
+and the graph output only on the last; every `recv` without inputs and with one output that
+has value info, every `send` with one input and no output, peers adjacent and slots 0, 1, ...
+in node order; the sends of stage k pair with the recvs of stage k + 1 slot by slot.
+"""
+import json
+import os
+import sys
+
+import onnx
+
+
+def attrs(node):
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def ranks_of(mesh, stage):
+    axes, shape = mesh["axes"], mesh["shape"]
+    dim = axes.index("pp")
+    stride = 1
+    for size in shape[dim + 1:]:
+        stride *= size
+    world = 1
+    for size in shape:
+        world *= size
+    return [r for r in range(world) if (r // stride) % shape[dim] == stage % shape[dim]]
+
+
+def check_program(directory, manifest, program, count):
+    stage = program["stage"]
+    model = onnx.load(os.path.join(directory, program["file"]))
+    graph = model.graph
+    assert program["ranks"] == ranks_of(manifest["mesh"], stage), program
+    held = sorted(p["name"] for p in manifest["parameters"] if p["stage"] == stage)
+    assert sorted(t.name for t in graph.initializer) == held, (stage, held)
+    assert [i.name for i in graph.input] == (["input"] if stage == 0 else []), stage
+    assert [o.name for o in graph.output] == (["output"] if stage == count - 1 else []), stage
+    infos = {v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
+             for v in graph.value_info}
+    recvs = [n for n in graph.node if n.op_type == "recv"]
+    sends = [n for n in graph.node if n.op_type == "send"]
+    for node in recvs:
+        assert not node.input and len(node.output) == 1 and node.output[0] in infos, node
+        assert attrs(node)["peer"] == stage - 1, node
+    for node in sends:
+        assert len(node.input) == 1 and not node.output, node
+        assert attrs(node)["peer"] == stage + 1, node
+    assert [attrs(n)["slot"] for n in recvs] == list(range(len(recvs))), stage
+    assert [attrs(n)["slot"] for n in sends] == list(range(len(sends))), stage
+    assert (stage == 0) == (not recvs) and (stage == count - 1) == (not sends), stage
+    return len(sends), len(recvs), [infos[n.output[0]] for n in recvs]
+
+
+def main(directories):
+    for directory in directories:
+        with open(os.path.join(directory, "manifest.json")) as f:
+            manifest = json.load(f)
+        programs = sorted(manifest["programs"], key=lambda p: p["stage"])
+        assert [p["stage"] for p in programs] == list(range(len(programs))), programs
+        assert len(programs) == len(manifest["plan"]["pp_layout"]), programs
+        edges = [check_program(directory, manifest, p, len(programs)) for p in programs]
+        for k in range(len(edges) - 1):
+            assert edges[k][0] == edges[k + 1][1], f"{directory}: edge {k}: sends != recvs"
+        for shapes in (e[2] for e in edges):
+            assert all(s[1] == -1 for s in shapes), shapes  # the batch dimension is dynamic
+        print(f"{directory}: {len(programs)} stage programs ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
