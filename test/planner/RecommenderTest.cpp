@@ -86,7 +86,9 @@ TEST(Options, ModesObjectivesSizes) {
 
 TEST(ReferenceTable, EveryRow) {
   Features none, zero, pipe;
+  none.allowPipeline = false; // pipelines are allowed by default, as in the reference
   zero.allowZero = true;
+  zero.allowPipeline = false;
   pipe.allowPipeline = true;
   TableDecision d = referenceTableDecision(Objective::Speed, 1, 8, true, true, none);
   EXPECT_EQ(d.mode, Mode::None);
@@ -251,11 +253,19 @@ TEST(Recommend, PipelineMicrobatchErrorFromTheTable) {
   PlannerInput input;
   input.missingReason = "test";
   input.pipelineUnits = 16;
-  // W = 4 and B = 37 >= 2W: two virtual stages, so 8 logical stages, as in (37, 8).
+  // W = 4 and B = 37 >= 2W: two virtual stages, so 8 logical stages, as in (37, 8); one
+  // virtual stage fails too ((37, 4)). Pipelines are allowed by default, so the table falls
+  // back to its memory rows and says why.
   PlanRequest request = requestFor("pp=4", Objective::Capacity, 37);
-  request.features.allowPipeline = true;
   auto plan = recommend(input, request);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().message,
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::FSDP);
+  EXPECT_TRUE(mentions(plan->rationale, "capacity objective: no pipeline fits (no microbatch "
+                                        "count in [4, 16] divides batch size 37 for 4 pipeline "
+                                        "stages), so as memory"));
+  EXPECT_TRUE(mentions(plan->rationale, "The topology names a pp axis (pp=4)"));
+  // Forced, the error is the plan's.
+  request.forced = *parseMode("pp");
+  EXPECT_EQ(recommend(input, request).error().message,
             "no microbatch count in [8, 32] divides batch size 37 for 8 pipeline stages");
 }
