@@ -73,7 +73,8 @@ Result<int64_t> pipelineMicrobatches(const Context &ctx, const ModeConfig &c) {
   }
   auto m = recommendedPipelineMicrobatches(share, c.pp * c.virtualStages);
   if (!m && c.dp > 1)
-    return makeError(m.error().message + " (" + what + ")");
+    return makeError("per data-parallel replica (batch size " + std::to_string(ctx.batch) +
+                     over + "): " + m.error().message);
   return m;
 }
 
