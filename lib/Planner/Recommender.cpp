@@ -301,10 +301,16 @@ void setMesh(Plan &plan, const ModeConfig &c) {
   case Mode::PP:
     // Data-parallel replicas of the pipeline: ranks are row-major over (dp, pp), so the
     // stages of one replica are consecutive ranks.
-    plan.meshAxes = c.dp > 1 ? std::vector<std::string>{"dp", "pp"} : std::vector<std::string>{"pp"};
-    plan.meshShape = c.dp > 1 ? std::vector<int64_t>{c.dp, c.pp} : std::vector<int64_t>{c.pp};
-    plan.dpMeshDim = c.dp > 1 ? 0 : -1;
-    plan.ppMeshDim = c.dp > 1 ? 1 : 0;
+    if (c.dp > 1) {
+      plan.meshAxes = {"dp", "pp"};
+      plan.meshShape = {c.dp, c.pp};
+      plan.dpMeshDim = 0;
+      plan.ppMeshDim = 1;
+    } else {
+      plan.meshAxes = {"pp"};
+      plan.meshShape = {c.pp};
+      plan.ppMeshDim = 0;
+    }
     break;
   }
 }
