@@ -18,7 +18,7 @@
 // RUN: %dump-onnx %t/vpp/program_2.onnx | FileCheck %s --check-prefix=VPP2
 // Each program's initializers are exactly the parameters the manifest puts in its stage, and
 // each recv has the type of the matching send of the stage before.
-// RUN: %python %S/Inputs/check_pipeline_artifact.py %t/pp2 %t/vpp
+// RUN: %check-pipeline %t/pp2 %t/vpp
 
 // Units fc1 | sn1 | fc2 | sn2 (+ add) | fc3 (+ readout). The shortcut `sn1` -> `add` crosses
 // the boundary of the 3|2 layout with fc2's output: stage 0 sends both (slots in definition

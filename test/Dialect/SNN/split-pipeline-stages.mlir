@@ -8,6 +8,8 @@
 // RUN: snn-opt %t/mlp.mlir --snn-plan="topology=pp=2,vpp=2 batch-size=8 mode=pp" --snn-split-pipeline-stages | FileCheck %s --check-prefixes=FOUR,VIRTUAL
 // A shortcut over two boundaries is received and sent on by the stage in between.
 // RUN: snn-opt %t/residual.mlir --snn-plan="topology=pp=4 batch-size=8 mode=pp" --snn-split-pipeline-stages | FileCheck %s --check-prefix=RES
+// @main's input read by a later stage is sent on like any value (slot 0: arguments come first).
+// RUN: snn-opt %t/input_skip.mlir --snn-plan="topology=pp=3 batch-size=8 mode=pp" --snn-split-pipeline-stages | FileCheck %s --check-prefix=INPUT
 // Other modes, an unplanned module and a second run are left as they are.
 // RUN: snn-opt %t/mlp.mlir --snn-plan="topology=dp=2 batch-size=8 mode=dp" --snn-split-pipeline-stages | FileCheck %s --check-prefix=DP
 // RUN: snn-opt %t/mlp.mlir --snn-split-pipeline-stages | FileCheck %s --check-prefix=DP
@@ -91,6 +93,21 @@
 // RES:       snn.mean_time
 // RES-NEXT:  return
 
+// Units stem | block (+ the add) | head.
+// INPUT:       pp_layout = [1, 1, 1]
+// INPUT-LABEL: func.func @stage_0(%arg0: tensor<2x?x8xf32>) attributes {snn.pp_stage = 0 : i64} {
+// INPUT:       %[[STEM:.*]] = snn.if_node
+// INPUT-NEXT:  snn.send %arg0 to stage 1 slot 0 : tensor<2x?x8xf32>
+// INPUT-NEXT:  snn.send %[[STEM]] to stage 1 slot 1 : tensor<2x?x8xf32>
+// INPUT-LABEL: func.func @stage_1() attributes {snn.pp_stage = 1 : i64} {
+// INPUT-NEXT:  %[[X:.*]] = snn.recv from stage 0 slot 0 : tensor<2x?x8xf32>
+// INPUT-NEXT:  %[[S:.*]] = snn.recv from stage 0 slot 1 : tensor<2x?x8xf32>
+// INPUT:       %[[FC:.*]] = snn.linear %[[S]]
+// INPUT-NEXT:  %[[SN:.*]] = snn.if_node %[[FC]]
+// INPUT-NEXT:  %[[SUM:.*]] = snn.add %[[SN]], %[[X]]
+// INPUT-NEXT:  snn.send %[[SUM]] to stage 2 slot 0 : tensor<2x?x8xf32>
+// INPUT-LABEL: func.func @stage_2() -> tensor<?x4xf32> attributes {snn.pp_stage = 2 : i64} {
+
 // DP-NOT: @stage_
 // DP:     func.func @main
 // DP-NOT: snn.send
@@ -127,4 +144,19 @@ func.func @main(%x: tensor<2x?x8xf32>) -> tensor<?x4xf32> {
   %8 = snn.if_node %7 {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<2x?x4xf32> loc("head.1")
   %9 = snn.mean_time %8 : (tensor<2x?x4xf32>) -> tensor<?x4xf32> loc("mean")
   return %9 : tensor<?x4xf32>
+}
+
+//--- input_skip.mlir
+func.func @main(%x: tensor<2x?x8xf32>) -> tensor<?x4xf32> {
+  %w0 = snn.parameter "stem.0.weight" = dense<0.1> : tensor<8x8xf32>
+  %w1 = snn.parameter "block.0.weight" = dense<0.1> : tensor<8x8xf32>
+  %w2 = snn.parameter "head.0.weight" = dense<0.1> : tensor<4x8xf32>
+  %0 = snn.linear %x, %w0 : (tensor<2x?x8xf32>, tensor<8x8xf32>) -> tensor<2x?x8xf32> loc("stem.0")
+  %1 = snn.if_node %0 {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<2x?x8xf32> loc("stem.1")
+  %2 = snn.linear %1, %w1 : (tensor<2x?x8xf32>, tensor<8x8xf32>) -> tensor<2x?x8xf32> loc("block.0")
+  %3 = snn.if_node %2 {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<2x?x8xf32> loc("block.1")
+  %4 = snn.add %3, %x : tensor<2x?x8xf32> loc("add")
+  %5 = snn.linear %4, %w2 : (tensor<2x?x8xf32>, tensor<4x8xf32>) -> tensor<2x?x4xf32> loc("head.0")
+  %6 = snn.mean_time %5 : (tensor<2x?x4xf32>) -> tensor<?x4xf32> loc("mean")
+  return %6 : tensor<?x4xf32>
 }

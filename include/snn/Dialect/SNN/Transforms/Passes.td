@@ -71,8 +71,9 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "Force a mode (zero: dp with ZeRO-1), or let the planner choose (auto)">,
     Option<"experimentalConvTP", "experimental-conv-tp", "bool", "false",
            "Allow conv2d channel splits in tp and fsdp_tp">,
-    Option<"allowPipeline", "allow-pipeline", "bool", "false",
-           "Let the planner choose pipeline parallelism">,
+    Option<"allowPipeline", "allow-pipeline", "bool", "true",
+           "Let the planner choose pipeline parallelism (the reference's default; "
+           "=false to rule it out)">,
     Option<"allowZero", "allow-zero", "bool", "false",
            "Let the planner choose ZeRO-1 optimizer sharding">,
     Option<"memoryBudget", "memory-budget", "std::string", "\"\"",
@@ -87,7 +88,16 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "Pipeline schedule: gpipe, 1f1b, interleaved_1f1b, zero_bubble (default: by "
            "virtual stages)">,
     Option<"ppMicrobatches", "pp-microbatches", "int64_t", "0",
-           "Pipeline microbatches (default: recommended for batch and stages)">,
+           "Pipeline microbatches per data-parallel replica (default: recommended for its "
+           "batch share and the logical stages)">,
+    Option<"ppVirtualStages", "pp-virtual-stages", "int64_t", "0",
+           "Virtual pipeline stages per rank (0: topology vpp, the layout's length, or the "
+           "planner's rule)">,
+    Option<"ppDelayWgrad", "pp-delay-wgrad", "bool", "false",
+           "Delay weight gradients to fill pipeline bubbles (zero_bubble always does)">,
+    ListOption<"ppMemoptStages", "pp-memopt-stages", "int64_t",
+               "Logical pipeline stages that recompute their activations, e.g. 0,2 "
+               "(default: the costliest by memopt-ratio when the plan recomputes)">,
     Option<"deviceGflops", "device-gflops", "double", "1000",
            "Cost model: sustained compute of one rank, GFLOP/s">,
     Option<"linkGBps", "link-gbps", "double", "10",
