@@ -14,11 +14,12 @@
 
 namespace snn::planner {
 
-Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch)
+Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch,
+                     int64_t minUnits)
     : model_(model), hw_(hardware), batch_(std::max<int64_t>(batch, 1)) {
   for (size_t i = 0; i < model.ops.size(); ++i)
     perSample_.push_back(opCost(model, int(i), 1));
-  units_ = pipelineUnits(model);
+  units_ = pipelineUnits(model, minUnits);
   tp_ = planTensorParallel(model);
 }
 

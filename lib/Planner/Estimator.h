@@ -13,7 +13,9 @@ Estimate skeleton(const ModeConfig &config);
 /// so they are computed once per sample and scaled.
 class Estimator {
 public:
-  Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch);
+  /// `minUnits`: the pipeline units wanted (pipelineUnits()).
+  Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch,
+            int64_t minUnits = 0);
 
   const ModelInfo &model() const { return model_; }
   const std::vector<PipelineUnit> &units() const { return units_; }

@@ -35,6 +35,9 @@ int64_t defaultVirtualStages(const Context &ctx, int64_t stages, int64_t dp = 1)
   int64_t listed = layout.empty() ? 0 : 1 + std::count(layout.begin(), layout.end(), '|');
   if (listed > 0 && listed % stages == 0)
     return listed / stages;
+  // A forced schedule says whether it interleaves.
+  if (std::optional<Schedule> schedule = ctx.request.ppSchedule)
+    return *schedule == Schedule::GPipe || *schedule == Schedule::OneFOneB ? 1 : 2;
   // The reference's rule: two virtual stages once every rank can take two microbatches
   // (of its data-parallel replica's share of the batch).
   bool enoughUnits = ctx.request.ppLayout.empty() ? ctx.unitCount() >= 2 * stages : true;
@@ -47,7 +50,7 @@ Result<std::vector<int64_t>> stageLayout(const Context &ctx, int64_t chunks) {
     return parseStageLayout(ctx.request.ppLayout, chunks, units);
   if (units < chunks)
     return makeError("pp with " + std::to_string(chunks) +
-                     " logical stages needs at least as many stage units (top-level blocks); "
+                     " logical stages needs at least as many stage units (blocks); "
                      "the model has " + std::to_string(units));
   std::vector<double> costs = ctx.estimator ? ctx.estimator->unitCosts()
                                             : std::vector<double>(size_t(units), 1.0);
@@ -596,6 +599,27 @@ Status checkRequest(const PlanRequest &request, int64_t world) {
   return Ok{};
 }
 
+/// How many stage units a pipeline for this request may need: one per logical stage of the
+/// explicit layout, else the pp size (the topology's, or every rank) times its virtual
+/// stages (asked for, the topology's, 1 for a forced gpipe or 1f1b, or the 2 the planner
+/// tries).
+int64_t wantedPipelineUnits(const PlanRequest &request, int64_t world) {
+  const std::string &layout = request.ppLayout;
+  if (!layout.empty())
+    return 1 + int64_t(std::count(layout.begin(), layout.end(), '|'));
+  int64_t pp = request.topology.has("pp") ? request.topology.size("pp") : world;
+  if (pp <= 1)
+    return 0;
+  int64_t vpp = 2;
+  if (request.ppVirtualStages > 0)
+    vpp = request.ppVirtualStages;
+  else if (request.topology.has("vpp"))
+    vpp = request.topology.size("vpp");
+  else if (request.ppSchedule == Schedule::GPipe || request.ppSchedule == Schedule::OneFOneB)
+    vpp = 1;
+  return pp * vpp;
+}
+
 } // namespace
 
 Result<Plan> recommend(const PlannerInput &input, const PlanRequest &request) {
@@ -606,11 +630,12 @@ Result<Plan> recommend(const PlannerInput &input, const PlanRequest &request) {
   ctx.batch = request.batchSize > 0 ? request.batchSize : 1;
   if (request.batchSize == 0)
     ctx.notes.push_back("no batch size given: estimates are for batch 1");
+  int64_t minUnits = wantedPipelineUnits(request, ctx.world);
   if (input.model)
-    ctx.estimator.emplace(*input.model, request.hardware, ctx.batch);
+    ctx.estimator.emplace(*input.model, request.hardware, ctx.batch, minUnits);
   ctx.structure = input.model ? &*input.model : input.structure ? &*input.structure : nullptr;
   if (ctx.structure) {
-    ctx.units = pipelineUnits(*ctx.structure);
+    ctx.units = pipelineUnits(*ctx.structure, minUnits);
     ctx.tensorParallel = planTensorParallel(*ctx.structure);
   }
 

@@ -344,7 +344,7 @@ TEST(Recommend, PipelineErrors) {
   EXPECT_EQ(run("pp=2,vpp=2", 8, [](PlanRequest &r) { r.ppSchedule = Schedule::GPipe; }),
             "pipeline schedule gpipe needs 1 virtual stage per rank, got 2");
   EXPECT_EQ(run("pp=16", 16),
-            "pp with 16 logical stages needs at least as many stage units (top-level blocks); "
+            "pp with 16 logical stages needs at least as many stage units (blocks); "
             "the model has 13");
   EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppMemoptStages = {0, 4}; }),
             "pipeline memopt stage 4 is not a logical stage of the plan (0 to 3)");

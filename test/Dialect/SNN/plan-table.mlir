@@ -68,10 +68,10 @@
 
 // CAPACITY-FEWUNITS:      Plan: pp on pp=4 (objective capacity, decided by reference-table)
 // CAPACITY-FEWUNITS:        pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 1|1|1|1
-// CAPACITY-FEWUNITS:      capacity objective: pp with 2 virtual stage(s) per rank (batch 8 >= 2W); 1 virtual stage per rank, as 2 do not fit (pp with 8 logical stages needs at least as many stage units (top-level blocks); the model has 4).
+// CAPACITY-FEWUNITS:      capacity objective: pp with 2 virtual stage(s) per rank (batch 8 >= 2W); 1 virtual stage per rank, as 2 do not fit (pp with 8 logical stages needs at least as many stage units (blocks); the model has 4).
 
 // CAPACITY-NOFIT:      Plan: fsdp_tp on dp=4 x tp=2 (objective capacity, decided by reference-table)
-// CAPACITY-NOFIT:      capacity objective: no pipeline fits (pp with 8 logical stages needs at least as many stage units (top-level blocks); the model has 4), so as memory; memory objective on an even world of at least 4 ranks: fsdp_tp on (W/2, 2).
+// CAPACITY-NOFIT:      capacity objective: no pipeline fits (pp with 8 logical stages needs at least as many stage units (blocks); the model has 4), so as memory; memory objective on an even world of at least 4 ranks: fsdp_tp on (W/2, 2).
 
 // UNCOUNTABLE:      Plan: dp on dp=2 (objective speed, decided by reference-table)
 // UNCOUNTABLE:      Decided by the reference table because no model information (the model input has a dynamic dimension 2 other than the batch)
