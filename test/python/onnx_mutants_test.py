@@ -125,7 +125,7 @@ def flip_int(value, bit):
 def neighbours(graph, node):
     """The node, its inputs' producers, its consumers, and its initializer inputs: the names
     an error caused by mutating `node` may legitimately quote."""
-    names = {node.name} | set(node.input)
+    names = {node.name} | set(node.input) | set(node.output)
     producers = {o: n for n in graph.node for o in n.output}
     for i in node.input:
         if i in producers:
@@ -229,6 +229,38 @@ class Mutator:
             node = self.rng.choice(list(m.graph.node))
             node.input.append(node.input[0])
             self.emit("input_extra", False, m, neighbours(m.graph, node))
+
+    def output_count(self, count):
+        """A second output (ONNX's optional mask or indices), or none at all."""
+        for i in range(count):
+            m = self.copy()
+            node = self.rng.choice(list(m.graph.node))
+            culprits = neighbours(m.graph, node)
+            if i % 2 == 0:
+                node.output.append(node.output[0] + "/extra")
+            else:
+                del node.output[:]
+            self.emit("output_count", False, m, culprits)
+
+    # (from, to): whether the swapped node is still valid. IF -> LIF keeps IF's attributes
+    # (a subset of LIF's); LIF -> IF leaves tau and decay_input unknown; the others change
+    # the input count or leave attributes the new kind does not take.
+    SWAPS = {("IFNode", "LIFNode"): True, ("LIFNode", "IFNode"): False,
+             ("IFNode", "ParametricLIFNode"): False, ("ParametricLIFNode", "LIFNode"): False,
+             ("Add", "Mul"): True, ("MaxPool", "AveragePool"): True, ("Gemm", "Conv"): False,
+             ("Conv", "Gemm"): False, ("BatchNormalization", "Identity"): False,
+             ("Flatten", "Identity"): False, ("Dropout", "Identity"): False,
+             ("Reshape", "Identity"): False, ("ReduceMean", "Softmax"): False}
+
+    def op_swap(self, count):
+        for _ in range(count):
+            m = self.copy()
+            present = {n.op_type for n in m.graph.node}
+            (source, to), valid = self.rng.choice(
+                sorted((k, v) for k, v in self.SWAPS.items() if k[0] in present))
+            node = self.rng.choice([n for n in m.graph.node if n.op_type == source])
+            node.op_type = to
+            self.emit("op_swap", valid, m, neighbours(m.graph, node))
 
     def pick_init(self, m, rank_min=0):
         return self.rng.choice([t for t in m.graph.initializer if len(t.dims) >= rank_min])
@@ -335,17 +367,19 @@ class Mutator:
 
 def make_mutants(model_name, model):
     mut = Mutator(model_name, model, random.Random(f"{SEED}-{model_name}"))
-    mut.attr_bitflip(24)
-    mut.attr_type(12)
-    mut.attr_rename(6)
-    mut.input_drop(10)
-    mut.input_extra(5)
-    mut.init_dims(10)
-    mut.init_drop(4)
-    mut.init_bitflip(10)
+    mut.attr_bitflip(40)
+    mut.attr_type(16)
+    mut.attr_rename(8)
+    mut.input_drop(12)
+    mut.input_extra(6)
+    mut.output_count(6)
+    mut.op_swap(8)
+    mut.init_dims(15)
+    mut.init_drop(5)
+    mut.init_bitflip(15)
     mut.bad_values()
     mut.double(3)
-    mut.file_bitflip(12)
+    mut.file_bitflip(30)
     return mut.out
 
 

@@ -264,8 +264,9 @@ OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
   module->getOperation()->setAttr("snn.source", builder.getStringAttr(path));
   for (const auto &info : graph.value_info()) {
     auto type = importValueType(info.type(), info.name());
-    if (succeeded(type))
-      valueInfo[info.name()] = *type;
+    if (failed(type)) // reported; a model that printed an error must not compile
+      return nullptr;
+    valueInfo[info.name()] = *type;
   }
 
   llvm::StringSet<> initializerNames;

@@ -216,19 +216,21 @@ LogicalResult checkCounts(ONNXNodeOp node, const NodeKind &kind, NodeErrors &err
   return success();
 }
 
+/// One diagnostic for all of a node's unknown attributes: a wrong op type or a foreign
+/// exporter typically brings several at once.
 LogicalResult checkAttributeNames(ONNXNodeOp node, const NodeKind &kind, NodeErrors &errors) {
-  SmallVector<StringRef> known;
+  SmallVector<StringRef> known, unknown;
   kind.attributes.split(known, ' ', -1, /*KeepEmpty=*/false);
-  bool ok = true;
-  for (NamedAttribute attr : node.getOnnxAttrs()) {
-    if (llvm::is_contained(known, attr.getName().getValue()))
-      continue;
-    ok = false;
-    std::string list = known.empty() ? std::string("none") : llvm::join(known, ", ");
-    (void)errors.report(node, "unknown attribute '" + attr.getName().getValue() + "' (" +
-                                  kind.type + " takes: " + list + ")");
-  }
-  return success(ok);
+  for (NamedAttribute attr : node.getOnnxAttrs())
+    if (!llvm::is_contained(known, attr.getName().getValue()))
+      unknown.push_back(attr.getName().getValue());
+  if (unknown.empty())
+    return success();
+  std::string names = "'" + llvm::join(unknown, "', '") + "'";
+  std::string takes = known.empty() ? std::string("none") : llvm::join(known, ", ");
+  return errors.report(node, llvm::formatv("unknown attribute{0} {1} ({2} takes: {3})",
+                                           unknown.size() > 1 ? "s" : "", names, kind.type,
+                                           takes));
 }
 
 /// The kind's own rules, through the reader the patterns use.
@@ -268,11 +270,10 @@ LogicalResult validateNode(ONNXNodeOp node, NodeErrors &errors) {
       return errors.report(node, "unsupported ONNX op");
     return errors.report(node, "unsupported op of domain '" + node.getDomain() + "'");
   }
-  LogicalResult counts = checkCounts(node, *kind, errors);
-  LogicalResult names = checkAttributeNames(node, *kind, errors);
-  // The readers index inputs by the counts, and a misspelt attribute would be read as its
-  // default: its rules would only echo the misspelling.
-  if (failed(counts) || failed(names))
+  // The first failing stage only: the readers index inputs by the counts, a misspelt
+  // attribute would be read as its default, and a wrong op type fails every stage at once.
+  if (failed(checkCounts(node, *kind, errors)) ||
+      failed(checkAttributeNames(node, *kind, errors)))
     return failure();
   return checkParameters(node, errors);
 }
