@@ -189,3 +189,12 @@ func.func @two_causes(%x: tensor<4x?x6xf32>, %w: tensor<3x5xf32>, %v: tensor<3x7
   %5 = snn.onnx_node "Reshape"(%4, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2, %5 : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Identity is a step op and a time-major op; outside a region it is explained as the latter.
+func.func @identity_rank1(%x: tensor<6xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Identity): input must be a time-major [T, N, ...] f32 tensor, got tensor<6xf32>}}
+  %0 = snn.onnx_node "Identity"(%x) domain "" attrs {} : (tensor<6xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

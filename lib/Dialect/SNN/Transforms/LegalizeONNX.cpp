@@ -14,7 +14,6 @@
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -487,12 +486,12 @@ void explainLeftover(ONNXNodeOp node) {
     (void)planFoldRegion(node, builder, errors);
   else if (isNode(node, "Reshape"))
     explainReshape(node, errors);
+  else if (isTimeMajorOp(node)) // before the step ops: Identity is both
+    (void)planTimeMajorOp(node, errors);
   else if (StepPlanner::isStepOp(node))
     (void)errors.report(node, "per-step layer outside a [T*N, ...] fold region");
   else if (node.getDomain() == kNeuronDomain)
     (void)planNeuron(node, builder, errors);
-  else if (isTimeMajorOp(node))
-    (void)planTimeMajorOp(node, errors);
   if (!errors.failed()) // the pattern and its explanation disagree: a bug, not bad input
     (void)errors.report(node, "internal error: valid but not legalized");
 }

@@ -261,8 +261,6 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
 
 } // namespace
 
-bool isKnownNode(ONNXNodeOp node) { return lookupKind(node) != nullptr; }
-
 LogicalResult validateNode(ONNXNodeOp node, NodeErrors &errors) {
   const NodeKind *kind = lookupKind(node);
   if (!kind) {

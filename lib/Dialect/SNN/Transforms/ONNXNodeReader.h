@@ -21,6 +21,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -105,9 +106,6 @@ std::optional<SmallVector<int64_t>> constantInts(Value value);
 
 /// PyTorch's momentum from ONNX's (which weights the old statistic).
 float pytorchMomentum(float onnxMomentum);
-
-/// Whether the patterns know the node's kind (op type and domain).
-bool isKnownNode(ONNXNodeOp node);
 
 /// Checks what needs no shapes: a known kind, its input and output counts, attribute names
 /// and kinds, and every attribute rule of the kind (through the readers below). Reports each
