@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 try:
     import numpy as np
     import onnx
-    from onnx import AttributeProto, TensorProto, helper, numpy_helper
+    from onnx import AttributeProto, helper, numpy_helper
     from snnexport.models import model_kwargs
     from snnexport.reference import make_case
 except ImportError as e:  # pragma: no cover
