@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
@@ -50,6 +51,25 @@ private:
 
 } // namespace
 
+/// The number of elements of `shape`; none for a negative dim (a flipped sign bit must not
+/// become a tensor type with negative extents) or a product beyond int64_t.
+static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || llvm::MulOverflow(count, dim, count))
+      return std::nullopt;
+  return count;
+}
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return text;
+}
+
 Location ONNXImporter::nodeLoc(const onnx::NodeProto &node, int index) {
   std::string name = node.name().empty() ? node.op_type() + "#" + std::to_string(index)
                                          : node.name();
@@ -86,27 +106,34 @@ FailureOr<Type> ONNXImporter::importValueType(const onnx::TypeProto &type, Strin
 FailureOr<DenseElementsAttr> ONNXImporter::importTensor(const onnx::TensorProto &tensor,
                                                         Location loc) {
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
+  auto count = elementCount(shape);
+  if (!count)
+    return emitError(loc, "tensor '" + tensor.name() + "' has an invalid shape " +
+                              formatShape(shape) +
+                              " (dims must be >= 0 and their product fit in 64 bits)"),
+           failure();
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return emitError(loc, "tensor '" + tensor.name() + "' uses external data (unsupported)"),
            failure();
-  auto sizeError = [&]() {
-    return emitError(loc, "tensor '" + tensor.name() + "' holds the wrong number of values for shape"),
+  auto sizeError = [&](size_t values) {
+    return emitError(loc, "tensor '" + tensor.name() + "' holds " + Twine(values) +
+                              " value(s), but its shape " + formatShape(shape) + " needs " +
+                              Twine(*count)),
            failure();
   };
   if (tensor.data_type() == onnx::TensorProto::FLOAT) {
     auto type = RankedTensorType::get(shape, builder.getF32Type());
     std::vector<float> data;
     if (tensor.has_raw_data()) {
-      if (tensor.raw_data().size() != static_cast<size_t>(count) * sizeof(float))
-        return sizeError();
-      data.resize(count);
+      // Divided, not multiplied: a huge count times the element size could wrap to a match.
+      if (tensor.raw_data().size() % sizeof(float) != 0 ||
+          tensor.raw_data().size() / sizeof(float) != static_cast<uint64_t>(*count))
+        return sizeError(tensor.raw_data().size() / sizeof(float));
+      data.resize(*count);
       std::memcpy(data.data(), tensor.raw_data().data(), tensor.raw_data().size());
     } else {
-      if (tensor.float_data_size() != count)
-        return sizeError();
+      if (tensor.float_data_size() != *count)
+        return sizeError(tensor.float_data_size());
       data.assign(tensor.float_data().begin(), tensor.float_data().end());
     }
     return DenseElementsAttr::get(type, ArrayRef<float>(data));
@@ -115,13 +142,15 @@ FailureOr<DenseElementsAttr> ONNXImporter::importTensor(const onnx::TensorProto 
     auto type = RankedTensorType::get(shape, builder.getI64Type());
     std::vector<int64_t> data;
     if (tensor.has_raw_data()) {
-      if (tensor.raw_data().size() != static_cast<size_t>(count) * sizeof(int64_t))
-        return sizeError();
-      data.resize(count);
+      // Divided, not multiplied: a huge count times the element size could wrap to a match.
+      if (tensor.raw_data().size() % sizeof(int64_t) != 0 ||
+          tensor.raw_data().size() / sizeof(int64_t) != static_cast<uint64_t>(*count))
+        return sizeError(tensor.raw_data().size() / sizeof(int64_t));
+      data.resize(*count);
       std::memcpy(data.data(), tensor.raw_data().data(), tensor.raw_data().size());
     } else {
-      if (tensor.int64_data_size() != count)
-        return sizeError();
+      if (tensor.int64_data_size() != *count)
+        return sizeError(tensor.int64_data_size());
       data.assign(tensor.int64_data().begin(), tensor.int64_data().end());
     }
     return DenseElementsAttr::get(type, ArrayRef<int64_t>(data));
@@ -235,8 +264,9 @@ OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
   module->getOperation()->setAttr("snn.source", builder.getStringAttr(path));
   for (const auto &info : graph.value_info()) {
     auto type = importValueType(info.type(), info.name());
-    if (succeeded(type))
-      valueInfo[info.name()] = *type;
+    if (failed(type)) // reported; a model that printed an error must not compile
+      return nullptr;
+    valueInfo[info.name()] = *type;
   }
 
   llvm::StringSet<> initializerNames;

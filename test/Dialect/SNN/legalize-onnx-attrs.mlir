@@ -3,9 +3,10 @@
 // Wrong-typed attributes, bad values and wrong input counts: each is an error naming the
 // node, never a default or an abort.
 
-// An integer tau is taken at its value; -1 used to become the default 2.0.
+// An INT where ONNX's schema has a FLOAT is an error; tau = -1 (INT) used to compile as the
+// default 2.0, bypassing the tau > 1 check.
 func.func @tau_int_negative(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(LIFNode): tau must be > 1, got -1}}
+  // expected-error @+1 {{(LIFNode): attribute 'tau' must be a float, got an integer}}
   %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {tau = -1 : i64} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
@@ -204,7 +205,7 @@ func.func @reset_nan(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 
 // inf > 1 passed the old check.
 func.func @tau_inf(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(LIFNode): tau must be finite, got inf}}
+  // expected-error @+1 {{(LIFNode): tau must be finite and > 1, got inf}}
   %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {tau = 0x7F800000 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
@@ -220,7 +221,7 @@ func.func @neuron_input_int(%x: tensor<4x2x3xi64>) -> tensor<*xf32> {
 // -----
 
 func.func @plif_w_f64(%x: tensor<4x2x3xf32>, %w: tensor<f64>) -> tensor<*xf32> {
-  // expected-error @+1 {{(ParametricLIFNode): w must be a float32 scalar}}
+  // expected-error @+1 {{(ParametricLIFNode): w (input #1) must be a float32 scalar, got tensor<f64>}}
   %0 = snn.onnx_node "ParametricLIFNode"(%x, %w) domain "spikemesh" attrs {} : (tensor<4x2x3xf32>, tensor<f64>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }

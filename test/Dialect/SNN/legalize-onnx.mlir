@@ -42,17 +42,6 @@ func.func @neuron_defaults(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 
 // -----
 
-// An integer where a float is expected (Python exporters write `v_reset=0` as INT) is taken
-// at its value, not replaced by the default (v_threshold used to become 1.0, tau 2.0).
-// CHECK-LABEL: func.func @int_for_float
-// CHECK: snn.lif_node %{{.*}} {alpha = 3.000000e+00 : f32, decay_input = true, detach_reset = true, surrogate = #snn<surrogate sigmoid>, tau = 3.000000e+00 : f32, v_reset = 0.000000e+00 : f32, v_threshold = 0.000000e+00 : f32}
-func.func @int_for_float(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {tau = 3 : i64, v_threshold = 0 : i64, v_reset = 0 : i64, alpha = 3 : i64, detach_reset = 1 : i64} : (tensor<4x2x3xf32>) -> tensor<*xf32>
-  return %0 : tensor<*xf32>
-}
-
-// -----
-
 // MLIR's `true` (an i1) is the flag 1, not -1.
 // CHECK-LABEL: func.func @i1_flag
 // CHECK: snn.if_node %{{.*}} {{{.*}}detach_reset = true

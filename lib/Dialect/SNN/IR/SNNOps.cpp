@@ -7,6 +7,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNShapeInference.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -45,7 +46,8 @@ LogicalResult checkVector(std::optional<Location> loc, Value value, int64_t exte
                           StringRef what) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() != 1 || !compatible(type.getDimSize(0), extent))
-    return fail(loc, what + " must be a 1-D tensor of " + Twine(extent) + " elements");
+    return fail(loc, what + " must be a 1-D tensor of " + Twine(extent) + " elements, got " +
+                         llvm::formatv("{0}", type).str());
   return success();
 }
 
@@ -107,7 +109,8 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   if (weight.getRank() != 2)
-    return fail(loc, "linear weight must be [out_features, in_features]");
+    return fail(loc, "linear weight must be [out_features, in_features], got " +
+                         llvm::formatv("{0}", weight).str());
   int64_t inFeatures = input->getShape().back();
   if (!compatible(inFeatures, weight.getDimSize(1)))
     return fail(loc, "linear input has " + Twine(inFeatures) +
@@ -131,16 +134,21 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return fail(loc, "conv2d input must be [T, N, C, H, W]");
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   if (weight.getRank() != 4)
-    return fail(loc, "conv2d weight must be [out_channels, in_channels/groups, kH, kW]");
+    return fail(loc, "conv2d weight must be [out_channels, in_channels/groups, kH, kW], got " +
+                         llvm::formatv("{0}", weight).str());
   int64_t groups = static_cast<int64_t>(adaptor.getGroups());
   int64_t outChannels = weight.getDimSize(0);
   if (groups <= 0 || (!ShapedType::isDynamic(outChannels) && outChannels % groups != 0))
     return fail(loc, "conv2d groups (" + Twine(groups) + ") must be positive and divide " +
                          Twine(outChannels) + " output channels");
-  int64_t inChannels = input->getDimSize(2);
-  if (!ShapedType::isDynamic(inChannels) && inChannels != weight.getDimSize(1) * groups)
+  int64_t inChannels = input->getDimSize(2), perGroup = weight.getDimSize(1);
+  // Checked: groups comes from the model file and may be huge.
+  std::optional<int64_t> expected = llvm::checkedMul(perGroup, groups);
+  if (!ShapedType::isDynamic(inChannels) && !ShapedType::isDynamic(perGroup) &&
+      (!expected || inChannels != *expected))
     return fail(loc, "conv2d input has " + Twine(inChannels) + " channels but weight expects " +
-                         Twine(weight.getDimSize(1) * groups));
+                         (expected ? Twine(*expected)
+                                   : Twine(perGroup) + " x " + Twine(groups) + " groups"));
   if (adaptor.getBias() &&
       failed(checkVector(loc, adaptor.getBias(), outChannels, "conv2d bias")))
     return failure();
@@ -224,13 +232,16 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   auto input = timeMajor(loc, adaptor.getInput(), 3, "flatten input");
   if (failed(input))
     return failure();
-  int64_t features = 1;
-  for (int64_t dim : input->getShape().drop_front(2))
-    features = ShapedType::isDynamic(dim) || ShapedType::isDynamic(features)
-                   ? ShapedType::kDynamic
-                   : features * dim;
+  std::optional<int64_t> features = 1;
+  for (int64_t dim : input->getShape().drop_front(2)) {
+    if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(*features))
+      features = ShapedType::kDynamic;
+    else if (!(features = llvm::checkedMul(*features, dim)))
+      return fail(loc, "flatten input " + llvm::formatv("{0}", *input).str() +
+                           " has more features per step than 64 bits can count");
+  }
   inferred.push_back(
-      withShape(*input, {input->getDimSize(0), input->getDimSize(1), features}));
+      withShape(*input, {input->getDimSize(0), input->getDimSize(1), *features}));
   return success();
 }
 

@@ -1,6 +1,7 @@
 #include "snn/Dialect/SNN/IR/SNNShapeInference.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 std::optional<int64_t> snn::slidingWindowExtent(int64_t input, int64_t kernel, int64_t stride,
                                                 int64_t padding, int64_t dilation,
@@ -9,12 +10,18 @@ std::optional<int64_t> snn::slidingWindowExtent(int64_t input, int64_t kernel, i
     return std::nullopt;
   if (mlir::ShapedType::isDynamic(input))
     return mlir::ShapedType::kDynamic;
-  int64_t span = input + 2 * padding - dilation * (kernel - 1) - 1;
-  if (span < 0)
+  // Checked: the numbers come from the model file, where a flipped bit makes them huge.
+  std::optional<int64_t> padded = llvm::checkedAdd(input, padding);
+  if (padded)
+    padded = llvm::checkedAdd(*padded, padding);
+  std::optional<int64_t> reach = llvm::checkedMul(dilation, kernel - 1);
+  if (!padded || !reach || *reach >= *padded)
     return std::nullopt;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  int64_t span = *padded - *reach - 1;
+  int64_t out = span / stride + (ceilMode && span % stride != 0 ? 1 : 0) + 1;
   // PyTorch: with ceil_mode the last window must start inside the input or left padding.
-  if (ceilMode && (out - 1) * stride >= input + padding)
+  std::optional<int64_t> lastStart = llvm::checkedMul(out - 1, stride);
+  if (ceilMode && (!lastStart || *lastStart >= input + padding))
     --out;
   return out;
 }

@@ -3,21 +3,22 @@
 // [T, N, ...] -> [T*N, ...], running the layer, and reshaping back. We recognise the whole
 // chain and replace it with time-distributed ops on the time-major tensor, so no later pass
 // ever sees the T*N folding.
+//
+// Diagnostics come from two walks, never from a pattern: the greedy driver may try a pattern
+// on the same op many times (once per iteration it is revisited), and a pattern that reported
+// printed its error once per try. Before any rewrite, every node is validated once (its kind,
+// inputs, outputs and attributes: ONNXNodeReader). After the driver, each node left over that
+// does not merely consume another leftover is explained once, by the same planning code the
+// patterns ran silently (shapes: the snn ops' own inference, called so that it can fail).
 
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <set>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -35,6 +36,8 @@ namespace {
 
 using namespace snn::legalize;
 
+std::string typeText(Type type) { return llvm::formatv("{0}", type).str(); }
+
 // --- One step of a fold region: ONNX op on [T*N, ...] -> snn op on [T, N, ...] ----------------
 
 /// The snn op that replaces one step, built but not yet created. A whole chain is planned
@@ -44,12 +47,10 @@ using StepState = std::unique_ptr<OperationState>;
 
 class StepPlanner {
 public:
-  StepPlanner(OpBuilder &builder, ErrorState &errors) : builder(builder), errors(errors) {}
+  StepPlanner(OpBuilder &builder, NodeErrors &errors) : builder(builder), errors(errors) {}
 
   /// Plans `node` applied to `input`; a null state means the step is the identity.
   FailureOr<StepState> plan(ONNXNodeOp node, Value input) {
-    if (failed(checkArity(node, errors)))
-      return failure();
     StringRef type = node.getOpType();
     if (type == "Gemm")
       return gemm(node, input);
@@ -63,10 +64,17 @@ public:
       return avgPool(node, input);
     if (type == "GlobalAveragePool")
       return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr({1, 1}));
-    if (type == "Flatten")
-      return flatten(node, input);
-    if (type == "Dropout")
-      return dropout(node, input);
+    if (type == "Flatten") {
+      if (failed(readFlatten(node, errors)))
+        return failure();
+      return build<FlattenOp>(node, input);
+    }
+    if (type == "Dropout") {
+      FailureOr<float> ratio = readDropout(node, errors);
+      if (failed(ratio))
+        return failure();
+      return build<DropoutOp>(node, input, builder.getF32FloatAttr(*ratio));
+    }
     return StepState(); // Identity
   }
 
@@ -117,64 +125,35 @@ private:
   }
 
   FailureOr<StepState> gemm(ONNXNodeOp node, Value input) {
-    AttrReader attrs(node, errors);
-    int64_t transA = attrs.getInt("transA", 0), transB = attrs.getInt("transB", 0);
-    float alpha = attrs.getFloat("alpha", 1.0f), beta = attrs.getFloat("beta", 1.0f);
-    if (attrs.failed())
+    if (failed(readGemm(node, errors)))
       return failure();
-    if (transA != 0 || transB != 1 || alpha != 1.0f || beta != 1.0f)
-      return errors.report(node, "only Gemm with transB=1, transA=0, alpha=beta=1 (Linear)");
     auto inputs = node.getInputs();
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
     return build<LinearOp>(node, input, inputs[1], bias);
   }
 
   FailureOr<StepState> conv(ONNXNodeOp node, Value input) {
-    AttrReader attrs(node, errors);
-    int64_t group = attrs.getInt("group", 1);
-    if (attrs.failed())
+    auto conv = readConv(node, errors);
+    if (failed(conv))
       return failure();
-    auto window = readWindow(node, errors);
-    if (failed(window))
-      return failure();
-    if (group < 1)
-      return errors.report(node, "attribute 'group' must be positive, got " + Twine(group));
+    const auto &[window, group] = *conv;
     auto inputs = node.getInputs();
-    // kernel_shape is optional in ONNX; when given it must be the weight's.
-    auto weight = dyn_cast<RankedTensorType>(inputs[1].getType());
-    if (!window->kernel.empty() && weight && weight.getRank() == 4 &&
-        ArrayRef<int64_t>(window->kernel) != weight.getShape().drop_front(2))
-      return errors.report(node, llvm::formatv("kernel_shape {0} does not match the weight's "
-                                               "spatial dims {1}",
-                                               formatInts(window->kernel),
-                                               formatInts(weight.getShape().drop_front(2))));
     Value bias = inputs.size() > 2 ? inputs[2] : Value();
     return build<Conv2dOp>(node, input, inputs[1], bias,
-                           builder.getDenseI64ArrayAttr(window->strides),
-                           builder.getDenseI64ArrayAttr(window->pads),
-                           builder.getDenseI64ArrayAttr(window->dilations),
+                           builder.getDenseI64ArrayAttr(window.strides),
+                           builder.getDenseI64ArrayAttr(window.pads),
+                           builder.getDenseI64ArrayAttr(window.dilations),
                            builder.getI64IntegerAttr(group));
   }
 
   FailureOr<StepState> batchNorm(ONNXNodeOp node, Value input) {
-    AttrReader attrs(node, errors);
-    float epsilon = attrs.getFloat("epsilon", 1e-5f);
-    float momentum = attrs.getFloat("momentum", 0.9f);
-    int64_t training = attrs.getInt("training_mode", 0);
-    if (attrs.failed())
+    auto params = readBatchNorm(node, errors);
+    if (failed(params))
       return failure();
-    if (training != 0)
-      return errors.report(node, "training_mode=1 is not supported (inference form only)");
-    if (!(epsilon > 0.0f) || !std::isfinite(epsilon))
-      return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
-                                     formatFloat(epsilon));
-    if (!(momentum >= 0.0f && momentum <= 1.0f))
-      return errors.report(node, "attribute 'momentum' must be in [0, 1], got " +
-                                     formatFloat(momentum));
     auto inputs = node.getInputs();
     return build<BatchNormOp>(node, input, inputs[1], inputs[2], inputs[3], inputs[4],
-                              builder.getF32FloatAttr(epsilon),
-                              builder.getF32FloatAttr(pytorchMomentum(momentum)));
+                              builder.getF32FloatAttr(params->epsilon),
+                              builder.getF32FloatAttr(params->momentum));
   }
 
   FailureOr<StepState> maxPool(ONNXNodeOp node, Value input) {
@@ -199,46 +178,139 @@ private:
                               builder.getBoolAttr(window->countIncludePad));
   }
 
-  FailureOr<StepState> flatten(ONNXNodeOp node, Value input) {
-    AttrReader attrs(node, errors);
-    int64_t axis = attrs.getInt("axis", 1);
-    if (attrs.failed())
-      return failure();
-    if (axis != 1)
-      return errors.report(node, "only Flatten(axis=1) of a folded tensor is supported");
-    return build<FlattenOp>(node, input);
-  }
-
-  FailureOr<StepState> dropout(ONNXNodeOp node, Value input) {
-    AttrReader attrs(node, errors);
-    attrs.getInt("seed", 0); // unused in inference; type-checked only
-    if (attrs.failed())
-      return failure();
-    float ratio = 0.5f;
-    auto inputs = node.getInputs();
-    if (inputs.size() > 1) {
-      auto param = inputs[1].getDefiningOp<ParameterOp>();
-      auto value = param ? dyn_cast<DenseFPElementsAttr>(param.getValue()) : nullptr;
-      if (!value || value.getNumElements() != 1)
-        return errors.report(node, "Dropout ratio must be a constant scalar");
-      ratio = (*value.getValues<float>().begin());
-    }
-    return build<DropoutOp>(node, input, builder.getF32FloatAttr(ratio));
-  }
-
   OpBuilder &builder;
-  ErrorState &errors;
+  NodeErrors &errors;
 };
 
-/// The per-step node that produces `value` as its first result and has no other use.
-ONNXNodeOp stepProducer(Value value) {
-  auto result = dyn_cast<OpResult>(value);
-  if (!result || result.getResultNumber() != 0 || !StepPlanner::isStepOp(result.getOwner()))
-    return {};
-  auto node = cast<ONNXNodeOp>(result.getOwner());
-  if (!node->hasOneUse() || node.getInputs().empty())
-    return {};
-  return node;
+// --- Fold regions ---------------------------------------------------------------------------
+
+/// A `[T, N, ...] -> [T*N, ...] -> steps -> [T, N, ...]` region, traced from its fold.
+struct FoldRegion {
+  ONNXNodeOp fold, unfold;
+  SmallVector<ONNXNodeOp> steps; // from the fold's user to the unfold's input
+  Value timeMajor;
+  RankedTensorType timeMajorType;
+  SmallVector<int64_t> unfoldShape;
+};
+
+/// A Reshape to [-1, ...]: where a fold region starts.
+bool isFold(ONNXNodeOp node) {
+  if (!isNode(node, "Reshape") || node.getInputs().size() != 2)
+    return false;
+  auto shape = constantInts(node.getInputs()[1]);
+  return shape && !shape->empty() && (*shape)[0] == -1;
+}
+
+/// The fold's own shape against its input: [-1] then the input's dims after T and N.
+LogicalResult checkFold(ONNXNodeOp fold, FoldRegion &region, NodeErrors &errors) {
+  auto shape = readReshape(fold, errors);
+  if (failed(shape))
+    return failure();
+  region.fold = fold;
+  region.timeMajor = fold.getInputs()[0];
+  region.timeMajorType = dyn_cast<RankedTensorType>(region.timeMajor.getType());
+  if (!region.timeMajorType)
+    return errors.report(fold, "folds a time-major [T, N, ...] tensor, but its input has no "
+                               "known shape (" + typeText(region.timeMajor.getType()) + ")");
+  ArrayRef<int64_t> dims = region.timeMajorType.getShape();
+  if (dims.size() < 3 || ArrayRef<int64_t>(*shape).drop_front() != dims.drop_front(2))
+    return errors.report(fold, llvm::formatv("fold shape {0} must be [-1] followed by the "
+                                             "dims after T and N of its input {1}",
+                                             formatInts(*shape), region.timeMajorType));
+  return success();
+}
+
+/// Follows the single-use chain of per-step layers from the fold to the unfold.
+LogicalResult traceSteps(FoldRegion &region, NodeErrors &errors) {
+  Operation *last = region.fold;
+  while (true) {
+    Value result = last->getResult(0);
+    auto lastNode = cast<ONNXNodeOp>(last);
+    if (!result.hasOneUse()) {
+      size_t uses = llvm::range_size(result.getUses());
+      if (last == region.fold)
+        return errors.report(lastNode, "the folded [T*N, ...] result must have exactly one "
+                                       "use, the region's first per-step layer; it has " +
+                                           Twine(uses));
+      return errors.report(lastNode, llvm::formatv("a per-step [T*N, ...] result inside the "
+                                                   "fold region of '{0}' must have exactly one "
+                                                   "use, the next layer or the unfold; it has {1}",
+                                                   nodeName(region.fold), uses));
+    }
+    auto next = dyn_cast<ONNXNodeOp>(*result.getUsers().begin());
+    if (next && next.getInputs()[0] == result && StepPlanner::isStepOp(next)) {
+      region.steps.push_back(next);
+      last = next;
+      continue;
+    }
+    if (next && next.getInputs()[0] == result && isNode(next, "Reshape")) {
+      region.unfold = next;
+      return success();
+    }
+    if (!next)
+      return errors.report(region.fold, "the [T*N, ...] fold region it opens is never unfolded "
+                                        "to [T, N, ...] by a Reshape");
+    return errors.report(next, llvm::formatv("is inside the [T*N, ...] fold region of '{0}' "
+                                             "but is not a per-step layer; the region must end "
+                                             "with a Reshape to [T, -1, ...] before it",
+                                             nodeName(region.fold)));
+  }
+}
+
+/// The unfold restores [T, N, ...]: [T, -1, ...] with the fold input's T.
+LogicalResult checkUnfold(FoldRegion &region, NodeErrors &errors) {
+  auto shape = readReshape(region.unfold, errors);
+  if (failed(shape))
+    return failure();
+  region.unfoldShape = std::move(*shape);
+  int64_t steps = region.timeMajorType.getDimSize(0);
+  if (region.unfoldShape.size() < 2 || region.unfoldShape[1] != -1 ||
+      region.unfoldShape[0] != steps)
+    return errors.report(region.unfold,
+                         llvm::formatv("unfold shape {0} must be [T, -1, ...] with T = {1}, the "
+                                       "time steps of the fold's input {2}",
+                                       formatInts(region.unfoldShape),
+                                       ShapedType::isDynamic(steps) ? "?" : std::to_string(steps),
+                                       region.timeMajorType));
+  return success();
+}
+
+/// A region with every step planned on placeholders of the inferred types.
+struct PlannedRegion {
+  FoldRegion region;
+  SmallVector<StepState> steps;
+};
+
+/// Traces and plans the region `fold` opens; nothing is created.
+FailureOr<PlannedRegion> planFoldRegion(ONNXNodeOp fold, OpBuilder &builder,
+                                        NodeErrors &errors) {
+  PlannedRegion planned;
+  FoldRegion &region = planned.region;
+  if (failed(checkFold(fold, region, errors)) || failed(traceSteps(region, errors)) ||
+      failed(checkUnfold(region, errors)))
+    return failure();
+  Block placeholders;
+  StepPlanner planner(builder, errors);
+  Value value = region.timeMajor;
+  for (ONNXNodeOp node : region.steps) {
+    auto step = planner.plan(node, value);
+    if (failed(step))
+      return failure();
+    if (*step)
+      value = placeholders.addArgument((*step)->types.front(), node.getLoc());
+    planned.steps.push_back(std::move(*step));
+  }
+  auto resultType = cast<RankedTensorType>(value.getType());
+  if (ArrayRef<int64_t>(region.unfoldShape).drop_front(2) != resultType.getShape().drop_front(2))
+    return errors.report(region.unfold,
+                         llvm::formatv("unfold shape does not match the per-step result shape: "
+                                       "{0} for {1}, the time-major result of {2}",
+                                       formatInts(region.unfoldShape), resultType,
+                                       region.steps.empty()
+                                           ? "the fold's input"
+                                           : "'" + nodeName(region.steps.back()) + "' (" +
+                                                 region.steps.back().getOpType().str() + ")"));
+  return planned;
 }
 
 /// ONNX has no buffers; BatchNorm's running statistics are PyTorch buffers, not weights.
@@ -248,44 +320,22 @@ void markStatisticsAsBuffers(ONNXNodeOp node, PatternRewriter &rewriter) {
       rewriter.modifyOpInPlace(param, [&] { param.setBuffer(true); });
 }
 
-/// A matched `[T, N, ...] -> [T*N, ...] -> steps -> [T, N, ...]` region.
-struct FoldRegion {
-  ONNXNodeOp fold;
-  SmallVector<ONNXNodeOp> chain; // from the unfold's input back to the fold's user
-  Value timeMajor;
-  SmallVector<int64_t> unfoldShape;
-};
-
-/// Matches `Reshape([T*N,...] -> [T,-1,...])` (the unfold) whose input chain of per-step ops
-/// starts at `Reshape([T,N,...] -> [-1,...])` (the fold), and rewrites the chain.
+/// Matches a fold `Reshape([T,N,...] -> [-1,...])`, the per-step layers after it and the
+/// unfold `Reshape([T*N,...] -> [T,-1,...])`, and rewrites the chain.
 struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
-  FoldRegionPattern(MLIRContext *context, ErrorState &errors)
-      : OpRewritePattern(context), errors(errors) {}
+  using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(ONNXNodeOp unfold, PatternRewriter &rewriter) const override {
-    auto region = match(unfold);
-    if (failed(region))
+  LogicalResult matchAndRewrite(ONNXNodeOp fold, PatternRewriter &rewriter) const override {
+    if (!isFold(fold))
       return failure();
-    // Plan every step on placeholders of the inferred types before creating anything.
-    Block placeholders;
-    StepPlanner planner(rewriter, errors);
-    SmallVector<StepState> steps;
-    Value value = region->timeMajor;
-    for (ONNXNodeOp node : llvm::reverse(region->chain)) {
-      auto step = planner.plan(node, value);
-      if (failed(step))
-        return failure();
-      if (*step)
-        value = placeholders.addArgument((*step)->types.front(), node.getLoc());
-      steps.push_back(std::move(*step));
-    }
-    auto resultType = cast<RankedTensorType>(value.getType());
-    if (ArrayRef<int64_t>(region->unfoldShape).drop_front(2) != resultType.getShape().drop_front(2))
-      return errors.report(unfold, "unfold shape does not match the per-step result shape");
+    NodeErrors errors = NodeErrors::silent();
+    auto planned = planFoldRegion(fold, rewriter, errors);
+    if (failed(planned))
+      return rewriter.notifyMatchFailure(fold, "fold region not legal (yet)");
 
-    rewriter.setInsertionPoint(unfold);
-    value = region->timeMajor;
-    for (auto [node, step] : llvm::zip_equal(llvm::reverse(region->chain), steps)) {
+    rewriter.setInsertionPoint(planned->region.unfold);
+    Value value = planned->region.timeMajor;
+    for (auto [node, step] : llvm::zip_equal(planned->region.steps, planned->steps)) {
       if (isNode(node, "BatchNormalization"))
         markStatisticsAsBuffers(node, rewriter);
       if (!step)
@@ -293,212 +343,170 @@ struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
       step->operands.front() = value;
       value = rewriter.create(*step)->getResult(0);
     }
-    rewriter.replaceOp(unfold, value);
-    for (ONNXNodeOp node : region->chain)
+    rewriter.replaceOp(planned->region.unfold, value);
+    for (ONNXNodeOp node : llvm::reverse(planned->region.steps))
       rewriter.eraseOp(node);
-    rewriter.eraseOp(region->fold);
+    rewriter.eraseOp(fold);
     return success();
   }
-
-  static FailureOr<FoldRegion> match(ONNXNodeOp unfold) {
-    if (!isNode(unfold, "Reshape") || unfold.getInputs().size() != 2 ||
-        unfold->getNumResults() != 1)
-      return failure();
-    FoldRegion region;
-    auto unfoldShape = constantInts(unfold.getInputs()[1]);
-    if (!unfoldShape || unfoldShape->size() < 2 || (*unfoldShape)[1] != -1)
-      return failure();
-    region.unfoldShape = std::move(*unfoldShape);
-
-    Value link = unfold.getInputs()[0];
-    while (ONNXNodeOp step = stepProducer(link)) {
-      region.chain.push_back(step);
-      link = step.getInputs()[0];
-    }
-    region.fold = link.getDefiningOp<ONNXNodeOp>();
-    if (!region.fold || !isNode(region.fold, "Reshape") ||
-        region.fold.getInputs().size() != 2 || !region.fold->hasOneUse())
-      return failure();
-    region.timeMajor = region.fold.getInputs()[0];
-    auto inputType = dyn_cast<RankedTensorType>(region.timeMajor.getType());
-    auto foldShape = constantInts(region.fold.getInputs()[1]);
-    if (!inputType || inputType.getRank() < 3 || !foldShape || foldShape->empty() ||
-        (*foldShape)[0] != -1 ||
-        ArrayRef<int64_t>(*foldShape).drop_front() != inputType.getShape().drop_front(2) ||
-        region.unfoldShape[0] != inputType.getDimSize(0))
-      return failure();
-    return region;
-  }
-
-  ErrorState &errors;
 };
 
-/// A neuron node's attributes, read and checked.
-struct NeuronParams {
-  FloatAttr threshold, reset, alpha, tau;
-  BoolAttr detach, decayInput;
-  SurrogateKindAttr surrogate;
-};
+// --- Neurons and time-major ops ---------------------------------------------------------------
 
-FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, OpBuilder &builder, ErrorState &errors) {
-  StringRef type = node.getOpType();
-  AttrReader attrs(node, errors);
-  StringRef surrogateName = attrs.getString("surrogate", "sigmoid");
-  float threshold = attrs.getFloat("v_threshold", 1.0f);
-  std::optional<float> reset = attrs.getOptionalFloat("v_reset");
-  std::optional<float> alpha = attrs.getOptionalFloat("alpha");
-  bool detach = attrs.getFlag("detach_reset", false);
-  bool decayInput = type != "IFNode" && attrs.getFlag("decay_input", true);
-  float tau = type == "LIFNode" ? attrs.getFloat("tau", 2.0f) : 2.0f;
-  if (type == "ParametricLIFNode")
-    attrs.getOptionalFloat("init_tau"); // informational; type-checked only
-  if (attrs.failed())
-    return failure();
+/// The time-major input of a neuron or time-major op; an error when it has no known shape or
+/// is not [T, N, ...] f32.
+FailureOr<RankedTensorType> timeMajorInput(ONNXNodeOp node, Value input, NodeErrors &errors) {
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type)
+    return errors.report(node, "input has no known shape (" + typeText(input.getType()) +
+                                   "); it must be a time-major [T, N, ...] tensor");
+  if (!type.getElementType().isF32() || type.getRank() < 2)
+    return errors.report(node, llvm::formatv("input must be a time-major [T, N, ...] f32 "
+                                             "tensor, got {0}",
+                                             type));
+  return type;
+}
 
-  std::optional<SurrogateKind> surrogate = symbolizeSurrogateKind(surrogateName);
-  if (!surrogate)
-    return errors.report(node, "unknown surrogate '" + surrogateName +
-                                   "' (expected sigmoid or atan)");
-  float alphaValue = alpha.value_or(*surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
-  bool bad = false;
-  auto check = [&](bool ok, const Twine &message) {
-    if (!ok) {
-      bad = true;
-      (void)errors.report(node, message);
-    }
-  };
-  check(std::isfinite(threshold), "attribute 'v_threshold' must be finite, got " +
-                                      formatFloat(threshold));
-  check(!reset || std::isfinite(*reset),
-        "attribute 'v_reset' must be finite, got " + formatFloat(reset.value_or(0.0f)));
-  check(alphaValue > 0.0f && std::isfinite(alphaValue),
-        "attribute 'alpha' must be finite and > 0, got " + formatFloat(alphaValue));
-  check(tau > 1.0f, "tau must be > 1, got " + formatFloat(tau));
-  check(std::isfinite(tau), "tau must be finite, got " + formatFloat(tau));
-  if (bad)
-    return failure();
-
+/// A neuron's op, planned: its parameters and input type.
+struct NeuronPlan {
   NeuronParams params;
-  params.threshold = builder.getF32FloatAttr(threshold);
-  if (reset)
-    params.reset = builder.getF32FloatAttr(*reset);
-  params.alpha = builder.getF32FloatAttr(alphaValue);
-  params.tau = builder.getF32FloatAttr(tau);
-  params.detach = builder.getBoolAttr(detach);
-  params.decayInput = builder.getBoolAttr(decayInput);
-  params.surrogate = SurrogateKindAttr::get(builder.getContext(), *surrogate);
-  return params;
+  RankedTensorType inputType;
+};
+
+FailureOr<NeuronPlan> planNeuron(ONNXNodeOp node, Builder &builder, NodeErrors &errors) {
+  auto params = readNeuron(node, builder, errors);
+  if (failed(params))
+    return failure();
+  auto inputType = timeMajorInput(node, node.getInputs()[0], errors);
+  if (failed(inputType))
+    return failure();
+  return NeuronPlan{*params, *inputType};
 }
 
 /// spikemesh.{IF,LIF,ParametricLIF}Node -> snn neuron ops.
 struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
-  NeuronPattern(MLIRContext *context, ErrorState &errors)
-      : OpRewritePattern(context), errors(errors) {}
+  using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
     if (node.getDomain() != kNeuronDomain)
       return failure();
+    NodeErrors errors = NodeErrors::silent();
+    auto plan = planNeuron(node, rewriter, errors);
+    if (failed(plan))
+      return rewriter.notifyMatchFailure(node, "input not legalized yet, or invalid");
+    const NeuronParams &p = plan->params;
+    Value input = node.getInputs()[0], result;
     StringRef type = node.getOpType();
-    if (type != "IFNode" && type != "LIFNode" && type != "ParametricLIFNode")
-      return failure();
-    if (failed(checkArity(node, errors)))
-      return failure();
-    auto params = readNeuron(node, rewriter, errors);
-    if (failed(params))
-      return failure();
-    Value input = node.getInputs()[0];
-    auto inputType = dyn_cast<RankedTensorType>(input.getType());
-    if (!inputType)
-      return failure(); // its producer is not legalized yet
-    if (!inputType.getElementType().isF32() || inputType.getRank() < 2)
-      return errors.report(node, llvm::formatv("input must be a time-major [T, N, ...] f32 "
-                                               "tensor, got {0}",
-                                               inputType));
-
-    Value result;
-    const NeuronParams &p = *params;
     if (type == "IFNode") {
-      result = IFNodeOp::create(rewriter, node.getLoc(), inputType, input, p.threshold, p.reset,
-                                p.detach, p.surrogate, p.alpha);
+      result = IFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.threshold,
+                                p.reset, p.detach, p.surrogate, p.alpha);
     } else if (type == "LIFNode") {
-      result = LIFNodeOp::create(rewriter, node.getLoc(), inputType, input, p.tau,
+      result = LIFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.tau,
                                  p.decayInput, p.threshold, p.reset, p.detach, p.surrogate,
                                  p.alpha);
     } else {
-      Value w = node.getInputs()[1];
-      auto wType = dyn_cast<RankedTensorType>(w.getType());
-      if (!wType || wType.getRank() != 0 || !wType.getElementType().isF32())
-        return errors.report(node, "w must be a float32 scalar");
-      result = PLIFNodeOp::create(rewriter, node.getLoc(), inputType, input, w, p.decayInput,
-                                  p.threshold, p.reset, p.detach, p.surrogate, p.alpha);
+      result = PLIFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input,
+                                  node.getInputs()[1], p.decayInput, p.threshold, p.reset,
+                                  p.detach, p.surrogate, p.alpha);
     }
     rewriter.replaceOp(node, result);
     return success();
   }
-
-  ErrorState &errors;
 };
 
-/// Add/Mul of time-major tensors and the ReduceMean readout over T.
+bool isTimeMajorOp(ONNXNodeOp node) {
+  return node.getDomain().empty() &&
+         llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity"}, node.getOpType());
+}
+
+/// Checks an Add, Mul, ReduceMean or Identity on time-major tensors.
+LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
+  StringRef type = node.getOpType();
+  auto inputs = node.getInputs();
+  if (type == "ReduceMean" && failed(readReduceMean(node, errors)))
+    return failure();
+  for (Value input : inputs)
+    if (failed(timeMajorInput(node, input, errors)))
+      return failure();
+  if ((type == "Add" || type == "Mul") && inputs[0].getType() != inputs[1].getType())
+    return errors.report(node, llvm::formatv("operands must be time-major tensors of one "
+                                             "type, got {0} and {1}",
+                                             inputs[0].getType(), inputs[1].getType()));
+  return success();
+}
+
+/// Add/Mul of time-major tensors, the ReduceMean readout over T, and Identity.
 struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
-  TimeMajorOpPattern(MLIRContext *context, ErrorState &errors)
-      : OpRewritePattern(context), errors(errors) {}
+  using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
+    if (!isTimeMajorOp(node))
+      return failure();
+    NodeErrors errors = NodeErrors::silent();
+    if (failed(planTimeMajorOp(node, errors)))
+      return rewriter.notifyMatchFailure(node, "inputs not legalized yet, or invalid");
     StringRef type = node.getOpType();
-    if (!node.getDomain().empty() ||
-        !llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity"}, type))
-      return failure();
-    if (failed(checkArity(node, errors)))
-      return failure();
     auto inputs = node.getInputs();
-    auto ranked = [](Value v) { return isa<RankedTensorType>(v.getType()); };
-    if (!llvm::all_of(inputs, ranked))
-      return failure(); // a producer is not legalized yet
-    Value result;
-    if (type == "Add" || type == "Mul") {
-      if (inputs[0].getType() != inputs[1].getType() ||
-          cast<RankedTensorType>(inputs[0].getType()).getRank() < 2)
-        return errors.report(node, llvm::formatv("operands must be time-major tensors of "
-                                                 "one type, got {0} and {1}",
-                                                 inputs[0].getType(), inputs[1].getType()));
-      result = type == "Add"
-                   ? AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult()
-                   : MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]).getResult();
-    } else if (type == "ReduceMean") {
-      AttrReader attrs(node, errors);
-      SmallVector<int64_t> axes = attrs.getInts("axes", {});
-      int64_t keepdims = attrs.getInt("keepdims", 1);
-      if (attrs.failed())
-        return failure();
-      if (axes != SmallVector<int64_t>{0} || keepdims != 0)
-        return errors.report(node, "only the readout over T, ReduceMean(axes=[0], "
-                                   "keepdims=0), is supported");
+    Value result = inputs[0];
+    if (type == "Add")
+      result = AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
+    else if (type == "Mul")
+      result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
+    else if (type == "ReduceMean")
       result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
-    } else {
-      result = inputs[0];
-    }
     rewriter.replaceOp(node, result);
     return success();
   }
-
-  ErrorState &errors;
 };
 
-/// Explains why a node survived legalization.
-void reportLeftover(ONNXNodeOp node) {
-  InFlightDiagnostic diag = node.emitError();
-  diag << "ONNX node '" << nodeName(node) << "' (" << node.getOpType() << "): ";
-  if (std::string arity = arityError(node); !arity.empty())
-    diag << arity;
+// --- Reporting --------------------------------------------------------------------------------
+
+/// Why a Reshape that opens no fold region is left.
+void explainReshape(ONNXNodeOp node, NodeErrors &errors) {
+  auto shape = readReshape(node, errors);
+  if (failed(shape))
+    return;
+  if (shape->size() >= 2 && (*shape)[1] == -1) {
+    (void)errors.report(node, "unfold Reshape to " + formatInts(*shape) +
+                                  " without a fold: its input is not the last per-step layer "
+                                  "of a region opened by a Reshape to [-1, ...]");
+    return;
+  }
+  (void)errors.report(node, "Reshape to " + formatInts(*shape) +
+                                " is supported only as the fold [T, N, ...] -> [-1, ...] or the "
+                                "unfold [T*N, ...] -> [T, -1, ...] around per-step layers");
+}
+
+/// Explains why `node`, which consumes no other leftover node, survived the rewrite: the
+/// planning its pattern ran silently, now emitting.
+void explainLeftover(ONNXNodeOp node) {
+  NodeErrors errors = NodeErrors::emitting();
+  OpBuilder builder(node.getContext());
+  if (isFold(node))
+    (void)planFoldRegion(node, builder, errors);
   else if (isNode(node, "Reshape"))
-    diag << "not part of a [T, N, ...] <-> [T*N, ...] fold of a stateless layer";
+    explainReshape(node, errors);
+  else if (isTimeMajorOp(node)) // before the step ops: Identity is both
+    (void)planTimeMajorOp(node, errors);
   else if (StepPlanner::isStepOp(node))
-    diag << "per-step layer outside a [T*N, ...] fold region";
-  else if (node.getDomain().empty())
-    diag << "unsupported ONNX op";
-  else
-    diag << "unsupported op of domain '" << node.getDomain() << "'";
+    (void)errors.report(node, "per-step layer outside a [T*N, ...] fold region");
+  else if (node.getDomain() == kNeuronDomain)
+    (void)planNeuron(node, builder, errors);
+  if (!errors.failed()) // the pattern and its explanation disagree: a bug, not bad input
+    (void)errors.report(node, "internal error: valid but not legalized");
+}
+
+/// Reports every leftover node that is a cause, not a consequence: one that consumes another
+/// leftover cannot be legalized before that one is, and would only echo its error.
+bool reportLeftovers(func::FuncOp func) {
+  bool any = false;
+  func.walk([&](ONNXNodeOp node) {
+    any = true;
+    auto isLeftover = [](Value v) { return isa_and_nonnull<ONNXNodeOp>(v.getDefiningOp()); };
+    if (llvm::none_of(node.getInputs(), isLeftover))
+      explainLeftover(node);
+  });
+  return any;
 }
 
 /// Names the function whose rewrite did not reach a fixpoint and what is still unlegalized.
@@ -521,24 +529,23 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
                        << static_cast<int64_t>(maxIterations);
       return signalPassFailure();
     }
-    ErrorState errors;
+    // Every node once, before any rewrite: the patterns then meet only valid nodes.
+    NodeErrors errors = NodeErrors::emitting();
+    func.walk([&](ONNXNodeOp node) { (void)validateNode(node, errors); });
+    if (errors.failed())
+      return signalPassFailure();
+
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRegionPattern, NeuronPattern, TimeMajorOpPattern>(&getContext(), errors);
+    patterns.add<FoldRegionPattern, NeuronPattern, TimeMajorOpPattern>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     config.setMaxIterations(maxIterations);
     // A driver that stops short leaves a half-rewritten function; never pass it on.
-    bool converged = succeeded(applyPatternsGreedily(func, std::move(patterns), config));
-    if (!converged)
+    if (failed(applyPatternsGreedily(func, std::move(patterns), config))) {
       reportNoConvergence(func, maxIterations);
-    if (!converged || errors.failed)
       return signalPassFailure();
-
-    WalkResult leftover = func.walk([](ONNXNodeOp node) {
-      reportLeftover(node);
-      return WalkResult::interrupt();
-    });
-    if (leftover.wasInterrupted())
+    }
+    if (reportLeftovers(func))
       return signalPassFailure();
 
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());

@@ -1,7 +1,13 @@
 //===- ONNXNodeReader.cpp - Reading ONNX nodes for LegalizeONNX -----------===//
+//
+// The generic half: errors, typed attribute reads, the table of node kinds and validateNode.
+// The per-kind readers are in ONNXNodeParams.cpp.
+//
+//===----------------------------------------------------------------------===//
 #include "ONNXNodeReader.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdio>
@@ -11,9 +17,9 @@ using namespace mlir;
 
 namespace snn::legalize {
 
-LogicalResult ErrorState::report(ONNXNodeOp node, const Twine &message) {
-  failed = true;
-  if (reported.emplace(node, message.str()).second)
+LogicalResult NodeErrors::report(ONNXNodeOp node, const Twine &message) {
+  failedAny = true;
+  if (emit)
     node.emitError() << "ONNX node '" << nodeName(node) << "' (" << node.getOpType()
                      << "): " << message;
   return failure();
@@ -30,28 +36,19 @@ std::string formatFloat(float value) {
   return buffer;
 }
 
+std::string formatInts(ArrayRef<int64_t> values) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(values, os);
+  os << ']';
+  return text;
+}
+
 std::string nodeName(Operation *op) {
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     return name.getName().str();
   return "<unnamed>";
-}
-
-// --- Typed attribute access ----------------------------------------------------------------
-
-StringRef attrKind(Attribute attr) {
-  if (isa<IntegerAttr>(attr))
-    return "an integer";
-  if (isa<FloatAttr>(attr))
-    return "a float";
-  if (isa<StringAttr>(attr))
-    return "a string";
-  if (isa<DenseI64ArrayAttr>(attr))
-    return "a list of integers";
-  if (isa<DenseF32ArrayAttr>(attr))
-    return "a list of floats";
-  if (isa<ElementsAttr>(attr))
-    return "a tensor";
-  return "an unsupported attribute kind";
 }
 
 std::optional<SmallVector<int64_t>> constantInts(Value value) {
@@ -79,111 +76,204 @@ float pytorchMomentum(float onnxMomentum) {
   return static_cast<float>(exact);
 }
 
-std::string formatInts(ArrayRef<int64_t> values) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << '[';
-  llvm::interleaveComma(values, os);
-  os << ']';
-  return text;
+// --- Typed attribute access ----------------------------------------------------------------
+
+StringRef attrKind(Attribute attr) {
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getType().isInteger(1) ? "a boolean" : "an integer";
+  if (isa<FloatAttr>(attr))
+    return "a float";
+  if (isa<StringAttr>(attr))
+    return "a string";
+  if (isa<DenseI64ArrayAttr>(attr))
+    return "a list of integers";
+  if (isa<DenseF32ArrayAttr>(attr))
+    return "a list of floats";
+  if (isa<ElementsAttr>(attr))
+    return "a tensor";
+  return "an unsupported attribute kind";
 }
 
-// --- Arity ----------------------------------------------------------------------------------
+int64_t AttrReader::getInt(StringRef name, int64_t fallback) {
+  Attribute attr = node.getOnnxAttrs().get(name);
+  if (!attr)
+    return fallback;
+  auto integer = dyn_cast<IntegerAttr>(attr);
+  if (!integer)
+    return wrongKind(name, attr, "an integer"), fallback;
+  if (integer.getType().isInteger(1)) // MLIR's `true`/`false` in hand-written IR
+    return integer.getValue().getZExtValue();
+  if (std::optional<int64_t> value = integer.getValue().trySExtValue())
+    return *value;
+  return wrongKind(name, attr, "a 64-bit integer"), fallback;
+}
 
-struct Arity {
+std::optional<float> AttrReader::getOptionalFloat(StringRef name) {
+  Attribute attr = node.getOnnxAttrs().get(name);
+  if (!attr)
+    return std::nullopt;
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return static_cast<float>(real.getValueAsDouble());
+  return wrongKind(name, attr, "a float"), std::nullopt;
+}
+
+SmallVector<int64_t> AttrReader::getInts(StringRef name, ArrayRef<int64_t> fallback) {
+  Attribute attr = node.getOnnxAttrs().get(name);
+  if (!attr)
+    return SmallVector<int64_t>(fallback);
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
+    return SmallVector<int64_t>(ints.asArrayRef());
+  return wrongKind(name, attr, "a list of integers"), SmallVector<int64_t>(fallback);
+}
+
+bool AttrReader::getFlag(StringRef name, bool fallback) {
+  bool wasFailed = failedAny;
+  int64_t value = getInt(name, fallback ? 1 : 0);
+  if (value == 0 || value == 1 || failedAny != wasFailed)
+    return value == 1;
+  fail("attribute '" + name + "' must be 0 or 1, got " + Twine(value));
+  return fallback;
+}
+
+StringRef AttrReader::getString(StringRef name, StringRef fallback) {
+  Attribute attr = node.getOnnxAttrs().get(name);
+  if (!attr)
+    return fallback;
+  if (auto string = dyn_cast<StringAttr>(attr))
+    return string.getValue();
+  return wrongKind(name, attr, "a string"), fallback;
+}
+
+void AttrReader::fail(const Twine &message) {
+  failedAny = true;
+  (void)errors.report(node, message);
+}
+
+void AttrReader::wrongKind(StringRef name, Attribute attr, StringRef expected) {
+  fail("attribute '" + name + "' must be " + expected + ", got " + attrKind(attr));
+}
+
+// --- The node kinds ---------------------------------------------------------------------------
+
+namespace {
+
+/// A node kind the patterns know: its inputs (ONNX's optional ones included) and every
+/// attribute ONNX (opset 13+) or the exporter defines for it. An attribute outside the list
+/// is an error: a misspelt `tau` would otherwise compile as the default.
+struct NodeKind {
   StringLiteral domain, type;
-  unsigned min, max;
+  unsigned minInputs, maxInputs;
   StringLiteral operands;
+  StringLiteral attributes; // space-separated
 };
 
-constexpr Arity kArities[] = {
-    {"", "Gemm", 2, 3, "X, W[, B]"},
-    {"", "Conv", 2, 3, "X, W[, B]"},
-    {"", "BatchNormalization", 5, 5, "X, scale, B, mean, var"},
-    {"", "MaxPool", 1, 1, "X"},
-    {"", "AveragePool", 1, 1, "X"},
-    {"", "GlobalAveragePool", 1, 1, "X"},
-    {"", "Flatten", 1, 1, "input"},
-    {"", "Dropout", 1, 2, "data[, ratio]"},
-    {"", "Identity", 1, 1, "input"},
-    {"", "Reshape", 2, 2, "data, shape"},
-    {"", "Add", 2, 2, "A, B"},
-    {"", "Mul", 2, 2, "A, B"},
-    {"", "ReduceMean", 1, 1, "data"},
-    {kNeuronDomain, "IFNode", 1, 1, "x"},
-    {kNeuronDomain, "LIFNode", 1, 1, "x"},
-    {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w"},
+constexpr StringLiteral kNeuronAttrs = "alpha detach_reset surrogate v_reset v_threshold";
+
+constexpr NodeKind kNodeKinds[] = {
+    {"", "Gemm", 2, 3, "X, W[, B]", "alpha beta transA transB"},
+    {"", "Conv", 2, 3, "X, W[, B]", "auto_pad dilations group kernel_shape pads strides"},
+    {"", "BatchNormalization", 5, 5, "X, scale, B, mean, var",
+     "epsilon momentum training_mode"},
+    {"", "MaxPool", 1, 1, "X",
+     "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"},
+    {"", "AveragePool", 1, 1, "X",
+     "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides"},
+    {"", "GlobalAveragePool", 1, 1, "X", ""},
+    {"", "Flatten", 1, 1, "input", "axis"},
+    {"", "Dropout", 1, 2, "data[, ratio]", "seed"},
+    {"", "Identity", 1, 1, "input", ""},
+    {"", "Reshape", 2, 2, "data, shape", "allowzero"},
+    {"", "Add", 2, 2, "A, B", ""},
+    {"", "Mul", 2, 2, "A, B", ""},
+    {"", "ReduceMean", 1, 1, "data", "axes keepdims noop_with_empty_axes"},
+    {kNeuronDomain, "IFNode", 1, 1, "x", kNeuronAttrs},
+    {kNeuronDomain, "LIFNode", 1, 1, "x", "alpha decay_input detach_reset surrogate tau "
+                                          "v_reset v_threshold"},
+    {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w",
+     "alpha decay_input detach_reset init_tau surrogate v_reset v_threshold"},
 };
 
-std::string arityError(ONNXNodeOp node) {
-  for (const Arity &arity : kArities) {
-    if (node.getDomain() != arity.domain || node.getOpType() != arity.type)
-      continue;
-    unsigned count = node.getInputs().size();
-    if (count >= arity.min && count <= arity.max)
-      return "";
-    std::string expected = arity.min == arity.max
-                               ? std::to_string(arity.min)
-                               : llvm::formatv("{0} or {1}", arity.min, arity.max).str();
-    return llvm::formatv("expects {0} input(s) ({1}), got {2}", expected, arity.operands,
-                         count);
+const NodeKind *lookupKind(ONNXNodeOp node) {
+  for (const NodeKind &kind : kNodeKinds)
+    if (node.getDomain() == kind.domain && node.getOpType() == kind.type)
+      return &kind;
+  return nullptr;
+}
+
+/// Inputs and outputs: the patterns index inputs by these counts and replace one result.
+LogicalResult checkCounts(ONNXNodeOp node, const NodeKind &kind, NodeErrors &errors) {
+  unsigned inputs = node.getInputs().size();
+  if (inputs < kind.minInputs || inputs > kind.maxInputs) {
+    std::string expected = kind.minInputs == kind.maxInputs
+                               ? std::to_string(kind.minInputs)
+                               : llvm::formatv("{0} or {1}", kind.minInputs, kind.maxInputs).str();
+    return errors.report(node, llvm::formatv("expects {0} input(s) ({1}), got {2}", expected,
+                                             kind.operands, inputs));
   }
-  return "";
+  // ONNX's optional second outputs (Dropout's mask, MaxPool's indices) have no snn op.
+  if (node->getNumResults() != 1)
+    return errors.report(node, "expects 1 output, got " + Twine(node->getNumResults()));
+  return success();
 }
 
-LogicalResult checkArity(ONNXNodeOp node, ErrorState &errors) {
-  std::string message = arityError(node);
-  return message.empty() ? success() : errors.report(node, message);
-}
-
-// --- Window attributes of Conv, MaxPool, AveragePool ------------------------------------------
-
-/// Checks that `values` are `count` integers, each >= `minimum` (0 or 1).
-LogicalResult checkInts(ONNXNodeOp node, ErrorState &errors, StringRef name,
-                        ArrayRef<int64_t> values, size_t count, int64_t minimum) {
-  if (values.size() == count && llvm::all_of(values, [&](int64_t v) { return v >= minimum; }))
+/// One diagnostic for all of a node's unknown attributes: a wrong op type or a foreign
+/// exporter typically brings several at once.
+LogicalResult checkAttributeNames(ONNXNodeOp node, const NodeKind &kind, NodeErrors &errors) {
+  SmallVector<StringRef> known, unknown;
+  kind.attributes.split(known, ' ', -1, /*KeepEmpty=*/false);
+  for (NamedAttribute attr : node.getOnnxAttrs())
+    if (!llvm::is_contained(known, attr.getName().getValue()))
+      unknown.push_back(attr.getName().getValue());
+  if (unknown.empty())
     return success();
-  return errors.report(node, llvm::formatv("attribute '{0}' must be {1} {2} integers, got {3}",
-                                           name, count, minimum > 0 ? "positive" : "non-negative",
-                                           formatInts(values)));
+  std::string names = "'" + llvm::join(unknown, "', '") + "'";
+  std::string takes = known.empty() ? std::string("none") : llvm::join(known, ", ");
+  return errors.report(node, llvm::formatv("unknown attribute{0} {1} ({2} takes: {3})",
+                                           unknown.size() > 1 ? "s" : "", names, kind.type,
+                                           takes));
 }
 
-FailureOr<Window> readWindow(ONNXNodeOp node, ErrorState &errors) {
+/// The kind's own rules, through the reader the patterns use.
+LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
-  AttrReader attrs(node, errors);
-  Window window;
-  window.kernel = attrs.getInts("kernel_shape", {});
-  window.strides = attrs.getInts("strides", {1, 1});
-  SmallVector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  window.dilations = attrs.getInts("dilations", {1, 1});
-  StringRef autoPad = attrs.getString("auto_pad", "NOTSET");
-  if (type != "Conv")
-    window.ceilMode = attrs.getFlag("ceil_mode", false);
-  if (type == "AveragePool")
-    window.countIncludePad = attrs.getFlag("count_include_pad", false);
-  int64_t storageOrder = type == "MaxPool" ? attrs.getInt("storage_order", 0) : 0;
-  if (attrs.failed())
+  if (node.getDomain() == kNeuronDomain) {
+    Builder builder(node.getContext());
+    return readNeuron(node, builder, errors);
+  }
+  if (type == "Gemm")
+    return readGemm(node, errors);
+  if (type == "Conv")
+    return readConv(node, errors);
+  if (type == "BatchNormalization")
+    return readBatchNorm(node, errors);
+  if (type == "MaxPool" || type == "AveragePool")
+    return readWindow(node, errors);
+  if (type == "Flatten")
+    return readFlatten(node, errors);
+  if (type == "Dropout")
+    return readDropout(node, errors);
+  if (type == "ReduceMean")
+    return readReduceMean(node, errors);
+  if (type == "Reshape")
+    return readReshape(node, errors);
+  return success(); // GlobalAveragePool, Identity, Add, Mul: nothing to read
+}
+
+} // namespace
+
+LogicalResult validateNode(ONNXNodeOp node, NodeErrors &errors) {
+  const NodeKind *kind = lookupKind(node);
+  if (!kind) {
+    if (node.getDomain().empty())
+      return errors.report(node, "unsupported ONNX op");
+    return errors.report(node, "unsupported op of domain '" + node.getDomain() + "'");
+  }
+  // The first failing stage only: the readers index inputs by the counts, a misspelt
+  // attribute would be read as its default, and a wrong op type fails every stage at once.
+  if (failed(checkCounts(node, *kind, errors)) ||
+      failed(checkAttributeNames(node, *kind, errors)))
     return failure();
-  if (autoPad != "NOTSET")
-    return errors.report(node, "auto_pad '" + autoPad + "' is not supported");
-  if (storageOrder != 0)
-    return errors.report(node, "storage_order=1 is not supported");
-  if (type != "Conv" && !node.getOnnxAttrs().get("kernel_shape"))
-    return errors.report(node, "missing required attribute 'kernel_shape'");
-  if (((type != "Conv" || !window.kernel.empty()) &&
-       failed(checkInts(node, errors, "kernel_shape", window.kernel, 2, 1))) ||
-      failed(checkInts(node, errors, "strides", window.strides, 2, 1)) ||
-      failed(checkInts(node, errors, "dilations", window.dilations, 2, 1)) ||
-      failed(checkInts(node, errors, "pads", pads, 4, 0)))
-    return failure();
-  // ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
-  if (pads[0] != pads[2] || pads[1] != pads[3])
-    return errors.report(node, "only symmetric 2-D padding is supported, got pads " +
-                                   formatInts(pads));
-  if (type == "AveragePool" && window.dilations != SmallVector<int64_t>{1, 1})
-    return errors.report(node, "AveragePool with dilations other than 1 is not supported");
-  window.pads = {pads[0], pads[1]};
-  return window;
+  return checkParameters(node, errors);
 }
 
 } // namespace snn::legalize

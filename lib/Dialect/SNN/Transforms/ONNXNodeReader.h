@@ -1,8 +1,13 @@
 //===- ONNXNodeReader.h - Reading ONNX nodes for LegalizeONNX ---*- C++ -*-===//
 //
-// What the legalization patterns need to read an `snn.onnx_node` safely: strict typed
-// attribute reads, input counts per node kind, the window attributes of convs and pools, and
-// one report per problem and node. Private to lib/Dialect/SNN/Transforms.
+// What the legalization needs to read an `snn.onnx_node` safely: the table of node kinds it
+// knows (inputs, outputs, attribute names), strict typed attribute reads, and one checked
+// reader per node kind that returns the node's parameters or reports what is wrong, naming
+// the node. Private to lib/Dialect/SNN/Transforms.
+//
+// The readers serve two callers with one set of rules: the pass's validation walk, which
+// visits every node once and emits, and the rewrite patterns, which read the same parameters
+// silently (a pattern may be tried many times; only the walk reports).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_DIALECT_SNN_TRANSFORMS_ONNXNODEREADER_H
@@ -15,7 +20,6 @@
 #include "llvm/ADT/Twine.h"
 
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -47,95 +51,53 @@ std::string formatInts(ArrayRef<int64_t> values);
 /// The node's source name (its NameLoc), or "<unnamed>".
 std::string nodeName(Operation *op);
 
-/// Reports a node the patterns recognised but cannot legalize (bad attribute or operand).
-/// Patterns cannot fail a pass on their own, so they record the error here. The greedy driver
-/// retries a failed pattern on every iteration, so each problem of a node is reported once.
-struct ErrorState {
-  bool failed = false;
-  std::set<std::pair<Operation *, std::string>> reported;
-  mlir::LogicalResult report(ONNXNodeOp node, const llvm::Twine &message);
+/// Where node errors go. Emitting: each report becomes one diagnostic, `ONNX node 'NAME'
+/// (OpType): message`, on the node. Silent: reports only mark the failure; the patterns read
+/// nodes this way, so a pattern the greedy driver retries never repeats a diagnostic.
+class NodeErrors {
+public:
+  static NodeErrors emitting() { return NodeErrors(true); }
+  static NodeErrors silent() { return NodeErrors(false); }
+
+  bool failed() const { return failedAny; }
+  LogicalResult report(ONNXNodeOp node, const Twine &message);
+
+private:
+  explicit NodeErrors(bool emit) : emit(emit) {}
+  bool emit;
+  bool failedAny = false;
 };
 
 /// The kind of an attribute value, for diagnostics ("an integer", "a list of floats").
 StringRef attrKind(Attribute attr);
 
-/// Typed reads of a node's ONNX attributes, the only way the patterns read them. Absent: the
-/// given default. Present with another kind: an error naming the node and the attribute, and
-/// the default is returned so the other attributes are still checked; callers test failed()
-/// before using any value. An integer is accepted for a float (Python exporters write `tau=2`
-/// as INT) and converted; nothing else is converted.
+/// Typed reads of a node's ONNX attributes, the only way the readers read them. Absent: the
+/// given default. Present with another kind than ONNX's schema gives the attribute: an error
+/// naming the node and the attribute (an INT is no FLOAT: `tau` given as INT -1 used to
+/// compile as the default 2.0), and the default is returned so that the other attributes are
+/// still checked; callers test failed() before using any value.
 class AttrReader {
 public:
-  AttrReader(ONNXNodeOp node, ErrorState &errors) : node(node), errors(errors) {}
+  AttrReader(ONNXNodeOp node, NodeErrors &errors) : node(node), errors(errors) {}
 
   bool failed() const { return failedAny; }
-
-  int64_t getInt(StringRef name, int64_t fallback) {
-    Attribute attr = node.getOnnxAttrs().get(name);
-    if (!attr)
-      return fallback;
-    auto integer = dyn_cast<IntegerAttr>(attr);
-    if (!integer)
-      return wrongKind(name, attr, "an integer"), fallback;
-    if (integer.getType().isInteger(1)) // MLIR's `true`/`false`
-      return integer.getValue().getZExtValue();
-    if (std::optional<int64_t> value = integer.getValue().trySExtValue())
-      return *value;
-    return wrongKind(name, attr, "a 64-bit integer"), fallback;
-  }
-
+  int64_t getInt(StringRef name, int64_t fallback);
   float getFloat(StringRef name, float fallback) {
     return getOptionalFloat(name).value_or(fallback);
   }
-
-  std::optional<float> getOptionalFloat(StringRef name) {
-    Attribute attr = node.getOnnxAttrs().get(name);
-    if (!attr)
-      return std::nullopt;
-    if (auto real = dyn_cast<FloatAttr>(attr))
-      return static_cast<float>(real.getValueAsDouble());
-    if (isa<IntegerAttr>(attr))
-      return static_cast<float>(getInt(name, 0));
-    return wrongKind(name, attr, "a float"), std::nullopt;
-  }
-
-  SmallVector<int64_t> getInts(StringRef name, ArrayRef<int64_t> fallback) {
-    Attribute attr = node.getOnnxAttrs().get(name);
-    if (!attr)
-      return SmallVector<int64_t>(fallback);
-    if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
-      return SmallVector<int64_t>(ints.asArrayRef());
-    return wrongKind(name, attr, "a list of integers"), SmallVector<int64_t>(fallback);
-  }
-
+  std::optional<float> getOptionalFloat(StringRef name);
+  SmallVector<int64_t> getInts(StringRef name, ArrayRef<int64_t> fallback);
   /// An int 0/1 (ONNX has no bool attributes).
-  bool getFlag(StringRef name, bool fallback) {
-    int64_t value = getInt(name, fallback ? 1 : 0);
-    if (value == 0 || value == 1)
-      return value == 1;
-    failedAny = true;
-    (void)errors.report(node, "attribute '" + name + "' must be 0 or 1, got " + Twine(value));
-    return fallback;
-  }
-
-  StringRef getString(StringRef name, StringRef fallback) {
-    Attribute attr = node.getOnnxAttrs().get(name);
-    if (!attr)
-      return fallback;
-    if (auto string = dyn_cast<StringAttr>(attr))
-      return string.getValue();
-    return wrongKind(name, attr, "a string"), fallback;
-  }
+  bool getFlag(StringRef name, bool fallback);
+  StringRef getString(StringRef name, StringRef fallback);
+  /// An error on the node; the reader counts as failed.
+  void fail(const Twine &message);
 
 private:
-  void wrongKind(StringRef name, Attribute attr, StringRef expected) {
-    failedAny = true;
-    (void)errors.report(node, "attribute '" + name + "' must be " + expected + ", got " +
-                                  attrKind(attr));
-  }
+  void wrongKind(StringRef name, Attribute attr, StringRef expected);
 
   ONNXNodeOp node;
-  ErrorState &errors;
+  NodeErrors &errors;
   bool failedAny = false;
 };
 
@@ -145,11 +107,14 @@ std::optional<SmallVector<int64_t>> constantInts(Value value);
 /// PyTorch's momentum from ONNX's (which weights the old statistic).
 float pytorchMomentum(float onnxMomentum);
 
-/// Why `node`, of a kind the patterns know, has the wrong number of inputs; empty if it has
-/// the right number or is of another kind.
-std::string arityError(ONNXNodeOp node);
-/// An error on `node` when a node kind the patterns know has the wrong number of inputs.
-LogicalResult checkArity(ONNXNodeOp node, ErrorState &errors);
+/// Checks what needs no shapes: a known kind, its input and output counts, attribute names
+/// and kinds, and every attribute rule of the kind (through the readers below). Reports each
+/// problem once; the pass calls it once per node before any rewrite.
+LogicalResult validateNode(ONNXNodeOp node, NodeErrors &errors);
+
+// --- Checked parameters of each node kind -----------------------------------------------------
+// Each reader assumes validateNode's counts (it indexes inputs by them) and reports through
+// `errors`; a failure means the node is invalid, whatever its operands' shapes.
 
 /// Read and checked; `kernel` is empty for a Conv without kernel_shape (the weight's).
 struct Window {
@@ -159,8 +124,33 @@ struct Window {
 };
 
 /// The kernel, strides, pads and dilations of a Conv, MaxPool or AveragePool, read and
-/// checked (2-D, symmetric padding); an error on the node otherwise.
-mlir::FailureOr<Window> readWindow(ONNXNodeOp node, ErrorState &errors);
+/// checked (2-D, symmetric padding).
+mlir::FailureOr<Window> readWindow(ONNXNodeOp node, NodeErrors &errors);
+/// A Conv's window and group; kernel_shape, when given, must be the weight's.
+mlir::FailureOr<std::pair<Window, int64_t>> readConv(ONNXNodeOp node, NodeErrors &errors);
+/// Gemm: only Linear's form (transB=1, transA=0, alpha=beta=1) has no parameters.
+LogicalResult readGemm(ONNXNodeOp node, NodeErrors &errors);
+
+struct BatchNormParams {
+  float epsilon, momentum; // momentum in PyTorch's convention
+};
+mlir::FailureOr<BatchNormParams> readBatchNorm(ONNXNodeOp node, NodeErrors &errors);
+LogicalResult readFlatten(ONNXNodeOp node, NodeErrors &errors);
+/// Dropout's ratio: its constant second input, 0.5 without one.
+mlir::FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors);
+/// ReduceMean: only the readout over T, axes=[0] and keepdims=0.
+LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors);
+/// A Reshape's target shape: its constant 1-D integer second input.
+mlir::FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &errors);
+
+/// A neuron node's attributes, read and checked.
+struct NeuronParams {
+  FloatAttr threshold, reset, alpha, tau;
+  mlir::BoolAttr detach, decayInput;
+  SurrogateKindAttr surrogate;
+};
+mlir::FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, mlir::Builder &builder,
+                                         NodeErrors &errors);
 
 } // namespace snn::legalize
 

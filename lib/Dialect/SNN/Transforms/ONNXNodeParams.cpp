@@ -1,0 +1,251 @@
+//===- ONNXNodeParams.cpp - Checked parameters of each ONNX node kind -----===//
+//
+// One reader per node kind: the parameters its snn op needs, or an error per problem naming
+// the node. validateNode runs them once per node (emitting); the patterns run them again
+// silently to build the ops, so the rules cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+#include "ONNXNodeReader.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace snn::legalize {
+
+// --- Windows: Conv, MaxPool, AveragePool ------------------------------------------------------
+
+/// Checks that `values` are `count` integers, each >= `minimum` (0 or 1).
+static LogicalResult checkInts(ONNXNodeOp node, NodeErrors &errors, StringRef name,
+                               ArrayRef<int64_t> values, size_t count, int64_t minimum) {
+  if (values.size() == count && llvm::all_of(values, [&](int64_t v) { return v >= minimum; }))
+    return success();
+  return errors.report(node, llvm::formatv("attribute '{0}' must be {1} {2} integers, got {3}",
+                                           name, count, minimum > 0 ? "positive" : "non-negative",
+                                           formatInts(values)));
+}
+
+/// The window's numbers, once their kinds are right.
+static LogicalResult checkWindow(ONNXNodeOp node, NodeErrors &errors, const Window &window,
+                                 ArrayRef<int64_t> pads) {
+  StringRef type = node.getOpType();
+  if (type != "Conv" && !node.getOnnxAttrs().get("kernel_shape"))
+    return errors.report(node, "missing required attribute 'kernel_shape'");
+  if (((type != "Conv" || !window.kernel.empty()) &&
+       failed(checkInts(node, errors, "kernel_shape", window.kernel, 2, 1))) ||
+      failed(checkInts(node, errors, "strides", window.strides, 2, 1)) ||
+      failed(checkInts(node, errors, "dilations", window.dilations, 2, 1)) ||
+      failed(checkInts(node, errors, "pads", pads, 4, 0)))
+    return failure();
+  // ONNX pads are [begin_h, begin_w, end_h, end_w]; PyTorch only pads symmetrically.
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return errors.report(node, "only symmetric 2-D padding is supported, got pads " +
+                                   formatInts(pads));
+  if (type == "AveragePool" && window.dilations != SmallVector<int64_t>{1, 1})
+    return errors.report(node, "AveragePool with dilations other than 1 is not supported");
+  return success();
+}
+
+FailureOr<Window> readWindow(ONNXNodeOp node, NodeErrors &errors) {
+  StringRef type = node.getOpType();
+  AttrReader attrs(node, errors);
+  Window window;
+  window.kernel = attrs.getInts("kernel_shape", {});
+  window.strides = attrs.getInts("strides", {1, 1});
+  SmallVector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  window.dilations = attrs.getInts("dilations", {1, 1});
+  StringRef autoPad = attrs.getString("auto_pad", "NOTSET");
+  if (type != "Conv")
+    window.ceilMode = attrs.getFlag("ceil_mode", false);
+  if (type == "AveragePool")
+    window.countIncludePad = attrs.getFlag("count_include_pad", false);
+  int64_t storageOrder = type == "MaxPool" ? attrs.getInt("storage_order", 0) : 0;
+  if (attrs.failed())
+    return failure();
+  if (autoPad != "NOTSET")
+    return errors.report(node, "auto_pad '" + autoPad + "' is not supported");
+  if (storageOrder != 0)
+    return errors.report(node, "storage_order=" + Twine(storageOrder) + " is not supported");
+  if (failed(checkWindow(node, errors, window, pads)))
+    return failure();
+  window.pads = {pads[0], pads[1]};
+  return window;
+}
+
+FailureOr<std::pair<Window, int64_t>> readConv(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t group = attrs.getInt("group", 1);
+  auto window = readWindow(node, errors);
+  if (attrs.failed() || failed(window))
+    return failure();
+  if (group < 1)
+    return errors.report(node, "attribute 'group' must be positive, got " + Twine(group));
+  // kernel_shape is optional in ONNX; when given it must be the weight's.
+  auto weight = dyn_cast<RankedTensorType>(node.getInputs()[1].getType());
+  if (!window->kernel.empty() && weight && weight.getRank() == 4 &&
+      ArrayRef<int64_t>(window->kernel) != weight.getShape().drop_front(2))
+    return errors.report(node, llvm::formatv("kernel_shape {0} does not match the weight's "
+                                             "spatial dims {1}",
+                                             formatInts(window->kernel),
+                                             formatInts(weight.getShape().drop_front(2))));
+  return std::make_pair(std::move(*window), group);
+}
+
+// --- Other per-step layers --------------------------------------------------------------------
+
+LogicalResult readGemm(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t transA = attrs.getInt("transA", 0), transB = attrs.getInt("transB", 0);
+  float alpha = attrs.getFloat("alpha", 1.0f), beta = attrs.getFloat("beta", 1.0f);
+  if (attrs.failed())
+    return failure();
+  if (transA != 0 || transB != 1 || alpha != 1.0f || beta != 1.0f)
+    return errors.report(node, llvm::formatv("only Gemm with transB=1, transA=0, alpha=beta=1 "
+                                             "(Linear), got transB={0}, transA={1}, alpha={2}, "
+                                             "beta={3}",
+                                             transB, transA, formatFloat(alpha),
+                                             formatFloat(beta)));
+  return success();
+}
+
+FailureOr<BatchNormParams> readBatchNorm(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  float epsilon = attrs.getFloat("epsilon", 1e-5f);
+  float momentum = attrs.getFloat("momentum", 0.9f);
+  bool training = attrs.getFlag("training_mode", false);
+  if (attrs.failed())
+    return failure();
+  if (training)
+    return errors.report(node, "training_mode=1 is not supported (inference form only)");
+  if (!(epsilon > 0.0f) || !std::isfinite(epsilon))
+    return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
+                                   formatFloat(epsilon));
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return errors.report(node, "attribute 'momentum' must be in [0, 1], got " +
+                                   formatFloat(momentum));
+  return BatchNormParams{epsilon, pytorchMomentum(momentum)};
+}
+
+LogicalResult readFlatten(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t axis = attrs.getInt("axis", 1);
+  if (attrs.failed())
+    return failure();
+  if (axis != 1)
+    return errors.report(node, "only Flatten(axis=1) of a folded tensor is supported, got "
+                               "axis=" + Twine(axis));
+  return success();
+}
+
+FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  attrs.getInt("seed", 0); // unused in inference; type-checked only
+  if (attrs.failed())
+    return failure();
+  auto inputs = node.getInputs();
+  if (inputs.size() < 2)
+    return 0.5f; // ONNX's default ratio
+  auto param = inputs[1].getDefiningOp<ParameterOp>();
+  auto value = param ? dyn_cast<DenseFPElementsAttr>(param.getValue()) : nullptr;
+  if (!value || value.getNumElements() != 1 || !value.getElementType().isF32())
+    return errors.report(node, "Dropout ratio must be a constant float32 scalar");
+  float ratio = *value.getValues<float>().begin();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return errors.report(node, "Dropout ratio must be in [0, 1), got " + formatFloat(ratio));
+  return ratio;
+}
+
+LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  SmallVector<int64_t> axes = attrs.getInts("axes", {});
+  int64_t keepdims = attrs.getInt("keepdims", 1);
+  attrs.getFlag("noop_with_empty_axes", false); // irrelevant with axes=[0]; type-checked only
+  if (attrs.failed())
+    return failure();
+  if (axes != SmallVector<int64_t>{0} || keepdims != 0)
+    return errors.report(node, "only the readout over T, ReduceMean(axes=[0], keepdims=0), "
+                               "is supported");
+  return success();
+}
+
+FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  // The fold and unfold shapes have no 0 entries, where allowzero would matter.
+  attrs.getFlag("allowzero", false);
+  if (attrs.failed())
+    return failure();
+  Value shape = node.getInputs()[1];
+  auto type = dyn_cast<RankedTensorType>(shape.getType());
+  std::optional<SmallVector<int64_t>> values = constantInts(shape);
+  if (!values || !type || type.getRank() != 1)
+    return errors.report(node, llvm::formatv("shape (input #1) must be a constant 1-D int64 "
+                                             "tensor, got {0}{1}",
+                                             values ? "a constant " : "a computed ",
+                                             shape.getType()));
+  return std::move(*values);
+}
+
+// --- Neurons ----------------------------------------------------------------------------------
+
+/// The numbers of a neuron: one error per bad one.
+static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, float threshold,
+                                       std::optional<float> reset, float alpha, float tau) {
+  bool ok = true;
+  auto check = [&](bool good, const Twine &message) {
+    if (!good)
+      ok = false, (void)errors.report(node, message);
+  };
+  check(std::isfinite(threshold),
+        "attribute 'v_threshold' must be finite, got " + formatFloat(threshold));
+  check(!reset || std::isfinite(*reset),
+        "attribute 'v_reset' must be finite, got " + formatFloat(reset.value_or(0.0f)));
+  check(alpha > 0.0f && std::isfinite(alpha),
+        "attribute 'alpha' must be finite and > 0, got " + formatFloat(alpha));
+  check(tau > 1.0f && std::isfinite(tau), "tau must be finite and > 1, got " + formatFloat(tau));
+  if (node.getOpType() == "ParametricLIFNode") {
+    auto w = dyn_cast<RankedTensorType>(node.getInputs()[1].getType());
+    check(w && w.getRank() == 0 && w.getElementType().isF32(),
+          "w (input #1) must be a float32 scalar, got " +
+              llvm::formatv("{0}", node.getInputs()[1].getType()).str());
+  }
+  return success(ok);
+}
+
+FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors &errors) {
+  StringRef type = node.getOpType();
+  AttrReader attrs(node, errors);
+  StringRef surrogateName = attrs.getString("surrogate", "sigmoid");
+  float threshold = attrs.getFloat("v_threshold", 1.0f);
+  std::optional<float> reset = attrs.getOptionalFloat("v_reset");
+  std::optional<float> alpha = attrs.getOptionalFloat("alpha");
+  bool detach = attrs.getFlag("detach_reset", false);
+  bool decayInput = type != "IFNode" && attrs.getFlag("decay_input", true);
+  float tau = type == "LIFNode" ? attrs.getFloat("tau", 2.0f) : 2.0f;
+  if (type == "ParametricLIFNode")
+    attrs.getOptionalFloat("init_tau"); // informational; type-checked only
+  if (attrs.failed())
+    return failure();
+
+  std::optional<SurrogateKind> surrogate = symbolizeSurrogateKind(surrogateName);
+  if (!surrogate)
+    return errors.report(node, "unknown surrogate '" + surrogateName +
+                                   "' (expected sigmoid or atan)");
+  float alphaValue = alpha.value_or(*surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
+  if (failed(checkNeuronValues(node, errors, threshold, reset, alphaValue, tau)))
+    return failure();
+
+  NeuronParams params;
+  params.threshold = builder.getF32FloatAttr(threshold);
+  if (reset)
+    params.reset = builder.getF32FloatAttr(*reset);
+  params.alpha = builder.getF32FloatAttr(alphaValue);
+  params.tau = builder.getF32FloatAttr(tau);
+  params.detach = builder.getBoolAttr(detach);
+  params.decayInput = builder.getBoolAttr(decayInput);
+  params.surrogate = SurrogateKindAttr::get(builder.getContext(), *surrogate);
+  return params;
+}
+
+} // namespace snn::legalize
