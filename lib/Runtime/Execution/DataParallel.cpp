@@ -186,7 +186,9 @@ void checkReplicatedOverMesh(const MeshContext &mesh,
                              const ParameterPartition &partition,
                              const ParameterStore &store) {
   for (const std::string &axis : mesh.axes()) {
-    if (axis == kDataParallelAxis || mesh.axisSize(axis) == 1)
+    // A pipeline's ranks hold different stages: nothing is replicated
+    // over its pp axis.
+    if (axis == kDataParallelAxis || axis == "pp" || mesh.axisSize(axis) == 1)
       continue;
     std::vector<const ParameterStore::Entry *> entries;
     for (const ParameterStore::Entry &entry : store.entries()) {

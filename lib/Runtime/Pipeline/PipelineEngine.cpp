@@ -55,7 +55,7 @@ struct PipelineEngine::Step {
 };
 
 PipelineEngine::PipelineEngine(Model &model, const PipelinePlace &place, LossKind loss)
-    : model(model), where(place), loss(loss) {
+    : stages(model), where(place), loss(loss) {
   const PipelineLayout &layout = place.layout;
   if (model.stages() != layout.stagesOf(place.coordinate))
     throw Error("pipeline: the model of pp coordinate " + std::to_string(place.coordinate) +
@@ -67,7 +67,7 @@ PipelineEngine::PipelineEngine(Model &model, const PipelinePlace &place, LossKin
   schedule = all[size_t(place.coordinate)];
   rankBubble = simulation.rankBubble(size_t(place.coordinate));
   wholeBubble = simulation.bubbleFraction();
-  transport = std::make_unique<StageTransport>(model, layout, place.group);
+  transport = std::make_unique<StageTransport>(stages, layout, place.group);
 }
 
 PipelineEngine::~PipelineEngine() = default;
@@ -124,7 +124,7 @@ std::map<int64_t, at::Tensor> PipelineEngine::awaitInputs(Step &step, const Acti
 
 void PipelineEngine::finishMicrobatch(Step &step, MicrobatchRun &run,
                                       const at::Tensor &output, int64_t microbatch) {
-  at::Tensor rate = firingRate(output, model.manifest().output.timeMajor);
+  at::Tensor rate = firingRate(output, stages.manifest().output.timeMajor);
   at::Tensor labels = step.labels.narrow(0, microbatch * step.samples, step.samples);
   run.loss = computeLoss(rate, labels, loss);
   step.result.lossSum += double(run.loss.item<float>());
@@ -147,7 +147,7 @@ void PipelineEngine::runForward(Step &step, const Action &a) {
   at::Tensor x;
   if (a.stage == 0)
     x = step.input.narrow(1, a.microbatch * step.samples, step.samples);
-  at::Tensor output = model.runStage(a.stage, x, boundary, true, run.weightGrads.get());
+  at::Tensor output = stages.runStage(a.stage, x, boundary, true, run.weightGrads.get());
   if (a.stage == where.layout.stageCount - 1)
     finishMicrobatch(step, run, output, a.microbatch);
   run.outputs = std::move(boundary.sent);
@@ -234,12 +234,12 @@ PipelineStepResult PipelineEngine::trainStep(const at::Tensor &input,
 at::Tensor PipelineEngine::forward(const at::Tensor &input) {
   int64_t samples = input.size(1);
   at::Tensor output;
-  for (int64_t stage : model.stages()) {
+  for (int64_t stage : stages.stages()) {
     StageBoundary boundary;
     for (size_t slot = 0; slot < transport->recvCount(stage); ++slot)
       boundary.received[int64_t(slot)] =
           transport->receiveActivation(stage, 0, int64_t(slot), samples).wait();
-    at::Tensor result = model.runStage(stage, stage == 0 ? input : at::Tensor(), boundary,
+    at::Tensor result = stages.runStage(stage, stage == 0 ? input : at::Tensor(), boundary,
                                        /*training=*/false);
     if (stage == where.layout.stageCount - 1)
       output = result;

@@ -91,6 +91,7 @@ public:
   at::Tensor forward(const at::Tensor &input);
 
   const PipelinePlace &place() const { return where; }
+  Model &model() { return stages; }
   const std::vector<Action> &actions() const { return schedule; }
   /// Whether this rank runs the last stage.
   bool holdsLastStage() const;
@@ -115,7 +116,7 @@ private:
   void span(PipelineTrace::Kind kind, int64_t stage, int64_t microbatch, int64_t detail,
             PipelineTrace::Clock::time_point start);
 
-  Model &model;
+  Model &stages;
   PipelinePlace where;
   LossKind loss;
   std::vector<Action> schedule;
