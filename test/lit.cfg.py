@@ -19,3 +19,5 @@ config.substitutions.append(
     ("%onnx-from-text", config.python + " " + os.path.join(tools, "onnx_from_text.py")))
 config.substitutions.append(
     ("%dump-onnx", config.python + " " + os.path.join(tools, "dump_onnx.py")))
+config.substitutions.append(
+    ("%check-pipeline", config.python + " " + os.path.join(tools, "check_pipeline_artifact.py")))

@@ -5,7 +5,8 @@
 // An unpartitioned module is one program that every rank runs: a plan of the data-parallel
 // family goes to the manifest with its mesh, `shard` annotations are looked through and
 // `snn.*` planning attributes (e.g. snn.pp_stage) are not exported. A module partitioned by
-// --snn-partition (tp, fsdp_tp) is one program per coordinate of its tp axis.
+// --snn-partition (tp, fsdp_tp) is one program per coordinate of its tp axis; a pp module split
+// by --snn-split-pipeline-stages is one program per logical stage.
 
 #include "snn/Export/ArtifactExporter.h"
 
@@ -21,6 +22,7 @@
 #include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
 #include "snn/Schema/Manifest.h"
 
+#include "PipelineArtifact.h"
 #include "ProgramWriter.h"
 
 #include <fstream>
@@ -48,8 +50,10 @@ ProgramAxis programAxis(snn::PlanAttr plan) {
   return {axes[dim], dim, plan.getMeshShape()[dim]};
 }
 
+} // namespace
+
 /// Every rank whose row-major coordinate on mesh dimension `dim` is `coordinate`.
-std::vector<int> ranksAt(const schema::MeshSpec &mesh, int64_t dim, int64_t coordinate) {
+std::vector<int> snn::ranksAt(const schema::MeshSpec &mesh, int64_t dim, int64_t coordinate) {
   int64_t world = 1, stride = 1;
   for (int64_t size : mesh.shape)
     world *= size;
@@ -62,8 +66,12 @@ std::vector<int> ranksAt(const schema::MeshSpec &mesh, int64_t dim, int64_t coor
   return ranks;
 }
 
+namespace {
+
+using snn::ranksAt;
+
 /// Why `plan` cannot be exported: an unpartitioned tp / fsdp_tp plan (per-rank programs
-/// not made yet), or pp (its stage programs are not split).
+/// not made yet), or a partitioned plan of another mode.
 LogicalResult refuseMode(ModuleOp module, snn::PlanAttr plan) {
   schema::ParallelMode mode = plan.getMode();
   if (mode == schema::ParallelMode::TP || mode == schema::ParallelMode::FSDP_TP)
@@ -71,9 +79,7 @@ LogicalResult refuseMode(ModuleOp module, snn::PlanAttr plan) {
            << schema::nameOf(mode)
            << "' is not partitioned: run --snn-partition before exporting (snn-compile runs it)";
   return module.emitError("plan mode '")
-         << schema::nameOf(mode)
-         << "' cannot be exported yet: its per-stage programs are not split (plan another "
-            "mode, or leave out -o to only --explain the plan)";
+         << schema::nameOf(mode) << "' is marked partitioned, which only tp and fsdp_tp can be";
 }
 
 /// The plan, its mesh and explanation from `snn.plan`, and which ranks run which program:
@@ -143,13 +149,12 @@ LogicalResult commitDirectory(StringRef tmp, StringRef dir, Location loc) {
 }
 
 /// The programs and manifest of `module`: one program, or one per tp coordinate.
-LogicalResult buildArtifact(ModuleOp module, func::FuncOp func,
-                            std::vector<onnx::ModelProto> &programs,
+LogicalResult buildArtifact(ModuleOp module, std::vector<onnx::ModelProto> &programs,
                             schema::Manifest &manifest) {
-  manifest.producer = "spikemesh";
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError("module has no @main function to export");
   manifest.programs = {{"program_0.onnx", {0}}};
-  if (auto source = module->getAttrOfType<StringAttr>("snn.source"))
-    manifest.source = llvm::sys::path::filename(source.getValue()).str();
   ProgramAxis axis = programAxis(module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName));
   FailureOr<snn::Partitioning> partitioning =
       snn::findSlicedParameters(func, axis.name, axis.size);
@@ -167,12 +172,15 @@ LogicalResult buildArtifact(ModuleOp module, func::FuncOp func,
 } // namespace
 
 LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!func)
-    return module.emitError("module has no @main function to export");
   std::vector<onnx::ModelProto> programs;
   schema::Manifest manifest;
-  if (failed(buildArtifact(module, func, programs, manifest)))
+  manifest.producer = "spikemesh";
+  if (auto source = module->getAttrOfType<StringAttr>("snn.source"))
+    manifest.source = llvm::sys::path::filename(source.getValue()).str();
+  auto plan = module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName);
+  bool pipeline = plan && plan.getMode() == schema::ParallelMode::PP;
+  if (failed(pipeline ? snn::buildPipelineArtifact(module, plan, programs, manifest)
+                      : buildArtifact(module, programs, manifest)))
     return failure();
 
   SmallString<256> tmp(directory);

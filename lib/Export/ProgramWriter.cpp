@@ -27,17 +27,24 @@ std::vector<int64_t> manifestShape(RankedTensorType type) {
   return shape;
 }
 
-void setValueInfo(onnx::ValueInfoProto *info, StringRef name, RankedTensorType type) {
+/// The graph's input and output name their dynamic (batch) dimension `N`; a `recv` output's
+/// value info writes it as -1, as the manifest does (docs/artifact-format.md).
+enum class DynamicDim { Named, MinusOne };
+
+void setValueInfo(onnx::ValueInfoProto *info, StringRef name, RankedTensorType type,
+                  DynamicDim dynamic = DynamicDim::Named) {
   info->set_name(name.str());
   auto *tensor = info->mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(onnx::TensorProto::FLOAT);
   auto *shape = tensor->mutable_shape();
   for (int64_t dim : type.getShape()) {
     auto *d = shape->add_dim();
-    if (ShapedType::isDynamic(dim))
+    if (!ShapedType::isDynamic(dim))
+      d->set_dim_value(dim);
+    else if (dynamic == DynamicDim::Named)
       d->set_dim_param("N");
     else
-      d->set_dim_value(dim);
+      d->set_dim_value(-1);
   }
 }
 
@@ -118,24 +125,33 @@ void fillInitializer(onnx::TensorProto &tensor, ParameterOp param, const SlicedP
   tensor.set_raw_data(std::move(raw));
 }
 
-/// Builds the program ONNX and the manifest's parameter list from @main.
+/// Builds the program ONNX and the manifest's parameter list from @main (or from one
+/// pipeline stage function).
 class ProgramWriter {
 public:
   ProgramWriter(func::FuncOp func, const Partitioning &partitioning)
-      : func(func), partitioning(partitioning) {}
+      : func(func), partitioning(partitioning) {
+    if (auto stageAttr = func->getAttrOfType<IntegerAttr>(kStageAttrName))
+      stage = stageAttr.getInt();
+  }
 
   LogicalResult write(onnx::ModelProto &model, schema::Manifest &manifest);
 
 private:
+  LogicalResult checkSignature();
   LogicalResult writeParameter(ParameterOp param, onnx::GraphProto &graph,
                                std::vector<schema::ParameterSpec> &parameters);
   LogicalResult writeNode(Operation *op, onnx::GraphProto &graph);
+  LogicalResult writeOutput(func::ReturnOp ret, onnx::GraphProto &graph);
+  void writeBoundary(schema::Manifest &manifest);
   std::string nameOf(Value value) { return names.lookup(value); }
   /// The slice of `param` when the programs hold its parts; null otherwise.
   const SlicedParameter *sliceOf(ParameterOp param) const;
 
   func::FuncOp func;
   const Partitioning &partitioning;
+  /// The logical pipeline stage of a stage function; -1 for @main.
+  int64_t stage = -1;
   llvm::DenseMap<Value, std::string> names;
   int nextValue = 0;
 };
@@ -160,6 +176,7 @@ LogicalResult ProgramWriter::writeParameter(ParameterOp param, onnx::GraphProto 
                              param.getBuffer() ? schema::ParameterKind::Buffer
                                                : schema::ParameterKind::Parameter,
                              schema::kReplicated};
+  spec.stage = stage;
   if (sliced) {
     spec.sharding = schema::kSplit;
     spec.splitDim = int64_t(sliced->slice.getAxis());
@@ -202,6 +219,10 @@ LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
     names[result] = name;
     node->add_output(name);
   }
+  // What a stage receives has no producer in its program: its value info gives the shape.
+  if (auto recv = dyn_cast<RecvOp>(op))
+    setValueInfo(graph.add_value_info(), nameOf(recv.getResult()),
+                 cast<RankedTensorType>(recv.getType()), DynamicDim::MinusOne);
   for (NamedAttribute attr : op->getAttrDictionary()) {
     if (attr.getName().strref().starts_with("snn."))
       continue; // planning annotations, not part of the op's semantics
@@ -213,44 +234,44 @@ LogicalResult ProgramWriter::writeNode(Operation *op, onnx::GraphProto &graph) {
   return success();
 }
 
-LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &manifest) {
-  model.set_ir_version(8);
-  model.set_producer_name("spikemesh");
-  auto *opset = model.add_opset_import();
-  opset->set_domain(schema::kArtifactDomain);
-  opset->set_version(schema::kArtifactOpsetVersion);
-  onnx::GraphProto &graph = *model.mutable_graph();
-  graph.set_name("main");
-
-  if (func.getNumArguments() != 1 || func.getNumResults() != 1)
+/// @main takes one input and returns one output. Of a pipeline's stage functions, the first
+/// takes the input and the last returns the output; the exporter checks which is which.
+LogicalResult ProgramWriter::checkSignature() {
+  if (stage < 0 && (func.getNumArguments() != 1 || func.getNumResults() != 1))
     return func.emitError("@main must take one input and return one output");
-  auto inputType = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-  auto outputType = dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
-  if (!inputType || !outputType)
-    return func.emitError("@main input and output must be ranked tensors");
-  names[func.getArgument(0)] = "input";
-  setValueInfo(graph.add_input(), "input", inputType);
+  if (func.getNumArguments() > 1 || func.getNumResults() > 1)
+    return func.emitError("@") << func.getSymName()
+                               << " must take at most one input and return at most one output";
+  for (Type type : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
+    if (!isa<RankedTensorType>(type))
+      return func.emitError("@") << func.getSymName()
+                                 << " input and output must be ranked tensors";
+  return success();
+}
 
-  std::vector<schema::ParameterSpec> parameters;
-  for (Operation &op : func.getBody().front()) {
-    if (auto param = dyn_cast<ParameterOp>(op)) {
-      if (failed(writeParameter(param, graph, parameters)))
-        return failure();
-    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      // Rename the returned value so the graph output is always called `output`.
-      Value result = ret.getOperand(0);
-      onnx::NodeProto *producer = nullptr;
-      for (auto &node : *graph.mutable_node())
-        for (auto &out : *node.mutable_output())
-          if (out == nameOf(result))
-            producer = &node, out = "output";
-      if (!producer)
-        return ret.emitError("@main must return the result of an snn op");
-      setValueInfo(graph.add_output(), "output", outputType);
-    } else if (failed(writeNode(&op, graph))) {
-      return failure();
-    }
-  }
+/// Renames the returned value so the graph output is always called `output`.
+LogicalResult ProgramWriter::writeOutput(func::ReturnOp ret, onnx::GraphProto &graph) {
+  if (ret.getNumOperands() == 0)
+    return success(); // a pipeline stage before the last
+  Value result = ret.getOperand(0);
+  onnx::NodeProto *producer = nullptr;
+  for (auto &node : *graph.mutable_node())
+    for (auto &out : *node.mutable_output())
+      if (out == nameOf(result))
+        producer = &node, out = "output";
+  if (!producer)
+    return ret.emitError("@") << func.getSymName() << " must return the result of an snn op";
+  setValueInfo(graph.add_output(), "output", cast<RankedTensorType>(result.getType()));
+  return success();
+}
+
+/// The manifest's input and output specs, for the boundary this function has.
+void ProgramWriter::writeBoundary(schema::Manifest &manifest) {
+  if (func.getNumArguments() == 1)
+    manifest.input = {"input", manifestShape(cast<RankedTensorType>(func.getArgument(0).getType())),
+                      /*timeMajor=*/true};
+  if (func.getNumResults() != 1)
+    return;
   // The readout decides the layout; a planned module's annotations forward its value.
   Value readout = func.getBody().front().getTerminator()->getOperand(0);
   while (Operation *def = readout.getDefiningOp()) {
@@ -262,8 +283,37 @@ LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &ma
     readout = source;
   }
   bool outputTimeMajor = !readout.getDefiningOp<MeanTimeOp>();
-  manifest.input = {"input", manifestShape(inputType), /*timeMajor=*/true};
-  manifest.output = {"output", manifestShape(outputType), outputTimeMajor};
+  manifest.output = {"output", manifestShape(cast<RankedTensorType>(func.getResultTypes()[0])),
+                     outputTimeMajor};
+}
+
+LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &manifest) {
+  model.set_ir_version(8);
+  model.set_producer_name("spikemesh");
+  auto *opset = model.add_opset_import();
+  opset->set_domain(schema::kArtifactDomain);
+  opset->set_version(schema::kArtifactOpsetVersion);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name(func.getSymName().str());
+  if (failed(checkSignature()))
+    return failure();
+  if (func.getNumArguments() == 1) {
+    names[func.getArgument(0)] = "input";
+    setValueInfo(graph.add_input(), "input", cast<RankedTensorType>(func.getArgument(0).getType()));
+  }
+  std::vector<schema::ParameterSpec> parameters;
+  for (Operation &op : func.getBody().front()) {
+    LogicalResult written = success();
+    if (auto param = dyn_cast<ParameterOp>(op))
+      written = writeParameter(param, graph, parameters);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      written = writeOutput(ret, graph);
+    else
+      written = writeNode(&op, graph);
+    if (failed(written))
+      return failure();
+  }
+  writeBoundary(manifest);
   manifest.parameters = std::move(parameters);
   return success();
 }

@@ -55,6 +55,10 @@ std::string departureSentence(const Context &ctx, const std::vector<Estimate> &c
                               int chosen);
 std::string memoptSentence(const Context &ctx, const Estimate &e);
 std::string pipelineSentence(const Context &ctx, const Estimate &e);
+/// Why a topology with a pp axis got no pipeline; empty when it did or has none. `chosen`
+/// indexes `candidates`, or is -1 when the reference table decided.
+std::string pipelineTopologySentence(const Context &ctx, const std::vector<Estimate> &candidates,
+                                     int chosen);
 bool sameDecision(const TableDecision &t, const Estimate &e);
 
 } // namespace snn::planner

@@ -14,11 +14,12 @@
 
 namespace snn::planner {
 
-Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch)
+Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch,
+                     int64_t minUnits)
     : model_(model), hw_(hardware), batch_(std::max<int64_t>(batch, 1)) {
   for (size_t i = 0; i < model.ops.size(); ++i)
     perSample_.push_back(opCost(model, int(i), 1));
-  units_ = pipelineUnits(model);
+  units_ = pipelineUnits(model, minUnits);
   tp_ = planTensorParallel(model);
 }
 
@@ -155,20 +156,26 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
   e.commBytes = comm.bytes;
 }
 
-void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
-  int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
-  int64_t m = std::max<int64_t>(config.microbatches, 1);
-  int64_t micro = (batch_ + m - 1) / m;
-  Scales s = scalesFor(1);
-  // Units and ops of every logical stage (chunk).
-  std::vector<std::vector<int>> chunkUnits(chunks), chunkOps(chunks);
+Estimator::Chunks Estimator::chunksOf(const ModeConfig &config) const {
+  int64_t chunks = config.pp * config.virtualStages;
+  Chunks c{std::vector<std::vector<int>>(chunks), std::vector<std::vector<int>>(chunks)};
   size_t nextUnit = 0;
   for (int64_t k = 0; k < chunks && k < int64_t(config.layout.size()); ++k)
     for (int64_t i = 0; i < config.layout[k] && nextUnit < units_.size(); ++i, ++nextUnit) {
-      chunkUnits[k].push_back(int(nextUnit));
+      c.units[k].push_back(int(nextUnit));
       for (int op : units_[nextUnit].ops)
-        chunkOps[k].push_back(op);
+        c.ops[k].push_back(op);
     }
+  return c;
+}
+
+void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
+  int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
+  int64_t m = std::max<int64_t>(config.microbatches, 1);
+  int64_t dp = std::max<int64_t>(config.dp, 1);
+  int64_t micro = (batch_ + dp * m - 1) / (dp * m); // each replica splits its share
+  Scales s = scalesFor(1);
+  Chunks chunk = chunksOf(config);
   auto recomputes = [&](int64_t k) {
     return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
            config.memoptStages.end();
@@ -177,15 +184,15 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   std::vector<int64_t> boundary(chunks, 0);
   int lastOp = -1;
   for (int64_t k = 0; k < chunks; ++k) {
-    if (!chunkOps[k].empty())
-      lastOp = chunkOps[k].back();
+    if (!chunk.ops[k].empty())
+      lastOp = chunk.ops[k].back();
     boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
   }
 
   double slowestCompute = 0, slowestTick = 0;
   std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
   for (int64_t k = 0; k < chunks; ++k) {
-    double work = flops(chunkOps[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
+    double work = flops(chunk.ops[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
     double transfer = 0;
     int64_t sent = 0;
     auto send = [&](int64_t bytes) {
@@ -202,25 +209,46 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
 
     int64_t rank = k % stages;
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
-    rankState[rank] += params(chunkOps[k], s);
-    rankActivations[rank] += activations(chunkUnits[k], s, micro, recomputes(k)) * inFlight;
+    rankState[rank] += params(chunk.ops[k], s);
+    rankActivations[rank] += activations(chunk.units[k], s, micro, recomputes(k)) * inFlight;
     rankComm[rank] += sent * m;
   }
-  // The busiest rank bounds the memory every rank must have.
+  double ticks = double(m * config.virtualStages + stages - 1);
+  e.computeSeconds = ticks * slowestCompute;
+  e.commSeconds = ticks * (slowestTick - slowestCompute);
+  pipelineRanks(config, chunk, rankState, rankActivations, rankComm, e);
+}
+
+/// The busiest pipeline rank bounds the memory every rank must have and the bytes it
+/// sends; with dp replicas, each rank also all-reduces its stages' gradients over dp once per
+/// step, after the pipeline drains.
+void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
+                              const std::vector<int64_t> &rankState,
+                              const std::vector<int64_t> &rankActivations,
+                              std::vector<int64_t> rankComm, Estimate &e) const {
+  int64_t stages = config.pp, chunks = int64_t(chunk.ops.size());
+  double slowestReduce = 0;
   for (int64_t r = 0; r < stages; ++r) {
     std::vector<int> ops;
     for (int64_t k = r; k < chunks; k += stages)
-      ops.insert(ops.end(), chunkOps[k].begin(), chunkOps[k].end());
+      ops.insert(ops.end(), chunk.ops[k].begin(), chunk.ops[k].end());
     int64_t state = stateBytes(rankState[r], buffers(ops), 1, 1);
     if (r == 0 || state + rankActivations[r] > e.stateBytes + e.activationBytes) {
       e.stateBytes = state;
       e.activationBytes = rankActivations[r];
     }
+    if (config.dp > 1) {
+      ModelCost held;
+      held.paramBytes = rankState[r];
+      for (int op : ops)
+        held.paramOps += perSample_[op].paramBytes > 0 ? 1 : 0;
+      Communication reduce = dataParallelCommunication(held, config.dp);
+      rankComm[r] += reduce.bytes;
+      slowestReduce = std::max(slowestReduce, reduce.seconds(hw_));
+    }
   }
   e.commBytes = *std::max_element(rankComm.begin(), rankComm.end());
-  double ticks = double(m * config.virtualStages + stages - 1);
-  e.computeSeconds = ticks * slowestCompute;
-  e.commSeconds = ticks * (slowestTick - slowestCompute);
+  e.commSeconds += slowestReduce;
 }
 
 Estimate skeleton(const ModeConfig &config) {
@@ -256,7 +284,8 @@ std::string Estimate::mesh() const {
   case Mode::TP: return "tp=" + std::to_string(tp);
   case Mode::FSDP_TP: return "dp=" + std::to_string(dp) + " x tp=" + std::to_string(tp);
   case Mode::PP:
-    return "pp=" + std::to_string(pp) +
+    return (dp > 1 ? "dp=" + std::to_string(dp) + " x " : std::string()) + "pp=" +
+           std::to_string(pp) +
            (virtualStages > 1 ? " (vpp " + std::to_string(virtualStages) + ")" : "");
   }
   return "";

@@ -13,7 +13,9 @@ Estimate skeleton(const ModeConfig &config);
 /// so they are computed once per sample and scaled.
 class Estimator {
 public:
-  Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch);
+  /// `minUnits`: the pipeline units wanted (pipelineUnits()).
+  Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch,
+            int64_t minUnits = 0);
 
   const ModelInfo &model() const { return model_; }
   const std::vector<PipelineUnit> &units() const { return units_; }
@@ -42,8 +44,18 @@ private:
   int64_t stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
                      int64_t shardOptimizer) const;
 
+  /// The units and ops of each logical stage (chunk) of a pipeline.
+  struct Chunks {
+    std::vector<std::vector<int>> units, ops;
+  };
+  Chunks chunksOf(const ModeConfig &config) const;
+
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
+  void pipelineRanks(const ModeConfig &config, const Chunks &chunk,
+                     const std::vector<int64_t> &rankState,
+                     const std::vector<int64_t> &rankActivations,
+                     std::vector<int64_t> rankComm, Estimate &e) const;
 
   const ModelInfo &model_;
   Hardware hw_;

@@ -188,8 +188,10 @@ size_t sharedPrefixLength(const ModelInfo &model) {
 
 } // namespace
 
-std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model) {
-  size_t skip = sharedPrefixLength(model);
+namespace {
+
+/// Units keyed by the first `depth` components of each module op's path.
+std::vector<PipelineUnit> unitsAtDepth(const ModelInfo &model, size_t depth) {
   std::vector<PipelineUnit> units;
   std::vector<int> pending; // functional ops before the first module
   for (size_t i = 0; i < model.ops.size(); ++i) {
@@ -201,9 +203,9 @@ std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model) {
         units.back().ops.push_back(int(i));
       continue;
     }
-    std::vector<std::string> path = pathComponents(op.name);
+    std::vector<std::string> path = pathComponents(op.name.substr(0, op.name.find('/')));
     std::string key;
-    for (size_t c = 0; c <= skip && c < path.size(); ++c)
+    for (size_t c = 0; c < depth && c < path.size(); ++c)
       key += (c ? "." : "") + path[c];
     if (units.empty() || units.back().name != key)
       units.push_back({key, {}});
@@ -215,6 +217,26 @@ std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model) {
   }
   if (!pending.empty())
     units.push_back({"model", pending});
+  return units;
+}
+
+size_t deepestPath(const ModelInfo &model) {
+  size_t deepest = 0;
+  for (const OpInfo &op : model.ops)
+    if (isModuleOp(op))
+      deepest = std::max(deepest, pathComponents(op.name.substr(0, op.name.find('/'))).size());
+  return deepest;
+}
+
+} // namespace
+
+std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model, int64_t minUnits) {
+  size_t depth = sharedPrefixLength(model) + 1;
+  std::vector<PipelineUnit> units = unitsAtDepth(model, depth);
+  // Too few top-level blocks for the stages asked: split every block into its children
+  // (a VGG's `features` into its layers, a residual block into its convs), level by level.
+  for (size_t deepest = deepestPath(model); int64_t(units.size()) < minUnits && depth < deepest;)
+    units = unitsAtDepth(model, ++depth);
   return units;
 }
 

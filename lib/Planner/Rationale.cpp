@@ -92,7 +92,7 @@ bool sameDecision(const TableDecision &t, const Estimate &e) {
   if (t.mode != e.mode || t.optimizer != e.optimizer)
     return false;
   if (t.mode == Mode::PP)
-    return t.pp == e.pp;
+    return t.pp == e.pp && t.dp == e.dp;
   return t.dp == e.dp && t.tp == e.tp;
 }
 
@@ -114,13 +114,22 @@ std::string departureSentence(const Context &ctx, const std::vector<Estimate> &c
                                            ctx.tpAvailable(), ctx.input.hasTrainableParams,
                                            ctx.request.features);
   const Estimate &c = candidates[chosen];
-  if (sameDecision(t, c) && t.mode == Mode::PP && t.virtualStages != c.virtualStages)
-    return "The reference table also chooses pp on pp=" + std::to_string(t.pp) + " but with " +
-           std::to_string(t.virtualStages) + " virtual stages per rank; the plan uses " +
-           std::to_string(c.virtualStages) + " because the model has " +
-           std::to_string(ctx.unitCount()) + " stage units (" +
-           std::to_string(t.virtualStages) + " virtual stages need " +
-           std::to_string(t.virtualStages * t.pp) + ").";
+  if (sameDecision(t, c) && t.mode == Mode::PP && t.virtualStages != c.virtualStages) {
+    std::string text = "The reference table also chooses pp on pp=" + std::to_string(t.pp) +
+                       " but with " + std::to_string(t.virtualStages) +
+                       " virtual stages per rank; the plan uses " +
+                       std::to_string(c.virtualStages) + " because ";
+    if (ctx.unitCount() < t.virtualStages * t.pp)
+      return text + "the model has " + std::to_string(ctx.unitCount()) + " stage units (" +
+             std::to_string(t.virtualStages) + " virtual stages need " +
+             std::to_string(t.virtualStages * t.pp) + ").";
+    for (const Estimate &e : candidates)
+      if (e.mode == Mode::PP && e.feasible && e.dp == c.dp &&
+          e.virtualStages == t.virtualStages)
+        return text + "it is estimated at " + metricOf(ctx, c) + " against " + metricOf(ctx, e) +
+               " with " + std::to_string(t.virtualStages) + ".";
+    return text + std::to_string(t.virtualStages) + " were not estimated.";
+  }
   if (sameDecision(t, c))
     return "The reference table agrees (" + t.reason + ").";
   std::string text = "The reference table would choose " + tableLabel(t) + " (" + t.reason +
@@ -147,6 +156,9 @@ std::string memoptSentence(const Context &ctx, const Estimate &e) {
            std::string(ctx.request.objective == Objective::Speed ? "speed objective"
                                                                  : "not needed") +
            ").";
+  if (e.mode == Mode::PP && !ctx.request.ppMemoptStages.empty())
+    return "memopt 1: the stages asked for (pp-memopt-stages) recompute their activations (one "
+           "extra forward each) instead of keeping them for every microbatch in flight.";
   if (ctx.request.objective == Objective::Speed)
     return std::string("memopt 1: activation recomputation ") +
            (e.fitsBudget ? "is what brings the plan under" : "lowers the memory toward") +
@@ -162,11 +174,16 @@ std::string memoptSentence(const Context &ctx, const Estimate &e) {
 }
 
 std::string pipelineSentence(const Context &ctx, const Estimate &e) {
+  int64_t share = ctx.batch / std::max<int64_t>(e.dp, 1);
   std::string text = "Pipeline: " + std::to_string(e.pp) + " stages x " +
                      std::to_string(e.virtualStages) + " virtual, " +
+                     (e.dp > 1 ? std::to_string(e.dp) + " data-parallel replicas of " +
+                                     std::to_string(share) + " samples, each in "
+                               : std::string()) +
                      std::to_string(e.microbatches) + " microbatches of " +
-                     std::to_string(ctx.batch / std::max<int64_t>(e.microbatches, 1)) +
-                     ", schedule " + scheduleName(*e.schedule) + ", layout " +
+                     std::to_string(share / std::max<int64_t>(e.microbatches, 1)) +
+                     ", schedule " + scheduleName(*e.schedule) +
+                     (e.delayWgrad ? " (weight gradients delayed)" : "") + ", layout " +
                      formatStageLayout(e.layout) + " over " + std::to_string(ctx.unitCount()) +
                      " units";
   if (!ctx.request.ppLayout.empty())
@@ -180,6 +197,36 @@ std::string pipelineSentence(const Context &ctx, const Estimate &e) {
     mean += c / double(costs.size());
   return text + " (stage cost in FLOP-equivalents: largest " + formatFlops(largest) +
          ", mean " + formatFlops(mean) + ").";
+}
+
+/// Why a topology that names a pp axis did not get a pipeline (empty when it did, or names
+/// none): the user wrote the axis, so the plan answers for it.
+std::string pipelineTopologySentence(const Context &ctx, const std::vector<Estimate> &candidates,
+                                     int chosen) {
+  const Topology &t = ctx.request.topology;
+  if (t.size("pp") <= 1 || (chosen >= 0 && candidates[chosen].mode == Mode::PP))
+    return "";
+  std::string text = "The topology names a pp axis (pp=" + std::to_string(t.size("pp")) + ")";
+  if (!ctx.request.features.allowPipeline)
+    return text + ", but pipelines are not considered (allow-pipeline=false).";
+  if (chosen < 0)
+    return text + "; the reference table decides by objective, world size and batch, not by "
+                  "axis names (force mode pp to pipeline).";
+  int best = -1;
+  std::string reason;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Estimate &e = candidates[i];
+    if (e.mode == Mode::PP && !e.feasible && reason.empty())
+      reason = e.infeasibleReason;
+    if (e.mode == Mode::PP && e.feasible && (best < 0 || better(ctx, e, candidates[best])))
+      best = int(i);
+  }
+  if (best < 0)
+    return text + ", but no pipeline is feasible: " + reason + ".";
+  const Estimate &p = candidates[best];
+  return text + "; the best pipeline, pp on " + p.mesh() + ", is estimated at " +
+         metricOf(ctx, p) + " against " + metricOf(ctx, candidates[chosen]) + " for " +
+         candidates[chosen].label() + " (force mode pp to use it).";
 }
 
 } // namespace snn::planner

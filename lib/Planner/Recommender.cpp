@@ -25,7 +25,9 @@ std::string describe(const ModeConfig &c) {
 
 // --- Pipeline configuration ---------------------------------------------------------------
 
-int64_t defaultVirtualStages(const Context &ctx, int64_t stages) {
+int64_t defaultVirtualStages(const Context &ctx, int64_t stages, int64_t dp = 1) {
+  if (ctx.request.ppVirtualStages > 0)
+    return ctx.request.ppVirtualStages;
   if (int64_t vpp = ctx.request.topology.size("vpp"))
     return vpp;
   // An explicit layout lists every logical stage: its length says how many per rank.
@@ -33,9 +35,13 @@ int64_t defaultVirtualStages(const Context &ctx, int64_t stages) {
   int64_t listed = layout.empty() ? 0 : 1 + std::count(layout.begin(), layout.end(), '|');
   if (listed > 0 && listed % stages == 0)
     return listed / stages;
-  // The reference's rule: two virtual stages once every rank can take two microbatches.
+  // A forced schedule says whether it interleaves.
+  if (std::optional<Schedule> schedule = ctx.request.ppSchedule)
+    return *schedule == Schedule::GPipe || *schedule == Schedule::OneFOneB ? 1 : 2;
+  // The reference's rule: two virtual stages once every rank can take two microbatches
+  // (of its data-parallel replica's share of the batch).
   bool enoughUnits = ctx.request.ppLayout.empty() ? ctx.unitCount() >= 2 * stages : true;
-  return ctx.batch >= 2 * stages && enoughUnits ? 2 : 1;
+  return ctx.batch / dp >= 2 * stages && enoughUnits ? 2 : 1;
 }
 
 Result<std::vector<int64_t>> stageLayout(const Context &ctx, int64_t chunks) {
@@ -44,49 +50,91 @@ Result<std::vector<int64_t>> stageLayout(const Context &ctx, int64_t chunks) {
     return parseStageLayout(ctx.request.ppLayout, chunks, units);
   if (units < chunks)
     return makeError("pp with " + std::to_string(chunks) +
-                     " logical stages needs at least as many stage units (top-level blocks); "
+                     " logical stages needs at least as many stage units (blocks); "
                      "the model has " + std::to_string(units));
   std::vector<double> costs = ctx.estimator ? ctx.estimator->unitCosts()
                                             : std::vector<double>(size_t(units), 1.0);
   return balancedStageLayout(costs, chunks);
 }
 
-Result<ModeConfig> pipelineConfig(const Context &ctx, int64_t stages, int64_t virtualStages,
-                                  int memoptLevel) {
+/// Microbatches of one data-parallel replica's share of the batch (all of it without dp):
+/// given, or the reference's recommendation.
+Result<int64_t> pipelineMicrobatches(const Context &ctx, const ModeConfig &c) {
+  std::string over = " over dp=" + std::to_string(c.dp);
+  if (ctx.batch % c.dp != 0)
+    return makeError("batch size " + std::to_string(ctx.batch) + " does not divide" + over +
+                     ": each data-parallel replica of the pipeline splits an equal share into "
+                     "microbatches");
+  int64_t share = ctx.batch / c.dp;
+  std::string what = c.dp > 1 ? "the per-replica batch " + std::to_string(share) +
+                                    " (batch size " + std::to_string(ctx.batch) + over + ")"
+                              : "batch size " + std::to_string(ctx.batch);
+  if (int64_t m = ctx.request.ppMicrobatches; m > 0) {
+    if (share % m != 0)
+      return makeError("pipeline microbatches " + std::to_string(m) + " do not divide " + what);
+    return m;
+  }
+  auto m = recommendedPipelineMicrobatches(share, c.pp * c.virtualStages);
+  if (!m && c.dp > 1)
+    return makeError("per data-parallel replica (batch size " + std::to_string(ctx.batch) +
+                     over + "): " + m.error().message);
+  return m;
+}
+
+/// The stages that recompute their activations: the ones asked for (which switches
+/// recomputation on), else the costliest by memopt ratio when the plan recomputes.
+Status pipelineMemopt(const Context &ctx, ModeConfig &c) {
+  int64_t chunks = int64_t(c.layout.size());
+  std::vector<int64_t> given = ctx.request.ppMemoptStages;
+  if (!given.empty()) {
+    for (int64_t k : given)
+      if (k < 0 || k >= chunks)
+        return makeError("pipeline memopt stage " + std::to_string(k) +
+                         " is not a logical stage of the plan (0 to " +
+                         std::to_string(chunks - 1) + ")");
+    std::sort(given.begin(), given.end());
+    given.erase(std::unique(given.begin(), given.end()), given.end());
+    c.memoptStages = given;
+    c.memoptLevel = std::max(c.memoptLevel, 1);
+    return Ok{};
+  }
+  if (c.memoptLevel == 0)
+    return Ok{};
+  std::vector<double> costs = ctx.estimator ? ctx.estimator->stageCosts(c.layout)
+                                            : std::vector<double>(c.layout.begin(),
+                                                                  c.layout.end());
+  auto stagesToRecompute = recommendPipelineMemoptStages(costs, ctx.request.memoptRatio);
+  if (!stagesToRecompute)
+    return stagesToRecompute.error();
+  c.memoptStages = *stagesToRecompute;
+  return Ok{};
+}
+
+/// A pipeline of `stages` ranks (each `dp` times, as data-parallel replicas) with
+/// `virtualStages` logical stages per rank (0: the default).
+Result<ModeConfig> pipelineConfig(const Context &ctx, int64_t dp, int64_t stages,
+                                  int64_t virtualStages, int memoptLevel) {
   ModeConfig c;
   c.mode = Mode::PP;
+  c.dp = dp;
   c.pp = stages;
-  c.virtualStages = virtualStages > 0 ? virtualStages : defaultVirtualStages(ctx, stages);
+  c.virtualStages = virtualStages > 0 ? virtualStages : defaultVirtualStages(ctx, stages, dp);
   c.memoptLevel = memoptLevel;
-  int64_t chunks = stages * c.virtualStages;
-  auto layout = stageLayout(ctx, chunks);
+  auto layout = stageLayout(ctx, stages * c.virtualStages);
   if (!layout)
     return layout.error();
   c.layout = *layout;
   c.schedule = ctx.request.ppSchedule.value_or(c.virtualStages > 1 ? Schedule::Interleaved1F1B
                                                                     : Schedule::OneFOneB);
-  if (ctx.request.ppMicrobatches > 0) {
-    c.microbatches = ctx.request.ppMicrobatches;
-    if (ctx.batch % c.microbatches != 0)
-      return makeError("pipeline microbatches " + std::to_string(c.microbatches) +
-                       " do not divide batch size " + std::to_string(ctx.batch));
-  } else {
-    auto m = recommendedPipelineMicrobatches(ctx.batch, chunks);
-    if (!m)
-      return m.error();
-    c.microbatches = *m;
-  }
+  c.delayWgrad = ctx.request.ppDelayWgrad || *c.schedule == Schedule::ZeroBubble;
+  auto microbatches = pipelineMicrobatches(ctx, c);
+  if (!microbatches)
+    return microbatches.error();
+  c.microbatches = *microbatches;
   if (Status s = validateSchedule(*c.schedule, stages, c.virtualStages, c.microbatches); !s)
     return s.error();
-  if (memoptLevel > 0) {
-    std::vector<double> costs = ctx.estimator ? ctx.estimator->stageCosts(c.layout)
-                                              : std::vector<double>(c.layout.begin(),
-                                                                    c.layout.end());
-    auto stagesToRecompute = recommendPipelineMemoptStages(costs, ctx.request.memoptRatio);
-    if (!stagesToRecompute)
-      return stagesToRecompute.error();
-    c.memoptStages = *stagesToRecompute;
-  }
+  if (Status s = pipelineMemopt(ctx, c); !s)
+    return s.error();
   return c;
 }
 
@@ -162,20 +210,22 @@ void addCandidate(const Context &ctx, const ModeConfig &c, std::vector<Estimate>
     out.push_back(estimateWithMemopt(ctx, c));
 }
 
-/// Pipelines over all ranks with 1 and 2 virtual stages per rank (the reference's rule picks
-/// 2 whenever the batch allows; interleaving unbalanced chunks can be slower, so both are
-/// estimated). A fixed count (topology vpp, explicit layout) is the only one tried.
-void addPipelineCandidates(const Context &ctx, int memopt, std::vector<Estimate> &out) {
-  int64_t w = ctx.world;
-  bool fixed = ctx.request.topology.has("vpp") || !ctx.request.ppLayout.empty();
-  std::vector<int64_t> counts = fixed ? std::vector<int64_t>{defaultVirtualStages(ctx, w)}
+/// Pipelines of `stages` ranks, `dp` replicas each, with 1 and 2 virtual stages per rank (the
+/// reference's rule picks 2 whenever the batch allows; interleaving unbalanced chunks can be
+/// slower, so both are estimated). A fixed count (topology vpp, pp-virtual-stages, explicit
+/// layout) is the only one tried.
+void addPipelineCandidates(const Context &ctx, int64_t dp, int64_t stages, int memopt,
+                           std::vector<Estimate> &out) {
+  bool fixed = ctx.request.topology.has("vpp") || ctx.request.ppVirtualStages > 0 ||
+               !ctx.request.ppLayout.empty();
+  std::vector<int64_t> counts = fixed ? std::vector<int64_t>{defaultVirtualStages(ctx, stages, dp)}
                                       : std::vector<int64_t>{1, 2};
   std::optional<Error> firstError;
   bool any = false;
   for (int64_t vs : counts) {
-    if (!fixed && vs == 2 && (ctx.batch < 2 * w || ctx.unitCount() < 2 * w))
+    if (!fixed && vs == 2 && (ctx.batch / dp < 2 * stages || ctx.unitCount() < 2 * stages))
       continue; // the reference's condition for interleaving, and enough units for it
-    auto pp = pipelineConfig(ctx, w, vs, memopt);
+    auto pp = pipelineConfig(ctx, dp, stages, vs, memopt);
     if (pp) {
       out.push_back(ctx.estimator->estimate(*pp, ctx.request.memoryBudget));
       any = true;
@@ -184,11 +234,20 @@ void addPipelineCandidates(const Context &ctx, int memopt, std::vector<Estimate>
     }
   }
   if (!any) {
-    ModeConfig failed = flatConfig(Mode::PP, OptimizerStrategy::None, 1, 1, memopt);
-    failed.pp = w;
-    failed.virtualStages = defaultVirtualStages(ctx, w);
+    ModeConfig failed = flatConfig(Mode::PP, OptimizerStrategy::None, dp, 1, memopt);
+    failed.pp = stages;
+    failed.virtualStages = defaultVirtualStages(ctx, stages, dp);
     out.push_back(infeasible(failed, firstError ? firstError->message : "no pipeline layout"));
   }
+}
+
+/// The topology's dp x pp mesh when it names both (and nothing else larger than 1).
+std::optional<std::pair<int64_t, int64_t>> dataParallelPipelineMesh(const Context &ctx) {
+  const Topology &t = ctx.request.topology;
+  int64_t dp = t.size("dp"), pp = t.size("pp");
+  if (dp > 1 && pp > 1 && dp * pp == ctx.world)
+    return std::make_pair(dp, pp);
+  return std::nullopt;
 }
 
 std::vector<Estimate> enumerateCandidates(const Context &ctx) {
@@ -212,8 +271,11 @@ std::vector<Estimate> enumerateCandidates(const Context &ctx) {
         addCandidate(ctx, flatConfig(Mode::FSDP_TP, OptimizerStrategy::None, w / t, t, memopt),
                      out);
   }
-  if (ctx.request.features.allowPipeline)
-    addPipelineCandidates(ctx, memopt, out);
+  if (ctx.request.features.allowPipeline) {
+    addPipelineCandidates(ctx, 1, w, memopt, out);
+    if (auto mesh = dataParallelPipelineMesh(ctx))
+      addPipelineCandidates(ctx, mesh->first, mesh->second, memopt, out);
+  }
   return out;
 }
 
@@ -240,9 +302,18 @@ void setMesh(Plan &plan, const ModeConfig &c) {
     plan.tpMeshDim = 1;
     break;
   case Mode::PP:
-    plan.meshAxes = {"pp"};
-    plan.meshShape = {c.pp};
-    plan.ppMeshDim = 0;
+    // Data-parallel replicas of the pipeline: ranks are row-major over (dp, pp), so the
+    // stages of one replica are consecutive ranks.
+    if (c.dp > 1) {
+      plan.meshAxes = {"dp", "pp"};
+      plan.meshShape = {c.dp, c.pp};
+      plan.dpMeshDim = 0;
+      plan.ppMeshDim = 1;
+    } else {
+      plan.meshAxes = {"pp"};
+      plan.meshShape = {c.pp};
+      plan.ppMeshDim = 0;
+    }
     break;
   }
 }
@@ -255,6 +326,7 @@ void setPipeline(const Context &ctx, Plan &plan, const ModeConfig &c) {
   plan.ppVirtualStages = c.virtualStages;
   plan.ppLayout = c.layout;
   plan.ppMemoptStages = c.memoptStages;
+  plan.ppDelayWgrad = c.delayWgrad;
   if (!ctx.structure)
     return;
   plan.units = ctx.units;
@@ -330,6 +402,8 @@ Result<Plan> decideByCostModel(Context &ctx) {
   plan.rationale.push_back(memoptSentence(ctx, e));
   if (e.mode == Mode::PP)
     plan.rationale.push_back(pipelineSentence(ctx, e));
+  if (std::string why = pipelineTopologySentence(ctx, candidates, chosen); !why.empty())
+    plan.rationale.push_back(why);
   if (!fits)
     ctx.notes.push_back("no candidate fits the per-rank budget " +
                         formatBytes(ctx.request.memoryBudget) + "; chose the smallest (" +
@@ -386,13 +460,21 @@ Result<ModeConfig> forcedConfig(Context &ctx, const ModeRequest &forced) {
   int axes = int(std::count_if(t.dims.begin(), t.dims.end(), [](const auto &d) {
     return d.second > 1 && d.first != "vpp";
   }));
+  if (forced.mode == Mode::PP) {
+    if (auto mesh = dataParallelPipelineMesh(ctx))
+      return pipelineConfig(ctx, mesh->first, mesh->second, 0, memopt);
+    if (axes > 1)
+      return makeError("mode pp uses one pp axis, or a dp and a pp axis, but topology " +
+                       t.str() + " has " + std::to_string(axes) + " axes larger than 1" +
+                       (t.has("pp") ? "" : " and no pp axis"));
+    return pipelineConfig(ctx, 1, w, 0, memopt);
+  }
   if (axes > 1)
     return makeError(std::string("mode ") + modeName(forced.mode) +
                      " uses one mesh axis, but topology " + t.str() + " has " +
                      std::to_string(axes) + " (use fsdp_tp for dp x tp, or a single axis)");
   switch (forced.mode) {
   case Mode::TP: return flatConfig(Mode::TP, OptimizerStrategy::None, 1, w, memopt);
-  case Mode::PP: return pipelineConfig(ctx, w, 0, memopt);
   default: return flatConfig(forced.mode, forced.optimizer, w, 1, memopt);
   }
 }
@@ -432,17 +514,44 @@ Result<Plan> decideForced(Context &ctx, const ModeRequest &forced) {
   return plan;
 }
 
+/// The table's pipeline row as it can run: its virtual stages unless the request fixes them;
+/// 1 when 2 do not fit the model (too few units); the memory rows when no pipeline does
+/// (pipelines are allowed by default, so a small model must not fail for it). `t` is updated
+/// to what runs.
+Result<ModeConfig> tableConfig(const Context &ctx, TableDecision &t) {
+  if (t.mode != Mode::PP)
+    return flatConfig(t.mode, t.optimizer, t.dp, t.tp, t.memoptLevel);
+  const PlanRequest &r = ctx.request;
+  bool fixed = r.topology.has("vpp") || r.ppVirtualStages > 0 || !r.ppLayout.empty();
+  auto pp = pipelineConfig(ctx, 1, t.pp, fixed ? 0 : t.virtualStages, t.memoptLevel);
+  if (!pp && !fixed && t.virtualStages == 2) {
+    std::string why = pp.error().message;
+    pp = pipelineConfig(ctx, 1, t.pp, 1, t.memoptLevel);
+    if (pp)
+      t.reason += "; 1 virtual stage per rank, as 2 do not fit (" + why + ")";
+  }
+  if (pp) {
+    t.virtualStages = pp->virtualStages;
+    return pp;
+  }
+  Features noPipeline = r.features;
+  noPipeline.allowPipeline = false;
+  TableDecision m = referenceTableDecision(r.objective, ctx.world, ctx.batch, ctx.tpAvailable(),
+                                           ctx.input.hasTrainableParams, noPipeline);
+  m.reason = "capacity objective: no pipeline fits (" + pp.error().message + "), so as memory" +
+             m.reason.substr(m.reason.find(';'));
+  t = m;
+  return flatConfig(t.mode, t.optimizer, t.dp, t.tp, t.memoptLevel);
+}
+
 Result<Plan> decideByTable(Context &ctx) {
   TableDecision t = referenceTableDecision(ctx.request.objective, ctx.world, ctx.batch,
                                            ctx.tpAvailable(), ctx.input.hasTrainableParams,
                                            ctx.request.features);
-  ModeConfig config = flatConfig(t.mode, t.optimizer, t.dp, t.tp, t.memoptLevel);
-  if (t.mode == Mode::PP) {
-    auto pp = pipelineConfig(ctx, t.pp, t.virtualStages, t.memoptLevel);
-    if (!pp)
-      return pp.error();
-    config = *pp;
-  }
+  auto tableChoice = tableConfig(ctx, t);
+  if (!tableChoice)
+    return tableChoice.error();
+  ModeConfig config = *tableChoice;
   if (Status s = checkConfig(ctx, config); !s)
     return s.error();
   Plan plan = finish(ctx, config, "reference-table");
@@ -450,21 +559,17 @@ Result<Plan> decideByTable(Context &ctx) {
                                   : "no model information (" + ctx.input.missingReason + ")";
   plan.rationale.push_back("Decided by the reference table because " + why + ": " + t.reason +
                            ".");
+  if (t.mode != Mode::PP)
+    if (std::string axis = pipelineTopologySentence(ctx, {}, -1); !axis.empty())
+      plan.rationale.push_back(axis);
   if (ctx.estimator) {
     Estimate e = ctx.estimator->estimate(config, ctx.request.memoryBudget);
     plan.rationale.push_back("Chose " + describe(config) + ": " + estimateSentence(e) + ".");
     plan.candidates = {e};
     plan.chosen = e;
   }
-  if (t.mode == Mode::PP) {
-    Estimate e;
-    e.pp = config.pp;
-    e.virtualStages = config.virtualStages;
-    e.microbatches = config.microbatches;
-    e.schedule = config.schedule;
-    e.layout = config.layout;
-    plan.rationale.push_back(pipelineSentence(ctx, e));
-  }
+  if (t.mode == Mode::PP)
+    plan.rationale.push_back(pipelineSentence(ctx, skeleton(config)));
   return plan;
 }
 
@@ -484,7 +589,35 @@ Status checkRequest(const PlanRequest &request, int64_t world) {
   }
   if (request.topology.has("vpp") && request.forced && request.forced->mode != Mode::PP)
     return makeError("topology dimension vpp (virtual pipeline stages) needs mode pp");
+  int64_t vpp = request.topology.size("vpp");
+  if (request.ppVirtualStages < 0 || (vpp > 0 && request.ppVirtualStages > 0 &&
+                                      request.ppVirtualStages != vpp))
+    return makeError("pipeline virtual stages " + std::to_string(request.ppVirtualStages) +
+                     (request.ppVirtualStages < 0
+                          ? " must not be negative"
+                          : " disagree with topology vpp=" + std::to_string(vpp)));
   return Ok{};
+}
+
+/// How many stage units a pipeline for this request may need: one per logical stage of the
+/// explicit layout, else the pp size (the topology's, or every rank) times its virtual
+/// stages (asked for, the topology's, 1 for a forced gpipe or 1f1b, or the 2 the planner
+/// tries).
+int64_t wantedPipelineUnits(const PlanRequest &request, int64_t world) {
+  const std::string &layout = request.ppLayout;
+  if (!layout.empty())
+    return 1 + int64_t(std::count(layout.begin(), layout.end(), '|'));
+  int64_t pp = request.topology.has("pp") ? request.topology.size("pp") : world;
+  if (pp <= 1)
+    return 0;
+  int64_t vpp = 2;
+  if (request.ppVirtualStages > 0)
+    vpp = request.ppVirtualStages;
+  else if (request.topology.has("vpp"))
+    vpp = request.topology.size("vpp");
+  else if (request.ppSchedule == Schedule::GPipe || request.ppSchedule == Schedule::OneFOneB)
+    vpp = 1;
+  return pp * vpp;
 }
 
 } // namespace
@@ -497,11 +630,12 @@ Result<Plan> recommend(const PlannerInput &input, const PlanRequest &request) {
   ctx.batch = request.batchSize > 0 ? request.batchSize : 1;
   if (request.batchSize == 0)
     ctx.notes.push_back("no batch size given: estimates are for batch 1");
+  int64_t minUnits = wantedPipelineUnits(request, ctx.world);
   if (input.model)
-    ctx.estimator.emplace(*input.model, request.hardware, ctx.batch);
+    ctx.estimator.emplace(*input.model, request.hardware, ctx.batch, minUnits);
   ctx.structure = input.model ? &*input.model : input.structure ? &*input.structure : nullptr;
   if (ctx.structure) {
-    ctx.units = pipelineUnits(*ctx.structure);
+    ctx.units = pipelineUnits(*ctx.structure, minUnits);
     ctx.tensorParallel = planTensorParallel(*ctx.structure);
   }
 

@@ -89,7 +89,8 @@ bool runsReplicatedProgram(ParallelMode mode) {
 bool canExportMode(ParallelMode mode, bool partitioned) {
   if (mode == ParallelMode::TP || mode == ParallelMode::FSDP_TP)
     return partitioned;
-  return !partitioned && (mode == ParallelMode::None || runsReplicatedProgram(mode));
+  return !partitioned && (mode == ParallelMode::None || mode == ParallelMode::PP ||
+                          runsReplicatedProgram(mode));
 }
 
 std::optional<ResolvedMode> resolveRequestedMode(RequestedMode requested) {

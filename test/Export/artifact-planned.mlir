@@ -11,8 +11,9 @@
 // RUN: snn-translate --export-artifact %t/fsdp.mlir -o %t/fsdp
 // RUN: FileCheck %s --check-prefix=FSDPMANIFEST --input-file=%t/fsdp/manifest.json
 // tp and fsdp_tp need per-rank programs, which --snn-partition makes (artifact-partitioned.mlir);
-// an unpartitioned tp or fsdp_tp plan, and pp, whose stage programs are not split, are refused
-// naming the mode, leaving no directory (never an artifact that computes something else).
+// an unpartitioned tp or fsdp_tp plan, and a pp plan whose @main is not split into stage
+// programs (--snn-split-pipeline-stages, artifact-pipeline.mlir), are refused naming the mode,
+// leaving no directory (never an artifact that computes something else).
 // RUN: snn-opt %s --snn-plan="topology=dp=2,tp=2 batch-size=8 mode=fsdp_tp" -o %t/fsdp_tp.mlir
 // RUN: not snn-translate --export-artifact %t/fsdp_tp.mlir -o %t/fsdp_tp 2>&1 | FileCheck %s --check-prefix=FSDPTP
 // RUN: not ls %t/fsdp_tp
@@ -24,7 +25,7 @@
 
 // FSDPTP: error: plan mode 'fsdp_tp' is not partitioned: run --snn-partition before exporting (snn-compile runs it)
 // TP: error: plan mode 'tp' is not partitioned: run --snn-partition before exporting (snn-compile runs it)
-// PP: error: plan mode 'pp' cannot be exported yet: its per-stage programs are not split (plan another mode, or leave out -o to only --explain the plan)
+// PP: error: plan mode 'pp' is not split into stages: run --snn-split-pipeline-stages before exporting (snn-compile runs it)
 
 // DPMANIFEST:      "explanation": {
 // DPMANIFEST:        "candidates": [

@@ -1,5 +1,5 @@
-"""Prints an ONNX model as stable text for FileCheck: opsets, inputs, outputs, initializers
-and one line per node. Usage: dump_onnx.py MODEL.onnx"""
+"""Prints an ONNX model as stable text for FileCheck: opsets, inputs, outputs, value infos,
+initializers and one line per node. Usage: dump_onnx.py MODEL.onnx"""
 import sys
 
 import onnx
@@ -19,6 +19,8 @@ def main(argv):
         print(f"input {value.name} {shape(value)}")
     for value in model.graph.output:
         print(f"output {value.name} {shape(value)}")
+    for value in model.graph.value_info:
+        print(f"value_info {value.name} {shape(value)}")
     for tensor in model.graph.initializer:
         values = numpy_helper.to_array(tensor).flatten()[:4].tolist()
         print(f"initializer {tensor.name} {list(tensor.dims)} {values}")

@@ -162,3 +162,28 @@ TEST(Units, NestedBlocksAndFunctionalOps) {
   EXPECT_EQ(units[2].name, "head");
   EXPECT_EQ(units[2].ops, (std::vector<int>{5, 6}));
 }
+
+TEST(Units, TooFewBlocksAreSplitIntoTheirChildren) {
+  test::ModelBuilder b({2, -1, 8}, 2);
+  int x = b.linear(-1, 8, false, "features.0");
+  x = b.neuron(x, OpKind::IFNode, "features.1");
+  x = b.linear(x, 8, false, "features.2");
+  x = b.neuron(x, OpKind::IFNode, "features.3");
+  x = b.linear(x, 4, false, "classifier.0.fc");
+  x = b.neuron(x, OpKind::IFNode, "classifier.0.sn");
+  x = b.meanTime(x, "mean");
+  ModelInfo model = b.build(x);
+  EXPECT_EQ(pipelineUnits(model).size(), 2u);
+  EXPECT_EQ(pipelineUnits(model, 2).size(), 2u);
+  // One level down: features.0 .. features.3 and classifier.0 (its two ops and the mean).
+  std::vector<PipelineUnit> units = pipelineUnits(model, 4);
+  ASSERT_EQ(units.size(), 5u);
+  EXPECT_EQ(units[0].name, "features.0");
+  EXPECT_EQ(units[4].name, "classifier.0");
+  EXPECT_EQ(units[4].ops, (std::vector<int>{4, 5, 6}));
+  // Two levels down where the paths go deeper; never beyond the paths.
+  units = pipelineUnits(model, 6);
+  ASSERT_EQ(units.size(), 6u);
+  EXPECT_EQ(units[5].name, "classifier.0.sn");
+  EXPECT_EQ(pipelineUnits(model, 100).size(), 6u);
+}

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 using namespace snn::planner;
 
 namespace {
@@ -86,7 +88,9 @@ TEST(Options, ModesObjectivesSizes) {
 
 TEST(ReferenceTable, EveryRow) {
   Features none, zero, pipe;
+  none.allowPipeline = false; // pipelines are allowed by default, as in the reference
   zero.allowZero = true;
+  zero.allowPipeline = false;
   pipe.allowPipeline = true;
   TableDecision d = referenceTableDecision(Objective::Speed, 1, 8, true, true, none);
   EXPECT_EQ(d.mode, Mode::None);
@@ -251,11 +255,163 @@ TEST(Recommend, PipelineMicrobatchErrorFromTheTable) {
   PlannerInput input;
   input.missingReason = "test";
   input.pipelineUnits = 16;
-  // W = 4 and B = 37 >= 2W: two virtual stages, so 8 logical stages, as in (37, 8).
+  // W = 4 and B = 37 >= 2W: two virtual stages, so 8 logical stages, as in (37, 8); one
+  // virtual stage fails too ((37, 4)). Pipelines are allowed by default, so the table falls
+  // back to its memory rows and says why.
   PlanRequest request = requestFor("pp=4", Objective::Capacity, 37);
-  request.features.allowPipeline = true;
   auto plan = recommend(input, request);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().message,
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::FSDP);
+  EXPECT_TRUE(mentions(plan->rationale, "capacity objective: no pipeline fits (no microbatch "
+                                        "count in [4, 16] divides batch size 37 for 4 pipeline "
+                                        "stages), so as memory"));
+  EXPECT_TRUE(mentions(plan->rationale, "The topology names a pp axis (pp=4)"));
+  // Forced, the error is the plan's.
+  request.forced = *parseMode("pp");
+  EXPECT_EQ(recommend(input, request).error().message,
             "no microbatch count in [8, 32] divides batch size 37 for 8 pipeline stages");
+}
+
+TEST(Recommend, DataParallelPipeline) {
+  ModelInfo model = test::csnn(8);
+  PlanRequest request = requestFor("dp=2,pp=2", Objective::Speed, 16);
+  request.forced = *parseMode("pp");
+  auto plan = recommend(inputFor(model), request);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->mode, Mode::PP);
+  EXPECT_EQ(plan->meshAxes, (std::vector<std::string>{"dp", "pp"}));
+  EXPECT_EQ(plan->meshShape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(plan->dpMeshDim, 0);
+  EXPECT_EQ(plan->ppMeshDim, 1);
+  EXPECT_EQ(plan->tpMeshDim, -1);
+  // Each replica splits its 8 samples: 2 virtual stages (8 >= 2 x 2 and 13 units >= 4).
+  EXPECT_EQ(plan->ppVirtualStages, 2);
+  EXPECT_EQ(plan->ppMicrobatches, *recommendedPipelineMicrobatches(8, 4));
+  EXPECT_EQ(plan->ppLayout.size(), 4u);
+  ASSERT_TRUE(plan->chosen);
+  EXPECT_TRUE(plan->chosen->feasible);
+  EXPECT_GT(plan->chosen->stepSeconds, 0);
+  EXPECT_EQ(plan->chosen->mesh(), "dp=2 x pp=2 (vpp 2)");
+  EXPECT_TRUE(mentions(plan->rationale, "2 data-parallel replicas of 8 samples"));
+  // The same pipeline without replicas, on each replica's share: the replicas add the
+  // gradient all-reduce of each rank's stages.
+  PlanRequest alone = requestFor("pp=2", Objective::Speed, 8);
+  alone.forced = *parseMode("pp");
+  auto single = recommend(inputFor(model), alone);
+  ASSERT_TRUE(single.ok()) << single.error().message;
+  EXPECT_EQ(single->ppLayout, plan->ppLayout);
+  EXPECT_GT(plan->chosen->commBytes, single->chosen->commBytes);
+  EXPECT_GT(plan->chosen->commSeconds, single->chosen->commSeconds);
+  // Unforced, the topology's dp x pp mesh is a candidate.
+  request.forced.reset();
+  auto chosen = recommend(inputFor(model), request);
+  ASSERT_TRUE(chosen.ok()) << chosen.error().message;
+  int dpPipelines = 0;
+  for (const Estimate &e : chosen->candidates)
+    dpPipelines += e.mode == Mode::PP && e.dp == 2 && e.pp == 2 && e.feasible ? 1 : 0;
+  EXPECT_EQ(dpPipelines, 2); // 1 and 2 virtual stages
+}
+
+TEST(Recommend, PipelineErrors) {
+  ModelInfo model = test::csnn(8); // 13 stage units
+  auto run = [&](const std::string &topology, int64_t batch,
+                 const std::function<void(PlanRequest &)> &set = nullptr) {
+    PlanRequest request = requestFor(topology, Objective::Speed, batch);
+    request.forced = *parseMode("pp");
+    if (set)
+      set(request);
+    auto plan = recommend(inputFor(model), request);
+    return plan.ok() ? std::string("ok") : plan.error().message;
+  };
+  EXPECT_EQ(run("dp=2,pp=2", 7),
+            "batch size 7 does not divide over dp=2: each data-parallel replica of the pipeline "
+            "splits an equal share into microbatches");
+  EXPECT_EQ(run("dp=2,pp=2", 12, [](PlanRequest &r) { r.ppMicrobatches = 4; }),
+            "pipeline microbatches 4 do not divide the per-replica batch 6 (batch size 12 over "
+            "dp=2)");
+  EXPECT_EQ(run("dp=2,pp=4", 4),
+            "per data-parallel replica (batch size 4 over dp=2): batch size 2 is smaller than "
+            "the 4 pipeline stages (every stage needs a microbatch)");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppMicrobatches = 2; r.ppVirtualStages = 2; }),
+            "pipeline needs at least stages x virtual stages = 4 microbatches, got 2");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppLayout = "6|6"; }),
+            "pipeline layout '6|6' places 12 units, the model has 13");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppLayout = "4|4|5"; }),
+            "pipeline layout '4|4|5' lists 3 stage(s), the plan has 4 logical stages");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppSchedule = Schedule::ZeroBubble;
+                                                r.ppVirtualStages = 1; }),
+            "pipeline schedule zero_bubble needs at least 2 virtual stages per rank, got 1");
+  EXPECT_EQ(run("pp=2,vpp=2", 8, [](PlanRequest &r) { r.ppSchedule = Schedule::GPipe; }),
+            "pipeline schedule gpipe needs 1 virtual stage per rank, got 2");
+  EXPECT_EQ(run("pp=16", 16),
+            "pp with 16 logical stages needs at least as many stage units (blocks); "
+            "the model has 13");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppMemoptStages = {0, 4}; }),
+            "pipeline memopt stage 4 is not a logical stage of the plan (0 to 3)");
+  EXPECT_EQ(run("pp=2,vpp=2", 8, [](PlanRequest &r) { r.ppVirtualStages = 3; }),
+            "pipeline virtual stages 3 disagree with topology vpp=2");
+  EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppVirtualStages = -1; }),
+            "pipeline virtual stages -1 must not be negative");
+  EXPECT_EQ(run("tp=2,pp=2", 8),
+            "mode pp uses one pp axis, or a dp and a pp axis, but topology tp=2,pp=2 has 2 "
+            "axes larger than 1");
+  EXPECT_EQ(run("dp=2,pp=2", 16), "ok");
+}
+
+TEST(Recommend, PipelineOverrides) {
+  ModelInfo model = test::csnn(8);
+  auto plan = [&](const std::function<void(PlanRequest &)> &set) {
+    PlanRequest request = requestFor("pp=2", Objective::Speed, 16);
+    request.forced = *parseMode("pp");
+    set(request);
+    auto result = recommend(inputFor(model), request);
+    EXPECT_TRUE(result.ok()) << result.error().message;
+    return result.ok() ? *result : Plan{};
+  };
+  // The planner's rule would interleave (16 >= 2 x 2); one virtual stage is asked for.
+  Plan one = plan([](PlanRequest &r) { r.ppVirtualStages = 1; });
+  EXPECT_EQ(one.ppVirtualStages, 1);
+  EXPECT_EQ(one.ppLayout.size(), 2u);
+  EXPECT_EQ(one.ppSchedule, Schedule::OneFOneB);
+  EXPECT_FALSE(one.ppDelayWgrad);
+  // zero_bubble delays weight gradients whatever the flag says; the flag alone does too.
+  Plan zb = plan([](PlanRequest &r) { r.ppSchedule = Schedule::ZeroBubble; });
+  EXPECT_EQ(zb.ppVirtualStages, 2);
+  EXPECT_TRUE(zb.ppDelayWgrad);
+  Plan delayed = plan([](PlanRequest &r) { r.ppDelayWgrad = true; r.ppVirtualStages = 1; });
+  EXPECT_TRUE(delayed.ppDelayWgrad);
+  // Stages to recompute, given: sorted, once each, and recomputation on under speed too.
+  Plan memopt = plan([](PlanRequest &r) { r.ppMemoptStages = {3, 1, 1}; });
+  EXPECT_EQ(memopt.ppMemoptStages, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(memopt.memoptLevel, 1);
+  EXPECT_TRUE(mentions(memopt.rationale, "the stages asked for (pp-memopt-stages)"));
+  Plan speed = plan([](PlanRequest &) {});
+  EXPECT_EQ(speed.memoptLevel, 0);
+  EXPECT_TRUE(speed.ppMemoptStages.empty());
+}
+
+TEST(Recommend, TopologyPipelineAxisIsHonouredOrExplained) {
+  // Pipelines are allowed by default: capacity on a pp topology gets its pipeline.
+  ModelInfo model = test::csnn(16);
+  auto capacity = recommend(inputFor(model), requestFor("pp=2", Objective::Capacity, 16));
+  ASSERT_TRUE(capacity.ok()) << capacity.error().message;
+  EXPECT_EQ(capacity->mode, Mode::PP);
+  EXPECT_EQ(capacity->meshAxes, (std::vector<std::string>{"pp"}));
+  // Another choice says why not the pipeline, with both numbers.
+  auto speed = recommend(inputFor(model), requestFor("pp=2", Objective::Speed, 16));
+  ASSERT_TRUE(speed.ok()) << speed.error().message;
+  ASSERT_NE(speed->mode, Mode::PP);
+  EXPECT_TRUE(mentions(speed->rationale, "The topology names a pp axis (pp=2); the best "
+                                         "pipeline, pp on pp=2"));
+  PlanRequest off = requestFor("pp=2", Objective::Capacity, 16);
+  off.features.allowPipeline = false;
+  auto gated = recommend(inputFor(model), off);
+  ASSERT_TRUE(gated.ok()) << gated.error().message;
+  EXPECT_NE(gated->mode, Mode::PP);
+  EXPECT_TRUE(mentions(gated->rationale, "The topology names a pp axis (pp=2), but pipelines "
+                                         "are not considered (allow-pipeline=false)."));
+  // No topology pp axis, no such sentence.
+  auto plain = recommend(inputFor(model), requestFor("dp=2", Objective::Speed, 16));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(mentions(plain->rationale, "The topology names a pp axis"));
 }

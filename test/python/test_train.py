@@ -373,6 +373,50 @@ class TrainLoopTest(unittest.TestCase):
                     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6,
                                                err_msg=k)
 
+    def test_microbatches_accumulate_the_mean_gradient(self):
+        """M chunks with neurons reset per chunk: the gradient is the mean of the chunks',
+        which for a model without BatchNorm is the full batch's (per-sample losses); the
+        reported loss is the mean of the chunks' losses."""
+        data = _toy_data(16, static=False, T=3)
+        for M in (2, 4):
+            with self.subTest(M=M):
+                c = cfg(batch_size=8, lr=0.5, steps=3, seed=2, microbatches=M)
+                whole = cfg(batch_size=8, lr=0.5, steps=3, seed=2)
+                model, ref = _tiny_mlp(), _tiny_mlp()
+                res, ref_res = tr.train(model, data, c), tr.train(ref, data, whole)
+                np.testing.assert_allclose(res.losses, ref_res.losses, rtol=1e-5)
+                self.assertGreater(max(res.losses) - min(res.losses), 1e-4)
+                for (k, a), b in zip(model.state_dict().items(), ref.state_dict().values()):
+                    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6,
+                                               err_msg=k)
+        # By hand for M = 2: two chunks, each loss halved, gradients summed.
+        model, ref = _tiny_mlp(), _tiny_mlp()
+        tr.train(model, data, cfg(batch_size=8, lr=0.5, steps=1, seed=2, microbatches=2))
+        idx = tr.splitmix64_order(2, 0, 16)[:8]
+        x = torch.from_numpy(data.x[idx]).transpose(0, 1)
+        y = torch.from_numpy(data.y[idx])
+        params = list(ref.parameters())
+        grads = [torch.zeros_like(p) for p in params]
+        for xm, ym in ((x[:, :4], y[:4]), (x[:, 4:], y[4:])):
+            functional.reset_net(ref)
+            rate = ref(xm).mean(0)
+            spikes = rate.detach()
+            self.assertTrue(0.05 < float(spikes.mean()) < 0.95, "the output layer must fire")
+            l_ = ((rate - nn.functional.one_hot(ym, 3).float()) ** 2).mean() / 2
+            for g, d in zip(grads, torch.autograd.grad(l_, params)):
+                g += d
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p -= 0.5 * g
+        for (k, a), b in zip(model.state_dict().items(), ref.state_dict().values()):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+
+    def test_microbatches_must_divide_the_batch(self):
+        with self.assertRaisesRegex(tr.TrainingError, "does not divide into 3 microbatches"):
+            tr.train(_tiny_mlp(), _toy_data(8), _with_t(cfg(batch_size=4, microbatches=3)))
+        with self.assertRaisesRegex(tr.TrainingError, "microbatches must be >= 1"):
+            tr.train(_tiny_mlp(), _toy_data(8), _with_t(cfg(batch_size=4, microbatches=0)))
+
     def test_batchnorm_running_stats_and_train_mode(self):
         torch.manual_seed(0)
         model = models.csnn(channels=4)

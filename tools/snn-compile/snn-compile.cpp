@@ -1,6 +1,6 @@
 // snn-compile: the user-facing driver. model.onnx -> import -> legalize [-> analyze -> plan
-// -> partition (tp, fsdp_tp)] -> artifact DIR. Without planning flags it behaves exactly as
-// before planning existed.
+// -> partition (tp, fsdp_tp) or split into stages (pp)] -> artifact DIR. Without planning
+// flags it behaves exactly as before planning existed.
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -60,7 +60,7 @@ struct PlanningPasses {
 
   /// --explain prints the analysis with the plan, not on its own. A tp or fsdp_tp plan is
   /// partitioned right away, so the explanation counts the partitioned program's collectives
-  /// and the export writes its per-rank programs.
+  /// and the export writes its per-rank programs; a pp plan is split into its stages.
   bool addTo(mlir::PassManager &pm) {
     auto ignore = [](const Twine &) { return failure(); };
     if (failed(analyze->initializeOptions("summary=none", ignore)))

@@ -55,8 +55,10 @@ struct PipelineUnit {
 /// Groups ops into units by the first component of their module path, after dropping a
 /// prefix every module op shares (a model wrapping everything in one Sequential). Ops that
 /// are not modules (ONNX names of functional ops such as "add" or "mean": no dot, no
-/// parameters, not a neuron) join the unit before them, or the first unit.
-std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model);
+/// parameters, not a neuron) join the unit before them, or the first unit. With fewer than
+/// `minUnits` such blocks, every block is split into its children (one path component
+/// deeper), repeatedly, until there are enough or the paths end.
+std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model, int64_t minUnits = 0);
 
 } // namespace snn::planner
 

@@ -65,7 +65,7 @@ Result<int64_t> parseByteSize(const std::string &text);
 
 struct Features {
   bool experimentalConvTP = false;
-  bool allowPipeline = false;
+  bool allowPipeline = true; ///< the reference package's default
   bool allowZero = false;
 };
 
@@ -81,6 +81,9 @@ struct PlanRequest {
   std::string ppLayout;                 ///< explicit "a|b|c"; empty: cost-balanced
   std::optional<Schedule> ppSchedule;   ///< empty: interleaved_1f1b if vs > 1 else 1f1b
   int64_t ppMicrobatches = 0;           ///< 0: recommendedPipelineMicrobatches
+  int64_t ppVirtualStages = 0;          ///< 0: topology vpp, the layout's length, or the rule
+  bool ppDelayWgrad = false;            ///< zero_bubble delays weight gradients anyway
+  std::vector<int64_t> ppMemoptStages;  ///< empty: recommendPipelineMemoptStages
   double memoptRatio = 0.5;
   Hardware hardware;
 };
@@ -106,6 +109,7 @@ struct ModeConfig {
   std::optional<Schedule> schedule;
   std::vector<int64_t> layout;       ///< units per logical stage (pp)
   std::vector<int64_t> memoptStages; ///< logical stages that recompute (pp)
+  bool delayWgrad = false;           ///< pp: weight gradients fill the bubbles
   int memoptLevel = 0;
 };
 
@@ -125,7 +129,7 @@ struct Estimate : ModeConfig {
   bool fitsBudget = true;
 
   std::string label() const; ///< "dp+zero", "fsdp_tp", ...
-  std::string mesh() const;  ///< "dp=2 x tp=2", "pp=4"
+  std::string mesh() const;  ///< "dp=2 x tp=2", "pp=4", "dp=2 x pp=2 (vpp 2)"
 };
 
 struct Plan {
@@ -141,6 +145,7 @@ struct Plan {
   int64_t ppVirtualStages = 0;
   std::vector<int64_t> ppLayout;
   std::vector<int64_t> ppMemoptStages;
+  bool ppDelayWgrad = false;
   std::string decidedBy; ///< "cost-model", "reference-table" or "forced"
   std::vector<std::string> rationale;
   std::vector<std::string> notes;

@@ -94,7 +94,8 @@ bool runsReplicatedProgram(ParallelMode mode);
 /// Whether an artifact can be written for a plan of `mode` whose programs are
 /// `partitioned` (or not): one process and the data-parallel family as one
 /// program every rank runs; tp and fsdp_tp only once partitioned into per-rank
-/// programs (--snn-partition); pp never yet (its stage programs are not split).
+/// programs (--snn-partition); pp as its stage programs (the exporter checks
+/// that --snn-split-pipeline-stages made them).
 bool canExportMode(ParallelMode mode, bool partitioned);
 
 /// A forced mode as the plan's mode and optimizer strategy; nullopt for Auto.

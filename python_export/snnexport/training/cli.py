@@ -50,6 +50,9 @@ def _parser():
     t.add_argument("--steps", type=int)
     t.add_argument("--batch-size", type=int, required=True)
     t.add_argument("--lr", type=float, required=True)
+    t.add_argument("--microbatches", type=int, default=1, metavar="M",
+                   help="accumulate gradients over M equal chunks of every batch, neurons "
+                        "reset per chunk (the reference of a pipeline run)")
     t.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd")
     t.add_argument("--momentum", type=float, default=0.0)
     t.add_argument("--weight-decay", type=float)
@@ -162,7 +165,8 @@ def main(argv=None):
                           step_size=args.step_size or 1, gamma=args.gamma,
                           eta_min=args.eta_min,
                           loss=args.loss, seed=args.seed, shuffle=not args.no_shuffle,
-                          drop_last=args.drop_last, repeat_time=T if static else None)
+                          drop_last=args.drop_last, repeat_time=T if static else None,
+                          microbatches=args.microbatches)
         res = train(model, train_data, cfg, eval_data=eval_data, log_path=args.log,
                     progress=None if args.quiet else sys.stderr)
         if args.save_params:

@@ -34,6 +34,7 @@ class TrainConfig:
     shuffle: bool = True
     drop_last: bool = True
     repeat_time: int = None          # T for static data (direct encoding)
+    microbatches: int = 1            # gradient accumulation over equal chunks of N
 
     def check(self):
         if (self.epochs is None) == (self.steps is None):
@@ -56,6 +57,11 @@ class TrainConfig:
             raise TrainingError(f"unknown loss {self.loss!r} (known: {', '.join(LOSSES)})")
         if self.step_size < 1:
             raise TrainingError(f"step size must be >= 1, got {self.step_size}")
+        if self.microbatches < 1:
+            raise TrainingError(f"microbatches must be >= 1, got {self.microbatches}")
+        if self.batch_size % self.microbatches:
+            raise TrainingError(f"batch size {self.batch_size} does not divide into "
+                                f"{self.microbatches} microbatches")
         if self.repeat_time is not None and self.repeat_time < 1:
             raise TrainingError(f"repeat time must be >= 1, got {self.repeat_time}")
 

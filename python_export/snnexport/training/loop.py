@@ -60,6 +60,30 @@ def evaluate(model, data, cfg, batch_size=None):
     return loss_sum / n, correct / n
 
 
+def _forward_backward(model, x, y, cfg, check_classes):
+    """One step's forward and backward: the whole batch, or (cfg.microbatches = M > 1) M equal
+    contiguous chunks of N, each with fresh neuron state and its own BatchNorm statistics,
+    whose gradients accumulate as the mean of the chunks' (what a pipeline computes).
+    Returns (loss, correct count): the loss is the mean of the chunks' losses."""
+    M = cfg.microbatches
+    if x.shape[1] % M:
+        raise TrainingError(f"a batch of {x.shape[1]} samples does not divide into {M} "
+                            "microbatches")
+    losses, correct = [], 0
+    for xm, ym in zip(x.chunk(M, dim=1), y.chunk(M, dim=0)):
+        functional.reset_net(model)
+        rate = firing_rate(model(xm))
+        check_classes(rate)
+        loss = loss_of(rate, ym, cfg.loss)
+        loss_v = float(loss.detach())
+        if not math.isfinite(loss_v):
+            return loss_v, 0
+        (loss / M if M > 1 else loss).backward()
+        losses.append(loss_v)
+        correct += correct_of(rate.detach(), ym)
+    return sum(losses) / M, correct
+
+
 # ------------------------------------------------------------------ training loop
 @dataclasses.dataclass
 class TrainResult:
@@ -107,6 +131,13 @@ def train(model, data, cfg, eval_data=None, log_path=None, progress=None):
     model.train()
     torch.manual_seed(cfg.seed)  # immediately before the first step (Dropout masks)
     step, epoch = 0, 0
+
+    def check_classes(rate):
+        nonlocal classes
+        if classes is None:
+            classes = rate.shape[-1]
+            _check_labels(data, classes)
+
     try:
         while step < total:
             order = (splitmix64_order(cfg.seed, epoch, S) if cfg.shuffle else list(range(S)))
@@ -121,21 +152,14 @@ def train(model, data, cfg, eval_data=None, log_path=None, progress=None):
                 for g in opt.param_groups:
                     g["lr"] = lr
                 opt.zero_grad(set_to_none=True)
-                functional.reset_net(model)
-                rate = firing_rate(model(x))
-                if classes is None:
-                    classes = rate.shape[-1]
-                    _check_labels(data, classes)
-                loss = loss_of(rate, y, cfg.loss)
-                loss_v = float(loss.detach())
+                loss_v, correct = _forward_backward(model, x, y, cfg, check_classes)
                 if not math.isfinite(loss_v):
                     raise TrainingError(f"loss is {loss_v} at step {step} (epoch {epoch}, "
                                         f"batch {b}); stopping")
-                loss.backward()
                 opt.step()
                 functional.reset_net(model)
                 dt = time.perf_counter() - t0
-                acc = correct_of(rate.detach(), y) / len(idx)
+                acc = correct / len(idx)
                 result.seconds += dt
                 result.samples += len(idx)
                 result.losses.append(loss_v)

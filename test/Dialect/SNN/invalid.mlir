@@ -128,3 +128,35 @@ func.func @parameter_name() -> tensor<2xf32> {
   %0 = snn.parameter "" = dense<0.0> : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @send_to_itself(%x: tensor<4x2x3xf32>) attributes {snn.pp_stage = 1 : i64} {
+  // expected-error @+1 {{peer stage 1 is the stage it belongs to}}
+  snn.send %x to stage 1 slot 0 : tensor<4x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @recv_from_itself() -> tensor<4x2x3xf32> attributes {snn.pp_stage = 2 : i64} {
+  // expected-error @+1 {{peer stage 2 is the stage it belongs to}}
+  %0 = snn.recv from stage 2 slot 0 : tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @send_negative_slot(%x: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{peer stage and slot must be non-negative, got stage 1 slot -1}}
+  snn.send %x to stage 1 slot -1 : tensor<4x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @recv_negative_peer() -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{peer stage and slot must be non-negative, got stage -1 slot 0}}
+  %0 = snn.recv from stage -1 slot 0 : tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}

@@ -46,3 +46,13 @@ func.func @neurons(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
   %2 = snn.plif_node %1, %w {decay_input = true, v_threshold = 0.5 : f32, detach_reset = false, surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32} : tensor<4x2x3xf32>, tensor<f32>
   return %2 : tensor<4x2x3xf32>
 }
+
+// A stage function of a split pipeline: receive from the stage before, send to the one after.
+// CHECK-LABEL: func.func @stage_1() attributes {snn.pp_stage = 1 : i64}
+func.func @stage_1() attributes {snn.pp_stage = 1 : i64} {
+  // CHECK-NEXT: %[[H:.*]] = snn.recv from stage 0 slot 0 : tensor<4x?x8xf32>
+  %h = snn.recv from stage 0 slot 0 : tensor<4x?x8xf32>
+  // CHECK-NEXT: snn.send %[[H]] to stage 2 slot 1 : tensor<4x?x8xf32>
+  snn.send %h to stage 2 slot 1 : tensor<4x?x8xf32>
+  return
+}

@@ -1,7 +1,8 @@
 // The cost model's decisions, and where and why they depart from the reference table.
 // Every rationale cites the estimates (per rank and training step) it decided on.
 
-// Speed: dp, with ZeRO-1 when allowed (same time, less memory); the table agrees.
+// Speed: dp, with ZeRO-1 when allowed (same time, less memory); the table agrees. Pipelines
+// are estimated too (allowed by default) and are the slowest here.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 allow-zero explain=-" -o /dev/null | FileCheck %s --check-prefix=SPEED
 // SPEED:      Plan: dp+zero on dp=4 (objective speed, decided by cost-model)
 // SPEED:      Candidates (estimated per rank and training step)
@@ -11,14 +12,20 @@
 // SPEED-NEXT:   fsdp      dp=4
 // SPEED-NEXT:   tp        tp=4
 // SPEED-NEXT:   fsdp_tp   dp=2 x tp=2
+// SPEED-NEXT:   pp        pp=4
+// SPEED-NEXT:   pp        pp=4 (vpp 2)
 // SPEED:      - Chose dp+zero on dp=4 for the speed objective: estimated {{.*}} per step (compute {{.*}} + communication {{.*}}, {{.*}} sent per rank) and {{.*}} per rank (state {{.*}}, activations {{.*}}).
-// SPEED-NEXT: - It is the fastest of 5 feasible candidates ({{.*}} per step); next is dp on dp=4
+// SPEED-NEXT: - It is the fastest of 7 feasible candidates ({{.*}} per step); next is dp on dp=4
 // SPEED-NEXT: - The reference table agrees (speed objective: dp with ZeRO-1 optimizer sharding).
 // SPEED-NEXT: - memopt 0: no activation recomputation (speed objective).
 
 // Departure 1, memory on a conv model: the table's fsdp_tp splits only the two linears and
-// keeps the whole batch's conv activations on every TP rank; fsdp splits the batch.
-// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY
+// keeps the whole batch's conv activations on every TP rank; fsdp splits the batch. Without
+// pipelines (MEMORY), fsdp is the smallest; with them (the default, MEMORY-PP), a 1F1B
+// pipeline is smaller still: each rank keeps only its stage's activations for the
+// microbatches in flight, and its state is its stage's parameters.
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory allow-pipeline=false explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY
+// RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY-PP
 // MEMORY: Plan: fsdp on dp=4 (objective memory, decided by cost-model)
 // MEMORY:   optimizer none, memopt level 1
 // MEMORY: - It is the smallest per rank of 4 feasible candidates ([[MINE:.*]] per rank); next is dp on dp=4
@@ -26,6 +33,11 @@
 // MEMORY: - memopt 1: activation recomputation checkpoints the units in about sqrt(units) segments
 // MEMORY: Notes
 // MEMORY: - fsdp keeps parameter 'conv_fc.11.weight' whole: its dimension 0 (10) does not divide into 4 shards
+// MEMORY-PP: Plan: pp on pp=4 (objective memory, decided by cost-model)
+// MEMORY-PP:   pipeline: 16 microbatches, schedule 1f1b, 1 virtual stage(s) per rank
+// MEMORY-PP: - It is the smallest per rank of 6 feasible candidates ([[PPMEM:.*]] per rank); next is fsdp on dp=4
+// MEMORY-PP: - The reference table would choose fsdp_tp on dp=2 x tp=2 {{.*}}; the cost model departs: it is estimated at {{.*}} per rank against [[PPMEM]] per rank.
+// MEMORY-PP: - memopt 1: the costliest stages recompute their activations
 
 // Departure 2, a batch smaller than the world: the table's dp cannot give every rank a
 // sample; tensor parallelism can (all TP ranks share the batch).
@@ -61,10 +73,12 @@
 // CAPACITY: - memopt 1: the costliest stages recompute their activations
 
 // With a budget, capacity is the batch that fits: (budget - state) / activations per sample.
+// The pipeline (as the reference table would choose) leaves the most room.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 objective=capacity memory-budget=8MiB explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPBUDGET
-// CAPBUDGET: Plan: {{.*}} (objective capacity, decided by cost-model)
+// CAPBUDGET: Plan: pp on pp=2 (objective capacity, decided by cost-model)
 // CAPBUDGET: memory budget 8 MiB per rank
-// CAPBUDGET: - It is the one that fits the largest batch of 3 feasible candidates (room for about {{[0-9]+}} samples)
+// CAPBUDGET: - It is the one that fits the largest batch of 5 feasible candidates (room for about {{[0-9]+}} samples)
+// CAPBUDGET: - The reference table also chooses pp on pp=2 but with 2 virtual stages per rank; the plan uses 1 because it is estimated at room for about {{[0-9]+}} samples against room for about {{[0-9]+}} samples with 2.
 
 // Departure 4, a budget under speed: recomputation (memopt 1) instead of the table's
 // unconditional memopt 0, and modes over the budget are noted.
@@ -76,7 +90,8 @@
 
 // Nothing fits: the smallest is chosen, and said so.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=2 batch-size=64 memory-budget=1MiB explain=-" -o /dev/null | FileCheck %s --check-prefix=NOFIT
-// NOFIT: - None of the 3 feasible candidates fits the budget 1 MiB; it is the smallest
+// NOFIT: Plan: pp on pp=2 (objective speed, decided by cost-model)
+// NOFIT: - None of the 5 feasible candidates fits the budget 1 MiB; it is the smallest
 // NOFIT: - no candidate fits the per-rank budget 1 MiB; chose the smallest
 
 // A forced mode is estimated and compared with what the cost model would choose.

@@ -23,7 +23,7 @@
 // RUN: snn-opt %t/layout.mlir --snn-plan="topology=pp=2 batch-size=8 mode=pp pp-layout=1|2" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/layout_syntax.mlir --snn-plan="topology=pp=2 batch-size=8 mode=pp pp-layout=1|x" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/schedule_virtual.mlir --snn-plan="topology=pp=2,vpp=2 batch-size=8 mode=pp pp-schedule=1f1b" -verify-diagnostics -o /dev/null
-// RUN: snn-opt %t/schedule_interleaved.mlir --snn-plan="topology=pp=2 batch-size=2 mode=pp pp-schedule=interleaved_1f1b" -verify-diagnostics -o /dev/null
+// RUN: snn-opt %t/schedule_interleaved.mlir --snn-plan="topology=pp=2 batch-size=2 mode=pp pp-schedule=interleaved_1f1b pp-virtual-stages=1" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/schedule_unknown.mlir --snn-plan="topology=pp=2 batch-size=8 mode=pp pp-schedule=2f2b" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/schedule_microbatches.mlir --snn-plan="topology=pp=2,vpp=2 batch-size=8 mode=pp pp-microbatches=2" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/microbatches_divide.mlir --snn-plan="topology=pp=2 batch-size=8 mode=pp pp-microbatches=3" -verify-diagnostics -o /dev/null
@@ -239,7 +239,7 @@ module {
 }
 
 //--- too_few_units.mlir
-// expected-error@+1 {{pp with 8 logical stages needs at least as many stage units (top-level blocks); the model has 4}}
+// expected-error@+1 {{pp with 8 logical stages needs at least as many stage units (blocks); the model has 4}}
 module {
   func.func @main(%x: tensor<2x?x8xf32>) -> tensor<?x4xf32> {
     %w1 = snn.parameter "fc1.weight" = dense<0.1> : tensor<8x8xf32>
@@ -524,7 +524,7 @@ module {
 }
 
 //--- nothing_fits_world.mlir
-// expected-error@+1 {{no mode can use 4 ranks at batch size 2 (dp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; fsdp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample)}}
+// expected-error@+1 {{no mode can use 4 ranks at batch size 2 (dp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; fsdp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; pp: pp with 4 logical stages needs at least as many stage units (blocks); the model has 2)}}
 module {
   func.func @main(%x: tensor<2x?x2x4x4xf32>) -> tensor<2x?x4x4x4xf32> {
     %w = snn.parameter "conv.weight" = dense<0.1> : tensor<4x2x3x3xf32>

@@ -12,7 +12,12 @@
 // RUN: snn-opt %S/Inputs/deep_conv.mlir --snn-plan="cost-model=false topology=pp=4 batch-size=8 objective=capacity allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-VS2
 // RUN: snn-opt %S/Inputs/deep_conv.mlir --snn-plan="cost-model=false topology=pp=4 batch-size=4 objective=capacity allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-VS1
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false topology=dp=4 batch-size=3 objective=capacity allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-VS0
-// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false topology=dp=4 batch-size=8 objective=capacity explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-NOPP
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false topology=dp=4 batch-size=8 objective=capacity allow-pipeline=false explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-NOPP
+// Pipelines are allowed by default (as in the reference). The spiking MLP has 4 units: the row's
+// 2 virtual stages on 4 ranks need 8, so 1 (CAPACITY-FEWUNITS); on 8 ranks no pipeline fits and
+// the memory rows decide (CAPACITY-NOFIT).
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false topology=dp=4 batch-size=8 objective=capacity explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-FEWUNITS
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="cost-model=false topology=dp=8 batch-size=8 objective=capacity explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY-NOFIT
 // RUN: snn-opt %t/dynamic.mlir --snn-plan="topology=dp=2 batch-size=8 explain=-" -o /dev/null | FileCheck %s --check-prefix=UNCOUNTABLE
 
 // W1-SPEED:      Plan: none on single process (objective speed, decided by reference-table)
@@ -60,6 +65,13 @@
 
 // CAPACITY-NOPP:      Plan: fsdp_tp on dp=2 x tp=2 (objective capacity, decided by reference-table)
 // CAPACITY-NOPP:      capacity objective without pipelines allowed, so as memory
+
+// CAPACITY-FEWUNITS:      Plan: pp on pp=4 (objective capacity, decided by reference-table)
+// CAPACITY-FEWUNITS:        pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 1|1|1|1
+// CAPACITY-FEWUNITS:      capacity objective: pp with 2 virtual stage(s) per rank (batch 8 >= 2W); 1 virtual stage per rank, as 2 do not fit (pp with 8 logical stages needs at least as many stage units (blocks); the model has 4).
+
+// CAPACITY-NOFIT:      Plan: fsdp_tp on dp=4 x tp=2 (objective capacity, decided by reference-table)
+// CAPACITY-NOFIT:      capacity objective: no pipeline fits (pp with 8 logical stages needs at least as many stage units (blocks); the model has 4), so as memory; memory objective on an even world of at least 4 ranks: fsdp_tp on (W/2, 2).
 
 // UNCOUNTABLE:      Plan: dp on dp=2 (objective speed, decided by reference-table)
 // UNCOUNTABLE:      Decided by the reference table because no model information (the model input has a dynamic dimension 2 other than the batch)

@@ -9,7 +9,9 @@ void snn::buildImportPipeline(mlir::OpPassManager &pm) {
 }
 
 void snn::buildPartitionPipeline(mlir::OpPassManager &pm) {
-  // Both do nothing unless the plan is tp or fsdp_tp (partitioned), so any plan can run them.
+  // Each does nothing unless the plan is its kind (tp or fsdp_tp for the first two, pp for
+  // the split), so any plan can run them all.
   pm.addPass(createPartitionTensorParallel());
   pm.addPass(createInsertBackwardCollectives());
+  pm.addPass(createSplitPipelineStages());
 }

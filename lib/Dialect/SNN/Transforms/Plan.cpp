@@ -91,6 +91,9 @@ FailureOr<pl::PlanRequest> PlanParallelismPass::buildRequest() {
   request.useCostModel = costModel;
   request.ppLayout = ppLayout;
   request.ppMicrobatches = ppMicrobatches;
+  request.ppVirtualStages = ppVirtualStages;
+  request.ppDelayWgrad = ppDelayWgrad;
+  request.ppMemoptStages.assign(ppMemoptStages.begin(), ppMemoptStages.end());
   request.memoptRatio = memoptRatio;
   if (!(deviceGflops > 0) || !(linkGBps > 0) || !(latencyUs >= 0)) {
     (void)fail(pl::makeError("device-gflops and link-gbps must be positive and latency-us not "

@@ -97,7 +97,7 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       request.topology.worldSize(), request.batchSize, stringArray(b, plan.meshAxes),
       plan.meshShape, plan.dpMeshDim, plan.tpMeshDim, plan.ppMeshDim, plan.memoptLevel,
       plan.ppMicrobatches, plan.ppSchedule, plan.ppVirtualStages, plan.ppLayout,
-      plan.ppMemoptStages, /*pp_delay_wgrad=*/false, stageUnits(b, plan),
+      plan.ppMemoptStages, plan.ppDelayWgrad, stageUnits(b, plan),
       stringArray(b, analysis.roots), stringArray(b, tensorParallelPairs(plan, bridged)),
       features.experimentalConvTP, features.allowPipeline, features.allowZero,
       request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
@@ -164,19 +164,38 @@ void printModel(PlanAttr plan, llvm::raw_ostream &os) {
                       pl::formatBytes(model.getActivationBytes()), model.getPipelineUnits());
 }
 
+/// The ranks that run logical stage `stage`: those whose row-major pp coordinate is
+/// `stage` mod the pp size (with dp, one per data-parallel replica).
+std::string stageRanks(PlanAttr plan, int64_t stage) {
+  ArrayRef<int64_t> shape = plan.getMeshShape();
+  int64_t dim = plan.getPpMeshDim();
+  if (dim < 0 || dim >= int64_t(shape.size()))
+    return "rank ?";
+  int64_t world = 1, stride = 1;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
+    world *= shape[d];
+    stride *= d > dim ? shape[d] : 1;
+  }
+  SmallVector<std::string> ranks;
+  for (int64_t rank = 0; rank < world; ++rank)
+    if ((rank / stride) % shape[dim] == stage % shape[dim])
+      ranks.push_back(std::to_string(rank));
+  return (ranks.size() == 1 ? "rank " : "ranks ") + llvm::join(ranks, ", ");
+}
+
 void printPipeline(PlanAttr plan, llvm::raw_ostream &os) {
   if (plan.getMode() != schema::ParallelMode::PP)
     return;
   std::optional<schema::PipelineSchedule> schedule = plan.getPpSchedule();
   std::vector<int64_t> layout(plan.getPpLayout().begin(), plan.getPpLayout().end());
-  os << llvm::formatv("  pipeline: {0} microbatches, schedule {1}, {2} virtual stage(s) per "
-                      "rank, layout {3}\n",
+  os << llvm::formatv("  pipeline: {0} microbatches, schedule {1}{2}, {3} virtual stage(s) per "
+                      "rank, layout {4}\n",
                       plan.getPpMicrobatches(), schedule ? schema::nameOf(*schedule) : "none",
+                      plan.getPpDelayWgrad() ? " (weight gradients delayed)" : "",
                       plan.getPpVirtualStages(), pl::formatStageLayout(layout));
-  int64_t ranks = std::max<int64_t>(1, plan.getWorldSize());
   ArrayAttr stages = plan.getPpStageUnits();
   for (size_t s = 0; s < stages.size(); ++s) {
-    os << "    stage " << s << " (rank " << int64_t(s) % ranks << "):";
+    os << "    stage " << s << " (" << stageRanks(plan, int64_t(s)) << "):";
     for (const std::string &unit : stringList(dyn_cast<ArrayAttr>(stages[s])))
       os << " " << unit;
     os << "\n";
@@ -191,11 +210,11 @@ void printPipeline(PlanAttr plan, llvm::raw_ostream &os) {
 
 void printCandidate(PlanCandidateAttr c, llvm::raw_ostream &os) {
   if (!c.getFeasible()) {
-    os << llvm::formatv("  {0,-9} {1,-14} not feasible: {2}\n", c.getLabel(), c.getMesh(),
+    os << llvm::formatv("  {0,-9} {1,-20} not feasible: {2}\n", c.getLabel(), c.getMesh(),
                         c.getReason());
     return;
   }
-  os << llvm::formatv("  {0,-9} {1,-14} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}{9}\n",
+  os << llvm::formatv("  {0,-9} {1,-20} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}{9}\n",
                       c.getLabel(), c.getMesh(),
                       pl::formatSeconds(c.getStepSeconds().convertToDouble()),
                       pl::formatSeconds(c.getComputeSeconds().convertToDouble()),
@@ -210,7 +229,7 @@ void printCandidates(PlanAttr plan, llvm::raw_ostream &os) {
   if (plan.getCandidates().empty())
     return;
   os << "Candidates (estimated per rank and training step)\n";
-  os << llvm::formatv("  {0,-9} {1,-14} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}\n",
+  os << llvm::formatv("  {0,-9} {1,-20} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,11}\n",
                       "mode", "mesh", "step", "compute", "comm", "sent", "memory", "state",
                       "activations");
   for (Attribute attr : plan.getCandidates())

@@ -22,7 +22,8 @@ namespace snn {
 void buildImportPipeline(mlir::OpPassManager &pm);
 
 /// Adds what a planned module needs before export: --snn-partition, then
-/// --snn-insert-backward-collectives (both no-ops unless the plan is tp or fsdp_tp).
+/// --snn-insert-backward-collectives (both no-ops unless the plan is tp or fsdp_tp), then
+/// --snn-split-pipeline-stages (a no-op unless the plan is pp).
 void buildPartitionPipeline(mlir::OpPassManager &pm);
 
 /// The command-line options of a pass made by createAnalyzeModel() / createPlanParallelism(),

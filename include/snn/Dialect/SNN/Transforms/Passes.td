@@ -71,8 +71,9 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "Force a mode (zero: dp with ZeRO-1), or let the planner choose (auto)">,
     Option<"experimentalConvTP", "experimental-conv-tp", "bool", "false",
            "Allow conv2d channel splits in tp and fsdp_tp">,
-    Option<"allowPipeline", "allow-pipeline", "bool", "false",
-           "Let the planner choose pipeline parallelism">,
+    Option<"allowPipeline", "allow-pipeline", "bool", "true",
+           "Let the planner choose pipeline parallelism (the reference's default; "
+           "=false to rule it out)">,
     Option<"allowZero", "allow-zero", "bool", "false",
            "Let the planner choose ZeRO-1 optimizer sharding">,
     Option<"memoryBudget", "memory-budget", "std::string", "\"\"",
@@ -87,7 +88,16 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "Pipeline schedule: gpipe, 1f1b, interleaved_1f1b, zero_bubble (default: by "
            "virtual stages)">,
     Option<"ppMicrobatches", "pp-microbatches", "int64_t", "0",
-           "Pipeline microbatches (default: recommended for batch and stages)">,
+           "Pipeline microbatches per data-parallel replica (default: recommended for its "
+           "batch share and the logical stages)">,
+    Option<"ppVirtualStages", "pp-virtual-stages", "int64_t", "0",
+           "Virtual pipeline stages per rank (0: topology vpp, the layout's length, or the "
+           "planner's rule)">,
+    Option<"ppDelayWgrad", "pp-delay-wgrad", "bool", "false",
+           "Delay weight gradients to fill pipeline bubbles (zero_bubble always does)">,
+    ListOption<"ppMemoptStages", "pp-memopt-stages", "int64_t",
+               "Logical pipeline stages that recompute their activations, e.g. 0,2 "
+               "(default: the costliest by memopt-ratio when the plan recomputes)">,
     Option<"deviceGflops", "device-gflops", "double", "1000",
            "Cost model: sustained compute of one rank, GFLOP/s">,
     Option<"linkGBps", "link-gbps", "double", "10",
@@ -138,6 +148,26 @@ def InsertBackwardCollectives : Pass<"snn-insert-backward-collectives", "::mlir:
     after the value's definition and shared by all such uses.
   }];
   let dependentDialects = ["::snn::SNNDialect"];
+}
+
+def SplitPipelineStages : Pass<"snn-split-pipeline-stages", "::mlir::ModuleOp"> {
+  let summary = "Split a pp plan's @main into one function per logical pipeline stage";
+  let description = [{
+    Does nothing unless the module's `#snn.plan` has mode pp and @main is still there. Every
+    op of @main carries its logical stage (`snn.pp_stage`, set by --snn-plan); @main becomes
+    `func.func @stage_<k>` (attribute `snn.pp_stage = k`) for k = 0..K-1, K the length of
+    the plan's `pp_layout`. Stage 0 takes @main's arguments, the last stage returns @main's
+    results, the others take and return nothing. A value computed in stage i and read in a
+    later stage j is handed on by adjacent stages only: `snn.send` at the end of stage i,
+    `snn.recv` at the top of stage i + 1, and again by every stage up to j. The slots of an
+    edge (k, k + 1) number its values in the order @main defines them. A parameter moves to
+    the stage of its users. @main and the plan's `shard.grid` are erased.
+
+    Errors: an op without `snn.pp_stage` or with a stage outside 0..K-1; a value read by an
+    earlier stage than the one computing it; a parameter used by two stages; a stage left
+    without ops.
+  }];
+  let dependentDialects = ["::snn::SNNDialect", "::mlir::func::FuncDialect"];
 }
 
 #endif // SNN_TRANSFORMS_PASSES_TD

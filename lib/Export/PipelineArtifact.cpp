@@ -1,0 +1,109 @@
+//===- PipelineArtifact.cpp - A split pp module as stage programs ---------===//
+//
+// See PipelineArtifact.h. Each stage function is written by the ProgramWriter as it writes
+// @main (its `snn.recv` and `snn.send` are nodes like any other); what is pipeline-specific is
+// which ranks run which program and where each parameter lives.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelineArtifact.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "snn/Dialect/SNN/IR/PlanSchema.h"
+#include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
+
+#include "ProgramWriter.h"
+
+using namespace mlir;
+namespace schema = snn::schema;
+
+namespace snn {
+
+namespace {
+
+/// The stage functions by logical stage: one per stage of the plan's layout, the first
+/// taking the model's input, the last returning its output, the others neither.
+FailureOr<SmallVector<func::FuncOp>> stageFunctions(ModuleOp module, PlanAttr plan) {
+  int64_t count = int64_t(plan.getPpLayout().size());
+  SmallVector<func::FuncOp> stages(static_cast<size_t>(count), func::FuncOp());
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName);
+    if (!stage)
+      return func.emitError("@") << func.getSymName()
+                                 << " is not a pipeline stage (no snn.pp_stage): a split pp "
+                                    "module holds only stage functions";
+    int64_t k = stage.getInt();
+    if (k < 0 || k >= count || stages[k])
+      return func.emitError("@") << func.getSymName() << " has logical stage " << k
+                                 << ": the plan has " << count
+                                 << " logical stages, each in one function";
+    stages[k] = func;
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    if (!stages[k])
+      return module.emitError("no function for logical pipeline stage ")
+             << k << " of the plan's " << count;
+    unsigned inputs = k == 0 ? 1 : 0, outputs = k + 1 == count ? 1 : 0;
+    if (stages[k].getNumArguments() != inputs || stages[k].getNumResults() != outputs)
+      return stages[k].emitError("@")
+             << stages[k].getSymName() << " takes " << stages[k].getNumArguments()
+             << " input(s) and returns " << stages[k].getNumResults()
+             << ": only the first stage takes the model's input and only the last returns "
+                "its output";
+  }
+  return stages;
+}
+
+/// The plan's pp axis and its size S, which must divide the K logical stages (stage k runs
+/// on pp coordinate k mod S).
+FailureOr<std::pair<int64_t, int64_t>> pipelineAxis(ModuleOp module, PlanAttr plan) {
+  int64_t dim = plan.getPpMeshDim();
+  ArrayRef<int64_t> shape = plan.getMeshShape();
+  if (dim < 0 || dim >= int64_t(shape.size()) || shape[dim] < 1)
+    return module.emitError("plan mode 'pp' has no pp axis in its mesh (pp_mesh_dim ")
+           << dim << ")";
+  int64_t count = int64_t(plan.getPpLayout().size());
+  if (count % shape[dim] != 0)
+    return module.emitError("the plan's ")
+           << count << " logical pipeline stages do not divide over pp=" << shape[dim];
+  return std::make_pair(dim, shape[dim]);
+}
+
+} // namespace
+
+LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
+                                    std::vector<onnx::ModelProto> &programs,
+                                    schema::Manifest &manifest) {
+  if (module.lookupSymbol("main"))
+    return module.emitError("plan mode 'pp' is not split into stages: run "
+                            "--snn-split-pipeline-stages before exporting (snn-compile runs it)");
+  FailureOr<SmallVector<func::FuncOp>> stages = stageFunctions(module, plan);
+  FailureOr<std::pair<int64_t, int64_t>> axis = pipelineAxis(module, plan);
+  if (failed(stages) || failed(axis))
+    return failure();
+  manifest.plan = planSpecWithCommunication(module, plan);
+  manifest.mesh = toMeshSpec(plan);
+  manifest.explanation = toPlanExplanation(plan);
+  manifest.worldSize = 1;
+  for (int64_t size : manifest.mesh.shape)
+    manifest.worldSize *= int(size);
+  Partitioning whole; // a stage program holds its parameters whole
+  programs.resize(stages->size());
+  for (auto [k, func] : llvm::enumerate(*stages)) {
+    schema::Manifest part;
+    if (failed(writeProgram(func, whole, programs[k], part)))
+      return failure();
+    if (k == 0)
+      manifest.input = part.input;
+    if (k + 1 == stages->size())
+      manifest.output = part.output;
+    for (schema::ParameterSpec &parameter : part.parameters)
+      manifest.parameters.push_back(std::move(parameter));
+    manifest.programs.push_back({"program_" + std::to_string(k) + ".onnx",
+                                 ranksAt(manifest.mesh, axis->first, int64_t(k) % axis->second),
+                                 int64_t(k)});
+  }
+  return success();
+}
+
+} // namespace snn

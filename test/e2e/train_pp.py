@@ -1,0 +1,183 @@
+"""Pipeline-parallel runs equal one process accumulating over the same microbatches (issue 11).
+
+For one model, each stage count S and each schedule: the artifact compiled with `snn-compile
+--mode pp --topology pp=S[,vpp=V]` (or `dp=D,pp=S`) holds one program per logical stage with
+explicit send/recv. Required, against PyTorch in one process:
+  - `snn-run --nproc W infer` on the case input: the output equal to the reference's (eval mode
+    uses running statistics, so cutting the batch changes nothing; make_case keeps membrane
+    potentials at least 1e-4 from the threshold, so no spike may flip);
+  - 5 training steps (SGD with momentum) against the reference trainer with gradient
+    accumulation over the same microbatches (`snnexport.train` with `microbatches` = D x M, see
+    docs/training.md): losses within 1e-4 relative, the loss moving, every parameter and buffer
+    within 1e-4 relative; every rank's saved parameters bit-identical to rank 0's;
+  - with `--memopt`, the same training with `--pp-memopt-stages` recomputing stages: the same
+    weights as without recomputation (bit-identical);
+  - each rank log's end event reports the schedule's bubble (measured and theoretical);
+  - every neuron layer of the reference fires at 5-50 % on the case input and on the first
+    training batch.
+
+Usage: train_pp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet
+                   [--layers L] [--neuron lif|if|plif] [--width W] [--stages 2,4] [--vpp V]
+                   [--dp D] [--schedules gpipe,1f1b,...] [--memopt]
+"""
+import argparse
+import json
+import os
+import shutil
+
+import train_common as tc  # first: it sets the BLAS threads before torch loads
+import numpy as np  # noqa: I100
+import torch
+import train_tp as ttp
+import train_trajectory as tt
+from snnexport import reference
+from snnexport import train as tr
+
+T, B, STEPS = ttp.T, ttp.B, 5
+SGD = ttp.SGD
+MODELS = ttp.MODELS
+
+
+def microbatches(stages, vpp, dp):
+    """The fewest microbatches the schedule allows (S x V), at least 2 per replica."""
+    m = max(stages * vpp, 2)
+    if (B // dp) % m:
+        raise tc.Failure(f"batch {B} over dp={dp} does not divide into {m} microbatches")
+    return m
+
+
+def compile_pp(args, case, stages, schedule, memopt=None):
+    tag = f"pp{stages}_{schedule}" + (f"_memopt{memopt}" if memopt else "")
+    art = os.path.join(args.work, f"art_{tag}")
+    shutil.rmtree(art, ignore_errors=True)
+    topology = (f"dp={args.dp}," if args.dp > 1 else "") + f"pp={stages}"
+    if args.vpp > 1:
+        topology += f",vpp={args.vpp}"
+    m = microbatches(stages, args.vpp, args.dp)
+    cmd = [os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
+           "--mode", "pp", "--topology", topology, "--batch-size", B,
+           "--pp-schedule", schedule, "--pp-microbatches", m, "-o", art]
+    if memopt:
+        cmd += ["--pp-memopt-stages", memopt]
+    tc.run(cmd)
+    with open(os.path.join(art, "manifest.json")) as f:
+        manifest = json.load(f)
+    plan = manifest["plan"]
+    want_stages = stages * args.vpp
+    got = sorted(p.get("stage", -1) for p in manifest["programs"])
+    if plan["mode"] != "pp" or got != list(range(want_stages)):
+        raise tc.Failure(f"{art}: expected a pp artifact with stages 0..{want_stages - 1}, got "
+                         f"mode {plan['mode']} and stages {got}")
+    if plan["pp_schedule"] != schedule or plan["pp_microbatches"] != m:
+        raise tc.Failure(f"{art}: plan has schedule {plan['pp_schedule']} and "
+                         f"{plan['pp_microbatches']} microbatches, asked {schedule} and {m}")
+    print(f"{art}: {want_stages} stage programs, layout {plan['pp_layout']}, {m} microbatches")
+    return art, manifest
+
+
+def run_training(args, art, ranks, x, y, static, tag):
+    d = tc.fresh_dir(os.path.join(args.work, f"train_{tag}"))
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None, **SGD)
+    log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
+    cmd = [os.path.join(args.bin, "snn-run"), "--nproc", ranks, "train", art,
+           "--data-npy", f"{x},{y}", *tt.cli_flags(c), "--log", log, "--save-params", params,
+           "--threads", 1, "--progress", "none", "--dist-timeout", 120]
+    if static:
+        cmd += ["--repeat-time", T]
+    tc.run(cmd)
+    first = tc.load_params(os.path.join(params, "rank0"))
+    for r in range(1, ranks):
+        other = os.path.join(params, f"rank{r}")
+        if os.path.isdir(other):
+            tc.compare_params(tc.load_params(other), first, f"{tag}: rank {r} vs rank 0",
+                              exact=True)
+    return log, first
+
+
+def check_bubble(log, ranks, schedule, what):
+    stem, ext = os.path.splitext(log)
+    for r in range(ranks):
+        ends = [e for e in tc.read_jsonl(f"{stem}.rank{r}{ext}") if e.get("event") == "end"]
+        bubble = ends[-1].get("bubble") if ends else None
+        if not bubble or bubble.get("schedule") != schedule or \
+                not 0 <= bubble.get("theoretical", -1) < 1 or \
+                not 0 <= bubble.get("measured", -1) <= 1:
+            raise tc.Failure(f"{what}: rank {r}'s end event has no valid bubble: {bubble}")
+    print(f"{what}: rank 0 bubble measured {bubble['measured']:.2f}, "
+          f"theoretical {bubble['theoretical']:.2f}")
+
+
+def reference_run(case, x, y, static, accumulate):
+    model, _ = tr.model_from_case(case)
+    initial = tr.state_arrays(model)
+    data = tr.load_npy(x, y, static=static)
+    first, _ = data.batch(range(B), T)
+    ttp.check_rates(reference.run_reference(model, first)[1], "first training batch")
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
+                       microbatches=accumulate, **SGD)
+    res = tr.train(model, data, c)
+    if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
+        raise tc.Failure(f"the reference loss does not move over {STEPS} steps: {res.losses}")
+    trained = tr.state_arrays(model)
+    moved = max(tc.rel_err(trained[k], initial[k]) for k in trained)
+    if not moved > 1e-3:
+        raise tc.Failure(f"the reference's weights moved by {moved:.3g} only")
+    return res, c, trained, len(data)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--layers", type=int)
+    p.add_argument("--neuron", choices=["lif", "if", "plif"])
+    p.add_argument("--width", type=int)
+    p.add_argument("--stages", default="2,4")
+    p.add_argument("--vpp", type=int, default=1, help="virtual stages per rank")
+    p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (mesh dp x pp)")
+    p.add_argument("--schedules", default="gpipe,1f1b")
+    p.add_argument("--memopt", action="store_true",
+                   help="also train with stage 0 recomputed and require the same weights")
+    args = p.parse_args()
+    torch.set_num_threads(2)
+    kw = dict(MODELS[args.model][0])
+    for k in ("layers", "neuron", "width"):
+        if getattr(args, k) is not None:
+            kw[k] = getattr(args, k)
+    work = tc.fresh_dir(args.work)
+    case, _ = tc.make_artifact(args.bin, work, args.model, T=T, N=B, **kw)
+    with open(os.path.join(case, "meta.json")) as f:
+        ttp.check_rates(json.load(f)["neurons"], f"{args.model}: case input")
+    _, shape, static = MODELS[args.model]
+    data_dir = tc.fresh_dir(os.path.join(work, "data"))
+    x, y = ttp.training_data(data_dir, shape, static, S=B * STEPS)
+    summary = []
+    for stages in [int(s) for s in args.stages.split(",")]:
+        ranks = stages * args.dp
+        m = microbatches(stages, args.vpp, args.dp)
+        res, c, trained, count = reference_run(case, x, y, static, args.dp * m)
+        for i, schedule in enumerate(args.schedules.split(",")):
+            what = f"{args.model}/pp{stages}" + (f"xdp{args.dp}" if args.dp > 1 else "") + \
+                   (f"v{args.vpp}" if args.vpp > 1 else "") + f"/{schedule}"
+            art, _ = compile_pp(args, case, stages, schedule)
+            if i == 0:
+                ttp.check_infer(args, case, art, ranks, what)
+            log, got = run_training(args, art, ranks, x, y, static, what.replace("/", "_"))
+            steps, _ = tc.read_log(log)
+            tt.check_steps(what, steps, res, c, count)
+            worst = tc.compare_params(got, trained, f"{what} final weights")
+            check_bubble(log, ranks, schedule, what)
+            print(f"{what}: = reference with {args.dp * m} microbatches (worst {worst:.2g})")
+            summary.append(f"{what.split('/', 1)[1]} ({worst:.2g})")
+            if args.memopt and i == 0:
+                art_m, _ = compile_pp(args, case, stages, schedule, memopt="0")
+                _, again = run_training(args, art_m, ranks, x, y, static,
+                                        what.replace("/", "_") + "_memopt")
+                tc.compare_params(again, got, f"{what}: recomputed stage 0 vs not", exact=True)
+                print(f"{what}: recomputing stage 0 gives bit-identical weights")
+    print(f"PASS: {args.model} {kw} = one process accumulating: " + ", ".join(summary))
+
+
+if __name__ == "__main__":
+    tc.main_wrapper(main)
