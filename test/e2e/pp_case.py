@@ -6,8 +6,8 @@ nodes (plan mode pp, docs/artifact-format.md "Pipeline programs"), K = 2, 4 or 8
 
     unit 0  fc.0 linear 16->24, lif0         sends fc.0's output (slot 0) and lif0 (slot 1)
     unit 1  fc.1 linear 24->24 (no bias) + fc.0's output, lif1
-    unit 2  fc.2 linear 24->24, bn2 (BatchNorm over T*N), lif2
-    unit 3-6  fc.k linear 24->24, lif_k
+    unit 2  fc.2 linear 24->24 (no bias), bn2 (BatchNorm over T*N), lif2
+    unit 3-6  fc.k linear 24->24, lif_k (unit 4: then Dropout p=0.2)
     unit 7  fc.7 linear 24->10, lif7, mean_time -> output [N, 10]
 
 `PipeMLP` is the same network in PyTorch (snnexport's multi-step Linear / BatchNorm1d and LIF
@@ -28,7 +28,7 @@ from snnexport.training import data as tdata
 from snnexport.training import loop
 
 T, IN, H, C, UNITS = 4, 16, 24, 10, 8
-BN_EPS, BN_MOMENTUM = 1e-5, 0.1
+BN_EPS, BN_MOMENTUM, DROPOUT = 1e-5, 0.1, 0.2
 
 
 class PipeMLP(torch.nn.Module):
@@ -36,8 +36,9 @@ class PipeMLP(torch.nn.Module):
         super().__init__()
         widths = [(IN, H)] + [(H, H)] * 6 + [(H, C)]
         self.fc = torch.nn.ModuleList(
-            [layer.Linear(i, o, bias=(k != 1)) for k, (i, o) in enumerate(widths)])
+            [layer.Linear(i, o, bias=k not in (1, 2)) for k, (i, o) in enumerate(widths)])
         self.bn2 = layer.BatchNorm1d(H, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self.drop4 = layer.Dropout(DROPOUT)
         self.sn = torch.nn.ModuleList([neuron.LIFNode(tau=2.0) for _ in range(UNITS)])
 
     def forward(self, x, spikes=None):
@@ -52,6 +53,8 @@ class PipeMLP(torch.nn.Module):
         s = fire(2, self.bn2(self.fc[2](s)))
         for k in range(3, UNITS):
             s = fire(k, self.fc[k](s))
+            if k == 4:
+                s = self.drop4(s)
         return s.mean(0)
 
 
@@ -163,11 +166,14 @@ def _unit(p, k, values, weights):
     if k == 1:
         v = p.node("linear", [values[1], w["fc.1.weight"]], "fc.1")
         return [p.lif(p.node("add", [v, values[0]], "add1"), 1)]
-    v = p.node("linear", [values[0], w[f"fc.{k}.weight"], w[f"fc.{k}.bias"]], f"fc.{k}")
+    bias = [w[f"fc.{k}.bias"]] if k != 2 else []  # none before the BatchNorm
+    v = p.node("linear", [values[0], w[f"fc.{k}.weight"], *bias], f"fc.{k}")
     if k == 2:
         v = p.node("batch_norm", [v, "bn2.weight", "bn2.bias", "bn2.running_mean",
                                   "bn2.running_var"], "bn2", eps=BN_EPS, momentum=BN_MOMENTUM)
     s = p.lif(v, k)
+    if k == 4:
+        s = p.node("dropout", [s], "drop4", p=DROPOUT)
     if k == UNITS - 1:
         p.node("mean_time", [s], "readout", outputs=["output"])
         return []
@@ -268,7 +274,7 @@ def write_unsplit(out, weights):
 def accumulating_reference(weights, x, y, steps, batch, microbatches, lr, momentum, loss,
                            seed, buffers_from=None):
     """SGD on PipeMLP from `weights` over the SplitMix64 order of (x, y) (snn-run's with
-    --seed `seed`), each global batch of `batch` cut into `microbatches` chunks along N: fresh
+    --seed `seed`, which also seeds Dropout), each global batch of `batch` cut into `microbatches` chunks along N: fresh
     neurons and BatchNorm batch statistics per chunk, (loss_m / M).backward(), one step per
     batch. `buffers_from` = R: BatchNorm's running statistics keep what the first R chunks
     made of them (dp replica 0's, which a dp x pp run broadcasts). Returns (losses,
@@ -277,6 +283,7 @@ def accumulating_reference(weights, x, y, steps, batch, microbatches, lr, moment
     load_state(model, weights)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    torch.manual_seed(seed)  # as snn-run: immediately before the first step (Dropout)
     order = tdata.splitmix64_order(seed, 0, len(x))
     losses, accuracies = [], []
     for step in range(steps):

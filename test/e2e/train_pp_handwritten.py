@@ -1,15 +1,16 @@
 """Pipeline-parallel runs on real ranks equal one process accumulating gradients over the same
 microbatches (plan mode pp, docs/distributed.md "Pipeline-parallel runs (pp)").
 
-The model is pp_case.py's: an eight-unit spiking MLP (LIF layers, a BatchNorm, a skip that
-crosses the first stage boundary as a second slot), written by hand as K = 2, 4 or 8 stage
+The model is pp_case.py's: an eight-unit spiking MLP (LIF layers, a BatchNorm, a Dropout, a skip
+that crosses the first stage boundary as a second slot), written by hand as K = 2, 4 or 8 stage
 programs with recv/send nodes. Its weights are calibrated so that every LIF layer fires at about
 20% in training mode; the test requires 5-50% on the first training batch, before and after
 training (from the PyTorch side). For every schedule (gpipe, gpipe with pp_delay_wgrad, 1f1b,
 interleaved_1f1b, zero_bubble) on 2 and 4 ranks (pp, and dp=2 x pp=2), 5 SGD steps of
 `snn-run --nproc W train` are compared with pp_case.accumulating_reference, PyTorch in one
 process over the same D x M microbatches:
-  - per-step losses within 1e-4 relative and the same accuracy; the loss moves;
+  - per-step losses within 1e-4 relative and the same accuracy; the loss moves (Dropout draws
+    one process's masks, whatever the schedule and the ranks);
   - every rank's --save-params (whole weights, gathered over the pp group) bit-identical to
     rank 0's, every parameter changed, within 1e-4 relative of the reference's;
   - each rank log starts with its mesh coordinates and ends with a bubble (the schedule's name,

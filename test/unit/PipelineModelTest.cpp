@@ -68,6 +68,7 @@ void expectModerateRates(const Artifact &unsplit, const at::Tensor &x) {
 /// Training forward + MSE loss + backward; the gradients by parameter name.
 std::map<std::string, at::Tensor> gradients(Model &model, const at::Tensor &x,
                                             at::Tensor &output) {
+  at::manual_seed(29); // the same Dropout masks for every model
   at::Tensor labels = at::arange(x.size(1), at::kLong).remainder(snn::test::kPipeClasses);
   output = model.forward(x, true);
   computeLoss(output, labels, LossKind::Mse).backward();

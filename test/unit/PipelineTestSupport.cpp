@@ -70,7 +70,8 @@ std::vector<std::string> emitUnit(ProgramBuilder &b, int u,
   }
   case 1: {
     std::string v = b.addNode("linear", {in[0], "fc1.weight"});
-    return {lif(b, b.addNode("add", {v, in[1]}))};
+    v = lif(b, b.addNode("add", {v, in[1]}));
+    return {b.addNode("dropout", {v}, {floatAttr("p", 0.25f)})};
   }
   case 2: {
     std::string v = b.addNode("linear", {in[0], "fc2.weight", "fc2.bias"});

@@ -5,7 +5,7 @@
 // same weights, so a pipeline run can be compared with one process:
 //
 //   unit 0: fc0 linear 6->8 (+bias) -> lif0          sends s0 and fc0's output
-//   unit 1: fc1 linear 8->8 (no bias) + fc0's output -> lif1
+//   unit 1: fc1 linear 8->8 (no bias) + fc0's output -> lif1 -> dropout 0.25
 //   unit 2: fc2 linear 8->8 (+bias) -> bn2 -> plif2 (w)
 //   unit 3: fc3 linear 8->3 (+bias) -> lif3 -> mean_time -> output [N, 3]
 //

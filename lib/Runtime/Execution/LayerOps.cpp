@@ -63,18 +63,6 @@ template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
   return y.reshape(sizes);
 }
 
-/// The double a float attribute most likely was before the exporter stored
-/// it as float32: the shortest decimal that round-trips (0.3f -> 0.3).
-/// PyTorch passes eps, momentum and p to ATen as doubles, and 0.3f != 0.3
-/// would shift Dropout's Bernoulli threshold and scale and BatchNorm's
-/// update away from the reference's.
-double decimalValue(float value) {
-  char text[32];
-  auto result = std::to_chars(text, text + sizeof(text) - 1, value);
-  *result.ptr = '\0';
-  return std::strtod(text, nullptr);
-}
-
 const at::Tensor &optional(const Inputs &inputs, size_t index) {
   static const at::Tensor undefined;
   return index < inputs.size() ? inputs[index] : undefined;
@@ -252,7 +240,7 @@ at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
 }
 
 Kernel buildDropout(const Node &node) {
-  double p = decimalValue(NodeAttributes(node).getFloatIn(attr::kP, 0.5f, 0.0f, 1.0f));
+  double p = dropoutProbability(node);
   // Identity in inference. Training draws the mask exactly as PyTorch's
   // F.dropout does (at::dropout on the [T*N, ...] fold, default generator),
   // so a run seeded like the reference trainer gets the same masks.

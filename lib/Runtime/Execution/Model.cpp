@@ -44,6 +44,7 @@ Model::Model(const Artifact &artifact)
     execs.emplace_back(stage.program, boundary.hasInput ? in : "",
                        boundary.hasOutput ? out : "", &store);
     stageIds.push_back(stage.stage);
+    nodes.push_back(stage.program.nodes);
   }
 }
 
@@ -57,6 +58,10 @@ size_t Model::stageIndex(int64_t stage) const {
 
 const StageInterface &Model::stageInterface(int64_t stage) const {
   return interfaces[stageIndex(stage)];
+}
+
+const std::vector<Node> &Model::stageNodes(int64_t stage) const {
+  return nodes[stageIndex(stage)];
 }
 
 at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,

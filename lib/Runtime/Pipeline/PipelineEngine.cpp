@@ -1,9 +1,9 @@
 //===- PipelineEngine.cpp - One rank's stages under a schedule ------------===//
 
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
+#include "snn/Runtime/Pipeline/DropoutReplay.h"
 #include "snn/Runtime/Autograd/WeightGradQueue.h"
 #include "snn/Runtime/Execution/Model.h"
-#include "snn/Runtime/Execution/RandomState.h"
 #include "snn/Runtime/Execution/StageBoundary.h"
 #include "snn/Runtime/Pipeline/ScheduleSimulation.h"
 #include "snn/Runtime/Pipeline/StageTransport.h"
@@ -23,15 +23,6 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// SplitMix64's finaliser over the combined words: the Dropout seed of one
-/// (step, microbatch, stage).
-uint64_t mixSeed(uint64_t seed, uint64_t a, uint64_t b) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (a + 1) + 0xBF58476D1CE4E5B9ull * (b + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 constexpr int kActivation = 0, kGradient = 1;
 
 } // namespace
@@ -46,7 +37,6 @@ struct PipelineEngine::MicrobatchRun {
 struct PipelineEngine::Step {
   at::Tensor input, labels;
   int64_t samples = 0; // per microbatch
-  uint64_t seed = 0;
   std::map<std::pair<int64_t, int64_t>, MicrobatchRun> runs;
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<WeightGradQueue>> queues;
   std::map<StageTransport::Key, StageTransport::Incoming> posted;
@@ -68,6 +58,7 @@ PipelineEngine::PipelineEngine(Model &model, const PipelinePlace &place, LossKin
   rankBubble = simulation.rankBubble(size_t(place.coordinate));
   wholeBubble = simulation.bubbleFraction();
   transport = std::make_unique<StageTransport>(stages, layout, place.group);
+  dropout = std::make_unique<DropoutReplay>(stages, place);
 }
 
 PipelineEngine::~PipelineEngine() = default;
@@ -140,10 +131,8 @@ void PipelineEngine::runForward(Step &step, const Action &a) {
     boundary.received[slot] = tensor.requires_grad_(true);
   if (where.layout.splitsBackward())
     run.weightGrads = std::make_unique<WeightGradQueue>();
-  // Masks of (step, global microbatch, stage), whatever order runs them.
-  seedCpuGenerator(mixSeed(step.seed, uint64_t(where.replica * where.layout.microbatches +
-                                               a.microbatch),
-                           uint64_t(a.stage)));
+  // Dropout draws what one process would for this microbatch and stage.
+  dropout->enter(a.stage, a.microbatch);
   at::Tensor x;
   if (a.stage == 0)
     x = step.input.narrow(1, a.microbatch * step.samples, step.samples);
@@ -201,7 +190,7 @@ void PipelineEngine::runWeightGrad(Step &step, const Action &a) {
 }
 
 PipelineStepResult PipelineEngine::trainStep(const at::Tensor &input,
-                                             const at::Tensor &labels, uint64_t seed) {
+                                             const at::Tensor &labels) {
   int64_t microbatches = where.layout.microbatches;
   if (input.size(1) % microbatches != 0)
     throw Error("pipeline: a batch of " + std::to_string(input.size(1)) +
@@ -211,9 +200,9 @@ PipelineStepResult PipelineEngine::trainStep(const at::Tensor &input,
   step.input = input;
   step.labels = labels;
   step.samples = input.size(1) / microbatches;
-  step.seed = seed;
   step.result.hasMetrics = holdsLastStage();
   Clock::time_point start = Clock::now();
+  dropout->planStep(step.samples);
   for (size_t index = 0; index < schedule.size(); ++index) {
     postReceives(step, index);
     const Action &action = schedule[index];
@@ -227,6 +216,7 @@ PipelineStepResult PipelineEngine::trainStep(const at::Tensor &input,
   Clock::time_point sends = Clock::now();
   transport->finishSends();
   span(Kind::Wait, -1, -1, 2, sends);
+  dropout->finishStep();
   step.result.seconds = secondsSince(start);
   return step.result;
 }

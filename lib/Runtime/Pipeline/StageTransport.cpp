@@ -158,12 +158,15 @@ void StageTransport::sendActivation(int64_t stage, int64_t microbatch, int64_t s
                                     int64_t samples, const at::Tensor &value) {
   const BoundarySlot &recv = recvShapes[size_t(stage) + 1][size_t(slot)];
   std::vector<int64_t> expected = recvShape(recv, samples);
-  if (value.sizes() != at::IntArrayRef(expected) || value.scalar_type() != at::kFloat)
-    throw Error("pipeline stage " + std::to_string(stage) + " sends slot " +
-                std::to_string(slot) + " as " + formatShape(value.sizes()) + " " +
-                std::string(c10::toString(value.scalar_type())) + ", but stage " +
+  std::string what = "pipeline stage " + std::to_string(stage) + " sends slot " +
+                     std::to_string(slot);
+  if (value.scalar_type() != at::kFloat)
+    throw Error(what + " as " + std::string(c10::toString(value.scalar_type())) +
+                ", not float32");
+  if (value.sizes() != at::IntArrayRef(expected))
+    throw Error(what + " of shape " + formatShape(value.sizes()) + ", but stage " +
                 std::to_string(stage + 1) + "'s recv (" + recv.node + ") declares " +
-                formatShape(expected) + " float32");
+                formatShape(expected));
   send({kActivation, stage + 1, microbatch, slot}, stage + 1, value);
 }
 

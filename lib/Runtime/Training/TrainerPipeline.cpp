@@ -62,10 +62,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   labelsChecked = true;
   if (trace)
     trace->setStep(position.step);
-  // Dropout's masks: a function of the seed, the step, the microbatch and
-  // the stage (PipelineEngine), so resumed and rescheduled runs agree.
-  uint64_t seed = config.seed + 0x632BE59BD9B4E019ull * uint64_t(position.step + 1);
-  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels, seed);
+  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
   const dist::Group *dp = pipelineDp ? &pipelineDp->group : nullptr;
   std::vector<double> totals = shareLastStageValues(
       {result.lossSum, double(result.correct)}, pipeline->place(), dp);

@@ -70,6 +70,9 @@ public:
   bool isPipeline() const { return !stageIds.empty(); }
   /// The recv and send slots of one of stages().
   const StageInterface &stageInterface(int64_t stage) const;
+  /// The nodes of one of stages(), in program order (= its executor's
+  /// steps).
+  const std::vector<Node> &stageNodes(int64_t stage) const;
   /// Runs one of stages() once: on `input` (stage 0; ignored by the others)
   /// and `boundary.received`; fills `boundary.sent` and returns the graph
   /// output (the last stage; undefined for the others). Training (grad mode
@@ -116,6 +119,7 @@ private:
   std::vector<Executor> execs;            // one, or one per stage
   std::vector<int64_t> stageIds;          // pipeline: the stage of each
   std::vector<StageInterface> interfaces; // pipeline: the boundary of each
+  std::vector<std::vector<Node>> nodes;   // pipeline: the nodes of each
   const DataParallelContext *dataParallel = nullptr;
   const MeshContext *mesh = nullptr;
   ExecutionObserver *observer = nullptr;

@@ -9,9 +9,8 @@
 //   F(s, m)  waits for the recv slots of stage s (posted ahead, two actions
 //            before they are needed, so transfers overlap compute), makes
 //            them leaves that require grad, runs the stage in training mode
-//            (neurons start fresh; Dropout seeded per step, microbatch and
-//            stage, so masks do not depend on the schedule) and posts the
-//            sends of its outputs at once. The last stage computes the
+//            (neurons start fresh; Dropout draws one process's masks,
+//            DropoutReplay.h) and posts the sends of its outputs at once. The last stage computes the
 //            microbatch's loss on the firing rate.
 //   B(s, m)  backpropagates loss_m / M (last stage) or the gradients
 //            received for the stage's sent tensors, then posts the gradients
@@ -46,6 +45,7 @@
 
 namespace snn::runtime {
 
+class DropoutReplay;
 class Model;
 class StageTransport;
 class WeightGradQueue;
@@ -83,9 +83,9 @@ public:
 
   /// One step's forwards and backwards over M microbatches of `input`
   /// [T, B, ...] and `labels` [B] (B divisible by M); gradients accumulate
-  /// in .grad. `seed` seeds Dropout (with the microbatch and stage).
-  PipelineStepResult trainStep(const at::Tensor &input, const at::Tensor &labels,
-                               uint64_t seed);
+  /// in .grad. Dropout consumes the CPU generator as one process
+  /// accumulating over the same microbatches would.
+  PipelineStepResult trainStep(const at::Tensor &input, const at::Tensor &labels);
   /// The whole batch once through the stages in eval mode: the output on
   /// the last stage's rank, undefined on the others.
   at::Tensor forward(const at::Tensor &input);
@@ -121,6 +121,7 @@ private:
   LossKind loss;
   std::vector<Action> schedule;
   std::unique_ptr<StageTransport> transport;
+  std::unique_ptr<DropoutReplay> dropout;
   double rankBubble = 0.0, wholeBubble = 0.0;
   PipelineTrace *trace = nullptr;
 };
