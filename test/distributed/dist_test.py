@@ -166,6 +166,38 @@ def case_hang(tool):
     expect_no_leftovers(marker)
 
 
+def case_p2p_kill(tool):
+    """Rank 1 of 3 is SIGKILLed while the others wait to receive from it: each names it
+    within the timeout (5 s here), in one line."""
+    marker = new_marker()
+    r = run([tool, "--nproc", "3", "p2p_kill", "--rank", "1", "--timeout-ms", "5000",
+             "--marker", marker])
+    check(r.returncode == 137, "expected 137\n%s" % r)
+    check("error: rank 1 killed by signal 9 (SIGKILL)\n" in r.stderr, "launcher\n%s" % r)
+    for rank in (0, 2):
+        line = "error: rank %d: lost peer rank 1 during recv from rank 1 (group world, tag 5)" \
+            % rank
+        check(line in r.stderr, "rank %d must name rank 1\n%s" % (rank, r))
+    check(r.seconds < 5 + 8, "took %.1f s\n%s" % (r.seconds, r))
+    expect_no_leftovers(marker)
+
+
+def case_p2p_hang(tool):
+    """Rank 1 stays alive but never sends: rank 0 times out (2 s), names it as alive without
+    the matching call, and the launcher stops it."""
+    marker = new_marker()
+    r = run([tool, "--nproc", "2", "p2p_hang", "--rank", "1", "--timeout-ms", "2000",
+             "--grace-ms", "500", "--marker", marker])
+    check(r.returncode != 0, "expected a failure\n%s" % r)
+    check("error: rank 0: lost peer rank 1 during recv from rank 1 (group world, tag 5)"
+          in r.stderr, "rank 0 must name rank 1\n%s" % r)
+    check("rank 1 is alive but did not post the matching send or recv" in r.stderr,
+          "hang diagnosis\n%s" % r)
+    check("error: rank 1 stopped answering" in r.stderr, "launcher message\n%s" % r)
+    check(r.seconds < 2 + 10, "took %.1f s\n%s" % (r.seconds, r))
+    expect_no_leftovers(marker)
+
+
 def case_port_in_use(tool):
     """--master-port on a port in use, and MASTER_PORT in use for a rank 0
     that hosts the store: clear errors, nothing started."""
@@ -300,9 +332,9 @@ def case_torchrun(tool):
 def case_numerics(tool, nproc):
     marker = new_marker()
     r = run([tool, "--nproc", str(nproc), "collectives", "autograd", "reducer", "mesh", "ops",
-             "--timeout-ms", "30000", "--marker", marker], timeout=120)
+             "p2p", "--timeout-ms", "30000", "--marker", marker], timeout=120)
     check(r.returncode == 0, "expected exit 0\n%s" % r)
-    for scenario in ("collectives", "autograd", "reducer", "mesh", "ops"):
+    for scenario in ("collectives", "autograd", "reducer", "mesh", "ops", "p2p"):
         for rank in range(nproc):
             check("rank %d: %s ok" % (rank, scenario) in r.stdout,
                   "rank %d %s\n%s" % (rank, scenario, r))
@@ -320,6 +352,8 @@ CASES = {
     "failure.kill_mid_collective": case_kill_mid_collective,
     "failure.kill_rank0": case_kill_rank0,
     "failure.hang": case_hang,
+    "failure.p2p_kill": case_p2p_kill,
+    "failure.p2p_hang": case_p2p_hang,
     "rendezvous.timeout": case_rendezvous_timeout,
     "rendezvous.manual_environment": case_manual_environment,
     "rendezvous.torchrun": case_torchrun,

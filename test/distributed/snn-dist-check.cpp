@@ -9,10 +9,10 @@
 //                  [--timeout-ms T] [--rank R] [--code C] [--iterations K]
 //                  [--axes a,b --shape 2,2] [--marker TEXT]
 //
-// Scenarios, run in the order given: collectives, mesh, autograd, reducer
-// (numerics); ops (the runtime's kernels of a partitioned program's
-// collectives, CollectiveOpsCheck.cpp); exit, kill, hang, sleep (failure
-// handling). Prints
+// Scenarios, run in the order given: collectives, mesh, autograd, reducer,
+// p2p (numerics); ops (the runtime's kernels of a partitioned program's
+// collectives, CollectiveOpsCheck.cpp); exit, kill, hang, sleep, p2p_kill,
+// p2p_hang (failure handling). Prints
 // "rank R: SCENARIO ok" after each, "error: ..." and exit 1 on a failed
 // check.
 //
@@ -26,12 +26,15 @@
 #include "snn/Runtime/Distributed/Error.h"
 #include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Distributed/Launcher.h"
+#include "snn/Runtime/Distributed/PointToPoint.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
@@ -103,7 +106,7 @@ Options parseOptions(const std::vector<std::string> &argv) {
                    "[--grace-ms G]] SCENARIO... [--timeout-ms T] [--rank R] "
                    "[--code C] [--iterations K] [--axes a,b --shape 2,2] "
                    "[--marker TEXT]\nscenarios: collectives mesh autograd "
-                   "reducer ops exit kill hang sleep\n";
+                   "reducer p2p ops exit kill hang sleep p2p_kill p2p_hang\n";
       std::exit(0);
     } else if (!arg.empty() && arg[0] == '-')
       throw DistributedError("unknown flag " + arg);
@@ -637,6 +640,58 @@ void checkReducer(World &world) {
   barrier(g);
 }
 
+/// What rank `from` sends with tag `tag`: a shape and values of its own.
+at::Tensor message(int from, int tag) {
+  return range(3 * (tag + 1) * 2).view({3, tag + 1, 2}) + 100.0 * from + tag;
+}
+
+/// A ring over `g`: every member sends four tensors (tags 0-3, different
+/// shapes) to the next member and receives the previous member's, posting
+/// its receives in the reverse order, before the sends start (so matching is
+/// by tag, and a receive may wait for its data).
+void checkRing(const Group &g, const std::string &label) {
+  const int n = g.size(), r = g.rank();
+  const int next = (r + 1) % n, prev = (r + n - 1) % n;
+  std::vector<PendingTransfer> recvs(4), sends;
+  for (int tag = 3; tag >= 0; --tag)
+    recvs[size_t(tag)] = irecv(g, at::empty_like(message(prev, tag)), prev, tag);
+  if (r == 0) // the others' receives are posted before the data leaves
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int tag = 0; tag < 4; ++tag) {
+    at::Tensor data = message(r, tag);
+    // A transposed (non-contiguous) tensor for tag 1: sent through a copy.
+    if (tag == 1)
+      data = message(r, tag).transpose(0, 2).contiguous().transpose(0, 2);
+    sends.push_back(isend(g, data, next, tag));
+  }
+  for (int tag = 0; tag < 4; ++tag) {
+    recvs[size_t(tag)].wait();
+    expectEqual(label + ": tag " + std::to_string(tag) + " from " +
+                    std::to_string(prev),
+                recvs[size_t(tag)].tensor(), message(prev, tag));
+  }
+  for (PendingTransfer &send : sends)
+    send.wait();
+}
+
+void checkPointToPoint(World &world) {
+  const Group &g = world.group();
+  checkRing(g, "ring over the world");
+  if (g.size() >= 4) {
+    // A group of two non-adjacent ranks (a pp slice of a [2, N/2] mesh).
+    Mesh mesh = Mesh::create(world, {"dp", "pp"}, {2, int64_t(g.size() / 2)});
+    checkRing(mesh.group("dp"), "ring over " + mesh.group("dp").name());
+  }
+  expectThrows("send to itself", "is not another member of the group",
+               [&] { isend(g, range(2), g.rank(), 0); });
+  expectThrows("tag out of range", "tag 1073741824 is outside [0, 2^30)",
+               [&] { isend(g, range(2), (g.rank() + 1) % g.size(), kMaxTransferTag); });
+  expectThrows("non-contiguous receive buffer", "must be contiguous", [&] {
+    irecv(g, range(6).view({2, 3}).t(), (g.rank() + 1) % g.size(), 0);
+  });
+  barrier(g);
+}
+
 //===----------------------------------------------------------------------===//
 // Failures
 //===----------------------------------------------------------------------===//
@@ -658,6 +713,8 @@ int runScenario(World &world, const Options &options, const std::string &s) {
   }
   else if (s == "reducer")
     checkReducer(world);
+  else if (s == "p2p")
+    checkPointToPoint(world);
   else if (s == "ops")
     snn::distcheck::checkCollectiveOps(world);
   else if (s == "exit") {
@@ -682,6 +739,16 @@ int runScenario(World &world, const Options &options, const std::string &s) {
       sleepSeconds(120);
     at::Tensor t = at::ones({4});
     allReduce(world.group(), t);
+  } else if (s == "p2p_kill" || s == "p2p_hang") {
+    // Every other rank waits for a tensor from the target, which dies
+    // (p2p_kill) or stays alive without sending (p2p_hang).
+    barrier(world.group());
+    if (r == options.targetRank) {
+      if (s == "p2p_kill")
+        ::raise(SIGKILL);
+      sleepSeconds(120);
+    }
+    irecv(world.group(), at::empty({4}), options.targetRank, 5).wait();
   } else if (s == "sleep") {
     sleepSeconds(120);
   } else {

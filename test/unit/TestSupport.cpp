@@ -166,6 +166,38 @@ ProgramBuilder::addNode(const std::string &opType,
   return result;
 }
 
+void ProgramBuilder::addSink(const std::string &opType,
+                             const std::vector<std::string> &inputs,
+                             const std::vector<onnx::AttributeProto> &attributes) {
+  auto *node = proto.mutable_graph()->add_node();
+  node->set_name("layer" + std::to_string(proto.graph().node_size() - 1));
+  node->set_op_type(opType);
+  node->set_domain("spikemesh");
+  for (const std::string &input : inputs)
+    node->add_input(input);
+  for (const auto &attribute : attributes)
+    *node->add_attribute() = attribute;
+}
+
+void ProgramBuilder::dropGraphInput() { proto.mutable_graph()->clear_input(); }
+
+void ProgramBuilder::dropGraphOutput() { proto.mutable_graph()->clear_output(); }
+
+void ProgramBuilder::declareShape(const std::string &value,
+                                  const std::vector<int64_t> &shape) {
+  auto *info = proto.mutable_graph()->add_value_info();
+  info->set_name(value);
+  auto *type = info->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : shape) {
+    auto *d = type->mutable_shape()->add_dim();
+    if (dim >= 0)
+      d->set_dim_value(dim);
+    else
+      d->set_dim_param("N");
+  }
+}
+
 std::string ProgramBuilder::serialize() const {
   std::string bytes;
   proto.SerializeToString(&bytes);

@@ -80,6 +80,15 @@ public:
                       const std::vector<onnx::AttributeProto> &attributes = {},
                       const std::string &output = "");
 
+  /// A node without outputs (send); returns nothing to use.
+  void addSink(const std::string &opType, const std::vector<std::string> &inputs,
+               const std::vector<onnx::AttributeProto> &attributes = {});
+  /// Pipeline stage programs: without the graph input / output.
+  void dropGraphInput();
+  void dropGraphOutput();
+  /// value_info for `value` (-1: a dimension without a fixed size).
+  void declareShape(const std::string &value, const std::vector<int64_t> &shape);
+
   onnx::ModelProto &model() { return proto; }
   std::string serialize() const;
 

@@ -14,6 +14,7 @@
 
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
@@ -234,6 +235,10 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
                     "Write NAME.npy per parameter and buffer into DIR");
   train->add_option("--export-onnx", o.exportOnnxPath,
                     "Write the program ONNX with the trained weights");
+  train->add_option("--trace", o.tracePath,
+                    "Pipelines: rank 0 writes every rank's forward, backward, "
+                    "weight-gradient, send and wait spans as one Chrome trace "
+                    "JSON");
   train->add_flag("--comm-stats", o.commStats,
                   "Print each step's collectives (a partitioned program's "
                   "all_reduce / all_gather: calls and bytes per mesh axis) "
@@ -243,8 +248,8 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
 void addTrainCommand(CLI::App &app, Commands &commands) {
   CLI::App *train = app.add_subcommand(
       "train", "Train an artifact (BPTT, surrogate gradients); dp, zero, "
-               "fsdp, tp and fsdp_tp artifacts on their ranks with --nproc or "
-               "torchrun");
+               "fsdp, tp, fsdp_tp and pp artifacts on their ranks with --nproc "
+               "or torchrun");
   TrainOptions &o = commands.train;
   train->add_option("DIR", o.artifactDir, "Artifact directory")->required();
   addDataOptions(train, o.data, o.repeatTime);
@@ -334,6 +339,14 @@ int launch(const CLI::App &app, const Commands &commands,
                 " is not divisible by the " + std::to_string(dpRanks) +
                 " data-parallel ranks (--batch-size is the global batch, "
                 "split evenly over the ranks)");
+  int64_t microbatches = manifest.plan.ppMicrobatches;
+  if (app.got_subcommand("train") && isPipeline(manifest) && batch > 0 &&
+      microbatches > 0 && (batch / dpRanks) % microbatches != 0)
+    throw Error("--batch-size " + std::to_string(batch) + " over " +
+                std::to_string(dpRanks) + " data-parallel replica(s) gives batches of " +
+                std::to_string(batch / dpRanks) +
+                " samples per pipeline, which do not divide into the plan's " +
+                std::to_string(microbatches) + " microbatches (pp_microbatches)");
   snn::dist::LaunchOptions options;
   options.masterPort = arguments.masterPort;
   return snn::dist::launchLocalRanks(arguments.nproc, arguments.argv, options);

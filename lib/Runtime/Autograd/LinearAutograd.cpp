@@ -1,6 +1,7 @@
 //===- LinearAutograd.cpp - Large Linear layers split over threads --------===//
 
 #include "snn/Runtime/Autograd/LinearAutograd.h"
+#include "snn/Runtime/Autograd/WeightGradQueue.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
@@ -71,7 +72,66 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
   }
 };
 
+/// The weight gradient of `x` [M, in] for `grad` [M, out]: rowBlocks when
+/// the forward split (LinearFunction's backward), else autograd's formula
+/// for at::linear (mm_mat2_backward on weight.t(): grad^T x).
+at::Tensor weightGradOf(const at::Tensor &grad, const at::Tensor &x, bool split) {
+  return split ? rowBlocks(grad.t(), x, at::Tensor()) : grad.t().mm(x);
+}
+
+/// The parameters of a deferred linear, for the queued task, which adds
+/// their gradients to these very tensors. The weight is also an input of the
+/// autograd function, so that its output requires grad even when x does not
+/// (a stage's first layer); backward gives it no gradient.
+struct LinearParameters {
+  at::Tensor weight, bias;
+  WeightGradQueue *queue = nullptr;
+};
+
+struct DeferredLinearFunction
+    : public torch::autograd::Function<DeferredLinearFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+                            const at::Tensor & /*weight, tracked*/, const LinearParameters &p) {
+    bool split = linearIsSplit(x, p.weight);
+    ctx->save_for_backward({x});
+    ctx->saved_data["weight"] = p.weight;
+    ctx->saved_data["bias"] = p.bias;
+    ctx->saved_data["split"] = split;
+    ctx->saved_data["queue"] = int64_t(reinterpret_cast<intptr_t>(p.queue));
+    return split ? rowBlocks(x, p.weight.t(), p.bias) : at::linear(x, p.weight, p.bias);
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    at::Tensor x = ctx->get_saved_variables()[0];
+    at::Tensor weight = ctx->saved_data["weight"].toTensor();
+    at::Tensor bias = ctx->saved_data["bias"].toTensor();
+    bool split = ctx->saved_data["split"].toBool();
+    auto *queue = reinterpret_cast<WeightGradQueue *>(
+        intptr_t(ctx->saved_data["queue"].toInt()));
+    at::Tensor grad = split ? grads[0].contiguous() : grads[0];
+    queue->push([x, grad, weight, bias, split] {
+      accumulateGrad(weight, weightGradOf(grad, x, split));
+      if (bias.defined())
+        accumulateGrad(bias, at::sum(grad, {0}));
+    });
+    at::Tensor gradX;
+    if (ctx->needs_input_grad(0))
+      gradX = split ? rowBlocks(grad, weight, at::Tensor()) : grad.mm(weight);
+    return {gradX, at::Tensor(), at::Tensor()};
+  }
+};
+
 } // namespace
+
+at::Tensor linearDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,
+                                     const at::Tensor &bias, WeightGradQueue &queue) {
+  // [..., in] as the 2-D GEMM at::linear runs for it.
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  at::Tensor y = DeferredLinearFunction::apply(x.reshape({-1, x.size(-1)}), weight,
+                                               LinearParameters{weight, bias, &queue});
+  return y.view(shape);
+}
 
 bool linearIsSplit(const at::Tensor &x, const at::Tensor &weight) {
   int64_t threads = at::get_num_threads();

@@ -5,6 +5,10 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
+#include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
+#include "snn/Runtime/Execution/MeshContext.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
@@ -100,7 +104,8 @@ std::string formatDouble(double value) {
 std::string loadTrainedWeights(const std::string &paramsDir,
                                const std::string &checkpointDir,
                                ParameterStore &store,
-                               const ParameterPartition *partition) {
+                               const ParameterPartition *partition,
+                               const Manifest *pipeline) {
   if (!paramsDir.empty() && !checkpointDir.empty())
     throw Error("--params and --checkpoint exclude each other");
   if (!paramsDir.empty()) {
@@ -115,8 +120,32 @@ std::string loadTrainedWeights(const std::string &paramsDir,
   CheckpointState state = readAnyCheckpoint(where);
   if (partition)
     state = localCheckpoint(state, *partition, where);
+  if (pipeline)
+    state = pipelineLocalCheckpoint(state, store, *pipeline, where);
   restoreModel(state, store, where);
   return where;
+}
+
+PipelinePlace pipelinePlaceOf(const std::string &dir, const Manifest &manifest,
+                              const MeshContext &mesh) {
+  PipelinePlace place;
+  place.layout = readPipelineLayout(dir, manifest);
+  place.coordinate = mesh.coordinate("pp");
+  if (mesh.axisSize("pp") > 1)
+    place.group = &mesh.group("pp");
+  if (mesh.hasAxis("dp")) {
+    place.replica = mesh.coordinate("dp");
+    place.replicas = mesh.axisSize("dp");
+  }
+  return place;
+}
+
+std::vector<std::string> stageProgramPaths(const std::string &dir,
+                                           const Manifest &manifest) {
+  std::vector<std::string> paths(size_t(manifest.stageCount()));
+  for (const ProgramSpec &program : manifest.programs)
+    paths[size_t(program.stage)] = fileInside(dir, program.file);
+  return paths;
 }
 
 int64_t peakResidentBytes() {

@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Commands/EvalCommand.h"
 #include "snn/Runtime/Training/Evaluate.h"
@@ -17,27 +18,38 @@ void runEval(const EvalOptions &options) {
   const DistributedRun *run = options.distributed;
   Artifact artifact = loadRunArtifact(options.artifactDir, "eval", run);
   const bool partitioned = isPartitioned(artifact.manifest);
+  const bool pipeline = isPipeline(artifact.manifest);
   const bool manyRanks = run && run->world;
   const int rank = manyRanks ? run->world->rank() : 0;
   // Replicas hold the same weights: rank 0 evaluates for the run. A
-  // partitioned program needs every rank, each on the whole split; rank 0
-  // reports.
-  if (!partitioned && rank != 0)
+  // partitioned program or a pipeline needs every rank (of rank 0's dp
+  // replica), each on the whole split; rank 0 reports.
+  if (!partitioned && !pipeline && rank != 0)
     return;
-  MeshContext mesh = partitioned || !manyRanks
+  MeshContext mesh = partitioned || pipeline || !manyRanks
                          ? createRunMesh(run, artifact.manifest)
                          : MeshContext();
   ParameterPartition partition(artifact.manifest, mesh);
   Model model(artifact);
   model.setMesh(&mesh);
   loadTrainedWeights(options.paramsDir, options.checkpointDir, model.params(),
-                     partitioned ? &partition : nullptr);
+                     partitioned ? &partition : nullptr,
+                     pipeline ? &artifact.manifest : nullptr);
   Dataset data = loadEvaluationData(options.data);
   BatchLoader loader(
       data,
       resolveBatchLayout(data, model.manifest().input, options.repeatTime),
       {options.batchSize, false, false, 0});
-  EvalMetrics metrics = evaluate(model, loader, options.loss);
+  EvalMetrics metrics;
+  if (pipeline) {
+    PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
+    if (where.replica != 0)
+      return;
+    PipelineEngine engine(model, where, options.loss);
+    metrics = evaluatePipeline(engine, loader, options.loss);
+  } else {
+    metrics = evaluate(model, loader, options.loss);
+  }
   if (rank != 0)
     return;
   MetricsLog log;

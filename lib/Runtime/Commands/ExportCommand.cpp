@@ -3,6 +3,7 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
@@ -32,6 +33,22 @@ ParameterStore wholeModelStore(const Manifest &manifest, const Graph &program) {
   return ParameterStore(std::move(entries));
 }
 
+/// A pipeline artifact: every stage's parameters take the (whole) trained
+/// weights, and the stage programs are joined into one program.
+void exportPipeline(const Artifact &artifact, const ExportOptions &options) {
+  const Manifest &manifest = artifact.manifest;
+  std::vector<StageProgram> stages = loadAllStages(artifact);
+  std::vector<const Graph *> programs;
+  for (const StageProgram &stage : stages)
+    programs.push_back(&stage.program);
+  ParameterStore store(manifest, programs);
+  std::string source = loadTrainedWeights(options.paramsDir, options.checkpointDir, store);
+  exportTrainedPipelineOnnx(stageProgramPaths(artifact.dir, manifest), manifest.input.name,
+                            manifest.output.name, store, options.outputPath);
+  std::cerr << "snn-run: wrote " << options.outputPath << " (the " << stages.size()
+            << " pipeline stages joined; weights of '" << source << "')" << std::endl;
+}
+
 } // namespace
 
 void runExport(const ExportOptions &options) {
@@ -42,6 +59,10 @@ void runExport(const ExportOptions &options) {
   // a partitioned artifact's programs hold a part of each split one, and
   // the exported initializers are the whole trained tensors.
   Artifact artifact = loadArtifact(options.artifactDir, 0);
+  if (isPipeline(artifact.manifest)) {
+    exportPipeline(artifact, options);
+    return;
+  }
   ParameterStore store = isPartitioned(artifact.manifest)
                              ? wholeModelStore(artifact.manifest, artifact.program)
                              : ParameterStore(artifact.manifest, artifact.program);

@@ -7,6 +7,9 @@
 #include "snn/Runtime/Execution/Boundary.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Support/TensorIO.h"
 
 #include <ATen/Parallel.h>
@@ -28,6 +31,26 @@ double millisecondsSince(Clock::time_point start) {
       .count();
 }
 
+/// A pipeline: every rank (of dp replica 0) runs its stages on the whole
+/// input; the last stage's output goes to the others over the pp group.
+/// Returns it (on every rank of the replica; undefined on the others).
+at::Tensor inferPipeline(const Artifact &artifact, const DistributedRun *run,
+                         const at::Tensor &input) {
+  MeshContext mesh = createRunMesh(run, artifact.manifest);
+  PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
+  if (where.replica != 0)
+    return at::Tensor();
+  Model model(artifact);
+  model.setMesh(&mesh);
+  PipelineEngine engine(model, where, LossKind::Mse);
+  at::Tensor output;
+  {
+    c10::InferenceMode guard;
+    output = engine.forward(input);
+  }
+  return broadcastFromLastStage(output, where);
+}
+
 } // namespace
 
 void runInfer(const InferOptions &options) {
@@ -41,6 +64,16 @@ void runInfer(const InferOptions &options) {
   const bool partitioned = isPartitioned(manifest);
   const bool manyRanks = run && run->world;
   const int rank = manyRanks ? run->world->rank() : 0;
+  if (isPipeline(manifest)) {
+    at::Tensor input = prepareInput(readTensorNpy(options.inputPath), manifest.input,
+                                    options.repeatTime, options.inputPath);
+    at::Tensor output = inferPipeline(artifact, run, input);
+    if (rank != 0)
+      return;
+    checkOutput(output, manifest.output);
+    writeTensorNpy(options.outputPath, output);
+    return;
+  }
   // The data-parallel family's ranks hold the same program and weights:
   // rank 0 runs the input. A partitioned program needs every rank (each runs
   // its part on the whole input); it ends replicated, so rank 0's output is

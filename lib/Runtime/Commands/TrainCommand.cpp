@@ -12,6 +12,10 @@
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
+#include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Pipeline/PipelineEngine.h"
+#include "snn/Runtime/Pipeline/PipelineTrace.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Commands/TrainCommand.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
@@ -36,7 +40,8 @@ struct RankPlace {
             bool syncBatchNorm)
       : mesh(createRunMesh(run, manifest)),
         dp(createDataParallel(mesh, syncBatchNorm)), partition(manifest, mesh),
-        partitioned(isPartitioned(manifest)), rank(mesh.worldRank()),
+        partitioned(isPartitioned(manifest)), pipeline(isPipeline(manifest)),
+        rank(mesh.worldRank()),
         worldSize(mesh.world().valid() ? mesh.world().size() : 1),
         dpRanks(dp.group.valid() ? dp.size() : 1) {}
   RankPlace(const RankPlace &) = delete;
@@ -46,6 +51,7 @@ struct RankPlace {
   DataParallelContext dp;
   ParameterPartition partition;
   bool partitioned;
+  bool pipeline; // plan mode pp
   int rank;
   int worldSize;
   int dpRanks; // ranks that split a global batch
@@ -80,6 +86,8 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
   CheckpointState state = readAnyCheckpoint(where);
   if (place.partitioned)
     state = localCheckpoint(state, place.partition, where);
+  if (place.pipeline)
+    state = pipelineLocalCheckpoint(state, model.params(), model.manifest(), where);
   // Another model is the more fundamental mismatch: report it first.
   checkSameModel(state, model.params(), where);
   checkResumeSettings(state.settings, settings, where);
@@ -94,7 +102,12 @@ void writeOutputs(const TrainOptions &options, const Artifact &artifact,
   if (options.saveParamsDir.empty() && options.exportOnnxPath.empty())
     return;
   trainer.materializeParameters();
-  ParameterStore whole = place.partition.wholeStore(model.params());
+  ParameterStore whole =
+      place.pipeline
+          ? gatherPipelineStore(model.params(), model.manifest(),
+                                place.mesh.axisSize("pp") > 1 ? &place.mesh.group("pp")
+                                                              : nullptr)
+          : place.partition.wholeStore(model.params());
   if (!options.saveParamsDir.empty()) {
     std::string dir = options.saveParamsDir;
     if (place.worldSize > 1) {
@@ -105,10 +118,16 @@ void writeOutputs(const TrainOptions &options, const Artifact &artifact,
     saveParamsNpy(dir, whole);
   }
   if (!options.exportOnnxPath.empty() && place.rank == 0) {
+    const Manifest &manifest = artifact.manifest;
     std::string program = (std::filesystem::path(artifact.dir) /
-                           artifact.manifest.programForRank(0).file)
+                           manifest.programForRank(0).file)
                               .string();
-    exportTrainedOnnx(program, whole, options.exportOnnxPath);
+    if (place.pipeline)
+      exportTrainedPipelineOnnx(stageProgramPaths(artifact.dir, manifest),
+                                manifest.input.name, manifest.output.name, whole,
+                                options.exportOnnxPath);
+    else
+      exportTrainedOnnx(program, whole, options.exportOnnxPath);
   }
   trainer.releaseParameters();
 }
@@ -179,6 +198,58 @@ void loadData(const TrainOptions &options, const TensorSpec &input,
 
 } // namespace
 
+namespace {
+
+/// A pipeline's batch of B over D replicas must cut into M microbatches
+/// (the short last batch of --keep-last too).
+void checkPipelineBatches(const TrainOptions &options, const PipelineLayout &layout,
+                          int64_t replicas, int64_t samples) {
+  int64_t share = options.batchSize / replicas, rest = samples % options.batchSize;
+  if (share % layout.microbatches != 0 ||
+      (!options.dropLast && rest != 0 && (rest / replicas) % layout.microbatches != 0))
+    throw Error("--batch-size " + std::to_string(options.batchSize) + " over " +
+                std::to_string(replicas) + " data-parallel replica(s) gives batches of " +
+                std::to_string(share) + (rest && !options.dropLast
+                                              ? " (and a last one of " +
+                                                    std::to_string(rest / replicas) + ")"
+                                              : std::string()) +
+                " samples per pipeline, which do not divide into the plan's " +
+                std::to_string(layout.microbatches) + " microbatches (pp_microbatches)");
+}
+
+/// dp / zero / fsdp over the dp group, tp's counters and checkpoints, or a
+/// pipeline's engine (returned; collective over the pp group).
+std::unique_ptr<PipelineEngine>
+enableParallelism(const TrainOptions &options, const Artifact &artifact,
+                  const RankPlace &place, Model &model, Trainer &trainer,
+                  PipelineTrace &trace) {
+  if (!place.pipeline) {
+    if (!options.tracePath.empty())
+      throw Error("--trace records a pipeline's schedule; this artifact's plan mode is '" +
+                  std::string(schema::nameOf(artifact.manifest.plan.mode)) + "', not 'pp'");
+    trainer.enableDataParallel(place.dp, shardingModeOf(artifact.manifest));
+    if (place.partitioned)
+      trainer.enableTensorParallel(place.mesh, place.partition);
+    return nullptr;
+  }
+  PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, place.mesh);
+  auto engine = std::make_unique<PipelineEngine>(model, where, options.loss);
+  trainer.enablePipeline(*engine, place.mesh, place.dp,
+                         options.tracePath.empty() ? nullptr : &trace);
+  return engine;
+}
+
+BubbleReport bubbleOf(const PipelineEngine &engine, const Trainer &trainer) {
+  BubbleReport report;
+  report.measured = trainer.measuredBubble();
+  report.theoretical = engine.theoreticalBubble();
+  report.pipeline = engine.pipelineBubble();
+  report.schedule = schema::nameOf(engine.place().layout.schedule);
+  return report;
+}
+
+} // namespace
+
 void runTrain(const TrainOptions &options) {
   validateTrainOptions(options);
   Progress::Mode mode = Progress::modeFor(options.progress);
@@ -196,6 +267,9 @@ void runTrain(const TrainOptions &options) {
   model.setMesh(&place.mesh);
   TrainData data;
   loadData(options, model.manifest().input, place, data);
+  if (place.pipeline)
+    checkPipelineBatches(options, readPipelineLayout(artifact.dir, artifact.manifest),
+                         place.dpRanks, data.data.train.size());
 
   TrainConfig config = makeTrainConfig(options, data.train->batchesPerEpoch());
   config.settings = trainSettings(options, config, data.data.train, data.layout);
@@ -223,12 +297,12 @@ void runTrain(const TrainOptions &options) {
   // sharded as the plan asks, then a checkpoint (whole or merged from
   // shards; a partitioned run's part of it) is loaded into that layout.
   checkStartingWeights(place, trainer, model, false);
-  trainer.enableDataParallel(place.dp, shardingModeOf(artifact.manifest));
-  if (place.partitioned)
-    trainer.enableTensorParallel(place.mesh, place.partition);
+  PipelineTrace trace;
+  std::unique_ptr<PipelineEngine> pipeline =
+      enableParallelism(options, artifact, place, model, trainer, trace);
   rankLog.rankStart(place.rank, place.worldSize,
                     shardingModeName(trainer.shardingMode()),
-                    place.partitioned ? &place.mesh : nullptr);
+                    place.partitioned || place.pipeline ? &place.mesh : nullptr);
   if (resumeState) {
     trainer.restore(*resumeState, resumePath);
     // Ranks that read different checkpoints (no shared directory) must not
@@ -237,8 +311,13 @@ void runTrain(const TrainOptions &options) {
   }
   TrainSummary summary = trainer.run();
   // One process has no rank log: its "end" event goes to the run's log.
+  BubbleReport bubble = pipeline ? bubbleOf(*pipeline, trainer) : BubbleReport();
   (place.worldSize > 1 ? rankLog : log)
-      .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes());
+      .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes(),
+               pipeline ? &bubble : nullptr);
+  if (!options.tracePath.empty())
+    trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
+                options.tracePath);
   writeOutputs(options, artifact, trainer, model, place);
   if (mode != Progress::Mode::Off)
     printSummary(summary, config);

@@ -80,6 +80,13 @@ struct WorldState {
   [[noreturn]] void failCollective(GroupState &group, const std::string &op,
                                    uint64_t sequence,
                                    const std::string &reason);
+  /// A failed send or receive (PointToPoint.cpp): `what` ("recv from rank
+  /// 1") with global rank `peer`. Marks this rank as a survivor, looks at the
+  /// peer's heartbeat (dead, failed too, or alive without the matching call)
+  /// and throws the one-line error naming it.
+  [[noreturn]] void failTransfer(GroupState &group, const std::string &what,
+                                 int peer, int64_t tag,
+                                 const std::string &reason);
 
 private:
   /// Marks this rank as a survivor, looks at the peers twice and publishes

@@ -210,4 +210,36 @@ void WorldState::failCollective(GroupState &group, const std::string &op,
                          ": " + reason + (note.empty() ? "" : " [" + note + "]"));
 }
 
+void WorldState::failTransfer(GroupState &group, const std::string &what,
+                              int peer, int64_t tag, const std::string &reason) {
+  failedOnce = true;
+  const std::string where = what + " (group " + group.name + ", tag " +
+                            std::to_string(tag) + ")";
+  const std::string prefix = "rank " + std::to_string(env.rank) + ": lost peer rank " +
+                             std::to_string(peer) + " during " + where + ": " + reason;
+  if (!options.heartbeat || !store)
+    throw DistributedError(prefix);
+  // Sequence 0: a transfer is not a collective, so a live peer is never
+  // "behind"; it is dead, failed too, or alive without the matching call.
+  PeerDiagnosis diagnosis = diagnoseLostPeer(group, {peer}, where, 0);
+  std::string note = diagnosis.note;
+  if (note.empty()) {
+    bool failedToo = false;
+    try {
+      failedToo = store->check({failedKey(peer)});
+    } catch (const std::exception &) {
+    }
+    note = "rank " + std::to_string(peer) +
+           (failedToo ? " failed too"
+                      : " is alive but did not post the matching send or recv");
+    if (!failedToo) {
+      try {
+        store->set(suspectsKey(env.rank), toBytes(std::to_string(peer)));
+      } catch (const std::exception &) {
+      }
+    }
+  }
+  throw DistributedError(prefix + " [" + note + "]");
+}
+
 } // namespace snn::dist::detail

@@ -4,6 +4,7 @@
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
+#include "snn/Runtime/Execution/StageInterface.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
 
@@ -105,6 +106,27 @@ void checkCollectives(const Manifest &manifest, const Graph &program) {
   }
 }
 
+/// A stage program: its recv/send boundary, and parameters of another
+/// stage are not in it (the manifest names the stage of each).
+void checkStage(const Manifest &manifest, const StageProgram &stage) {
+  readStageInterface(stage.program, stage.stage, manifest.stageCount(),
+                     manifest.input.name, manifest.output.name);
+  for (const ParameterSpec &parameter : manifest.parameters)
+    if (parameter.stage != stage.stage &&
+        stage.program.initializers.count(parameter.name))
+      throw Error(stage.program.file + ": initializer '" + parameter.name +
+                  "' belongs to pipeline stage " + std::to_string(parameter.stage) +
+                  " (manifest.json), not to stage " + std::to_string(stage.stage));
+}
+
+StageProgram loadStage(const Artifact &artifact, const ProgramSpec &spec) {
+  StageProgram stage{spec.stage, loadOnnxProgram(fileInside(artifact.dir, spec.file))};
+  checkStage(artifact.manifest, stage);
+  checkParameters(artifact.manifest, stage.program);
+  checkCollectives(artifact.manifest, stage.program);
+  return stage;
+}
+
 } // namespace
 
 Artifact loadArtifact(const std::string &dir, int rank) {
@@ -112,17 +134,39 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   artifact.dir = dir;
   std::string manifestPath = manifestPathOf(dir);
   artifact.manifest = readManifest(manifestPath);
-  const ProgramSpec *spec = nullptr;
+  std::vector<const ProgramSpec *> specs;
   try {
-    spec = &artifact.manifest.programForRank(rank);
+    specs = artifact.manifest.programsForRank(rank);
   } catch (const schema::ManifestError &) {
     throw Error(manifestPath + ": no program for rank " + std::to_string(rank));
   }
-  artifact.program = loadOnnxProgram(fileInside(dir, spec->file));
+  if (specs.front()->stage >= 0) {
+    for (const ProgramSpec *spec : specs)
+      artifact.stages.push_back(loadStage(artifact, *spec));
+    artifact.program = artifact.stages.front().program;
+    return artifact;
+  }
+  artifact.program = loadOnnxProgram(fileInside(dir, specs.front()->file));
   checkBoundary(artifact.manifest, artifact.program);
   checkParameters(artifact.manifest, artifact.program);
   checkCollectives(artifact.manifest, artifact.program);
   return artifact;
+}
+
+std::vector<StageProgram> loadAllStages(const Artifact &artifact) {
+  std::vector<const ProgramSpec *> specs;
+  for (const ProgramSpec &spec : artifact.manifest.programs)
+    specs.push_back(&spec);
+  std::sort(specs.begin(), specs.end(), [](const ProgramSpec *a, const ProgramSpec *b) {
+    return a->stage < b->stage;
+  });
+  std::vector<StageProgram> stages;
+  for (const ProgramSpec *spec : specs) {
+    if (spec->stage < 0)
+      throw Error(artifact.dir + ": not a pipeline artifact (its programs have no stage)");
+    stages.push_back(loadStage(artifact, *spec));
+  }
+  return stages;
 }
 
 } // namespace snn::runtime

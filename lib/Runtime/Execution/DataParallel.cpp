@@ -1,6 +1,7 @@
 //===- DataParallel.cpp - One rank of a multi-rank run --------------------===//
 
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
@@ -64,6 +65,10 @@ void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
 void checkManyRankPlan(const std::string &dir, const Manifest &manifest,
                        int size) {
   checkPartitionedPlan(dir, manifest);
+  if (isPipeline(manifest) || manifest.stageCount() > 0) {
+    readPipelineLayout(dir, manifest);
+    return;
+  }
   if (manifest.plan.partitioned || size == 1)
     return;
   if (!schema::runsReplicatedProgram(manifest.plan.mode))
@@ -133,7 +138,8 @@ int64_t dataParallelSize(const Manifest &manifest) {
   for (size_t i = 0; i < mesh.axes.size(); ++i)
     if (mesh.axes[i] == kDataParallelAxis)
       return mesh.shape[i];
-  return isPartitioned(manifest) ? 1 : manifest.worldSize;
+  // Without a dp axis every rank of a tp or pp mesh reads the whole batch.
+  return isPartitioned(manifest) || isPipeline(manifest) ? 1 : manifest.worldSize;
 }
 
 Artifact loadRunArtifact(const std::string &dir, const std::string &command,
@@ -142,6 +148,8 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
     Artifact artifact = loadSingleRankArtifact(dir, command);
     if (isPartitioned(artifact.manifest))
       checkPartitionedPlan(dir, artifact.manifest);
+    if (isPipeline(artifact.manifest) || !artifact.stages.empty())
+      readPipelineLayout(dir, artifact.manifest);
     return artifact;
   }
   int rank = run->world->rank(), size = run->world->size();
@@ -178,7 +186,9 @@ void checkReplicatedOverMesh(const MeshContext &mesh,
                              const ParameterPartition &partition,
                              const ParameterStore &store) {
   for (const std::string &axis : mesh.axes()) {
-    if (axis == kDataParallelAxis || mesh.axisSize(axis) == 1)
+    // A pipeline's ranks hold different stages: nothing is replicated
+    // over its pp axis.
+    if (axis == kDataParallelAxis || axis == "pp" || mesh.axisSize(axis) == 1)
       continue;
     std::vector<const ParameterStore::Entry *> entries;
     for (const ParameterStore::Entry &entry : store.entries()) {

@@ -33,7 +33,10 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     constants[size_t(define(initializer.first))] =
         bound ? parameters->get(initializer.first) : initializer.second;
   }
-  inputSlot = define(inputName);
+  // A pipeline stage after the first has no graph input (its recv nodes
+  // produce its values), one before the last no graph output.
+  if (!inputName.empty())
+    inputSlot = define(inputName);
 
   for (const Node &node : graph.nodes) {
     const OpDef *def = registry.lookup(node.opType);
@@ -44,8 +47,11 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     if (arity < def->minInputs || arity > def->maxInputs)
       throw Error(file + ": " + node.describe() + " takes " + arityText(*def) +
                   " inputs, got " + std::to_string(arity));
-    if (node.outputs.size() != 1 || node.outputs[0].empty())
-      throw Error(file + ": " + node.describe() + " must have one output");
+    if (node.outputs.size() != size_t(def->outputs) ||
+        (def->outputs == 1 && node.outputs[0].empty()))
+      throw Error(file + ": " + node.describe() +
+                  (def->outputs == 1 ? " must have one output"
+                                     : " must have no outputs"));
 
     Step step;
     step.description = node.describe();
@@ -63,15 +69,18 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     } catch (const Error &e) {
       throw Error(file + ": " + e.what());
     }
-    step.output = define(node.outputs[0]);
+    if (def->outputs == 1)
+      step.output = define(node.outputs[0]);
     steps.push_back(std::move(step));
   }
 
-  auto output = slots.find(outputName);
-  if (output == slots.end())
-    throw Error(file + ": graph output '" + outputName +
-                "' is not produced by any node");
-  outputSlot = output->second;
+  if (!outputName.empty()) {
+    auto output = slots.find(outputName);
+    if (output == slots.end())
+      throw Error(file + ": graph output '" + outputName +
+                  "' is not produced by any node");
+    outputSlot = output->second;
+  }
   constants.resize(size_t(numSlots));
   planReleases();
 }
@@ -106,8 +115,14 @@ at::Tensor Executor::run(const at::Tensor &input, bool training,
   context.training = training;
   context.dataParallel = training ? dataParallel : nullptr;
   context.mesh = mesh;
+  return run(input, context, observer);
+}
+
+at::Tensor Executor::run(const at::Tensor &input, const RunContext &context,
+                         ExecutionObserver *observer) const {
   std::vector<at::Tensor> values = constants;
-  values[size_t(inputSlot)] = input;
+  if (inputSlot >= 0)
+    values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;
   for (size_t index = 0; index < steps.size(); ++index) {
     const Step &step = steps[index];
@@ -115,21 +130,24 @@ at::Tensor Executor::run(const at::Tensor &input, bool training,
       observer->beforeStep(index);
     for (int slot : step.inputs)
       arguments.push_back(slot >= 0 ? values[size_t(slot)] : at::Tensor());
+    at::Tensor result;
     try {
-      values[size_t(step.output)] = step.kernel(arguments, context);
+      result = step.kernel(arguments, context);
     } catch (const std::exception &e) {
       throw Error(file + ": " + step.description + ": " +
                   describeException(e));
     }
     arguments.clear();
+    if (step.output >= 0)
+      values[size_t(step.output)] = result;
     if (observer)
-      observer->afterStep(index, values[size_t(step.output)]);
+      observer->afterStep(index, result);
     // Dropping our handle never frees what autograd saved: saved tensors
     // hold their own references.
     for (int slot : step.release)
       values[size_t(slot)].reset();
   }
-  return values[size_t(outputSlot)];
+  return outputSlot >= 0 ? values[size_t(outputSlot)] : at::Tensor();
 }
 
 } // namespace snn::runtime

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Autograd/BatchNormAutograd.h"
+#include "snn/Runtime/Autograd/ConvAutograd.h"
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
@@ -62,27 +63,24 @@ template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
   return y.reshape(sizes);
 }
 
-/// The double a float attribute most likely was before the exporter stored
-/// it as float32: the shortest decimal that round-trips (0.3f -> 0.3).
-/// PyTorch passes eps, momentum and p to ATen as doubles, and 0.3f != 0.3
-/// would shift Dropout's Bernoulli threshold and scale and BatchNorm's
-/// update away from the reference's.
-double decimalValue(float value) {
-  char text[32];
-  auto result = std::to_chars(text, text + sizeof(text) - 1, value);
-  *result.ptr = '\0';
-  return std::strtod(text, nullptr);
-}
-
 const at::Tensor &optional(const Inputs &inputs, size_t index) {
   static const at::Tensor undefined;
   return index < inputs.size() ? inputs[index] : undefined;
 }
 
+/// Split backward (zero-bubble pipelines): the weight's gradient waits in
+/// the run's queue for the schedule's W.
+bool defersWeightGrad(const RunContext &context, const at::Tensor &weight) {
+  return context.weightGrads && c10::GradMode::is_enabled() && weight.requires_grad();
+}
+
 Kernel buildLinear(const Node &) {
-  return [](const Inputs &in, const RunContext &) {
+  return [](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
+    bool defer = defersWeightGrad(context, in[1]);
     return perStep(in[0], [&](const at::Tensor &x) {
+      if (defer)
+        return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
       return threadedLinear(x, in[1], optional(in, 2));
     });
   };
@@ -94,13 +92,18 @@ Kernel buildConv2d(const Node &node) {
   Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
   Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
   int64_t groups = attributes.getIntIn(attr::kGroups, 1, 1, NodeAttributes::kMaxSize);
-  return [=](const Inputs &in, const RunContext &) {
+  return [=](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     if (in[0].size(2) % groups != 0 || in[1].size(0) % groups != 0)
       throw Error(std::to_string(groups) + " groups do not divide " +
                   std::to_string(in[0].size(2)) + " input and " +
                   std::to_string(in[1].size(0)) + " output channels");
+    bool defer = defersWeightGrad(context, in[1]);
     return perStep(in[0], [&](const at::Tensor &x) {
+      if (defer)
+        return conv2dDeferringWeightGrad(x, in[1], optional(in, 2),
+                                         {stride, padding, dilation, groups},
+                                         *context.weightGrads);
       return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
                         groups);
     });
@@ -237,7 +240,7 @@ at::Tensor shardOfGlobalDropout(const at::Tensor &x, double p, int rank,
 }
 
 Kernel buildDropout(const Node &node) {
-  double p = decimalValue(NodeAttributes(node).getFloatIn(attr::kP, 0.5f, 0.0f, 1.0f));
+  double p = dropoutProbability(node);
   // Identity in inference. Training draws the mask exactly as PyTorch's
   // F.dropout does (at::dropout on the [T*N, ...] fold, default generator),
   // so a run seeded like the reference trainer gets the same masks.

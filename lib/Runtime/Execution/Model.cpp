@@ -1,29 +1,113 @@
 //===- Model.cpp - A trainable model built from an artifact ---------------===//
 
 #include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/StageBoundary.h"
+#include "snn/Runtime/Support/Error.h"
 
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
 namespace snn::runtime {
 
+namespace {
+
+std::vector<const Graph *> programsOf(const Artifact &artifact) {
+  if (artifact.stages.empty())
+    return {&artifact.program};
+  std::vector<const Graph *> programs;
+  for (const StageProgram &stage : artifact.stages)
+    programs.push_back(&stage.program);
+  return programs;
+}
+
+/// Autograd cannot save an inference tensor (one made under InferenceMode,
+/// e.g. by a loader) for backward; a plain copy can be.
+at::Tensor trainable(const at::Tensor &input) {
+  return input.defined() && input.is_inference() ? input.clone() : input;
+}
+
+} // namespace
+
 Model::Model(const Artifact &artifact)
-    : manifestCopy(artifact.manifest),
-      store(artifact.manifest, artifact.program),
-      exec(artifact.program, artifact.manifest.input.name,
-           artifact.manifest.output.name, &store) {}
+    : manifestCopy(artifact.manifest), store(artifact.manifest, programsOf(artifact)) {
+  const std::string &in = artifact.manifest.input.name;
+  const std::string &out = artifact.manifest.output.name;
+  if (artifact.stages.empty()) {
+    execs.emplace_back(artifact.program, in, out, &store);
+    return;
+  }
+  int64_t count = artifact.manifest.stageCount();
+  for (const StageProgram &stage : artifact.stages) {
+    interfaces.push_back(
+        readStageInterface(stage.program, stage.stage, count, in, out));
+    const StageInterface &boundary = interfaces.back();
+    execs.emplace_back(stage.program, boundary.hasInput ? in : "",
+                       boundary.hasOutput ? out : "", &store);
+    stageIds.push_back(stage.stage);
+    nodes.push_back(stage.program.nodes);
+  }
+}
+
+size_t Model::stageIndex(int64_t stage) const {
+  for (size_t i = 0; i < stageIds.size(); ++i)
+    if (stageIds[i] == stage)
+      return i;
+  throw Error("pipeline stage " + std::to_string(stage) +
+              " does not run on this rank");
+}
+
+const StageInterface &Model::stageInterface(int64_t stage) const {
+  return interfaces[stageIndex(stage)];
+}
+
+const std::vector<Node> &Model::stageNodes(int64_t stage) const {
+  return nodes[stageIndex(stage)];
+}
+
+at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,
+                           StageBoundary &boundary, bool training,
+                           WeightGradQueue *weightGrads) {
+  const Executor &exec = execs[stageIndex(stage)];
+  RunContext context;
+  context.training = training;
+  context.mesh = mesh;
+  context.boundary = &boundary;
+  boundary.sent.clear();
+  if (training) {
+    c10::AutoGradMode gradOn(true);
+    context.weightGrads = weightGrads;
+    return exec.run(trainable(input), context, observer);
+  }
+  c10::InferenceMode guard;
+  return exec.run(input, context, observer);
+}
+
+at::Tensor Model::forwardThroughStages(const at::Tensor &input, bool training) {
+  if (int64_t(stageIds.size()) != manifestCopy.stageCount())
+    throw Error("this rank runs " + std::to_string(stageIds.size()) + " of " +
+                std::to_string(manifestCopy.stageCount()) +
+                " pipeline stages; the others run on other ranks, under the "
+                "pipeline schedule");
+  StageBoundary boundary;
+  at::Tensor output;
+  for (int64_t stage : stageIds) {
+    output = runStage(stage, input, boundary, training);
+    boundary.received = std::move(boundary.sent);
+  }
+  return output;
+}
 
 at::Tensor Model::forward(const at::Tensor &input, bool training) {
+  if (isPipeline())
+    return forwardThroughStages(input, training);
   if (training) {
     // Record the graph even if the caller's thread had gradients off.
     c10::AutoGradMode gradOn(true);
-    // Autograd cannot save an inference tensor (one made under
-    // InferenceMode, e.g. by a loader) for backward; a plain copy can be.
-    at::Tensor x = input.is_inference() ? input.clone() : input;
-    return exec.run(x, /*training=*/true, dataParallel, observer, mesh);
+    return execs.front().run(trainable(input), /*training=*/true, dataParallel,
+                             observer, mesh);
   }
   c10::InferenceMode guard;
-  return exec.run(input, /*training=*/false, nullptr, observer, mesh);
+  return execs.front().run(input, /*training=*/false, nullptr, observer, mesh);
 }
 
 } // namespace snn::runtime

@@ -2,9 +2,11 @@
 
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace snn::runtime {
@@ -173,5 +175,16 @@ std::array<int64_t, 2> NodeAttributes::getSizePair(const std::string &name,
   return checkSizes(*this, name, getPair(name, fallback), min);
 }
 
-} // namespace snn::runtime
+double decimalValue(float value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text) - 1, value);
+  *result.ptr = '\0';
+  return std::strtod(text, nullptr);
+}
 
+double dropoutProbability(const Node &node) {
+  return decimalValue(
+      NodeAttributes(node).getFloatIn(schema::attr::kP, 0.5f, 0.0f, 1.0f));
+}
+
+} // namespace snn::runtime

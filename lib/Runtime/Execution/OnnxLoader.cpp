@@ -128,6 +128,27 @@ at::Tensor convertInitializer(const onnx::TensorProto &proto,
   return tensor;
 }
 
+/// The declared shape of a tensor-typed value, if its type has one: a
+/// dimension without dim_value (a dim_param such as "N", or none) is -1.
+void recordShape(const onnx::ValueInfoProto &value, Graph &graph) {
+  if (!value.type().has_tensor_type() ||
+      !value.type().tensor_type().has_shape())
+    return;
+  std::vector<int64_t> shape;
+  for (const auto &dim : value.type().tensor_type().shape().dim())
+    shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  graph.valueShapes[value.name()] = std::move(shape);
+}
+
+/// Every program has outputs, except a pipeline stage before the last,
+/// which hands its values on with send nodes instead.
+bool hasSendNode(const Graph &graph) {
+  for (const Node &node : graph.nodes)
+    if (node.opType == schema::op::kSend)
+      return true;
+  return false;
+}
+
 void convertGraph(const onnx::GraphProto &proto, const std::string &name,
                   Graph &graph) {
   for (const auto &initializer : proto.initializer())
@@ -141,10 +162,13 @@ void convertGraph(const onnx::GraphProto &proto, const std::string &name,
       graph.inputs.push_back(input.name());
   for (const auto &output : proto.output())
     graph.outputs.push_back(output.name());
-  if (graph.outputs.empty())
-    fail(name, "graph has no outputs (truncated file?)");
+  for (const auto *list : {&proto.input(), &proto.output(), &proto.value_info()})
+    for (const auto &value : *list)
+      recordShape(value, graph);
   for (int i = 0; i < proto.node_size(); ++i)
     graph.nodes.push_back(convertNode(proto.node(i), size_t(i), name));
+  if (graph.outputs.empty() && !hasSendNode(graph))
+    fail(name, "graph has no outputs and no send node (truncated file?)");
 }
 
 } // namespace

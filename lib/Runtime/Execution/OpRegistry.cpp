@@ -7,12 +7,12 @@
 
 namespace snn::runtime {
 
-void OpRegistry::add(const char *opType, KernelBuilder build) {
+void OpRegistry::add(const char *opType, KernelBuilder build, int outputs) {
   const schema::ArtifactOp *op = schema::findArtifactOp(opType);
   if (!op)
     throw std::logic_error(std::string("op '") + opType +
                            "' is not in the artifact op table");
-  ops[opType] = OpDef{op->minInputs, op->maxInputs, std::move(build)};
+  ops[opType] = OpDef{op->minInputs, op->maxInputs, outputs, std::move(build)};
 }
 
 const OpDef *OpRegistry::lookup(const std::string &opType) const {
@@ -33,6 +33,7 @@ const OpRegistry &OpRegistry::builtin() {
     registerLayerOps(result);
     registerNeuronOps(result);
     registerCollectiveOps(result);
+    registerPipelineOps(result);
     return result;
   }();
   return registry;

@@ -8,12 +8,20 @@
 
 namespace snn::runtime {
 
-ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program) {
+ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program)
+    : ParameterStore(manifest, std::vector<const Graph *>{&program}) {}
+
+ParameterStore::ParameterStore(const Manifest &manifest,
+                               const std::vector<const Graph *> &programs) {
   for (const ParameterSpec &spec : manifest.parameters) {
     ParameterKind kind = spec.kind;
-    auto it = program.initializers.find(spec.name);
-    if (it == program.initializers.end() || index.count(spec.name))
+    const Graph *holder = nullptr;
+    for (const Graph *program : programs)
+      if (!holder && program->initializers.count(spec.name))
+        holder = program;
+    if (!holder || index.count(spec.name))
       continue;
+    auto it = holder->initializers.find(spec.name);
     Entry entry;
     entry.name = spec.name;
     entry.kind = kind;

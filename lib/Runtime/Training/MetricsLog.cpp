@@ -98,14 +98,19 @@ void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode,
 }
 
 void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,
-                         int64_t peakResidentBytes) {
-  writeLine(Json{{"event", "end"},
-                 {"steps", steps},
-                 {"peak_rss_bytes", peakResidentBytes},
-                 {"param_bytes", footprint.paramBytes},
-                 {"grad_bytes", footprint.gradBytes},
-                 {"optimizer_state_bytes", footprint.optimizerStateBytes}}
-                .dump());
+                         int64_t peakResidentBytes, const BubbleReport *bubble) {
+  Json end{{"event", "end"},
+           {"steps", steps},
+           {"peak_rss_bytes", peakResidentBytes},
+           {"param_bytes", footprint.paramBytes},
+           {"grad_bytes", footprint.gradBytes},
+           {"optimizer_state_bytes", footprint.optimizerStateBytes}};
+  if (bubble)
+    end["bubble"] = Json{{"measured", bubble->measured},
+                         {"theoretical", bubble->theoretical},
+                         {"pipeline", bubble->pipeline},
+                         {"schedule", bubble->schedule}};
+  writeLine(end.dump());
 }
 
 } // namespace snn::runtime

@@ -122,6 +122,8 @@ void Trainer::checkLoss(float loss) const {
 }
 
 StepMetrics Trainer::trainStep(const Batch &batch) {
+  if (pipeline)
+    return pipelineStep(batch);
   double lr = config.schedule.at(position.step);
   Clock::time_point start = Clock::now();
   if (mesh)
@@ -186,7 +188,7 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
   metrics.loss = position.lossSum / double(position.steps);
   metrics.accuracy = position.accuracySum / double(position.steps);
   if (eval && config.evalEveryEpoch) {
-    metrics.eval = evaluate(model, *eval, config.loss);
+    metrics.eval = evaluateSplit(*eval);
     metrics.hasEval = true;
   }
   metrics.seconds = position.seconds + secondsSince(start);
@@ -240,7 +242,9 @@ void Trainer::saveWholeCheckpoint() {
 void Trainer::saveCheckpoint() {
   if (!sinks.checkpoints || savedStep == position.step)
     return;
-  if (partition)
+  if (pipeline)
+    savePipelineCheckpoint();
+  else if (partition)
     saveWholeCheckpoint();
   else if (sharding->mode() != ShardingMode::Replicated)
     saveShardedCheckpoint(*sinks.checkpoints, capture(), dataParallel->group);
@@ -250,7 +254,8 @@ void Trainer::saveCheckpoint() {
 }
 
 void Trainer::report(const StepMetrics &metrics) {
-  const std::vector<CommCount> *comm = mesh ? &stepComm : nullptr;
+  // A pipeline's transfers are not collectives of the program: no "comm".
+  const std::vector<CommCount> *comm = mesh && !pipeline ? &stepComm : nullptr;
   if (sinks.log)
     sinks.log->step(metrics, comm);
   if (sinks.rankLog)
@@ -278,8 +283,8 @@ TrainSummary Trainer::run() {
     StepMetrics metrics = trainStep(batch);
     report(metrics);
     summary.seconds += metrics.seconds;
-    summary.samples +=
-        batch.size * (dataParallel ? dataParallel->size() : 1);
+    summary.samples += batch.size * (dataParallel ? dataParallel->size() : 1) *
+                       (pipelineDp ? pipelineDp->size() : 1);
     summary.lastStep = metrics;
     ++summary.stepsDone;
     position.lossSum += metrics.loss;

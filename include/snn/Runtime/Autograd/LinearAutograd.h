@@ -25,6 +25,15 @@ at::Tensor threadedLinear(const at::Tensor &x, const at::Tensor &weight,
 /// CPU, a 2-D input and enough work per thread).
 bool linearIsSplit(const at::Tensor &x, const at::Tensor &weight);
 
+class WeightGradQueue;
+
+/// threadedLinear for x [..., in] (grad mode on) whose backward computes
+/// only x's gradient and queues the weight and bias gradients in `queue`
+/// (WeightGradQueue.h): the same GEMMs as threadedLinear's backward (or
+/// at::linear's autograd formulas), so the gradients are the same.
+at::Tensor linearDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,
+                                     const at::Tensor &bias, WeightGradQueue &queue);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_AUTOGRAD_LINEARAUTOGRAD_H

@@ -5,8 +5,10 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
+#include "snn/Runtime/Pipeline/PipelineEngine.h"
 
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -44,10 +46,23 @@ std::string formatDouble(double value);
 /// or weights of another model. With `partition` (a partitioned artifact's
 /// rank) the weights are the whole model's and each split entry takes this
 /// rank's part.
+/// With `pipeline` (a pipeline rank's manifest) a checkpoint is the whole
+/// model's and the store takes its stages' entries.
 std::string loadTrainedWeights(const std::string &paramsDir,
                                const std::string &checkpointDir,
                                ParameterStore &store,
-                               const ParameterPartition *partition = nullptr);
+                               const ParameterPartition *partition = nullptr,
+                               const Manifest *pipeline = nullptr);
+
+/// A pipeline artifact's rank (plan mode pp): its layout (readPipelineLayout
+/// of the artifact in `dir`), its pp coordinate and group, and its dp replica,
+/// from the run's `mesh` (which must outlive the result).
+PipelinePlace pipelinePlaceOf(const std::string &dir, const Manifest &manifest,
+                              const MeshContext &mesh);
+
+/// The program files of a pipeline artifact's stages, in stage order.
+std::vector<std::string> stageProgramPaths(const std::string &dir,
+                                           const Manifest &manifest);
 
 /// The process's peak resident memory so far (getrusage), in bytes.
 int64_t peakResidentBytes();

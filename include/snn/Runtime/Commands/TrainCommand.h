@@ -55,6 +55,9 @@ struct TrainOptions {
   bool syncBatchNorm = true;
   /// --comm-stats: rank 0 prints each step's collectives (CommStatsTable).
   bool commStats = false;
+  /// --trace FILE (pipelines): rank 0 writes every rank's spans as one
+  /// Chrome trace (PipelineTrace.h).
+  std::string tracePath;
   /// The multi-rank run this process belongs to (snn-run --nproc, torchrun);
   /// null: one process.
   const DistributedRun *distributed = nullptr;

@@ -5,22 +5,39 @@
 #include "snn/Runtime/Execution/Graph.h"
 #include "snn/Runtime/Execution/Manifest.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
+
+/// One logical stage's program (pipeline artifacts).
+struct StageProgram {
+  int64_t stage = 0;
+  Graph program;
+};
 
 struct Artifact {
   std::string dir;
   Manifest manifest;
-  /// The program of the rank the artifact was loaded for.
+  /// The program of the rank the artifact was loaded for (a pipeline rank's
+  /// first stage).
   Graph program;
+  /// Pipeline artifacts (mode pp): every stage the rank runs, in stage
+  /// order; empty otherwise.
+  std::vector<StageProgram> stages;
 };
 
-/// Loads DIR/manifest.json and the program that `rank` runs, and checks that
-/// they agree: boundary names, parameter shapes (a replicated parameter's
-/// whole shape, a split one's part: ParameterSpec::localShape) and the mesh
-/// axes of the collectives.
+/// Loads DIR/manifest.json and the program that `rank` runs (a pipeline
+/// rank: each of its stage programs), and checks that they agree: boundary
+/// names (a stage's recv and send nodes: StageInterface.h), parameter shapes
+/// (a replicated parameter's whole shape, a split one's part:
+/// ParameterSpec::localShape) and the mesh axes of the collectives.
 Artifact loadArtifact(const std::string &dir, int rank = 0);
+
+/// Loads every stage program of a pipeline artifact (any rank's), checked as
+/// loadArtifact checks a rank's; for writing the whole model (export).
+std::vector<StageProgram> loadAllStages(const Artifact &artifact);
 
 } // namespace snn::runtime
 

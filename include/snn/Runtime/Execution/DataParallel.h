@@ -56,8 +56,8 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
 bool isPartitioned(const Manifest &manifest);
 
 /// The ranks that split a global batch: the size of the mesh's `dp` axis;
-/// without one, 1 for a partitioned artifact (every rank reads the whole
-/// batch) and the world size for the others.
+/// without one, 1 for a partitioned or pipeline artifact (every rank reads
+/// the whole batch) and the world size for the others.
 int64_t dataParallelSize(const Manifest &manifest);
 
 /// The run's mesh (MeshContext::create; collective with a world of several

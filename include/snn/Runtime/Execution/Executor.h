@@ -36,6 +36,8 @@ public:
   /// defined. With `parameters`, every initializer the store holds is bound
   /// to the store's tensor itself (shared, not copied), so in-place updates
   /// of the store are seen by later runs; other initializers are constants.
+  /// An empty `inputName` / `outputName`: the program has no graph input /
+  /// output (a pipeline stage that receives / sends its boundary values).
   Executor(const Graph &graph, const std::string &inputName,
            const std::string &outputName,
            const ParameterStore *parameters = nullptr,
@@ -54,6 +56,11 @@ public:
                  const DataParallelContext *dataParallel = nullptr,
                  ExecutionObserver *observer = nullptr,
                  const MeshContext *mesh = nullptr) const;
+  /// The same with the whole context given (a pipeline stage's boundary, the
+  /// split backward's weight-gradient queue). `input` is ignored without a
+  /// graph input; the result is undefined without a graph output.
+  at::Tensor run(const at::Tensor &input, const RunContext &context,
+                 ExecutionObserver *observer = nullptr) const;
 
   size_t numSteps() const { return steps.size(); }
   /// Per step, the names of the ParameterStore entries it reads (in operand

@@ -50,6 +50,10 @@ struct Graph {
   std::vector<std::string> outputs;
   std::vector<Node> nodes;
   std::map<std::string, at::Tensor> initializers;
+  /// Declared shapes of values (graph inputs, outputs and value_info) whose
+  /// type carries one; -1 for a dimension without a fixed size. A pipeline
+  /// stage's recv outputs need theirs: the receiver allocates the buffer.
+  std::map<std::string, std::vector<int64_t>> valueShapes;
 };
 
 } // namespace snn::runtime

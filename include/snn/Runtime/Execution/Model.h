@@ -23,16 +23,24 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
+#include "snn/Runtime/Execution/StageInterface.h"
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 namespace snn::runtime {
+
+struct StageBoundary;
+class WeightGradQueue;
 
 class Model {
 public:
   /// Copies the artifact's parameters into a ParameterStore and builds the
-  /// executor of the artifact's program over them. Throws Error (naming the
-  /// file and node) for a program the runtime cannot run.
+  /// executor of the artifact's program over them (a pipeline rank: one
+  /// executor per stage it runs, over one store of all their parameters).
+  /// Throws Error (naming the file and node) for a program the runtime cannot
+  /// run.
   explicit Model(const Artifact &artifact);
 
   Model(const Model &) = delete;
@@ -50,7 +58,29 @@ public:
   ///   tensor: read it or feed it to functional ops (metrics, eval loss), but
   ///   do not call backward through it.
   /// Throws Error naming the node when an op fails.
+  /// A pipeline model runs here only when it holds every stage (a pp axis of
+  /// one): the stages run in order, each handing its sent tensors to the
+  /// next (one autograd graph through all of them). Otherwise the stages run
+  /// one by one through runStage, under the pipeline schedule.
   at::Tensor forward(const at::Tensor &input, bool training);
+
+  /// Pipeline artifacts: the logical stages this rank runs, ascending (empty
+  /// for other artifacts).
+  const std::vector<int64_t> &stages() const { return stageIds; }
+  bool isPipeline() const { return !stageIds.empty(); }
+  /// The recv and send slots of one of stages().
+  const StageInterface &stageInterface(int64_t stage) const;
+  /// The nodes of one of stages(), in program order (= its executor's
+  /// steps).
+  const std::vector<Node> &stageNodes(int64_t stage) const;
+  /// Runs one of stages() once: on `input` (stage 0; ignored by the others)
+  /// and `boundary.received`; fills `boundary.sent` and returns the graph
+  /// output (the last stage; undefined for the others). Training (grad mode
+  /// on, batch statistics, Dropout) or eval (inference mode) as forward();
+  /// `weightGrads` (training, may be null): split backward, RunContext.
+  at::Tensor runStage(int64_t stage, const at::Tensor &input,
+                      StageBoundary &boundary, bool training,
+                      WeightGradQueue *weightGrads = nullptr);
 
   /// Data-parallel training (DataParallel.h): training forwards synchronise
   /// BatchNorm and Dropout over `context`'s group. Null (the default): one
@@ -77,12 +107,19 @@ public:
 
   /// The artifact's manifest (input/output specs, parameter list, plan).
   const Manifest &manifest() const { return manifestCopy; }
-  const Executor &executor() const { return exec; }
+  /// The program's executor (a pipeline rank's first stage's).
+  const Executor &executor() const { return execs.front(); }
 
 private:
+  size_t stageIndex(int64_t stage) const;
+  at::Tensor forwardThroughStages(const at::Tensor &input, bool training);
+
   Manifest manifestCopy;
   ParameterStore store;
-  Executor exec;
+  std::vector<Executor> execs;            // one, or one per stage
+  std::vector<int64_t> stageIds;          // pipeline: the stage of each
+  std::vector<StageInterface> interfaces; // pipeline: the boundary of each
+  std::vector<std::vector<Node>> nodes;   // pipeline: the nodes of each
   const DataParallelContext *dataParallel = nullptr;
   const MeshContext *mesh = nullptr;
   ExecutionObserver *observer = nullptr;

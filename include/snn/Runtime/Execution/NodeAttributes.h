@@ -66,6 +66,16 @@ private:
   const Node &node;
 };
 
+/// The double a float attribute most likely was before the exporter stored
+/// it as float32: the shortest decimal that round-trips (0.3f -> 0.3).
+/// PyTorch passes eps, momentum and p to ATen as doubles, and 0.3f != 0.3
+/// would shift Dropout's Bernoulli threshold and scale and BatchNorm's
+/// update away from the reference's.
+double decimalValue(float value);
+
+/// A dropout node's `p` as its kernel uses it (default 0.5, in [0, 1]).
+double dropoutProbability(const Node &node);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_EXECUTION_NODEATTRIBUTES_H

@@ -20,6 +20,8 @@ namespace snn::runtime {
 
 struct DataParallelContext;
 class MeshContext;
+struct StageBoundary;
+class WeightGradQueue;
 
 /// What a kernel may depend on besides its inputs, fixed for one run.
 struct RunContext {
@@ -36,6 +38,16 @@ struct RunContext {
   /// backward_all_reduce) find the group of their `mesh_axis` in it and count
   /// what they send. Null: no mesh, and a collective op is an error.
   const MeshContext *mesh = nullptr;
+  /// A pipeline stage's run (mode pp): recv nodes read the tensors received
+  /// from the previous stage here, send nodes leave theirs for the next one,
+  /// both by slot. Null outside a pipeline stage; recv and send are then an
+  /// error.
+  StageBoundary *boundary = nullptr;
+  /// Split backward (zero_bubble schedules, pp_delay_wgrad): in training with
+  /// grad mode on, linear and conv2d record a node whose backward computes
+  /// only the input gradient and queues the weight and bias gradients here,
+  /// to be run later (the schedule's W). Null: autograd computes all of them.
+  WeightGradQueue *weightGrads = nullptr;
 };
 
 /// Computes a node's output from its inputs (absent optional inputs are
@@ -49,6 +61,9 @@ using KernelBuilder = std::function<Kernel(const Node &)>;
 struct OpDef {
   int minInputs = 1;
   int maxInputs = 1;
+  /// 1, or 0 for an op that only has an effect (send): its kernel returns
+  /// an undefined tensor.
+  int outputs = 1;
   KernelBuilder build;
 };
 
@@ -57,7 +72,8 @@ public:
   /// Registers the kernel of an op of the schema's artifact op table
   /// (snn/Schema/ArtifactOps.h), which also gives its input counts. An op the
   /// table does not list is a programming error (std::logic_error).
-  void add(const char *opType, KernelBuilder build);
+  /// `outputs`: how many outputs its nodes have (1, or 0).
+  void add(const char *opType, KernelBuilder build, int outputs = 1);
   /// Null if `opType` is unknown.
   const OpDef *lookup(const std::string &opType) const;
   std::vector<std::string> opTypes() const;
@@ -79,6 +95,9 @@ void registerNeuronOps(OpRegistry &registry);
 /// Partitioned programs: bias_add and the collectives all_reduce,
 /// all_gather, all_slice, backward_all_reduce.
 void registerCollectiveOps(OpRegistry &registry);
+
+/// Pipeline stage boundaries: recv (no input) and send (no output).
+void registerPipelineOps(OpRegistry &registry);
 
 } // namespace snn::runtime
 

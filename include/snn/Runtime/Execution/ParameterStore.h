@@ -38,6 +38,10 @@ public:
   /// manifest does not list stay plain constants of the program. Throws Error
   /// for an unknown `kind`.
   ParameterStore(const Manifest &manifest, const Graph &program);
+  /// The same over several programs (a pipeline rank's stages): every
+  /// listed initializer that any of them holds, in manifest order.
+  ParameterStore(const Manifest &manifest,
+                 const std::vector<const Graph *> &programs);
 
   /// A store of the given entries (e.g. whole tensors gathered from a
   /// partitioned run's parts, for writing them out); taken as they are.

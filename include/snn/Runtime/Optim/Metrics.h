@@ -36,6 +36,17 @@ struct EpochMetrics {
   double seconds = 0.0;
 };
 
+/// A pipeline rank's bubble (the rank log's end event): the share of the
+/// pipeline phase of its steps it spent waiting, measured (averaged over
+/// steps) and as the schedule's unit-cost simulation predicts for this rank
+/// (`theoretical`) and for the whole pipeline (`pipeline`).
+struct BubbleReport {
+  double measured = 0.0;
+  double theoretical = 0.0;
+  double pipeline = 0.0;
+  const char *schedule = "";
+};
+
 /// What one rank holds between steps, in bytes (ParameterSharding.h).
 struct MemoryFootprint {
   int64_t paramBytes = 0;

@@ -14,6 +14,13 @@ namespace snn::runtime {
 /// accuracy averaged over samples: sum(batch loss * N) / S and correct / S.
 EvalMetrics evaluate(Model &model, BatchLoader &loader, LossKind loss);
 
+class PipelineEngine;
+
+/// The same through a pipeline's stages (collective over the pp group):
+/// each batch once through the stages in eval mode, the last stage computes
+/// loss and accuracy, and every rank of the pp group returns them.
+EvalMetrics evaluatePipeline(PipelineEngine &engine, BatchLoader &loader, LossKind loss);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_TRAINING_EVALUATE_H

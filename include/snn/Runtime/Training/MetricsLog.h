@@ -42,8 +42,10 @@ public:
   /// "coordinates"}, this rank's place in it.
   void rankStart(int rank, int worldSize, const std::string &mode,
                  const MeshContext *mesh = nullptr);
+  /// `bubble` (pipelines): adds "bubble": {"measured", "theoretical",
+  /// "pipeline", "schedule"}.
   void rankEnd(int64_t steps, const MemoryFootprint &footprint,
-               int64_t peakResidentBytes);
+               int64_t peakResidentBytes, const BubbleReport *bubble = nullptr);
 
 private:
   void writeLine(const std::string &line);

@@ -33,6 +33,8 @@ namespace snn::runtime {
 struct DataParallelContext;
 class ParameterPartition;
 class CommStatsTable;
+class PipelineEngine;
+class PipelineTrace;
 
 struct TrainConfig {
   /// Optimizer steps of the whole run (--steps, or --epochs x batches).
@@ -104,6 +106,22 @@ public:
   void enableTensorParallel(const MeshContext &mesh,
                             const ParameterPartition &partition);
 
+  /// A pipeline artifact (mode pp): every step runs `engine`'s schedule
+  /// over the plan's microbatches (PipelineEngine.h); the step's loss and
+  /// accuracy come from the last stage (broadcast over the pp group, summed
+  /// over `dp`'s group when it is valid), and with a dp axis the gradients
+  /// are averaged over it after the flush and BatchNorm's running statistics
+  /// are dp member 0's; evaluation runs through the stages; checkpoints are
+  /// whole (PipelineCheckpoint.h: gathered over the pp group, written by
+  /// rank 0 of `mesh`'s world). Call before restore() and run() on every
+  /// rank; the arguments must outlive the trainer. `trace` (may be null)
+  /// records the spans of --trace.
+  void enablePipeline(PipelineEngine &engine, const MeshContext &mesh,
+                      const DataParallelContext &dp, PipelineTrace *trace);
+  /// Pipelines: this rank's bubble, the share of each step's pipeline phase
+  /// it waited, averaged over this invocation's steps (0 without steps).
+  double measuredBubble() const;
+
   /// Continues from `state` instead of starting at step 0: model, optimizer,
   /// generator and position. `where` names the checkpoint in messages.
   void restore(const CheckpointState &state, const std::string &where);
@@ -133,6 +151,10 @@ private:
   };
 
   StepMetrics trainStep(const Batch &batch);
+  /// trainStep of a pipeline (TrainerPipeline.cpp).
+  StepMetrics pipelineStep(const Batch &batch);
+  void savePipelineCheckpoint();
+  EvalMetrics evaluateSplit(BatchLoader &loader);
   void checkLoss(float loss) const;
   /// Logs the epoch's summary (a partial one when the run ends inside it)
   /// and, for a complete epoch, moves to the next.
@@ -162,6 +184,13 @@ private:
   const ParameterPartition *partition = nullptr;
   /// The collectives of the last step (partitioned runs).
   std::vector<CommCount> stepComm;
+  /// Pipelines: the engine, the dp group that averages gradients (null:
+  /// none), the trace, and each step's measured bubble summed.
+  PipelineEngine *pipeline = nullptr;
+  const DataParallelContext *pipelineDp = nullptr;
+  PipelineTrace *trace = nullptr;
+  double bubbleSum = 0.0;
+  int64_t bubbleSteps = 0;
 };
 
 } // namespace snn::runtime

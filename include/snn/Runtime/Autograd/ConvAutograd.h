@@ -1,0 +1,35 @@
+//===- ConvAutograd.h - conv2d with its weight gradient deferred -*- C++ -*-===//
+//
+// The conv2d of a split backward (zero-bubble pipelines, WeightGradQueue.h):
+// backward computes the input's gradient now and queues the weight and bias
+// gradients, each from at::convolution_backward as autograd's
+// ConvolutionBackward node calls it, so the values are autograd's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_AUTOGRAD_CONVAUTOGRAD_H
+#define SNN_RUNTIME_AUTOGRAD_CONVAUTOGRAD_H
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstdint>
+
+namespace snn::runtime {
+
+class WeightGradQueue;
+
+struct Conv2dShape {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+};
+
+/// at::conv2d(x, weight, bias, ...) for x [N, C, H, W] (bias may be
+/// undefined), recorded with grad mode on; backward returns x's gradient and
+/// queues the parameters' in `queue`.
+at::Tensor conv2dDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,
+                                     const at::Tensor &bias, const Conv2dShape &shape,
+                                     WeightGradQueue &queue);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_AUTOGRAD_CONVAUTOGRAD_H

@@ -1,0 +1,86 @@
+//===- ConvAutograd.cpp - conv2d with its weight gradient deferred --------===//
+
+#include "snn/Runtime/Autograd/ConvAutograd.h"
+#include "snn/Runtime/Autograd/WeightGradQueue.h"
+
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/convolution_backward.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace snn::runtime {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// The parameters and geometry, for the queued task that adds the
+/// parameters' gradients. The weight is also a (tracked) input, so that the
+/// output requires grad when x does not; backward gives it no gradient.
+struct ConvParameters {
+  at::Tensor weight, bias;
+  Conv2dShape shape;
+  WeightGradQueue *queue = nullptr;
+};
+
+/// at::convolution_backward as ConvolutionBackward0 calls it for conv2d,
+/// computing the outputs `mask` selects (input, weight, bias).
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+convBackward(const at::Tensor &grad, const at::Tensor &x, const ConvParameters &p,
+             std::array<bool, 3> mask) {
+  c10::optional<at::IntArrayRef> biasSizes;
+  if (p.bias.defined())
+    biasSizes = p.bias.sizes();
+  const Conv2dShape &s = p.shape;
+  return at::convolution_backward(grad, x, p.weight, biasSizes, s.stride, s.padding,
+                                  s.dilation, /*transposed=*/false, {0, 0}, s.groups,
+                                  mask);
+}
+
+struct DeferredConvFunction : public torch::autograd::Function<DeferredConvFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+                            const at::Tensor & /*weight, tracked*/, const ConvParameters &p) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["weight"] = p.weight;
+    ctx->saved_data["bias"] = p.bias;
+    ctx->saved_data["geometry"] = std::vector<int64_t>{
+        p.shape.stride[0], p.shape.stride[1], p.shape.padding[0], p.shape.padding[1],
+        p.shape.dilation[0], p.shape.dilation[1], p.shape.groups};
+    ctx->saved_data["queue"] = int64_t(reinterpret_cast<intptr_t>(p.queue));
+    const Conv2dShape &s = p.shape;
+    return at::conv2d(x, p.weight, p.bias, s.stride, s.padding, s.dilation, s.groups);
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    ConvParameters p;
+    p.weight = ctx->saved_data["weight"].toTensor();
+    p.bias = ctx->saved_data["bias"].toTensor();
+    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
+    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    auto *queue = reinterpret_cast<WeightGradQueue *>(
+        intptr_t(ctx->saved_data["queue"].toInt()));
+    at::Tensor x = ctx->get_saved_variables()[0];
+    at::Tensor grad = grads[0];
+    queue->push([grad, x, p] {
+      auto [unused, gradWeight, gradBias] =
+          convBackward(grad, x, p, {false, true, p.bias.defined()});
+      accumulateGrad(p.weight, gradWeight);
+      if (p.bias.defined())
+        accumulateGrad(p.bias, gradBias);
+    });
+    at::Tensor gradX;
+    if (ctx->needs_input_grad(0))
+      gradX = std::get<0>(convBackward(grad, x, p, {true, false, false}));
+    return {gradX, at::Tensor(), at::Tensor()};
+  }
+};
+
+} // namespace
+
+at::Tensor conv2dDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,
+                                     const at::Tensor &bias, const Conv2dShape &shape,
+                                     WeightGradQueue &queue) {
+  return DeferredConvFunction::apply(x, weight, ConvParameters{weight, bias, shape, &queue});
+}
+
+} // namespace snn::runtime

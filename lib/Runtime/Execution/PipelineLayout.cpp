@@ -1,0 +1,115 @@
+//===- PipelineLayout.cpp - Where a pp artifact's stages run --------------===//
+
+#include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <algorithm>
+
+namespace snn::runtime {
+
+namespace {
+
+constexpr const char *kPipelineAxis = "pp";
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+/// The pp axis' index in a mesh ["pp"] or ["dp", "pp"].
+size_t pipelineAxis(const std::string &dir, const Manifest &manifest) {
+  const std::vector<std::string> &axes = manifest.mesh.axes;
+  if (axes == std::vector<std::string>{kPipelineAxis})
+    return 0;
+  if (axes == std::vector<std::string>{"dp", kPipelineAxis})
+    return 1;
+  throw Error(dir + ": plan mode 'pp' needs the mesh axes [pp] or [dp, pp]; "
+                    "the artifact's mesh has [" + joined(axes) + "]");
+}
+
+/// Stage k's program must list exactly the ranks at pp coordinate k mod S.
+void checkPlacement(const std::string &dir, const Manifest &manifest,
+                    size_t axis, const PipelineLayout &layout) {
+  std::vector<int64_t> shape = manifest.mesh.shape;
+  for (const ProgramSpec &program : manifest.programs) {
+    std::vector<int> want;
+    for (int rank = 0; rank < int(manifest.worldSize); ++rank)
+      if (dist::Mesh::coordinatesOf(shape, rank)[axis] ==
+          layout.coordinateOf(program.stage))
+        want.push_back(rank);
+    std::vector<int> got = program.ranks;
+    std::sort(got.begin(), got.end());
+    if (got != want)
+      throw Error(dir + ": manifest.json: the program of pipeline stage " +
+                  std::to_string(program.stage) + " (" + program.file +
+                  ") must list the ranks at pp coordinate " +
+                  std::to_string(layout.coordinateOf(program.stage)) +
+                  " (row-major over the mesh), and only those");
+  }
+}
+
+void checkPlanValues(const std::string &dir, const Manifest &manifest,
+                     const PipelineLayout &layout) {
+  const schema::PlanSpec &plan = manifest.plan;
+  if (!plan.ppSchedule)
+    throw Error(dir + ": plan mode 'pp' needs a pp_schedule (gpipe, 1f1b, "
+                      "interleaved_1f1b or zero_bubble)");
+  if (plan.ppMicrobatches < 1)
+    throw Error(dir + ": plan.pp_microbatches must be at least 1, got " +
+                std::to_string(plan.ppMicrobatches));
+  if (plan.ppVirtualStages > 0 && plan.ppVirtualStages != layout.virtualStages)
+    throw Error(dir + ": plan.pp_virtual_stages is " +
+                std::to_string(plan.ppVirtualStages) + ", but " +
+                std::to_string(layout.stageCount) + " stages over a pp axis of " +
+                std::to_string(layout.ranks) + " make " +
+                std::to_string(layout.virtualStages) + " per rank");
+  for (const ParameterSpec &parameter : manifest.parameters)
+    if (parameter.stage < 0 || parameter.stage >= layout.stageCount)
+      throw Error(dir + ": manifest.json: parameter '" + parameter.name +
+                  "' must name the stage (0 to " +
+                  std::to_string(layout.stageCount - 1) + ") that holds it");
+}
+
+} // namespace
+
+std::vector<int64_t> PipelineLayout::stagesOf(int64_t coordinate) const {
+  std::vector<int64_t> held;
+  for (int64_t stage = coordinate; stage < stageCount; stage += ranks)
+    held.push_back(stage);
+  return held;
+}
+
+bool isPipeline(const Manifest &manifest) {
+  return manifest.plan.mode == schema::ParallelMode::PP;
+}
+
+PipelineLayout readPipelineLayout(const std::string &dir,
+                                  const Manifest &manifest) {
+  int64_t count = manifest.stageCount();
+  if (count == 0)
+    throw Error(dir + ": plan mode 'pp' needs one program per pipeline stage "
+                      "(programs with a 'stage')");
+  if (!isPipeline(manifest))
+    throw Error(dir + ": programs with pipeline stages need plan mode 'pp', not '" +
+                std::string(schema::nameOf(manifest.plan.mode)) + "'");
+  size_t axis = pipelineAxis(dir, manifest);
+  PipelineLayout layout;
+  layout.stageCount = count;
+  layout.ranks = manifest.mesh.shape[axis];
+  if (count % layout.ranks != 0)
+    throw Error(dir + ": " + std::to_string(count) +
+                " pipeline stages do not divide over a pp axis of " +
+                std::to_string(layout.ranks));
+  layout.virtualStages = count / layout.ranks;
+  checkPlanValues(dir, manifest, layout);
+  layout.microbatches = manifest.plan.ppMicrobatches;
+  layout.schedule = *manifest.plan.ppSchedule;
+  layout.delayWeightGrad = manifest.plan.ppDelayWgrad;
+  checkPlacement(dir, manifest, axis, layout);
+  return layout;
+}
+
+} // namespace snn::runtime

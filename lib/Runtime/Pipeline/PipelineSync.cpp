@@ -1,0 +1,104 @@
+//===- PipelineSync.cpp - What a pipeline's ranks agree on after a step ---===//
+
+#include "snn/Runtime/Pipeline/PipelineSync.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Execution/ParameterStore.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/zeros_like.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cstring>
+
+namespace snn::runtime {
+
+namespace {
+
+bool communicates(const dist::Group *group) {
+  return group && group->valid() && group->size() > 1;
+}
+
+int lastStageMember(const PipelinePlace &place) {
+  return int(place.layout.coordinateOf(place.layout.stageCount - 1));
+}
+
+/// The tensors flattened end to end, and written back after a collective.
+at::Tensor flatten(const std::vector<at::Tensor> &tensors) {
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor &t : tensors)
+    flat.push_back(t.detach().reshape({-1}));
+  return at::cat(flat);
+}
+
+void unflatten(const at::Tensor &flat, const std::vector<at::Tensor> &tensors) {
+  int64_t offset = 0;
+  for (const at::Tensor &t : tensors) {
+    t.detach().copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
+    offset += t.numel();
+  }
+}
+
+} // namespace
+
+std::vector<double> shareLastStageValues(const std::vector<double> &values,
+                                         const PipelinePlace &place,
+                                         const dist::Group *dp) {
+  c10::InferenceMode normal(false); // Gloo writes on its own threads
+  at::Tensor buffer = at::empty({int64_t(values.size())}, at::kDouble);
+  std::memcpy(buffer.data_ptr<double>(), values.data(), values.size() * sizeof(double));
+  if (communicates(place.group))
+    dist::broadcast(*place.group, buffer, lastStageMember(place));
+  if (communicates(dp))
+    dist::allReduce(*dp, buffer, dist::ReduceOp::Sum);
+  const double *shared = buffer.data_ptr<double>();
+  return std::vector<double>(shared, shared + values.size());
+}
+
+void averageGradients(const dist::Group &group, const ParameterStore &store) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor &param : store.parameters()) {
+    at::Tensor &grad = param.mutable_grad();
+    if (!grad.defined())
+      grad = at::zeros_like(param);
+    grads.push_back(grad);
+  }
+  if (grads.empty() || !communicates(&group))
+    return;
+  at::Tensor flat = flatten(grads);
+  dist::allReduce(group, flat, dist::ReduceOp::Avg);
+  unflatten(flat, grads);
+}
+
+void broadcastBuffers(const dist::Group &group, const ParameterStore &store) {
+  std::vector<at::Tensor> buffers = store.buffers();
+  if (buffers.empty() || !communicates(&group))
+    return;
+  at::Tensor flat = flatten(buffers);
+  dist::broadcast(group, flat, 0);
+  unflatten(flat, buffers);
+}
+
+at::Tensor broadcastFromLastStage(const at::Tensor &tensor, const PipelinePlace &place) {
+  if (!communicates(place.group))
+    return tensor;
+  c10::InferenceMode normal(false);
+  constexpr int64_t kMaxRank = 16;
+  at::Tensor shape = at::full({kMaxRank + 1}, 0, at::kLong);
+  if (tensor.defined()) {
+    shape.data_ptr<int64_t>()[0] = tensor.dim();
+    for (int64_t d = 0; d < tensor.dim() && d < kMaxRank; ++d)
+      shape.data_ptr<int64_t>()[d + 1] = tensor.size(d);
+  }
+  dist::broadcast(*place.group, shape, lastStageMember(place));
+  const int64_t *sizes = shape.data_ptr<int64_t>();
+  at::Tensor value = tensor.defined()
+                         ? tensor.to(at::kFloat).contiguous().clone()
+                         : at::empty(std::vector<int64_t>(sizes + 1, sizes + 1 + sizes[0]),
+                                     at::kFloat);
+  dist::broadcast(*place.group, value, lastStageMember(place));
+  return value;
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,106 @@
+//===- TrainerPipeline.cpp - The training loop of a pipeline artifact -----===//
+//
+// The parts of Trainer that differ for plan mode pp (Trainer.h,
+// enablePipeline): the step runs the engine's schedule over microbatches,
+// then the ranks agree on the metrics, the dp replicas on the gradients and
+// running statistics, and each rank updates its own stages' parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
+#include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Pipeline/PipelineEngine.h"
+#include "snn/Runtime/Pipeline/PipelineSync.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Training/Evaluate.h"
+#include "snn/Runtime/Training/Trainer.h"
+
+#include <chrono>
+
+namespace snn::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The classes the loss sees: the manifest's output width when it is
+/// fixed (0: unknown, the last stage's loss checks the labels).
+int64_t classesOf(const Manifest &manifest) {
+  const std::vector<int64_t> &shape = manifest.output.shape;
+  return shape.empty() ? 0 : std::max<int64_t>(shape.back(), 0);
+}
+
+} // namespace
+
+void Trainer::enablePipeline(PipelineEngine &engine, const MeshContext &meshContext,
+                             const DataParallelContext &dp, PipelineTrace *spans) {
+  ShardingMode wanted = shardingModeOf(model.manifest());
+  if (wanted != ShardingMode::Replicated)
+    throw Error(std::string("a pipeline (plan mode pp) keeps each stage's parameters and "
+                            "optimizer state whole on its ranks; optimizer_strategy '") +
+                shardingModeName(wanted) + "' (zero / fsdp) cannot shard them");
+  pipeline = &engine;
+  mesh = &meshContext;
+  pipelineDp = dp.group.valid() && dp.size() > 1 ? &dp : nullptr;
+  trace = spans;
+  engine.setTrace(spans);
+}
+
+double Trainer::measuredBubble() const {
+  return bubbleSteps > 0 ? bubbleSum / double(bubbleSteps) : 0.0;
+}
+
+StepMetrics Trainer::pipelineStep(const Batch &batch) {
+  double lr = config.schedule.at(position.step);
+  Clock::time_point start = Clock::now();
+  model.params().zeroGrad();
+  if (!labelsChecked && classesOf(model.manifest()) > 0) {
+    checkLabels(train.dataset(), classesOf(model.manifest()));
+    if (eval)
+      checkLabels(eval->dataset(), classesOf(model.manifest()));
+  }
+  labelsChecked = true;
+  if (trace)
+    trace->setStep(position.step);
+  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
+  const dist::Group *dp = pipelineDp ? &pipelineDp->group : nullptr;
+  std::vector<double> totals = shareLastStageValues(
+      {result.lossSum, double(result.correct)}, pipeline->place(), dp);
+  int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
+  double loss = totals[0] / double(pipeline->place().layout.microbatches * replicas);
+  // Every rank sees the same loss, so all stop together, before the update.
+  checkLoss(float(loss));
+  if (dp) {
+    averageGradients(*dp, model.params());
+    broadcastBuffers(*dp, model.params());
+  }
+  sharding->step(lr);
+  bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
+  ++bubbleSteps;
+
+  StepMetrics metrics;
+  metrics.epoch = position.epoch;
+  metrics.step = position.step;
+  metrics.loss = loss;
+  int64_t samples = batch.size * replicas;
+  metrics.accuracy = double(int64_t(totals[1] + 0.5)) / double(samples);
+  metrics.lr = lr;
+  metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  metrics.samplesPerSecond = double(samples) / metrics.seconds;
+  return metrics;
+}
+
+void Trainer::savePipelineCheckpoint() {
+  CheckpointState state = capture();
+  gatherPipelineCheckpoint(state, model.manifest(), pipeline->place().group);
+  if (mesh->worldRank() == 0)
+    sinks.checkpoints->save(state);
+}
+
+EvalMetrics Trainer::evaluateSplit(BatchLoader &loader) {
+  if (pipeline)
+    return evaluatePipeline(*pipeline, loader, config.loss);
+  return evaluate(model, loader, config.loss);
+}
+
+} // namespace snn::runtime
