@@ -682,6 +682,11 @@ void checkPointToPoint(World &world) {
     Mesh mesh = Mesh::create(world, {"dp", "pp"}, {2, int64_t(g.size() / 2)});
     checkRing(mesh.group("dp"), "ring over " + mesh.group("dp").name());
   }
+  // A receive dropped unwaited (an error path) is aborted, not waited for.
+  auto start = std::chrono::steady_clock::now();
+  { PendingTransfer dropped = irecv(g, at::empty({3}), (g.rank() + 1) % g.size(), 99); }
+  if (std::chrono::steady_clock::now() - start > std::chrono::seconds(2))
+    throw DistributedError("check failed: dropping an unwaited receive blocked");
   expectThrows("send to itself", "is not another member of the group",
                [&] { isend(g, range(2), g.rank(), 0); });
   expectThrows("tag out of range", "tag 1073741824 is outside [0, 2^30)",

@@ -22,7 +22,8 @@ program's one-process eval reads it and agrees with the pipeline's eval, and the
 `snn-run --nproc 2 infer` equals the unsplit program's output; --export-onnx and `snn-run export`
 write the whole trained weights into one joined program, which `snn-run eval` runs to the same
 result. Bad input is refused with one line: --trace on a non-pipeline artifact, a batch that
-does not divide into the plan's microbatches.
+does not divide into the plan's microbatches, a stage whose recv declares a shape the previous
+stage does not send (the sender names both; the receiver names it as its lost peer).
 
 Usage: train_pp_handwritten.py --bin BUILD/bin --work DIR
 """
@@ -246,7 +247,7 @@ def check_exports(runner, art, out, got, unsplit, ck, what):
     print(f"{what}: export, joined program, eval and infer agree with one process")
 
 
-def check_errors(runner, art_pp, unsplit):
+def check_errors(runner, art_pp, art_pp4, unsplit):
     out = tc.fresh_dir(os.path.join(runner.work, "errors"))
     proc = runner.train(unsplit, 1, "mse", out, "--trace", os.path.join(out, "t.json"),
                         expect_ok=False)
@@ -259,7 +260,23 @@ def check_errors(runner, art_pp, unsplit):
            "per pipeline, which do not divide into the plan's 4 microbatches"
     if proc.returncode == 0 or want not in proc.stderr:
         raise tc.Failure(f"a batch that does not divide into microbatches: {proc.stderr!r}")
-    print("bad input refused: --trace without a pipeline, a batch that does not divide")
+    # Stage 1 of 4 declares a recv of another width: stage 0 refuses to send, and rank 1,
+    # waiting for it, names the lost peer within the timeout.
+    bad = os.path.join(runner.work, "art_bad_shape")
+    shutil.copytree(art_pp4, bad, dirs_exist_ok=True)
+    model = onnx.load(os.path.join(bad, "program_1.onnx"))
+    for info in model.graph.value_info:
+        info.type.tensor_type.shape.dim[2].dim_value = case.H + 1
+    onnx.save(model, os.path.join(bad, "program_1.onnx"))
+    proc = tc.run([runner.snn_run, "--nproc", 4, "train", bad, *runner.data, "--steps", 1,
+                   "--batch-size", B, "--lr", 0.1, "--dist-timeout", 20], expect_ok=False)
+    want = "error: pipeline stage 0 sends slot 0 of shape [4, 2, 24], but stage 1's recv " \
+           "(slot 0) declares [4, 2, 25]"
+    if proc.returncode != 1 or want not in proc.stderr or \
+            "error: rank 1: lost peer rank 0 during recv from rank 0" not in proc.stderr:
+        raise tc.Failure(f"a recv shape the sender does not send: {proc.stderr!r}")
+    print("bad input refused: --trace without a pipeline, a batch that does not divide, a recv "
+          "shape the previous stage does not send")
 
 
 def main():
@@ -283,7 +300,7 @@ def main():
     check_trace(os.path.join(traced, "trace.json"), 2, 2, 4, "pp2_1f1b")
     ck = check_checkpoints(runner, art, out, got, unsplit, "pp2_1f1b")
     check_exports(runner, art, out, got, unsplit, ck, "pp2_1f1b")
-    check_errors(runner, art, unsplit)
+    check_errors(runner, art, results["pp4_1f1b"][0], unsplit)
     print("PASS: " + ", ".join(c[0] for c in CONFIGS) + " = one process accumulating")
 
 

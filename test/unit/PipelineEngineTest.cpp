@@ -145,3 +145,44 @@ TEST(PipelineEngine, ABatchThatDoesNotDivideIntoMicrobatchesIsRefused) {
             "pipeline: a batch of 6 samples does not divide into 4 microbatches "
             "(plan.pp_microbatches)");
 }
+
+namespace {
+
+/// A 4-stage artifact on one rank whose stage `stage` program `edit` changes.
+Artifact editedStage(const TempDir &dir, int stage,
+                     const std::function<void(onnx::GraphProto &)> &edit) {
+  PipelineSpec spec;
+  spec.stages = 4;
+  snn::test::writePipelineArtifact(dir.path(), spec);
+  std::string file = dir.file("program_" + std::to_string(stage) + ".onnx");
+  onnx::ModelProto model;
+  model.ParseFromString(snn::test::readFile(file));
+  edit(*model.mutable_graph());
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  snn::test::writeFile(file, bytes);
+  return loadArtifact(dir.path());
+}
+
+} // namespace
+
+TEST(PipelineEngine, StagesThatDisagreeOnTheirBoundaryAreRefused) {
+  TempDir missing;
+  Artifact fewer = editedStage(missing, 0, [](onnx::GraphProto &g) {
+    g.mutable_node()->RemoveLast(); // the send of slot 1
+  });
+  Model model(fewer);
+  EXPECT_EQ(snn::test::errorOf([&] { PipelineEngine(model, localPlace(fewer), LossKind::Mse); }),
+            "pipeline stage 0 sends 1 tensors, but stage 1 receives 2");
+  TempDir wider;
+  Artifact shape = editedStage(wider, 2, [](onnx::GraphProto &g) {
+    g.mutable_value_info(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+        ->mutable_dim(2)->set_dim_value(9);
+  });
+  Model other(shape);
+  PipelineEngine engine(other, localPlace(shape), LossKind::Mse);
+  at::Tensor x = at::rand({snn::test::kPipeSteps, 4, snn::test::kPipeFeatures});
+  EXPECT_EQ(snn::test::errorOf([&] { engine.trainStep(x, at::zeros({4}, at::kLong)); }),
+            "pipeline stage 1 sends slot 0 of shape [4, 2, 8], but stage 2's recv (layer0) "
+            "declares [4, 2, 9]");
+}

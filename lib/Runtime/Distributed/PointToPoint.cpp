@@ -5,6 +5,9 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <mutex>
+#include <vector>
+
 namespace snn::dist {
 
 using detail::GroupState;
@@ -103,29 +106,41 @@ PendingTransfer irecv(const Group &group, const at::Tensor &buffer, int peer,
   return pending;
 }
 
+namespace {
+
+/// A transfer dropped before it completed (an error path: the program is
+/// unwinding) is aborted rather than waited for, which could take the whole
+/// timeout while its peer waits for this rank. Gloo may still move data
+/// through its buffer afterwards, so the buffer is kept until the process
+/// ends.
+void abandon(std::unique_ptr<detail::TransferState> state) {
+  static std::mutex mutex;
+  static auto *kept = new std::vector<std::unique_ptr<detail::TransferState>>();
+  try {
+    state->work->abort();
+  } catch (...) {
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(std::move(state));
+}
+
+} // namespace
+
 PendingTransfer::PendingTransfer() = default;
 PendingTransfer::PendingTransfer(PendingTransfer &&) noexcept = default;
 
 PendingTransfer &PendingTransfer::operator=(PendingTransfer &&other) noexcept {
   if (this != &other) {
-    if (state_) {
-      try {
-        wait();
-      } catch (...) {
-      }
-    }
+    if (state_ && state_->work)
+      abandon(std::move(state_));
     state_ = std::move(other.state_);
   }
   return *this;
 }
 
 PendingTransfer::~PendingTransfer() {
-  if (state_ && state_->work) {
-    try {
-      state_->work->wait(state_->group.timeout());
-    } catch (...) {
-    }
-  }
+  if (state_ && state_->work)
+    abandon(std::move(state_));
 }
 
 void PendingTransfer::wait() {

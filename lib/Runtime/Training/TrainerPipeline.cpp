@@ -34,11 +34,11 @@ int64_t classesOf(const Manifest &manifest) {
 
 void Trainer::enablePipeline(PipelineEngine &engine, const MeshContext &meshContext,
                              const DataParallelContext &dp, PipelineTrace *spans) {
-  ShardingMode wanted = shardingModeOf(model.manifest());
-  if (wanted != ShardingMode::Replicated)
+  if (model.manifest().plan.optimizer != schema::OptimizerStrategy::None)
     throw Error(std::string("a pipeline (plan mode pp) keeps each stage's parameters and "
                             "optimizer state whole on its ranks; optimizer_strategy '") +
-                shardingModeName(wanted) + "' (zero / fsdp) cannot shard them");
+                schema::nameOf(model.manifest().plan.optimizer) +
+                "' cannot shard them (ZeRO and fsdp run without pp)");
   pipeline = &engine;
   mesh = &meshContext;
   pipelineDp = dp.group.valid() && dp.size() > 1 ? &dp : nullptr;

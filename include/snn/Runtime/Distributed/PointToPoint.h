@@ -37,7 +37,9 @@ struct TransferState;
 }
 
 /// A send or receive in flight. Destroying one that was never waited for
-/// waits for it (bounded by the timeout; errors are then swallowed).
+/// (an error path) aborts it at once instead of waiting; its buffer then
+/// stays allocated until the process ends, since the backend may still move
+/// data through it.
 class PendingTransfer {
 public:
   PendingTransfer();
