@@ -232,6 +232,17 @@ enableParallelism(const TrainOptions &options, const Artifact &artifact,
       trainer.enableTensorParallel(place.mesh, place.partition);
     return nullptr;
   }
+  // Recomputation of pp_memopt_stages is not implemented yet: say so rather than let a
+  // memory plan look applied.
+  const std::vector<int64_t> &recompute = artifact.manifest.plan.ppMemoptStages;
+  if (!recompute.empty() && place.rank == 0)
+    std::cerr << "snn-run: note: the plan recomputes stages {" << [&] {
+      std::string list;
+      for (int64_t stage : recompute)
+        list += (list.empty() ? "" : ", ") + std::to_string(stage);
+      return list;
+    }() << "}; this snn-run keeps their activations instead (recomputation is not "
+           "implemented yet)" << std::endl;
   PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, place.mesh);
   auto engine = std::make_unique<PipelineEngine>(model, where, options.loss);
   trainer.enablePipeline(*engine, place.mesh, place.dp,
