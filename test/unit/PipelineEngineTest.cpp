@@ -78,6 +78,7 @@ void expectSameStep(const std::string &schedule, int64_t stages, int64_t microba
   at::Generator g = at::detail::createCPUGenerator(17);
   at::Tensor x = at::rand({snn::test::kPipeSteps, 6, snn::test::kPipeFeatures}, g);
   at::Tensor y = at::arange(6, at::kLong).remainder(snn::test::kPipeClasses);
+  snn::test::expectModeratePipelineRates(x);
   // Both from the same generator state: Dropout (unit 1) must draw the
   // same masks, microbatch after microbatch, whatever the schedule.
   at::manual_seed(23);

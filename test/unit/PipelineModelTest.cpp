@@ -39,32 +39,6 @@ at::Tensor sampleInput(int64_t n, uint64_t seed) {
   return at::rand({snn::test::kPipeSteps, n, snn::test::kPipeFeatures}, g);
 }
 
-/// Spike rate of every neuron node of a one-program model on `x`.
-class RateObserver : public ExecutionObserver {
-public:
-  explicit RateObserver(const Graph &program) : program(program) {}
-  void beforeStep(size_t) override {}
-  void afterStep(size_t step, const at::Tensor &output) override {
-    const std::string &op = program.nodes[step].opType;
-    if (op.size() > 5 && op.substr(op.size() - 5) == "_node")
-      rates.push_back(output.mean().item<double>());
-  }
-  const Graph &program;
-  std::vector<double> rates;
-};
-
-void expectModerateRates(const Artifact &unsplit, const at::Tensor &x) {
-  Model model(unsplit);
-  RateObserver observer(unsplit.program);
-  model.setExecutionObserver(&observer);
-  model.forward(x, true);
-  ASSERT_EQ(observer.rates.size(), snn::test::pipelineNeuronLayers().size());
-  for (size_t i = 0; i < observer.rates.size(); ++i) {
-    EXPECT_GE(observer.rates[i], 0.05) << snn::test::pipelineNeuronLayers()[i];
-    EXPECT_LE(observer.rates[i], 0.5) << snn::test::pipelineNeuronLayers()[i];
-  }
-}
-
 /// Training forward + MSE loss + backward; the gradients by parameter name.
 std::map<std::string, at::Tensor> gradients(Model &model, const at::Tensor &x,
                                             at::Tensor &output) {
@@ -90,7 +64,7 @@ TEST(PipelineModel, StagesInOneProcessEqualTheUnsplitProgram) {
   snn::test::writeUnsplitPipelineModel(dir.file("whole"));
   Artifact whole = loadArtifact(dir.file("whole"));
   at::Tensor x = sampleInput(6, 3);
-  expectModerateRates(whole, x);
+  snn::test::expectModeratePipelineRates(x);
   for (int64_t stages : {1, 2, 4}) {
     PipelineSpec spec;
     spec.stages = stages;

@@ -3,6 +3,11 @@
 #include "PipelineTestSupport.h"
 #include "TestSupport.h"
 
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/Model.h"
+
+#include <gtest/gtest.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/rand.h>
@@ -184,6 +189,40 @@ void writeUnsplitPipelineModel(const std::string &dir, uint64_t seed) {
                                          {-1, kPipeClasses}, false);
   manifest["parameters"] = parameterEntries(all, 0);
   writeArtifact(dir, stageProgram(all, 0, kUnits, 0), manifest);
+}
+
+namespace {
+
+/// Spike rate of every neuron node of a one-program model.
+class RateObserver : public runtime::ExecutionObserver {
+public:
+  explicit RateObserver(const runtime::Graph &program) : program(program) {}
+  void beforeStep(size_t) override {}
+  void afterStep(size_t step, const at::Tensor &output) override {
+    const std::string &op = program.nodes[step].opType;
+    if (op.size() > 5 && op.substr(op.size() - 5) == "_node")
+      rates.push_back(output.mean().item<double>());
+  }
+  const runtime::Graph &program;
+  std::vector<double> rates;
+};
+
+} // namespace
+
+void expectModeratePipelineRates(const at::Tensor &x, uint64_t seed) {
+  TempDir dir;
+  writeUnsplitPipelineModel(dir.path(), seed);
+  runtime::Artifact artifact = runtime::loadArtifact(dir.path());
+  runtime::Model model(artifact);
+  RateObserver observer(artifact.program);
+  model.setExecutionObserver(&observer);
+  model.forward(x, true);
+  std::vector<std::string> layers = pipelineNeuronLayers();
+  ASSERT_EQ(observer.rates.size(), layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_GE(observer.rates[i], 0.05) << layers[i];
+    EXPECT_LE(observer.rates[i], 0.5) << layers[i];
+  }
 }
 
 } // namespace snn::test

@@ -16,6 +16,8 @@
 #ifndef SNN_TEST_UNIT_PIPELINETESTSUPPORT_H
 #define SNN_TEST_UNIT_PIPELINETESTSUPPORT_H
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +47,10 @@ void writeUnsplitPipelineModel(const std::string &dir, uint64_t seed = 1);
 
 /// The neuron layers' names, for firing-rate checks ("lif0", ...).
 std::vector<std::string> pipelineNeuronLayers();
+
+/// Expects every neuron layer of the network (seed `seed`'s weights) to fire
+/// at 5-50% on `x` [T, N, 6] in training mode, so that gradients flow.
+void expectModeratePipelineRates(const at::Tensor &x, uint64_t seed = 1);
 
 } // namespace snn::test
 

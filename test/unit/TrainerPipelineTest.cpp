@@ -23,6 +23,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace snn::runtime;
@@ -95,11 +96,32 @@ void expectSameState(const Model &a, const Model &b, const std::string &what) {
 
 } // namespace
 
+/// The step losses a MetricsLog file holds.
+std::vector<double> loggedLosses(const std::string &path) {
+  std::vector<double> losses;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (event["event"] == "step")
+      losses.push_back(event["loss"].get<double>());
+  }
+  return losses;
+}
+
 TEST(TrainerPipeline, EverySchedulesTrainsTheSameWeights) {
   TempDir dir;
   Dataset data = snn::test::makeStaticDataset(12, 3); // 2 batches of 6 per epoch
+  at::Tensor first = data.samples.narrow(0, 0, 6).unsqueeze(0).repeat(
+      {snn::test::kPipeSteps, 1, 1});
+  snn::test::expectModeratePipelineRates(first);
   PipelineRun one(writeSpec(dir, "one", 1, "gpipe"), data);
-  TrainSummary summary = one.run(sgdConfig(4));
+  MetricsLog log(dir.file("one.jsonl"), false);
+  TrainSummary summary = one.run(sgdConfig(4), {&log});
+  std::vector<double> losses = loggedLosses(dir.file("one.jsonl"));
+  ASSERT_EQ(losses.size(), 4u);
+  EXPECT_GT(*std::max_element(losses.begin(), losses.end()) -
+                *std::min_element(losses.begin(), losses.end()),
+            1e-6);
   EXPECT_TRUE(summary.finished);
   EXPECT_TRUE(summary.hasEpoch && summary.lastEpoch.hasEval);
   Model initial(loadArtifact(dir.file("one")));

@@ -67,11 +67,18 @@ void runInfer(const InferOptions &options) {
   if (isPipeline(manifest)) {
     at::Tensor input = prepareInput(readTensorNpy(options.inputPath), manifest.input,
                                     options.repeatTime, options.inputPath);
+    double loadMs = millisecondsSince(start);
+    Clock::time_point runStart = Clock::now();
     at::Tensor output = inferPipeline(artifact, run, input);
     if (rank != 0)
       return;
     checkOutput(output, manifest.output);
     writeTensorNpy(options.outputPath, output);
+    if (options.verbose)
+      std::cerr << "snn-run: " << options.outputPath << " " << formatShape(output.sizes())
+                << " load " << loadMs << " ms, run " << millisecondsSince(runStart)
+                << " ms (pipeline of " << manifest.stageCount() << " stages), "
+                << at::get_num_threads() << " threads" << std::endl;
     return;
   }
   // The data-parallel family's ranks hold the same program and weights:

@@ -267,6 +267,7 @@ void runTrain(const TrainOptions &options) {
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
+  checkParentDirectory(options.tracePath, "--trace");
 
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "train", options.distributed);

@@ -105,6 +105,9 @@ std::map<int64_t, at::Tensor> PipelineEngine::awaitInputs(Step &step, const Acti
   for (size_t slot = 0; slot < count; ++slot) {
     auto it = step.posted.find({forward ? kActivation : kGradient, action.stage,
                                 action.microbatch, int64_t(slot)});
+    if (it == step.posted.end()) // postReceives covers every action: a bug
+      throw Error("pipeline: no receive posted for " + describeAction(action) +
+                  " slot " + std::to_string(slot));
     tensors[int64_t(slot)] = it->second.wait();
     step.posted.erase(it);
   }
