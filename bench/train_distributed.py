@@ -298,6 +298,24 @@ def run_snn(cmd, env, out_path, timeout):
     return wall, rss
 
 
+def measure_trainer(cmd, env, log, out_path, ranks, warmup, timeout):
+    """Runs a trainer with --log LOG. Returns (info, ends): info has the median samples/s of
+    the steps after `warmup`, the first loss and the peak RSS (MiB per rank, from the end
+    events when every rank wrote one, else sampled while waiting); ends are the end events
+    (one per rank) or None."""
+    _, rss_wait = run_snn(cmd + ["--log", log], env, out_path, timeout)
+    steps, end = read_log(log)
+    if len(steps) <= warmup:
+        fail(f"{log}: {len(steps)} steps logged, need more than --warmup {warmup}")
+    info = {"samples_per_s": float(np.median([s["samples_per_s"] for s in steps[warmup:]])),
+            "first_loss": steps[0]["loss"], "peak_rss_mib": max(rss_wait)}
+    ends = [e for _, e in (rank_logs(log, ranks) or [])] if ranks > 1 else [end]
+    if not ends or any(e is None for e in ends):
+        return info, None
+    info["peak_rss_mib"] = max(e["peak_rss_bytes"] for e in ends) / MiB
+    return info, ends
+
+
 # ------------------------------------------------------------------ one model
 def prepare(model, args, env, d):
     """make_case, dataset, artifacts. Returns (case, x, y, T or None for sequences, size, arts)."""

@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 
@@ -121,18 +120,10 @@ def trainers(args, case, xp, yp, T, arts):
 
 def measure(name, ranks, cmd, env, d, rep, args):
     log = os.path.join(d, f"{name}.{rep}.jsonl")
-    wall, rss_wait = td.run_snn(cmd + ["--log", log], env, os.path.join(d, f"{name}.{rep}.out"),
-                                args.timeout)
-    steps, end = td.read_log(log)
-    if len(steps) <= args.warmup:
-        td.fail(f"{log}: {len(steps)} steps logged, need more than --warmup {args.warmup}")
-    info = {"samples_per_s": float(np.median([s["samples_per_s"] for s in steps[args.warmup:]])),
-            "first_loss": steps[0]["loss"], "peak_rss_mib": max(rss_wait)}
-    ends = [e for _, e in (td.rank_logs(log, ranks) or [])] if ranks > 1 else [end]
-    if ends and all(e is not None for e in ends):
-        info["peak_rss_mib"] = max(e["peak_rss_bytes"] for e in ends) / MiB
-        if all("param_bytes" in e for e in ends):
-            info["param_mib"] = max(e["param_bytes"] for e in ends) / MiB
+    info, ends = td.measure_trainer(cmd, env, log, os.path.join(d, f"{name}.{rep}.out"), ranks,
+                                    args.warmup, args.timeout)
+    if ends and all("param_bytes" in e for e in ends):
+        info["param_mib"] = max(e["param_bytes"] for e in ends) / MiB
     if name in ("tp", "fsdp_tp"):
         info["comm_share"] = comm_share(log, ranks, args.warmup, args.batch)
     return info

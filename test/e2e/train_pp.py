@@ -129,10 +129,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
     p.add_argument("--work", required=True)
-    p.add_argument("--model", required=True, choices=sorted(MODELS))
-    p.add_argument("--layers", type=int)
-    p.add_argument("--neuron", choices=["lif", "if", "plif"])
-    p.add_argument("--width", type=int)
+    ttp.add_model_args(p)
     p.add_argument("--stages", default="2,4")
     p.add_argument("--vpp", type=int, default=1, help="virtual stages per rank")
     p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (mesh dp x pp)")
@@ -141,14 +138,8 @@ def main():
                    help="also train with stage 0 recomputed and require the same weights")
     args = p.parse_args()
     torch.set_num_threads(2)
-    kw = dict(MODELS[args.model][0])
-    for k in ("layers", "neuron", "width"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
     work = tc.fresh_dir(args.work)
-    case, _ = tc.make_artifact(args.bin, work, args.model, T=T, N=B, **kw)
-    with open(os.path.join(case, "meta.json")) as f:
-        ttp.check_rates(json.load(f)["neurons"], f"{args.model}: case input")
+    case, kw = ttp.make_case(args, work)
     _, shape, static = MODELS[args.model]
     data_dir = tc.fresh_dir(os.path.join(work, "data"))
     x, y = ttp.training_data(data_dir, shape, static, S=B * STEPS)

@@ -151,27 +151,38 @@ def check_training(args, case, art, manifest, ranks, what):
     return worst
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
+def add_model_args(p):
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--layers", type=int)
     p.add_argument("--neuron", choices=["lif", "if", "plif"])
     p.add_argument("--width", type=int)
+
+
+def make_case(args, work):
+    """The model's reference case in WORK (make_case with MODELS' options and the command
+    line's); its neuron layers must fire at 5-50 % on the case input. Returns (case, kwargs)."""
+    kw = dict(MODELS[args.model][0])
+    for k in ("layers", "neuron", "width"):
+        if getattr(args, k) is not None:
+            kw[k] = getattr(args, k)
+    case, _ = tc.make_artifact(args.bin, work, args.model, T=T, N=B, **kw)
+    with open(os.path.join(case, "meta.json")) as f:
+        check_rates(json.load(f)["neurons"], f"{args.model}: case input")
+    return case, kw
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", required=True)
+    p.add_argument("--work", required=True)
+    add_model_args(p)
     p.add_argument("--ranks", default="2,4")
     p.add_argument("--mode", default="tp", choices=["tp", "fsdp_tp"])
     p.add_argument("--conv-tp", action="store_true", help="compile with --experimental-conv-tp")
     args = p.parse_args()
     torch.set_num_threads(2)
-    kw = dict(MODELS[args.model][0])
-    for k in ("layers", "neuron", "width"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
     work = tc.fresh_dir(args.work)
-    case, _ = tc.make_artifact(args.bin, work, args.model, T=T, N=B, **kw)
-    with open(os.path.join(case, "meta.json")) as f:
-        check_rates(json.load(f)["neurons"], f"{args.model}: case input")
+    case, kw = make_case(args, work)
     summary = []
     for ranks in [int(r) for r in args.ranks.split(",")]:
         what = f"{args.model}/{args.mode}{ranks}"
