@@ -10,8 +10,9 @@ explicit send/recv. Required, against PyTorch in one process:
     accumulation over the same microbatches (`snnexport.train` with `microbatches` = D x M, see
     docs/training.md): losses within 1e-4 relative, the loss moving, every parameter and buffer
     within 1e-4 relative; every rank's saved parameters bit-identical to rank 0's;
-  - with `--memopt`, the same training with `--pp-memopt-stages` recomputing stages: the same
-    weights as without recomputation (bit-identical);
+  - with `--memopt`, the same training with `--pp-memopt-stages` recomputing every stage (the
+    first, the last and any between): the same losses and weights as without recomputation
+    (bit-identical), and the trace shows each recomputation;
   - each rank log's end event reports the schedule's bubble (measured and theoretical);
   - every neuron layer of the reference fires at 5-50 % on the case input and on the first
     training batch.
@@ -75,7 +76,7 @@ def compile_pp(args, case, stages, schedule, memopt=None):
     return art, manifest
 
 
-def run_training(args, art, ranks, x, y, static, tag):
+def run_training(args, art, ranks, x, y, static, tag, trace=False):
     d = tc.fresh_dir(os.path.join(args.work, f"train_{tag}"))
     c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None, **SGD)
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
@@ -84,6 +85,8 @@ def run_training(args, art, ranks, x, y, static, tag):
            "--threads", 1, "--progress", "none", "--dist-timeout", 120]
     if static:
         cmd += ["--repeat-time", T]
+    if trace:
+        cmd += ["--trace", os.path.join(d, "trace.json")]
     tc.run(cmd)
     first = tc.load_params(os.path.join(params, "rank0"))
     for r in range(1, ranks):
@@ -125,6 +128,33 @@ def reference_run(case, x, y, static, accumulate):
     return res, c, trained, len(data)
 
 
+def check_recomputation(args, case, stages, schedule, ranks, data, plain, what):
+    """Every stage recomputed: the same losses and weights, bit for bit, and an R span in the
+    trace for every backward."""
+    every = ",".join(str(k) for k in range(stages * args.vpp))
+    art, manifest = compile_pp(args, case, stages, schedule, memopt=every)
+    if manifest["plan"]["pp_memopt_stages"] != list(range(stages * args.vpp)):
+        raise tc.Failure(f"{art}: plan.pp_memopt_stages is {manifest['plan']['pp_memopt_stages']}")
+    tag = what.replace("/", "_") + "_memopt"
+    log, again = run_training(args, art, ranks, *data, tag, trace=True)
+    steps, _ = tc.read_log(log)
+    plain_steps, _ = tc.read_log(plain[0])
+    for a, b in zip(steps, plain_steps):
+        if a["loss"] != b["loss"]:
+            raise tc.Failure(f"{what}: step {a['step']} loss {a['loss']!r} with recomputation, "
+                             f"{b['loss']!r} without")
+    tc.compare_params(again, plain[1], f"{what}: every stage recomputed vs none", exact=True)
+    with open(os.path.join(args.work, f"train_{tag}", "trace.json")) as f:
+        names = [e["name"] for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    backwards = sum(n.startswith("B ") for n in names)
+    recomputes = sum(n.startswith("R ") for n in names)
+    if backwards == 0 or recomputes != backwards:
+        raise tc.Failure(f"{what}: the trace has {recomputes} recomputations for {backwards} "
+                         "backwards; every stage recomputes before each backward")
+    print(f"{what}: recomputing every stage gives bit-identical losses and weights "
+          f"({recomputes} recomputations traced)")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
@@ -135,7 +165,7 @@ def main():
     p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (mesh dp x pp)")
     p.add_argument("--schedules", default="gpipe,1f1b")
     p.add_argument("--memopt", action="store_true",
-                   help="also train with stage 0 recomputed and require the same weights")
+                   help="also train with every stage recomputed and require the same weights")
     args = p.parse_args()
     torch.set_num_threads(2)
     work = tc.fresh_dir(args.work)
@@ -162,11 +192,8 @@ def main():
             print(f"{what}: = reference with {args.dp * m} microbatches (worst {worst:.2g})")
             summary.append(f"{what.split('/', 1)[1]} ({worst:.2g})")
             if args.memopt and i == 0:
-                art_m, _ = compile_pp(args, case, stages, schedule, memopt="0")
-                _, again = run_training(args, art_m, ranks, x, y, static,
-                                        what.replace("/", "_") + "_memopt")
-                tc.compare_params(again, got, f"{what}: recomputed stage 0 vs not", exact=True)
-                print(f"{what}: recomputing stage 0 gives bit-identical weights")
+                check_recomputation(args, case, stages, schedule, ranks, (x, y, static),
+                                    (log, got), what)
     print(f"PASS: {args.model} {kw} = one process accumulating: " + ", ".join(summary))
 
 

@@ -62,15 +62,17 @@ PipelinePlace localPlace(const Artifact &artifact) {
 }
 
 void expectSameStep(const std::string &schedule, int64_t stages, int64_t microbatches,
-                    bool delayWgrad = false) {
+                    bool delayWgrad = false, const std::vector<int64_t> &recompute = {}) {
   std::string what = schedule + " K=" + std::to_string(stages) +
-                     " M=" + std::to_string(microbatches) + (delayWgrad ? " delay" : "");
+                     " M=" + std::to_string(microbatches) + (delayWgrad ? " delay" : "") +
+                     (recompute.empty() ? "" : " recomputing " + std::to_string(recompute.size()));
   TempDir dir;
   PipelineSpec spec;
   spec.stages = stages;
   spec.schedule = schedule;
   spec.microbatches = microbatches;
   spec.delayWgrad = delayWgrad;
+  spec.recompute = recompute;
   snn::test::writePipelineArtifact(dir.file("pp"), spec);
   snn::test::writeUnsplitPipelineModel(dir.file("whole"));
   Artifact pp = loadArtifact(dir.file("pp")), whole = loadArtifact(dir.file("whole"));
@@ -115,6 +117,19 @@ TEST(PipelineEngine, EveryScheduleEqualsAccumulatingTheUnsplitProgram) {
       expectSameStep("interleaved_1f1b", stages, microbatches);
       expectSameStep("zero_bubble", stages, microbatches);
     }
+  }
+}
+
+// A recomputed stage (pp_memopt_stages) keeps only its inputs and runs its
+// forward again before the backward: the same masks (unit 1's Dropout), the
+// running statistics (unit 2's BatchNorm) updated once, the same gradients.
+TEST(PipelineEngine, RecomputedStagesEqualAccumulatingTheUnsplitProgram) {
+  expectSameStep("1f1b", 1, 2, false, {0});
+  for (int64_t microbatches : {2, 3}) {
+    expectSameStep("gpipe", 2, microbatches, false, {0, 1});
+    expectSameStep("gpipe", 4, microbatches, true, {1, 2});
+    expectSameStep("interleaved_1f1b", 4, microbatches, false, {0, 1, 2, 3});
+    expectSameStep("zero_bubble", 4, microbatches, false, {2, 3});
   }
 }
 

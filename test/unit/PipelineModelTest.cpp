@@ -254,6 +254,14 @@ TEST(PipelineModel, InconsistentLayoutsAreRefused) {
   parameter.parameters[0].stage = -1;
   EXPECT_NE(layoutError(parameter).find("parameter 'fc0.weight' must name the stage"),
             std::string::npos);
+  Manifest recompute = manifest;
+  recompute.plan.ppMemoptStages = {1, 4};
+  EXPECT_NE(layoutError(recompute).find("pp_memopt_stages names stage 4; the pipeline has "
+                                        "stages 0 to 3"),
+            std::string::npos);
+  recompute.plan.ppMemoptStages = {2, 2};
+  EXPECT_NE(layoutError(recompute).find("pp_memopt_stages names stage 2 twice"),
+            std::string::npos);
 }
 
 TEST(PipelineModel, AParameterInAnotherStagesProgramIsRefused) {

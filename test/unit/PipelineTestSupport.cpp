@@ -144,7 +144,8 @@ nlohmann::json pipelinePlan(const PipelineSpec &spec) {
           {"pp_schedule", spec.schedule},
           {"pp_microbatches", spec.microbatches},
           {"pp_virtual_stages", spec.stages / spec.ranks},
-          {"pp_delay_wgrad", spec.delayWgrad}};
+          {"pp_delay_wgrad", spec.delayWgrad},
+          {"pp_memopt_stages", spec.recompute}};
 }
 
 } // namespace

@@ -35,6 +35,8 @@ struct PipelineSpec {
   std::string schedule = "gpipe";
   int64_t microbatches = 2;
   bool delayWgrad = false;
+  /// pp_memopt_stages: the logical stages that recompute their forward.
+  std::vector<int64_t> recompute;
   /// Initial weights (the same for every spec with the same seed).
   uint64_t seed = 1;
 };

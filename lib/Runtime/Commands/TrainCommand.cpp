@@ -6,19 +6,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/Commands/CommandSupport.h"
-#include "snn/Runtime/Execution/DataParallel.h"
-#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Commands/TrainCommand.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
+#include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
+#include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+#include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 #include "snn/Runtime/Pipeline/PipelineTrace.h"
-#include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
-#include "snn/Runtime/Commands/TrainCommand.h"
-#include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/TensorMemory.h"
 #include "snn/Runtime/Training/CommStatsTable.h"
 #include "snn/Runtime/Training/TrainSettings.h"
 
@@ -232,17 +233,6 @@ enableParallelism(const TrainOptions &options, const Artifact &artifact,
       trainer.enableTensorParallel(place.mesh, place.partition);
     return nullptr;
   }
-  // Recomputation of pp_memopt_stages is not implemented yet: say so rather than let a
-  // memory plan look applied.
-  const std::vector<int64_t> &recompute = artifact.manifest.plan.ppMemoptStages;
-  if (!recompute.empty() && place.rank == 0)
-    std::cerr << "snn-run: note: the plan recomputes stages {" << [&] {
-      std::string list;
-      for (int64_t stage : recompute)
-        list += (list.empty() ? "" : ", ") + std::to_string(stage);
-      return list;
-    }() << "}; this snn-run keeps their activations instead (recomputation is not "
-           "implemented yet)" << std::endl;
   PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, place.mesh);
   auto engine = std::make_unique<PipelineEngine>(model, where, options.loss);
   trainer.enablePipeline(*engine, place.mesh, place.dp,
@@ -263,6 +253,8 @@ BubbleReport bubbleOf(const PipelineEngine &engine, const Trainer &trainer) {
 
 void runTrain(const TrainOptions &options) {
   validateTrainOptions(options);
+  // Before any tensor, so that the end event's tensor bytes count them all.
+  TensorMemory::install();
   Progress::Mode mode = Progress::modeFor(options.progress);
   setIntraOpThreads(options.threads);
   checkParentDirectory(options.logPath, "--log");
@@ -321,12 +313,16 @@ void runTrain(const TrainOptions &options) {
     // train on silently.
     checkStartingWeights(place, trainer, model, true);
   }
+  TensorBytes tensors;
+  TensorMemory::resetPeak();
+  tensors.beforeSteps = TensorMemory::liveBytes();
   TrainSummary summary = trainer.run();
+  tensors.peak = TensorMemory::peakBytes();
   // One process has no rank log: its "end" event goes to the run's log.
   BubbleReport bubble = pipeline ? bubbleOf(*pipeline, trainer) : BubbleReport();
   (place.worldSize > 1 ? rankLog : log)
       .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes(),
-               pipeline ? &bubble : nullptr);
+               TensorMemory::installed() ? &tensors : nullptr, pipeline ? &bubble : nullptr);
   if (!options.tracePath.empty())
     trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
                 options.tracePath);

@@ -139,10 +139,17 @@ Kernel buildBatchNorm(const Node &node) {
   // place: they are the ParameterStore's buffers.
   // Data-parallel training synchronises the statistics over the dp group
   // (SyncBatchNorm: the statistics of the global batch), unless turned off.
-  return [=](const Inputs &in, const RunContext &context) {
-    requireRank(in[0], 3, 5, "[T, N, C, ...]");
+  return [=](const Inputs &given, const RunContext &context) {
+    requireRank(given[0], 3, 5, "[T, N, C, ...]");
     const DataParallelContext *dp = context.dataParallel;
     bool sync = context.training && dp && dp->syncBatchNorm && dp->size() > 1;
+    // A recomputation updates copies of the running statistics: the same
+    // kernels and values, the buffers updated once per forward.
+    Inputs in = given;
+    if (context.training && context.keepRunningStatistics)
+      for (size_t i : {3, 4})
+        if (in[i].defined())
+          in[i] = in[i].clone();
     return perStep(in[0], [&](const at::Tensor &x) {
       if (sync)
         return dist::syncBatchNorm(x, in[1], in[2], in[3], in[4], momentum,

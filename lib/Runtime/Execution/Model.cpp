@@ -65,21 +65,24 @@ const std::vector<Node> &Model::stageNodes(int64_t stage) const {
 }
 
 at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,
-                           StageBoundary &boundary, bool training,
+                           StageBoundary &boundary, StagePass pass,
                            WeightGradQueue *weightGrads) {
   const Executor &exec = execs[stageIndex(stage)];
   RunContext context;
-  context.training = training;
+  context.training = pass != StagePass::Eval;
+  context.keepRunningStatistics = pass == StagePass::Recomputation;
   context.mesh = mesh;
   context.boundary = &boundary;
   boundary.sent.clear();
-  if (training) {
-    c10::AutoGradMode gradOn(true);
-    context.weightGrads = weightGrads;
-    return exec.run(trainable(input), context, observer);
+  if (pass == StagePass::Eval) {
+    c10::InferenceMode guard;
+    return exec.run(input, context, observer);
   }
-  c10::InferenceMode guard;
-  return exec.run(input, context, observer);
+  bool graph = pass != StagePass::TrainingWithoutGraph;
+  c10::AutoGradMode gradMode(graph);
+  if (graph)
+    context.weightGrads = weightGrads;
+  return exec.run(trainable(input), context, observer);
 }
 
 at::Tensor Model::forwardThroughStages(const at::Tensor &input, bool training) {
@@ -91,7 +94,8 @@ at::Tensor Model::forwardThroughStages(const at::Tensor &input, bool training) {
   StageBoundary boundary;
   at::Tensor output;
   for (int64_t stage : stageIds) {
-    output = runStage(stage, input, boundary, training);
+    output = runStage(stage, input, boundary,
+                      training ? StagePass::Training : StagePass::Eval);
     boundary.received = std::move(boundary.sent);
   }
   return output;

@@ -96,7 +96,7 @@ std::vector<DropoutReplay::Layer> DropoutReplay::discover(Model &model, int64_t 
     input = at::zeros(oneSample(model.manifest().input.shape, "the input"), at::kFloat);
   ShapeRecorder recorder(shapes);
   model.setExecutionObserver(&recorder);
-  model.runStage(stage, input, boundary, /*training=*/false);
+  model.runStage(stage, input, boundary, StagePass::Eval);
   model.setExecutionObserver(nullptr);
   size_t i = 0;
   for (auto &[step, shape] : shapes)

@@ -116,33 +116,49 @@ std::map<int64_t, at::Tensor> PipelineEngine::awaitInputs(Step &step, const Acti
   return tensors;
 }
 
-void PipelineEngine::finishMicrobatch(Step &step, MicrobatchRun &run,
-                                      const at::Tensor &output, int64_t microbatch) {
+at::Tensor PipelineEngine::lossOf(const Step &step, const at::Tensor &output,
+                                  int64_t microbatch, PipelineStepResult *metrics) {
   at::Tensor rate = firingRate(output, stages.manifest().output.timeMajor);
   at::Tensor labels = step.labels.narrow(0, microbatch * step.samples, step.samples);
-  run.loss = computeLoss(rate, labels, loss);
-  step.result.lossSum += double(run.loss.item<float>());
-  step.result.correct += countCorrect(rate.detach(), labels);
+  at::Tensor value = computeLoss(rate, labels, loss);
+  if (metrics) {
+    metrics->lossSum += double(value.item<float>());
+    metrics->correct += countCorrect(rate.detach(), labels);
+  }
+  return value;
+}
+
+/// The stage's forward of `a` over the inputs `run` holds: the first one
+/// (`pass` Training, or TrainingWithoutGraph for a recomputed stage, which
+/// then keeps only its inputs) or its recomputation before the backward.
+void PipelineEngine::runStagePass(Step &step, const Action &a, MicrobatchRun &run,
+                                  StagePass pass) {
+  StageBoundary boundary;
+  boundary.received = run.inputs;
+  if (where.layout.splitsBackward() && pass != StagePass::TrainingWithoutGraph)
+    run.weightGrads = std::make_unique<WeightGradQueue>();
+  // Dropout draws what one process would for this microbatch and stage,
+  // on the recomputation as on the first forward.
+  dropout->enter(a.stage, a.microbatch);
+  at::Tensor x;
+  if (a.stage == 0)
+    x = step.input.narrow(1, a.microbatch * step.samples, step.samples);
+  at::Tensor output = stages.runStage(a.stage, x, boundary, pass, run.weightGrads.get());
+  if (a.stage == where.layout.stageCount - 1)
+    run.loss = lossOf(step, output, a.microbatch,
+                      pass == StagePass::Recomputation ? nullptr : &step.result);
+  run.outputs = std::move(boundary.sent);
 }
 
 void PipelineEngine::runForward(Step &step, const Action &a) {
   MicrobatchRun &run = step.runs[{a.stage, a.microbatch}];
   run.inputs = awaitInputs(step, a);
   Clock::time_point start = Clock::now();
-  StageBoundary boundary;
   for (auto &[slot, tensor] : run.inputs)
-    boundary.received[slot] = tensor.requires_grad_(true);
-  if (where.layout.splitsBackward())
-    run.weightGrads = std::make_unique<WeightGradQueue>();
-  // Dropout draws what one process would for this microbatch and stage.
-  dropout->enter(a.stage, a.microbatch);
-  at::Tensor x;
-  if (a.stage == 0)
-    x = step.input.narrow(1, a.microbatch * step.samples, step.samples);
-  at::Tensor output = stages.runStage(a.stage, x, boundary, true, run.weightGrads.get());
-  if (a.stage == where.layout.stageCount - 1)
-    finishMicrobatch(step, run, output, a.microbatch);
-  run.outputs = std::move(boundary.sent);
+    tensor.requires_grad_(true);
+  bool recompute = where.layout.recomputes(a.stage);
+  runStagePass(step, a, run,
+               recompute ? StagePass::TrainingWithoutGraph : StagePass::Training);
   step.result.busySeconds += secondsSince(start);
   span(Kind::Forward, a.stage, a.microbatch, 0, start);
   for (const auto &[slot, value] : run.outputs) {
@@ -150,12 +166,22 @@ void PipelineEngine::runForward(Step &step, const Action &a) {
     transport->sendActivation(a.stage, a.microbatch, slot, step.samples, value);
     span(Kind::SendActivation, a.stage, a.microbatch, a.stage + 1, posting);
   }
+  if (recompute) { // the transport holds what it sends; the stage keeps its inputs
+    run.outputs.clear();
+    run.loss = at::Tensor();
+  }
 }
 
 void PipelineEngine::runBackward(Step &step, const Action &a) {
   auto found = step.runs.find({a.stage, a.microbatch});
   MicrobatchRun &run = found->second;
   std::map<int64_t, at::Tensor> grads = awaitInputs(step, a);
+  if (where.layout.recomputes(a.stage)) {
+    Clock::time_point start = Clock::now();
+    runStagePass(step, a, run, StagePass::Recomputation);
+    step.result.busySeconds += secondsSince(start);
+    span(Kind::Recompute, a.stage, a.microbatch, 0, start);
+  }
   Clock::time_point start = Clock::now();
   if (run.loss.defined()) {
     // As the reference accumulates: each microbatch's loss over M.
@@ -233,7 +259,7 @@ at::Tensor PipelineEngine::forward(const at::Tensor &input) {
       boundary.received[int64_t(slot)] =
           transport->receiveActivation(stage, 0, int64_t(slot), samples).wait();
     at::Tensor result = stages.runStage(stage, stage == 0 ? input : at::Tensor(), boundary,
-                                       /*training=*/false);
+                                       StagePass::Eval);
     if (stage == where.layout.stageCount - 1)
       output = result;
     for (const auto &[slot, value] : boundary.sent)

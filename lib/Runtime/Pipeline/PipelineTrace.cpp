@@ -26,6 +26,7 @@ const char *categoryOf(PipelineTrace::Kind kind) {
   case PipelineTrace::Kind::Forward: return "forward";
   case PipelineTrace::Kind::Backward: return "backward";
   case PipelineTrace::Kind::WeightGrad: return "weight-grad";
+  case PipelineTrace::Kind::Recompute: return "recompute";
   case PipelineTrace::Kind::SendActivation:
   case PipelineTrace::Kind::SendGradient: return "send";
   case PipelineTrace::Kind::Wait: return "recv-wait";
@@ -74,6 +75,7 @@ std::string PipelineTrace::nameOf(const Span &s) {
   case Kind::Forward: return "F " + stage + mb;
   case Kind::Backward: return "B " + stage + mb;
   case Kind::WeightGrad: return "W " + stage + mb;
+  case Kind::Recompute: return "R " + stage + mb;
   case Kind::SendActivation: return "send " + stage + ">s" + std::to_string(s.detail) + mb;
   case Kind::SendGradient:
     return "send grad " + stage + ">s" + std::to_string(s.detail) + mb;

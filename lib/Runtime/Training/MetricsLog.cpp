@@ -98,13 +98,17 @@ void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode,
 }
 
 void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,
-                         int64_t peakResidentBytes, const BubbleReport *bubble) {
+                         int64_t peakResidentBytes, const TensorBytes *tensors,
+                         const BubbleReport *bubble) {
   Json end{{"event", "end"},
            {"steps", steps},
            {"peak_rss_bytes", peakResidentBytes},
            {"param_bytes", footprint.paramBytes},
            {"grad_bytes", footprint.gradBytes},
            {"optimizer_state_bytes", footprint.optimizerStateBytes}};
+  if (tensors)
+    end["tensor_bytes"] = Json{{"before_steps", tensors->beforeSteps},
+                               {"peak", tensors->peak}};
   if (bubble)
     end["bubble"] = Json{{"measured", bubble->measured},
                          {"theoretical", bubble->theoretical},

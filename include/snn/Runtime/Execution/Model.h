@@ -23,6 +23,7 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
+#include "snn/Runtime/Execution/StageBoundary.h"
 #include "snn/Runtime/Execution/StageInterface.h"
 
 #include <ATen/core/Tensor.h>
@@ -31,7 +32,6 @@
 
 namespace snn::runtime {
 
-struct StageBoundary;
 class WeightGradQueue;
 
 class Model {
@@ -75,11 +75,11 @@ public:
   const std::vector<Node> &stageNodes(int64_t stage) const;
   /// Runs one of stages() once: on `input` (stage 0; ignored by the others)
   /// and `boundary.received`; fills `boundary.sent` and returns the graph
-  /// output (the last stage; undefined for the others). Training (grad mode
-  /// on, batch statistics, Dropout) or eval (inference mode) as forward();
-  /// `weightGrads` (training, may be null): split backward, RunContext.
+  /// output (the last stage; undefined for the others).
+  /// `weightGrads` (passes with a graph, may be null): split backward,
+  /// RunContext.
   at::Tensor runStage(int64_t stage, const at::Tensor &input,
-                      StageBoundary &boundary, bool training,
+                      StageBoundary &boundary, StagePass pass,
                       WeightGradQueue *weightGrads = nullptr);
 
   /// Data-parallel training (DataParallel.h): training forwards synchronise

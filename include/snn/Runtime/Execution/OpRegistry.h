@@ -29,6 +29,10 @@ struct RunContext {
   /// updates its running statistics, Dropout is active. Whether autograd
   /// records a graph is decided by the caller's grad mode, not by this flag.
   bool training = false;
+  /// Training again over a forward already run (a recomputed pipeline
+  /// stage): BatchNorm leaves its running statistics as they are, so they
+  /// are updated once per forward, as without recomputation.
+  bool keepRunningStatistics = false;
   /// Data-parallel training on several ranks (DataParallel.h), or null for
   /// one process: BatchNorm synchronises its statistics over the dp group and
   /// Dropout draws the global batch's mask and applies this rank's slice.

@@ -27,6 +27,9 @@ struct PipelineLayout {
   schema::PipelineSchedule schedule = schema::PipelineSchedule::GPipe;
   /// pp_delay_wgrad: weight gradients run as separate W actions.
   bool delayWeightGrad = false;
+  /// pp_memopt_stages: logical stages whose forward keeps only its inputs
+  /// and runs again, recording the graph, right before its backward.
+  std::vector<int64_t> recomputedStages;
 
   /// The pp coordinate (= rank in the pp group) that runs `stage`.
   int64_t coordinateOf(int64_t stage) const { return stage % ranks; }
@@ -34,6 +37,7 @@ struct PipelineLayout {
   std::vector<int64_t> stagesOf(int64_t coordinate) const;
   /// Whether backward is split into input gradients (B) and weight
   /// gradients (W): zero_bubble, or pp_delay_wgrad.
+  bool recomputes(int64_t stage) const;
   bool splitsBackward() const {
     return delayWeightGrad ||
            schedule == schema::PipelineSchedule::ZeroBubble;
@@ -48,7 +52,8 @@ bool isPipeline(const Manifest &manifest);
 /// ["dp", "pp"]; the pp size divides the stage count (and the quotient is
 /// pp_virtual_stages when that is set); each stage's program lists exactly
 /// the ranks at its pp coordinate; every parameter names a stage below K;
-/// the plan has a schedule and at least one microbatch.
+/// the plan has a schedule and at least one microbatch; every recomputed
+/// stage is below K, listed once.
 PipelineLayout readPipelineLayout(const std::string &dir,
                                   const Manifest &manifest);
 

@@ -26,6 +26,18 @@ struct StageBoundary {
   std::map<int64_t, at::Tensor> sent;
 };
 
+/// How Model::runStage runs a pipeline stage.
+enum class StagePass {
+  Eval,     ///< inference mode, running statistics
+  Training, ///< grad mode on, batch statistics, Dropout, as forward()
+  /// Training values without recording a graph (a recomputed stage's
+  /// first forward: nothing is kept but what the caller holds).
+  TrainingWithoutGraph,
+  /// The same forward again, recording the graph; BatchNorm's running
+  /// statistics stay as the first forward left them.
+  Recomputation,
+};
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_EXECUTION_STAGEBOUNDARY_H

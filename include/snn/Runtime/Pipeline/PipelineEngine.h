@@ -24,14 +24,19 @@
 // Forward-only passes (eval, infer) run each local stage once on the whole
 // batch, in stage order; the output appears on the last stage's rank.
 //
-// To keep recomputation possible (pp_memopt_stages, not yet done), a stage's
-// forward reads only the recv'd inputs kept in its MicrobatchRun.
+// Recomputation (pp_memopt_stages): a recomputed stage's F runs without
+// recording a graph and keeps only its recv'd inputs (the first stage: its
+// slice of the batch, a view); its B first runs the same forward again
+// (same Dropout masks, BatchNorm's running statistics left alone), recording
+// the graph, then backpropagates through it. The values are those of a run
+// without recomputation; the cost is one more forward per microbatch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_PIPELINE_PIPELINEENGINE_H
 #define SNN_RUNTIME_PIPELINE_PIPELINEENGINE_H
 
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Execution/StageBoundary.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Pipeline/PipelineTrace.h"
 #include "snn/Runtime/Pipeline/Schedule.h"
@@ -111,8 +116,11 @@ private:
   void runBackward(Step &step, const Action &action);
   void runWeightGrad(Step &step, const Action &action);
   std::map<int64_t, at::Tensor> awaitInputs(Step &step, const Action &action);
-  void finishMicrobatch(Step &step, MicrobatchRun &run, const at::Tensor &output,
-                        int64_t microbatch);
+  void runStagePass(Step &step, const Action &action, MicrobatchRun &run,
+                    StagePass pass);
+  /// The last stage's loss of `microbatch`; counted into `metrics` unless null.
+  at::Tensor lossOf(const Step &step, const at::Tensor &output, int64_t microbatch,
+                    PipelineStepResult *metrics);
   void span(PipelineTrace::Kind kind, int64_t stage, int64_t microbatch, int64_t detail,
             PipelineTrace::Clock::time_point start);
 

@@ -27,7 +27,15 @@ namespace snn::runtime {
 class PipelineTrace {
 public:
   using Clock = std::chrono::steady_clock;
-  enum class Kind { Forward, Backward, WeightGrad, SendActivation, SendGradient, Wait };
+  enum class Kind {
+    Forward,
+    Backward,
+    WeightGrad,
+    SendActivation,
+    SendGradient,
+    Wait,
+    Recompute, ///< a recomputed stage's forward again, before its B
+  };
 
   struct Span {
     Kind kind = Kind::Forward;

@@ -18,6 +18,13 @@
 
 namespace snn::runtime {
 
+/// CPU tensor bytes (TensorMemory.h) alive when the training steps began
+/// (parameters, data, ...) and at most during them.
+struct TensorBytes {
+  int64_t beforeSteps = 0;
+  int64_t peak = 0;
+};
+
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
 std::string evalJson(const EvalMetrics &metrics);
 
@@ -42,10 +49,12 @@ public:
   /// "coordinates"}, this rank's place in it.
   void rankStart(int rank, int worldSize, const std::string &mode,
                  const MeshContext *mesh = nullptr);
-  /// `bubble` (pipelines): adds "bubble": {"measured", "theoretical",
-  /// "pipeline", "schedule"}.
+  /// `tensors` (when counted): adds "tensor_bytes": {"before_steps",
+  /// "peak"}. `bubble` (pipelines): adds "bubble": {"measured",
+  /// "theoretical", "pipeline", "schedule"}.
   void rankEnd(int64_t steps, const MemoryFootprint &footprint,
-               int64_t peakResidentBytes, const BubbleReport *bubble = nullptr);
+               int64_t peakResidentBytes, const TensorBytes *tensors = nullptr,
+               const BubbleReport *bubble = nullptr);
 
 private:
   void writeLine(const std::string &line);
