@@ -7,7 +7,7 @@ saves and costs.
 
 For the model: make_case exports it (seeded weights), snn-compile builds `none` and one pp
 artifact per schedule (--topology pp=S, vpp=2 for the interleaved and zero-bubble schedules),
-plus 1f1b with stage 0 recomputed (--pp-memopt-stages 0), all with M microbatches, and a
+plus 1f1b with every stage recomputed (--pp-memopt-stages 0,..,S-1), all with M microbatches, and a
 synthetic event-sequence dataset of STEPS global batches is written. Every trainer runs STEPS
 SGD steps (lr 1e-3, MSE, seed 0), REPEAT times, in alternating order:
 
@@ -17,11 +17,12 @@ SGD steps (lr 1e-3, MSE, seed 0), REPEAT times, in alternating order:
   <schedule>   snn-run --nproc S train on that pp artifact, THREADS threads per rank
 
 Throughput is B / the median step time of rank 0's log after WARMUP steps, best of the repeats.
-From the rank logs' end events: peak RSS, `peak_tensor_bytes` (the most bytes CPU tensors held
-at once: parameters, gradients, optimizer state and the activations kept for backward) and the
-bubble (idle share of the step, measured and the schedule's theoretical one). "activations"
-is peak tensor bytes minus the rank's state (parameters x 3 for SGD with momentum: weights,
-gradients, momentum); its ratio to `none`'s is what 1F1B must keep near 1/S (plus 10%).
+From the rank logs' end events: peak RSS, `tensor_bytes` (CPU tensor bytes alive when the steps
+began, and at most during them: TensorMemory.h) and the bubble (idle share of the step, measured,
+and the schedule's theoretical one). "activations" is what the tensors grew by during the steps
+less the gradients and the optimizer state (allocated by the first step): the activations kept
+for backward and the temporaries at the peak, on the worst rank; its ratio to `none`'s is what
+1F1B must keep at most 1/S (plus 10%).
 
 Not a test: run it on an otherwise idle machine with at least S x THREADS cores.
   bench/train_pipeline.py [--stages 2] [--threads 1] [--batch 32] [--microbatches 8]
@@ -57,7 +58,8 @@ def prepare(args, env, d):
     td.sh(compile_ + ["-o", arts["none"]], env, os.path.join(d, "compile_none.out"))
     variants = [(s, s, []) for s in args.schedules]
     if args.memopt:
-        variants.append(("1f1b+recompute", "1f1b", ["--pp-memopt-stages", "0"]))
+        every = ",".join(str(k) for k in range(args.stages))
+        variants.append(("1f1b+recompute", "1f1b", ["--pp-memopt-stages", every]))
     for name, schedule, extra in variants:
         art = os.path.join(d, f"artifact_{name}")
         topology = f"pp={args.stages}" + (",vpp=2" if schedule in INTERLEAVED else "")
@@ -86,16 +88,21 @@ def trainers(args, case, xp, yp, arts):
     return out
 
 
+def activation_bytes(end):
+    """What a rank's tensors grew by during the steps, less the gradients and the optimizer
+    state the first step allocates: the activations (and temporaries) at their peak."""
+    grown = end["tensor_bytes"]["peak"] - end["tensor_bytes"]["before_steps"]
+    return grown - end["grad_bytes"] - end["optimizer_state_bytes"]
+
+
 def measure(name, ranks, cmd, env, d, rep, args):
     log = os.path.join(d, f"{name}.{rep}.jsonl")
     info, ends = td.measure_trainer(cmd, env, log, os.path.join(d, f"{name}.{rep}.out"), ranks,
                                     args.warmup, args.timeout)
     if ends:
-        if all("peak_tensor_bytes" in e and "param_bytes" in e for e in ends):
-            info["tensor_mib"] = max(e["peak_tensor_bytes"] for e in ends) / MiB
-            # SGD with momentum: weights, gradients and momentum, each the size of the params.
-            info["activation_mib"] = max(e["peak_tensor_bytes"] - 3 * e["param_bytes"]
-                                         for e in ends) / MiB
+        if all("tensor_bytes" in e for e in ends):
+            info["tensor_mib"] = max(e["tensor_bytes"]["peak"] for e in ends) / MiB
+            info["activation_mib"] = max(activation_bytes(e) for e in ends) / MiB
         bubbles = [e["bubble"] for e in ends if "bubble" in e]
         if bubbles:
             info["bubble"] = float(np.mean([b["measured"] for b in bubbles]))
@@ -146,7 +153,7 @@ def report(runs, args):
               f"{fmt(v.get('bubble_theory'), '.2f')} |")
     one, rec = runs.get("1f1b"), runs.get("1f1b+recompute")
     if one and rec and one.get("activation_mib") and rec.get("activation_mib"):
-        print(f"recomputing stage 0: activations {one['activation_mib']:.1f} -> "
+        print(f"recomputing every stage: activations {one['activation_mib']:.1f} -> "
               f"{rec['activation_mib']:.1f} MiB on the worst rank, throughput "
               f"{rec['samples_per_s'] / one['samples_per_s']:.2f}x of 1f1b")
     losses = {n: v["first_loss"] for n, v in runs.items()}
@@ -173,7 +180,7 @@ def main():
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--schedules", default=",".join(SCHEDULES))
     p.add_argument("--memopt", action=argparse.BooleanOptionalAction, default=True,
-                   help="also run 1f1b with stage 0 recomputed")
+                   help="also run 1f1b with every stage recomputed")
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()

@@ -160,7 +160,7 @@ def case_hang(tool):
     lines = lost_peer_lines(r.stderr, 3)
     check(sorted(lines) == [0, 1, 2], "every other rank must name rank 3\n%s" % r)
     check(r.stderr.count("did not reach this collective") == 3, "hang diagnosis\n%s" % r)
-    check("error: rank 3 stopped answering (ranks 0, 1, 2 lost it in a collective); "
+    check("error: rank 3 stopped answering (ranks 0, 1, 2 lost it in a collective or transfer); "
           "stopped by the launcher\n" in r.stderr, "launcher message\n%s" % r)
     check(r.seconds < 2 + 10, "took %.1f s\n%s" % (r.seconds, r))
     expect_no_leftovers(marker)

@@ -1,14 +1,16 @@
-"""Fault test (issue 5): kill one of 4 fsdp ranks mid-training, then resume.
+"""Fault test: kill one of 4 ranks mid-training (fsdp, or a 4-stage pipeline), then resume.
 
-The VGG-style model trains STEPS steps on 4 ranks (fsdp), checkpointing every EVERY steps. Once a
-checkpoint at step >= KILL_AFTER is published, rank 2 (its pid from its rank log) gets SIGKILL.
+The VGG-style model trains STEPS steps on 4 ranks (`--mode fsdp`: fsdp over dp=4; `--mode pp`:
+a 4-stage 1F1B pipeline with 4 microbatches, so rank 2 runs stage 2 and its neighbours wait on
+its transfers), checkpointing every EVERY steps. Once a checkpoint at step >= KILL_AFTER is
+published, rank 2 (its pid from its rank log) gets SIGKILL, mid-step.
 Required:
   - the launcher exits non-zero within the timeout (--dist-timeout plus the launcher's grace and
     terminate periods), its message names rank 2 and the signal, and no rank process is left;
   - `latest` names a complete checkpoint (every shard readable: the resumed run loads it);
   - `--resume` on 4 ranks finishes the run with parameters bit-identical to an uninterrupted run.
 
-Usage: train_fault.py --bin BUILD/bin --work DIR
+Usage: train_fault.py --bin BUILD/bin --work DIR [--mode fsdp|pp]
 """
 import argparse
 import json
@@ -98,13 +100,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--mode", choices=("fsdp", "pp"), default="fsdp")
     args = p.parse_args()
     kw, sample_shape, _ = tt.MODELS["vgg_dvs"]
     work = tc.fresh_dir(args.work)
     case, _ = tc.make_artifact(args.bin, work, "vgg_dvs", T=T, N=B, **kw)
-    art = os.path.join(work, "art_fsdp4")
+    art = os.path.join(work, f"art_{args.mode}4")
+    layout = (["--topology", f"dp={RANKS}"] if args.mode == "fsdp" else
+              ["--topology", f"pp={RANKS}", "--pp-schedule", "1f1b", "--pp-microbatches", RANKS])
     tc.run([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"), "-o", art,
-            "--mode", "fsdp", "--topology", f"dp={RANKS}", "--batch-size", B])
+            "--mode", args.mode, "--batch-size", B, *layout])
     x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
     data = tc.event_sequences(x, y, 6 * B, T, sample_shape, seed=4)
     w = lambda *n: os.path.join(work, *n)  # noqa: E731
@@ -121,7 +126,7 @@ def main():
         tc.compare_params(tc.load_params(w("resumed", f"rank{r}")),
                           tc.load_params(w("straight", f"rank{r}")),
                           f"rank {r}: resumed from step {step} vs uninterrupted", exact=True)
-    print(f"PASS: rank {VICTIM} of {RANKS} killed after checkpoint {step}: the launcher named it "
+    print(f"PASS: {args.mode}: rank {VICTIM} of {RANKS} killed after checkpoint {step}: the launcher named it "
           f"and no rank was left; resuming gave bit-identical weights")
 
 

@@ -13,7 +13,8 @@ explicit send/recv. Required, against PyTorch in one process:
   - with `--memopt`, the same training with `--pp-memopt-stages` recomputing every stage (the
     first, the last and any between): the same losses and weights as without recomputation
     (bit-identical), and the trace shows each recomputation;
-  - each rank log's end event reports the schedule's bubble (measured and theoretical);
+  - each rank log's end event reports the schedule's bubble (measured and theoretical) and the
+    tensor bytes (before the steps < peak);
   - every neuron layer of the reference fires at 5-50 % on the case input and on the first
     training batch.
 
@@ -106,6 +107,9 @@ def check_bubble(log, ranks, schedule, what):
                 not 0 <= bubble.get("theoretical", -1) < 1 or \
                 not 0 <= bubble.get("measured", -1) <= 1:
             raise tc.Failure(f"{what}: rank {r}'s end event has no valid bubble: {bubble}")
+        tensors = ends[-1].get("tensor_bytes", {})
+        if not 0 < tensors.get("before_steps", 0) < tensors.get("peak", 0):
+            raise tc.Failure(f"{what}: rank {r}'s end event has no valid tensor_bytes: {tensors}")
     print(f"{what}: rank 0 bubble measured {bubble['measured']:.2f}, "
           f"theoretical {bubble['theoretical']:.2f}")
 

@@ -52,7 +52,7 @@ blamedRanks(const std::vector<RankProcess> &ranks, c10d::Store &store) {
   return blamedBy;
 }
 
-// "rank L stopped answering (ranks A, B lost it in a collective)[; ...]".
+// "rank L stopped answering (ranks A, B lost it in a collective or transfer)[; ...]".
 std::string describeLostRank(const RankProcess &lost,
                              const std::vector<int> &by) {
   std::string ranks;
@@ -61,7 +61,7 @@ std::string describeLostRank(const RankProcess &lost,
   std::string report = "rank " + std::to_string(lost.rank) +
                        " stopped answering (" +
                        (by.size() == 1 ? "rank " : "ranks ") + ranks +
-                       " lost it in a collective)";
+                       " lost it in a collective or transfer)";
   if (lost.signaledByLauncher)
     report += "; stopped by the launcher";
   else if (lost.exited && !lost.failed())

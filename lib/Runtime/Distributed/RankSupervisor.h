@@ -112,7 +112,7 @@ private:
 struct FailureAttribution {
   /// Index into the ranks; -1 when no rank failed on its own.
   int cause = -1;
-  /// "rank R stopped answering (ranks ... lost it in a collective)...",
+  /// "rank R stopped answering (ranks ... lost it in a collective or transfer)...",
   /// when only consequences failed and the survivors agree on one lost rank.
   std::string lostReport;
 };
