@@ -15,6 +15,7 @@
 #include "onnx/onnx_pb.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 
@@ -320,25 +321,32 @@ OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
   return module;
 }
 
-OwningOpRef<ModuleOp> snn::importONNXFile(MLIRContext *context, StringRef path) {
+OwningOpRef<ModuleOp> snn::importONNXBuffer(MLIRContext *context, StringRef bytes,
+                                            StringRef name) {
   context->loadDialect<snn::SNNDialect, arith::ArithDialect, func::FuncDialect>();
-  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    emitError(fileLoc, "cannot open: " + buffer.getError().message());
-    return nullptr;
-  }
+  Location fileLoc = FileLineColLoc::get(context, name, 0, 0);
   onnx::ModelProto model;
   bool parsed = false;
-  try {
-    parsed = model.ParseFromArray((*buffer)->getBufferStart(),
-                                  static_cast<int>((*buffer)->getBufferSize()));
-  } catch (const std::exception &e) {
-    parsed = false;
+  if (bytes.size() <= size_t(std::numeric_limits<int>::max())) {
+    try {
+      parsed = model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    } catch (const std::exception &e) {
+      parsed = false;
+    }
   }
   if (!parsed || !model.has_graph()) {
     emitError(fileLoc, "not a valid ONNX model (truncated or not protobuf)");
     return nullptr;
   }
-  return ONNXImporter(context, path).import(model);
+  return ONNXImporter(context, name).import(model);
+}
+
+OwningOpRef<ModuleOp> snn::importONNXFile(MLIRContext *context, StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    emitError(FileLineColLoc::get(context, path, 0, 0),
+              "cannot open: " + buffer.getError().message());
+    return nullptr;
+  }
+  return importONNXBuffer(context, (*buffer)->getBuffer(), path);
 }

@@ -15,6 +15,11 @@ namespace snn {
 mlir::OwningOpRef<mlir::ModuleOp> importONNXFile(mlir::MLIRContext *context,
                                                  llvm::StringRef path);
 
+/// The same for a serialized model already in memory; `name` stands for the file in
+/// diagnostics.
+mlir::OwningOpRef<mlir::ModuleOp> importONNXBuffer(mlir::MLIRContext *context,
+                                                   llvm::StringRef bytes, llvm::StringRef name);
+
 } // namespace snn
 
 #endif
