@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Schema/Manifest.h"
+#include "JsonFieldReader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -164,108 +165,7 @@ json parametersJson(const std::vector<ParameterSpec> &parameters) {
 
 // --- Reading ---------------------------------------------------------------------------
 
-/// Reads typed fields of one JSON object; errors name the file and the field
-/// path ("programs[0].file").
-class FieldReader {
-public:
-  FieldReader(const json &object, std::string path, const std::string &file)
-      : object(object), path(std::move(path)), file(file) {
-    if (!object.is_object())
-      fail(this->path.empty() ? "top level must be a JSON object"
-                              : "'" + this->path + "' must be an object");
-  }
-
-  const json *find(const char *name) const {
-    auto it = object.find(name);
-    return it == object.end() ? nullptr : &*it;
-  }
-  const json &get(const char *name) const {
-    const json *value = find(name);
-    if (!value)
-      fail("missing '" + field(name) + "'");
-    return *value;
-  }
-  std::string getString(const char *name) const {
-    const json &value = get(name);
-    if (!value.is_string())
-      fail("'" + field(name) + "' must be a string");
-    return value.get<std::string>();
-  }
-  std::string getString(const char *name, const std::string &fallback) const {
-    return find(name) ? getString(name) : fallback;
-  }
-  int64_t getInt(const char *name) const {
-    const json &value = get(name);
-    if (!value.is_number_integer())
-      fail("'" + field(name) + "' must be an integer");
-    return value.get<int64_t>();
-  }
-  int64_t getInt(const char *name, int64_t fallback) const {
-    return find(name) ? getInt(name) : fallback;
-  }
-  double getDouble(const char *name) const {
-    const json &value = get(name);
-    if (!value.is_number())
-      fail("'" + field(name) + "' must be a number");
-    return value.get<double>();
-  }
-  bool getBool(const char *name) const {
-    const json &value = get(name);
-    if (!value.is_boolean())
-      fail("'" + field(name) + "' must be true or false");
-    return value.get<bool>();
-  }
-  bool getBool(const char *name, bool fallback) const {
-    return find(name) ? getBool(name) : fallback;
-  }
-  std::vector<int64_t> getInts(const char *name, int64_t min) const {
-    const json &value = get(name);
-    std::vector<int64_t> result;
-    if (value.is_array())
-      for (const json &item : value)
-        if (item.is_number_integer() && item.get<int64_t>() >= min)
-          result.push_back(item.get<int64_t>());
-    if (!value.is_array() || result.size() != value.size())
-      fail("'" + field(name) + "' must be an array of integers >= " + std::to_string(min));
-    return result;
-  }
-  std::vector<std::string> getStrings(const char *name) const {
-    const json &value = get(name);
-    std::vector<std::string> result;
-    if (value.is_array())
-      for (const json &item : value)
-        if (item.is_string())
-          result.push_back(item.get<std::string>());
-    if (!value.is_array() || result.size() != value.size())
-      fail("'" + field(name) + "' must be an array of strings");
-    return result;
-  }
-  const json &getArray(const char *name) const {
-    const json &value = get(name);
-    if (!value.is_array())
-      fail("'" + field(name) + "' must be an array");
-    return value;
-  }
-  template <typename E> E getEnum(const char *name) const {
-    std::string text = getString(name);
-    std::optional<E> value = parseEnum<E>(text);
-    if (!value)
-      fail("'" + field(name) + "': " + unknownSpellingMessage<E>(text));
-    return *value;
-  }
-  std::string field(const std::string &name) const {
-    return path.empty() ? name : path + "." + name;
-  }
-  const std::string &fileName() const { return file; }
-  [[noreturn]] void fail(const std::string &message) const {
-    throw ManifestError(file + ": " + message);
-  }
-
-private:
-  const json &object;
-  std::string path;
-  const std::string &file;
-};
+using FieldReader = JsonFieldReader<ManifestError>;
 
 std::string indexed(const std::string &array, size_t index) {
   return array + "[" + std::to_string(index) + "]";

@@ -1,0 +1,103 @@
+//===- DeviceProfile.h - What a machine measured, for the planner -*- C++ -*-===//
+//
+// `snn-run calibrate` measures this machine (compute kernels at the sizes
+// models use, collectives over its process groups) and writes a device
+// profile; `snn-compile --device-profile FILE` reads it, so the planner's
+// times are this machine's, not constants. The format is defined here once
+// and used by both tools (docs/artifact-format.md, "Device profile").
+//
+// Compute curves: for each kind, the seconds of one training call (forward
+// and backward) at several sizes, the size in the kind's unit of work:
+//   gemm, conv2d          forward FLOPs as the planner counts them (2 per
+//                         multiply-add)
+//   neuron                elements of the [T, N, ...] input (a LIF layer)
+//   batch_norm, max_pool  elements of the input
+//   elementwise           elements of the output (add, dropout, ...)
+// Communication curves: for each collective kind and group size, the seconds
+// of one call at several tensor sizes (bytes of the whole tensor: the
+// all-reduced one, the gathered output, the scattered input, the message).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_SCHEMA_DEVICEPROFILE_H
+#define SNN_SCHEMA_DEVICEPROFILE_H
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace snn::schema {
+
+inline constexpr const char *kDeviceProfileFormat = "spikemesh-device-profile";
+inline constexpr int kDeviceProfileVersion = 1;
+/// Larger files are not a profile (the reader refuses them unread).
+inline constexpr size_t kMaxDeviceProfileBytes = size_t(4) << 20;
+
+/// The kinds of compute curves and of communication curves a profile holds.
+inline constexpr const char *kComputeKinds[] = {"gemm",       "conv2d",   "neuron",
+                                                "batch_norm", "max_pool", "elementwise"};
+inline constexpr const char *kCommunicationKinds[] = {"all_reduce", "all_gather",
+                                                      "reduce_scatter", "send_recv"};
+
+/// A malformed or unusable profile; the message names the file and the field.
+class DeviceProfileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Which machine measured the profile: the planner's numbers hold there.
+struct MachineIdentity {
+  std::string cpu;         ///< /proc/cpuinfo "model name"
+  int64_t logicalCpus = 0; ///< CPUs the OS offers
+  int64_t threads = 0;     ///< intra-op threads per rank during the measurement
+  std::string backend;     ///< process-group backend of the collectives ("gloo")
+};
+
+struct ProfilePoint {
+  double size = 0;    ///< work (compute) or bytes (communication) of one call
+  double seconds = 0; ///< median time of one call
+};
+
+struct ComputeCurve {
+  std::string kind; ///< one of kComputeKinds
+  std::vector<ProfilePoint> points; ///< ascending size, at least one
+};
+
+struct CommunicationCurve {
+  std::string kind;  ///< one of kCommunicationKinds
+  int64_t ranks = 2; ///< group size
+  std::vector<ProfilePoint> points; ///< ascending bytes, at least one
+};
+
+struct DeviceProfile {
+  std::string format = kDeviceProfileFormat;
+  int version = kDeviceProfileVersion;
+  std::string createdBy; ///< "snn-run calibrate 0.1.0"
+  MachineIdentity machine;
+  std::vector<ComputeCurve> compute;
+  std::vector<CommunicationCurve> communication;
+
+  /// The curve of `kind`, or null.
+  const ComputeCurve *computeCurve(const std::string &kind) const;
+};
+
+/// Parses and validates a profile (every kind of kComputeKinds present once,
+/// sizes ascending and positive, seconds positive and finite; communication
+/// curves of known kinds, each (kind, ranks) once). Throws
+/// DeviceProfileError naming `name` and the field.
+DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);
+/// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it.
+DeviceProfile readDeviceProfile(const std::string &path);
+/// Two-space indented JSON, newline-terminated.
+std::string formatDeviceProfile(const DeviceProfile &profile);
+
+/// This machine as calibrate records it (threads and backend left empty).
+MachineIdentity thisMachine();
+/// Empty when `measured` and `here` are the same machine (CPU model and
+/// logical CPU count), else what differs, e.g. "CPU 'A' (2 CPUs) against
+/// this machine's 'B' (16 CPUs)".
+std::string machineDifference(const MachineIdentity &measured, const MachineIdentity &here);
+
+} // namespace snn::schema
+
+#endif // SNN_SCHEMA_DEVICEPROFILE_H

@@ -1,0 +1,210 @@
+//===- DeviceProfile.cpp - The device profile's reader and writer ---------===//
+
+#include "snn/Schema/DeviceProfile.h"
+#include "JsonFieldReader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sys/stat.h>
+#include <thread>
+
+namespace snn::schema {
+
+using nlohmann::json;
+
+namespace {
+
+using FieldReader = JsonFieldReader<DeviceProfileError>;
+
+namespace key {
+constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "created_by",
+                     *kMachine = "machine", *kCpu = "cpu", *kLogicalCpus = "logical_cpus",
+                     *kThreads = "threads", *kBackend = "backend", *kCompute = "compute",
+                     *kCommunication = "communication", *kKind = "kind", *kRanks = "ranks",
+                     *kPoints = "points", *kSize = "size", *kSeconds = "seconds";
+} // namespace key
+
+bool known(const std::string &kind, const char *const *begin, const char *const *end) {
+  return std::any_of(begin, end, [&](const char *k) { return kind == k; });
+}
+
+std::vector<ProfilePoint> parsePoints(const FieldReader &curve, const std::string &path) {
+  const json &array = curve.getArray(key::kPoints);
+  if (array.empty())
+    curve.fail("'" + path + ".points' must hold at least one measurement");
+  std::vector<ProfilePoint> points;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = path + ".points[" + std::to_string(i) + "]";
+    FieldReader point(array[i], at, curve.fileName());
+    ProfilePoint p{point.getDouble(key::kSize), point.getDouble(key::kSeconds)};
+    if (!(p.size > 0) || !std::isfinite(p.size) || !(p.seconds > 0) || !std::isfinite(p.seconds))
+      point.fail("'" + at + "': size and seconds must be positive and finite");
+    if (!points.empty() && !(p.size > points.back().size))
+      point.fail("'" + at + ".size' must be larger than the point before it");
+    points.push_back(p);
+  }
+  return points;
+}
+
+void parseCompute(const FieldReader &top, DeviceProfile &profile) {
+  const json &array = top.getArray(key::kCompute);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = "compute[" + std::to_string(i) + "]";
+    FieldReader curve(array[i], at, top.fileName());
+    ComputeCurve c{curve.getString(key::kKind), {}};
+    if (!known(c.kind, std::begin(kComputeKinds), std::end(kComputeKinds)))
+      curve.fail("'" + at + ".kind': unknown compute kind '" + c.kind + "'");
+    if (!seen.insert(c.kind).second)
+      curve.fail("'" + at + ".kind': '" + c.kind + "' is measured twice");
+    c.points = parsePoints(curve, at);
+    profile.compute.push_back(std::move(c));
+  }
+  for (const char *kind : kComputeKinds)
+    if (!seen.count(kind))
+      top.fail("'compute' has no '" + std::string(kind) +
+               "' curve (rerun snn-run calibrate to measure it)");
+}
+
+void parseCommunication(const FieldReader &top, DeviceProfile &profile) {
+  const json &array = top.getArray(key::kCommunication);
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = "communication[" + std::to_string(i) + "]";
+    FieldReader curve(array[i], at, top.fileName());
+    CommunicationCurve c{curve.getString(key::kKind), curve.getInt(key::kRanks), {}};
+    if (!known(c.kind, std::begin(kCommunicationKinds), std::end(kCommunicationKinds)))
+      curve.fail("'" + at + ".kind': unknown collective '" + c.kind + "'");
+    if (c.ranks < 2)
+      curve.fail("'" + at + ".ranks' must be at least 2");
+    if (!seen.insert({c.kind, c.ranks}).second)
+      curve.fail("'" + at + "': " + c.kind + " over " + std::to_string(c.ranks) +
+                 " ranks is measured twice");
+    c.points = parsePoints(curve, at);
+    profile.communication.push_back(std::move(c));
+  }
+}
+
+MachineIdentity parseMachine(const FieldReader &top) {
+  FieldReader machine(top.get(key::kMachine), key::kMachine, top.fileName());
+  MachineIdentity m{machine.getString(key::kCpu), machine.getInt(key::kLogicalCpus),
+                    machine.getInt(key::kThreads), machine.getString(key::kBackend)};
+  if (m.logicalCpus < 1 || m.threads < 1)
+    machine.fail("'machine.logical_cpus' and 'machine.threads' must be at least 1");
+  return m;
+}
+
+json pointsJson(const std::vector<ProfilePoint> &points) {
+  json array = json::array();
+  for (const ProfilePoint &p : points)
+    array.push_back({{key::kSize, p.size}, {key::kSeconds, p.seconds}});
+  return array;
+}
+
+} // namespace
+
+const ComputeCurve *DeviceProfile::computeCurve(const std::string &kind) const {
+  for (const ComputeCurve &curve : compute)
+    if (curve.kind == kind)
+      return &curve;
+  return nullptr;
+}
+
+DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name) {
+  json document;
+  try {
+    document = json::parse(text, [&](int depth, json::parse_event_t, json &) {
+      if (depth > 8) // a profile is four levels deep
+        throw DeviceProfileError(name + ": nested deeper than a device profile");
+      return true;
+    });
+  } catch (const json::exception &e) {
+    throw DeviceProfileError(name + ": invalid JSON: " + e.what());
+  }
+  FieldReader top(document, "", name);
+  DeviceProfile profile;
+  profile.format = top.getString(key::kFormat);
+  if (profile.format != kDeviceProfileFormat)
+    top.fail("not a device profile (format '" + profile.format + "', expected '" +
+             kDeviceProfileFormat + "')");
+  int64_t version = top.getInt(key::kVersion);
+  if (version != kDeviceProfileVersion)
+    top.fail("device profile version " + std::to_string(version) + ", this tool reads " +
+             std::to_string(kDeviceProfileVersion) + " (rerun snn-run calibrate)");
+  profile.version = int(version);
+  profile.createdBy = top.getString(key::kCreatedBy, "");
+  profile.machine = parseMachine(top);
+  parseCompute(top, profile);
+  parseCommunication(top, profile);
+  return profile;
+}
+
+DeviceProfile readDeviceProfile(const std::string &path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    throw DeviceProfileError(path + ": no such device profile (write one with `snn-run "
+                                    "calibrate --out " + path + "`)");
+  if (!S_ISREG(info.st_mode))
+    throw DeviceProfileError(path + ": not a regular file");
+  if (size_t(info.st_size) > kMaxDeviceProfileBytes)
+    throw DeviceProfileError(path + ": larger than a device profile");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw DeviceProfileError(path + ": cannot open");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad())
+    throw DeviceProfileError(path + ": cannot read");
+  return parseDeviceProfile(text, path);
+}
+
+std::string formatDeviceProfile(const DeviceProfile &profile) {
+  json compute = json::array(), communication = json::array();
+  for (const ComputeCurve &c : profile.compute)
+    compute.push_back({{key::kKind, c.kind}, {key::kPoints, pointsJson(c.points)}});
+  for (const CommunicationCurve &c : profile.communication)
+    communication.push_back(
+        {{key::kKind, c.kind}, {key::kRanks, c.ranks}, {key::kPoints, pointsJson(c.points)}});
+  const MachineIdentity &m = profile.machine;
+  json document = {
+      {key::kFormat, profile.format},
+      {key::kVersion, profile.version},
+      {key::kCreatedBy, profile.createdBy},
+      {key::kMachine,
+       {{key::kCpu, m.cpu}, {key::kLogicalCpus, m.logicalCpus}, {key::kThreads, m.threads},
+        {key::kBackend, m.backend}}},
+      {key::kCompute, compute},
+      {key::kCommunication, communication}};
+  return document.dump(2) + "\n";
+}
+
+MachineIdentity thisMachine() {
+  MachineIdentity m;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      m.cpu = colon == std::string::npos ? "" : line.substr(colon + 1);
+      m.cpu.erase(0, m.cpu.find_first_not_of(" \t"));
+      break;
+    }
+  if (m.cpu.empty())
+    m.cpu = "unknown CPU";
+  m.logicalCpus = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+  return m;
+}
+
+std::string machineDifference(const MachineIdentity &measured, const MachineIdentity &here) {
+  if (measured.cpu == here.cpu && measured.logicalCpus == here.logicalCpus)
+    return "";
+  auto describe = [](const MachineIdentity &m) {
+    return "'" + m.cpu + "' (" + std::to_string(m.logicalCpus) + " CPUs)";
+  };
+  return "measured on " + describe(measured) + ", this machine is " + describe(here);
+}
+
+} // namespace snn::schema

@@ -1,0 +1,130 @@
+//===- DeviceProfileTest.cpp - The device profile's reader and writer -----===//
+//
+// A profile written by formatDeviceProfile reads back equal; a missing file,
+// malformed JSON and every invalid field are refused naming the file and the
+// field; a profile of another machine is told apart from this one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Schema/DeviceProfile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+
+using namespace snn::schema;
+
+namespace {
+
+DeviceProfile sampleProfile() {
+  DeviceProfile profile;
+  profile.createdBy = "test";
+  profile.machine = {"Example CPU @ 2.0GHz", 2, 1, "gloo"};
+  double base = 1e-6;
+  for (const char *kind : kComputeKinds) {
+    profile.compute.push_back({kind, {{1e3, base}, {1e6, base * 200}}});
+    base *= 2;
+  }
+  profile.communication.push_back({"all_reduce", 2, {{4096, 5e-5}, {1 << 20, 2e-3}}});
+  profile.communication.push_back({"send_recv", 2, {{4096, 3e-5}}});
+  return profile;
+}
+
+std::string errorOf(const std::function<void()> &body) {
+  try {
+    body();
+  } catch (const DeviceProfileError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+/// The message of parsing the sample profile after `edit` changed its text.
+std::string editedError(const std::string &from, const std::string &to) {
+  std::string text = formatDeviceProfile(sampleProfile());
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  return errorOf([&] { parseDeviceProfile(text, "p.json"); });
+}
+
+} // namespace
+
+TEST(DeviceProfile, RoundTrips) {
+  DeviceProfile profile = sampleProfile();
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  EXPECT_EQ(back.machine.cpu, profile.machine.cpu);
+  EXPECT_EQ(back.machine.threads, 1);
+  ASSERT_EQ(back.compute.size(), std::size(kComputeKinds));
+  ASSERT_NE(back.computeCurve("conv2d"), nullptr);
+  EXPECT_EQ(back.computeCurve("conv2d")->points[1].seconds,
+            profile.computeCurve("conv2d")->points[1].seconds);
+  ASSERT_EQ(back.communication.size(), 2u);
+  EXPECT_EQ(back.communication[0].points[1].size, double(1 << 20));
+  EXPECT_EQ(back.computeCurve("softmax"), nullptr);
+}
+
+TEST(DeviceProfile, MissingAndMalformedFilesAreRefused) {
+  EXPECT_NE(errorOf([] { readDeviceProfile("/nonexistent/profile.json"); })
+                .find("/nonexistent/profile.json: no such device profile (write one with "
+                      "`snn-run calibrate --out"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { readDeviceProfile("/dev/null"); }).find("not a regular file"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { parseDeviceProfile("{\"format\": ", "p.json"); })
+                .find("p.json: invalid JSON"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { parseDeviceProfile(std::string(100, '[') + std::string(100, ']'),
+                                            "p.json"); })
+                .find("nested deeper"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { parseDeviceProfile("{\"format\": \"spikemesh-artifact\"}", "m.json"); })
+                .find("m.json: not a device profile (format 'spikemesh-artifact'"),
+            std::string::npos);
+}
+
+TEST(DeviceProfile, InvalidFieldsAreNamed) {
+  EXPECT_NE(editedError("\"version\": 1", "\"version\": 7").find("version 7, this tool reads 1"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"kind\": \"gemm\"", "\"kind\": \"fft\"")
+                .find("'compute[0].kind': unknown compute kind 'fft'"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"kind\": \"gemm\"", "\"kind\": \"conv2d\"")
+                .find("'compute[1].kind': 'conv2d' is measured twice"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"seconds\": 1e-06", "\"seconds\": -1.0")
+                .find("'compute[0].points[0]': size and seconds must be positive and finite"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"size\": 1000000.0", "\"size\": 10.0")
+                .find("'compute[0].points[1].size' must be larger than the point before it"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"kind\": \"send_recv\"", "\"kind\": \"all_reduce\"")
+                .find("all_reduce over 2 ranks is measured twice"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"ranks\": 2", "\"ranks\": 1").find("'communication[0].ranks' must be"),
+            std::string::npos);
+  EXPECT_NE(editedError("\"threads\": 1", "\"threads\": 0").find("'machine.threads' must be"),
+            std::string::npos);
+  DeviceProfile partial = sampleProfile();
+  partial.compute.pop_back();
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(partial), "p.json"); })
+                .find("'compute' has no 'elementwise' curve"),
+            std::string::npos);
+}
+
+TEST(DeviceProfile, AnotherMachineIsToldApart) {
+  MachineIdentity here = thisMachine();
+  EXPECT_FALSE(here.cpu.empty());
+  EXPECT_GE(here.logicalCpus, 1);
+  EXPECT_EQ(machineDifference(here, here), "");
+  MachineIdentity other = here;
+  other.logicalCpus += 14;
+  std::string difference = machineDifference(other, here);
+  EXPECT_NE(difference.find("measured on '" + here.cpu + "' (" +
+                            std::to_string(other.logicalCpus) + " CPUs), this machine is"),
+            std::string::npos)
+      << difference;
+}
