@@ -6,6 +6,8 @@
 #include "snn/Planner/CostModel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 namespace snn::planner {
 
@@ -98,17 +100,20 @@ int64_t reduceScatterBytes(int64_t bytes, int64_t ranks) { return allGatherBytes
 Communication allReduce(int64_t bytes, int64_t ranks) {
   if (ranks <= 1)
     return {};
-  return {allReduceBytes(bytes, ranks), 1, 2 * (ranks - 1)};
+  return {allReduceBytes(bytes, ranks), 1, 2 * (ranks - 1),
+          {{CollectiveKind::AllReduce, ranks, bytes, 1}}};
 }
 Communication allGather(int64_t bytes, int64_t ranks) {
   if (ranks <= 1)
     return {};
-  return {allGatherBytes(bytes, ranks), 1, ranks - 1};
+  return {allGatherBytes(bytes, ranks), 1, ranks - 1,
+          {{CollectiveKind::AllGather, ranks, bytes, 1}}};
 }
 Communication reduceScatter(int64_t bytes, int64_t ranks) {
   if (ranks <= 1)
     return {};
-  return {reduceScatterBytes(bytes, ranks), 1, ranks - 1};
+  return {reduceScatterBytes(bytes, ranks), 1, ranks - 1,
+          {{CollectiveKind::ReduceScatter, ranks, bytes, 1}}};
 }
 
 Communication dataParallelCommunication(const ModelCost &cost, int64_t dp) {
@@ -127,7 +132,98 @@ Communication fsdpCommunication(const ModelCost &cost, int64_t dp) {
   // One collective of each kind per parameter-holding op, not one for the whole model.
   total.collectives = 3 * cost.paramOps;
   total.latencySteps = 3 * cost.paramOps * (dp - 1);
+  int64_t ops = std::max<int64_t>(cost.paramOps, 1);
+  for (CollectiveCall &call : total.calls) {
+    call.tensorBytes = cost.paramBytes / ops; // the layers' average
+    call.count = ops;
+  }
   return total;
+}
+
+double MeasuredCurve::secondsAt(double size) const {
+  if (points.empty() || !(size > 0))
+    return 0.0;
+  const auto &[firstSize, firstSeconds] = points.front();
+  const auto &[lastSize, lastSeconds] = points.back();
+  if (size <= firstSize)
+    return firstSeconds * size / firstSize;
+  if (size >= lastSize)
+    return lastSeconds * size / lastSize;
+  auto upper = std::upper_bound(points.begin(), points.end(), size,
+                                [](double v, const auto &p) { return v < p.first; });
+  auto lower = upper - 1;
+  double t = std::log(size / lower->first) / std::log(upper->first / lower->first);
+  return std::exp(std::log(lower->second) + t * std::log(upper->second / lower->second));
+}
+
+double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const {
+  const MeasuredCurve *nearest = nullptr;
+  int64_t nearestRanks = 0;
+  for (const auto &[key, curve] : collectives)
+    if (key.first == kind &&
+        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
+      nearest = &curve;
+      nearestRanks = key.second;
+    }
+  if (!nearest)
+    return 0.0;
+  double seconds = nearest->secondsAt(bytes);
+  if (kind == CollectiveKind::SendRecv || nearestRanks == ranks)
+    return seconds;
+  return seconds * double(ranks - 1) / double(nearestRanks - 1);
+}
+
+double Hardware::sendSeconds(int64_t bytes) const {
+  if (calibration)
+    return calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, double(bytes));
+  return double(bytes) / linkBytesPerSecond + latencySeconds;
+}
+
+double Communication::seconds(const Hardware &hw) const {
+  if (!hw.calibration)
+    return double(bytes) / hw.linkBytesPerSecond + double(latencySteps) * hw.latencySeconds;
+  double total = 0;
+  for (const CollectiveCall &call : calls)
+    total += double(call.count) *
+             hw.calibration->collectiveSeconds(call.kind, call.ranks, double(call.tensorBytes));
+  return total;
+}
+
+std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t batch) {
+  const OpInfo &op = model.ops[opIndex];
+  double output = double(elementsAt(op.outputShape, op.batchDim, batch));
+  double input = double(elementsAt(inputShapeOf(model, opIndex), inputBatchDimOf(model, opIndex),
+                                   batch));
+  switch (op.kind) {
+  case OpKind::Linear:
+    return {WorkKind::Gemm, output * flopsPerOutputElement(model, opIndex, batch)};
+  case OpKind::Conv2d:
+    return {WorkKind::Conv2d, output * flopsPerOutputElement(model, opIndex, batch)};
+  case OpKind::IFNode:
+  case OpKind::LIFNode:
+  case OpKind::PLIFNode:
+    return {WorkKind::Neuron, input};
+  case OpKind::BatchNorm:
+    return {WorkKind::BatchNorm, input};
+  case OpKind::MaxPool2d:
+  case OpKind::AvgPool2d:
+  case OpKind::AdaptiveAvgPool2d:
+    return {WorkKind::Pool, input};
+  case OpKind::Flatten:
+    return {WorkKind::Elementwise, 0.0}; // a view
+  default:
+    return {WorkKind::Elementwise, output};
+  }
+}
+
+double opTrainingSeconds(const ModelInfo &model, int opIndex, int64_t batch, double scale,
+                         const Hardware &hw) {
+  if (!hw.calibration) {
+    OpCost cost = opCost(model, opIndex, batch);
+    return (cost.forwardFlops + cost.backwardFlops) * scale / hw.flopsPerSecond;
+  }
+  auto [kind, work] = opWork(model, opIndex, batch);
+  return hw.calibration->compute[size_t(kind)].secondsAt(work * scale);
 }
 
 } // namespace snn::planner

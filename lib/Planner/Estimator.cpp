@@ -58,11 +58,11 @@ Estimator::Scales Estimator::scalesFor(int64_t tpSize) const {
   return {share.computeScale, share.activationScale, share.paramScale};
 }
 
-double Estimator::flops(const std::vector<int> &ops, const Scales &s, int64_t batch) const {
+double Estimator::computeSeconds(const std::vector<int> &ops, const Scales &s,
+                                 int64_t batch) const {
   double total = 0;
   for (int op : ops)
-    total += (perSample_[op].forwardFlops + perSample_[op].backwardFlops) * double(batch) *
-             s.compute[op];
+    total += opTrainingSeconds(model_, op, batch, s.compute[op], hw_);
   return total;
 }
 
@@ -128,9 +128,9 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
   std::iota(ops.begin(), ops.end(), 0);
   std::iota(units.begin(), units.end(), 0);
 
-  double work = flops(ops, s, local);
+  double compute = computeSeconds(ops, s, local);
   if (config.memoptLevel > 0)
-    work += work / 3.0; // one more forward of every recomputed unit
+    compute += compute / 3.0; // one more forward of every recomputed unit
   int64_t paramBytes = params(ops, s);
   bool sharded = config.mode == Mode::FSDP || config.mode == Mode::FSDP_TP;
   int64_t zeroShards = config.optimizer == OptimizerStrategy::Zero ? config.dp : 1;
@@ -151,7 +151,7 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     comm += fsdpCommunication(shardable, config.dp);
   if (config.mode == Mode::TP || config.mode == Mode::FSDP_TP)
     comm += tensorParallelCommunication(model_, tp_, config.tp, local);
-  e.computeSeconds = work / hw_.flopsPerSecond;
+  e.computeSeconds = compute;
   e.commSeconds = comm.seconds(hw_);
   e.commBytes = comm.bytes;
 }
@@ -192,18 +192,17 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   double slowestCompute = 0, slowestTick = 0;
   std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
   for (int64_t k = 0; k < chunks; ++k) {
-    double work = flops(chunk.ops[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
+    double compute = computeSeconds(chunk.ops[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
     double transfer = 0;
     int64_t sent = 0;
     auto send = [&](int64_t bytes) {
-      transfer += double(bytes) / hw_.linkBytesPerSecond + hw_.latencySeconds;
+      transfer += hw_.sendSeconds(bytes);
       sent += bytes;
     };
     if (k + 1 < chunks)
       send(boundary[k]); // activations forward
     if (k > 0)
       send(boundary[k - 1]); // the gradient of the input backward
-    double compute = work / hw_.flopsPerSecond;
     slowestCompute = std::max(slowestCompute, compute);
     slowestTick = std::max(slowestTick, compute + transfer);
 

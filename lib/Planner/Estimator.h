@@ -36,7 +36,8 @@ private:
     std::vector<double> compute, activation, param;
   };
   Scales scalesFor(int64_t tpSize) const;
-  double flops(const std::vector<int> &ops, const Scales &s, int64_t batch) const;
+  /// Seconds of one training forward and backward of `ops` at `batch`.
+  double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch) const;
   int64_t params(const std::vector<int> &ops, const Scales &s) const;
   int64_t buffers(const std::vector<int> &ops) const;
   int64_t activations(const std::vector<int> &units, const Scales &s, int64_t batch,

@@ -26,21 +26,58 @@
 
 #include "snn/Planner/ModelInfo.h"
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace snn::planner {
 
 constexpr int64_t kBytesPerElement = 4;
 
-/// Machine constants the time estimates use. Only ratios matter for the decision:
-/// compute time against communication time. Defaults describe one accelerator-class
-/// rank on a 10 GB/s link; override them for another machine.
+/// Seconds of one call at a size, measured at a few sizes: piecewise linear in log-log
+/// between the points, and at the end points' rates (seconds per unit) beyond them.
+struct MeasuredCurve {
+  std::vector<std::pair<double, double>> points; ///< (size, seconds), ascending size
+  double secondsAt(double size) const;
+};
+
+/// What kind of work an op is, for the measured compute curves.
+enum class WorkKind { Gemm, Conv2d, Neuron, BatchNorm, Pool, Elementwise };
+inline constexpr int kWorkKinds = 6;
+
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv };
+inline constexpr int kCollectiveKinds = 4;
+
+/// A machine's measured times (a device profile, `snn-run calibrate`): one training call
+/// (forward and backward) of each kind of op by its work, one collective by its tensor's
+/// bytes for each measured group size.
+struct Calibration {
+  std::string source; ///< for the rationale: which profile, measured where
+  std::array<MeasuredCurve, kWorkKinds> compute;
+  std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> collectives;
+
+  /// The collective's time over `ranks`: the curve of that group size, else of the
+  /// nearest measured one scaled by the ring's (ranks - 1) steps; 0 without a curve of
+  /// the kind.
+  double collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const;
+};
+
+/// Machine constants the time estimates use, or the measured calibration when one is
+/// given. Without it only ratios matter for the decision: compute time against
+/// communication time. Defaults describe one accelerator-class rank on a 10 GB/s link.
 struct Hardware {
   double flopsPerSecond = 1.0e12;
   double linkBytesPerSecond = 1.0e10;
   double latencySeconds = 2.0e-5;  ///< per ring step of a collective, per send/recv
   int optimizerStatesPerParam = 2; ///< Adam: exp_avg and exp_avg_sq
+  std::shared_ptr<const Calibration> calibration;
+
+  /// A point-to-point message of `bytes`.
+  double sendSeconds(int64_t bytes) const;
 };
 
 /// Cost of one op at a given batch size (global: the whole batch on one device).
@@ -73,22 +110,41 @@ int64_t allReduceBytes(int64_t bytes, int64_t ranks);     ///< 2 (r-1)/r * bytes
 int64_t allGatherBytes(int64_t bytes, int64_t ranks);     ///< (r-1)/r * bytes (full size)
 int64_t reduceScatterBytes(int64_t bytes, int64_t ranks); ///< (r-1)/r * bytes (full size)
 
+/// `count` collectives of one kind, each on a tensor of `tensorBytes` over `ranks`.
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int64_t ranks = 1;
+  int64_t tensorBytes = 0;
+  int64_t count = 1;
+};
+
 /// What a mode communicates per training step and rank.
 struct Communication {
   int64_t bytes = 0;
   int64_t collectives = 0;
   int64_t latencySteps = 0; ///< ring steps + point-to-point messages (each pays latency)
+  std::vector<CollectiveCall> calls;
 
   Communication &operator+=(const Communication &other) {
     bytes += other.bytes;
     collectives += other.collectives;
     latencySteps += other.latencySteps;
+    calls.insert(calls.end(), other.calls.begin(), other.calls.end());
     return *this;
   }
-  double seconds(const Hardware &hw) const {
-    return double(bytes) / hw.linkBytesPerSecond + double(latencySteps) * hw.latencySeconds;
-  }
+  /// Ring bytes over the link plus latency per step; with a calibration, the measured
+  /// time of each call instead.
+  double seconds(const Hardware &hw) const;
 };
+
+/// The work of op `opIndex` at `batch` in its kind's unit (docs/planner.md): forward FLOPs
+/// for linear and conv2d, input elements for neurons, BatchNorm and pooling, output elements
+/// for the rest. `scale` is the rank's share (tensor parallelism).
+std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t batch);
+/// Seconds of one training call (forward and backward) of the op: the calibration's curve,
+/// else its FLOPs over hw.flopsPerSecond.
+double opTrainingSeconds(const ModelInfo &model, int opIndex, int64_t batch, double scale,
+                         const Hardware &hw);
 
 Communication allReduce(int64_t bytes, int64_t ranks);
 Communication allGather(int64_t bytes, int64_t ranks);

@@ -1,0 +1,161 @@
+//===- CalibrationTest.cpp - The cost model on a measured machine ---------===//
+//
+// A device profile's curves (Calibration) replace the constants: curves
+// interpolate in log-log and extrapolate at their end rates, collectives of
+// an unmeasured group size scale with the ring's steps, every op kind maps to
+// its curve with its unit of work, and the estimator's compute and
+// communication times are the sums of those curves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModels.h"
+
+#include "snn/Planner/CostModel.h"
+#include "snn/Planner/Pipeline.h"
+#include "snn/Planner/Recommender.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+using namespace snn::planner;
+
+namespace {
+
+/// Every kind at `secondsPerUnit` per unit of work, every collective at `secondsPerByte`
+/// (straight lines; collectives measured over 2 ranks).
+std::shared_ptr<Calibration> uniformCalibration(double secondsPerUnit,
+                                                double secondsPerByte = 1e-9) {
+  auto c = std::make_shared<Calibration>();
+  c->source = "test";
+  for (MeasuredCurve &curve : c->compute)
+    curve.points = {{1e3, 1e3 * secondsPerUnit}, {1e9, 1e9 * secondsPerUnit}};
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                              CollectiveKind::ReduceScatter, CollectiveKind::SendRecv})
+    c->collectives[{kind, 2}].points = {{1e3, 1e3 * secondsPerByte},
+                                        {1e9, 1e9 * secondsPerByte}};
+  return c;
+}
+
+} // namespace
+
+TEST(Calibration, CurvesInterpolateInLogLogAndExtrapolateAtTheirEndRates) {
+  MeasuredCurve curve{{{100, 1e-5}, {10000, 1e-2}}};
+  EXPECT_DOUBLE_EQ(curve.secondsAt(100), 1e-5);
+  EXPECT_DOUBLE_EQ(curve.secondsAt(10000), 1e-2);
+  // Halfway in log size is halfway in log time: sqrt(1e-5 * 1e-2).
+  EXPECT_NEAR(curve.secondsAt(1000), std::sqrt(1e-7), 1e-12);
+  EXPECT_DOUBLE_EQ(curve.secondsAt(50), 0.5e-5);  // the first point's rate
+  EXPECT_DOUBLE_EQ(curve.secondsAt(20000), 2e-2); // the last point's rate
+  EXPECT_EQ(MeasuredCurve{}.secondsAt(10), 0.0);
+  EXPECT_EQ(curve.secondsAt(0), 0.0);
+}
+
+TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheRingSteps) {
+  Calibration c;
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{1024, 1e-4}};
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{1024, 5e-4}};
+  c.collectives[{CollectiveKind::SendRecv, 2}].points = {{1024, 2e-5}};
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 2, 1024), 1e-4);
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 4, 1024), 5e-4);
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 8, 1024), 5e-4 * 7 / 3);
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::SendRecv, 8, 1024), 2e-5);
+  EXPECT_EQ(c.collectiveSeconds(CollectiveKind::AllGather, 2, 1024), 0.0);
+}
+
+TEST(Calibration, EachOpKindHasItsUnitOfWork) {
+  ModelInfo model = test::csnn(8);
+  for (size_t i = 0; i < model.ops.size(); ++i) {
+    auto [kind, work] = opWork(model, int(i), 2);
+    const OpInfo &op = model.ops[i];
+    OpCost cost = opCost(model, int(i), 2);
+    switch (op.kind) {
+    case OpKind::Conv2d:
+      EXPECT_EQ(kind, WorkKind::Conv2d);
+      EXPECT_DOUBLE_EQ(work, cost.forwardFlops);
+      break;
+    case OpKind::Linear:
+      EXPECT_EQ(kind, WorkKind::Gemm);
+      EXPECT_DOUBLE_EQ(work, cost.forwardFlops);
+      break;
+    case OpKind::LIFNode:
+      EXPECT_EQ(kind, WorkKind::Neuron);
+      EXPECT_DOUBLE_EQ(work, double(cost.outputBytes / kBytesPerElement));
+      break;
+    case OpKind::MaxPool2d: // the input: 4 elements per output element of a 2x2 pool
+      EXPECT_EQ(kind, WorkKind::Pool);
+      EXPECT_DOUBLE_EQ(work, 4.0 * double(cost.outputBytes / kBytesPerElement));
+      break;
+    case OpKind::Flatten:
+      EXPECT_EQ(work, 0.0);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+TEST(Calibration, TheEstimateIsTheSumOfTheCurves) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  Hardware hw;
+  hw.calibration = uniformCalibration(1e-9);
+  double expected = 0;
+  for (size_t i = 0; i < model.ops.size(); ++i)
+    expected += opWork(model, int(i), 8).second * 1e-9;
+  double sum = 0;
+  for (size_t i = 0; i < model.ops.size(); ++i)
+    sum += opTrainingSeconds(model, int(i), 8, 1.0, hw);
+  EXPECT_NEAR(sum, expected, 1e-15);
+  // A dp all-reduce of the parameters: the measured curve at its tensor's bytes (2 ranks).
+  Communication comm = allReduce(4000, 2);
+  EXPECT_NEAR(comm.seconds(hw), 4000 * 1e-9, 1e-15);
+  EXPECT_NEAR(hw.sendSeconds(4000), 4000 * 1e-9, 1e-15);
+  // fsdp: one gather, re-gather and reduce-scatter per parameter-holding op.
+  ModelCost cost = modelCost(model, 1);
+  Communication fsdp = fsdpCommunication(cost, 2);
+  EXPECT_NEAR(fsdp.seconds(hw),
+              3.0 * double(cost.paramOps) * double(cost.paramBytes / cost.paramOps) * 1e-9,
+              1e-12);
+  // Without a calibration: the constants.
+  Hardware plain;
+  EXPECT_DOUBLE_EQ(comm.seconds(plain), double(comm.bytes) / plain.linkBytesPerSecond +
+                                            double(comm.latencySteps) * plain.latencySeconds);
+}
+
+TEST(Calibration, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
+  // The same model and request on two measured machines. With fast collectives the
+  // modes that split the work alike (dp, tp) tie on compute and tp's smaller all-reduces
+  // decide; where each byte takes a microsecond, the pipeline, sending only the boundary
+  // activations, wins although its compute takes longer.
+  ModelInfo model = test::spikingMlp(784, 512, 10);
+  PlannerInput input;
+  input.model = model;
+  for (const OpInfo &op : model.ops)
+    input.tpCandidates += op.tpCandidate ? 1 : 0;
+  input.pipelineUnits = int64_t(pipelineUnits(model).size());
+  PlanRequest request;
+  request.topology = *parseTopology("dp=2");
+  request.batchSize = 64;
+  request.hardware.calibration = uniformCalibration(1e-9, 1e-12);
+  auto fast = recommend(input, request);
+  ASSERT_TRUE(fast.ok()) << fast.error().message;
+  EXPECT_EQ(fast->mode, Mode::TP);
+  request.hardware.calibration = uniformCalibration(1e-9, 1e-6);
+  auto slow = recommend(input, request);
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(slow->mode, Mode::PP);
+  auto best = [&](Mode mode) {
+    const Estimate *found = nullptr;
+    for (const Estimate &e : slow->candidates)
+      if (e.mode == mode && e.feasible && (!found || e.stepSeconds < found->stepSeconds))
+        found = &e;
+    return found;
+  };
+  const Estimate *tp = best(Mode::TP), *pp = best(Mode::PP), *dp = best(Mode::DP);
+  ASSERT_TRUE(tp && pp && dp);
+  EXPECT_LT(pp->commBytes, tp->commBytes);
+  EXPECT_LT(tp->commBytes, dp->commBytes);
+  EXPECT_GT(pp->computeSeconds, tp->computeSeconds);
+  EXPECT_LT(pp->stepSeconds, tp->stepSeconds);
+}
