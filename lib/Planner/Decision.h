@@ -48,6 +48,8 @@ std::string metricOf(const Context &ctx, const Estimate &e);
 
 // Rationale.cpp: the sentences a plan's rationale is made of.
 std::string modelSentence(const Context &ctx);
+/// Where the times come from: a device profile, or the default constants.
+std::string timesSentence(const Hardware &hw);
 std::string estimateSentence(const Estimate &e);
 std::string comparisonSentence(const Context &ctx, const std::vector<Estimate> &candidates,
                                int chosen);

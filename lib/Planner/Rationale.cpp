@@ -27,7 +27,19 @@ std::string modelSentence(const Context &ctx) {
          formatBytes(cost.paramBytes) + " of parameters, " + formatFlops(cost.forwardFlops) +
          " forward per step and " + formatBytes(cost.activationBytes) +
          " of activations kept for backward at batch " + std::to_string(ctx.batch) +
-         " on one device.";
+         " on one device. " + timesSentence(ctx.request.hardware);
+}
+
+std::string timesSentence(const Hardware &hw) {
+  if (hw.calibration)
+    return "Times are measured ones: " + hw.calibration->source + ".";
+  char constants[160];
+  std::snprintf(constants, sizeof(constants), "%.0f GFLOP/s, %.3g GB/s, %.3g us per step",
+                hw.flopsPerSecond / 1e9, hw.linkBytesPerSecond / 1e9,
+                hw.latencySeconds * 1e6);
+  return std::string("Times use default constants (") + constants +
+         "), not a measurement of this machine; give a device profile (snn-run calibrate, "
+         "--device-profile) for measured ones.";
 }
 
 std::string estimateSentence(const Estimate &e) {

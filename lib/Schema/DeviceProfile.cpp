@@ -162,6 +162,15 @@ DeviceProfile readDeviceProfile(const std::string &path) {
   return parseDeviceProfile(text, path);
 }
 
+std::optional<DeviceProfile> tryReadDeviceProfile(const std::string &path, std::string &error) {
+  try {
+    return readDeviceProfile(path);
+  } catch (const DeviceProfileError &e) {
+    error = e.what();
+  }
+  return std::nullopt;
+}
+
 std::string formatDeviceProfile(const DeviceProfile &profile) {
   json compute = json::array(), communication = json::array();
   for (const ComputeCurve &c : profile.compute)

@@ -22,6 +22,7 @@
 #define SNN_SCHEMA_DEVICEPROFILE_H
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ struct DeviceProfile {
 DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);
 /// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it.
 DeviceProfile readDeviceProfile(const std::string &path);
+/// The same for callers built without exceptions (the compiler's passes): the
+/// profile, or nullopt with the message in `error`.
+std::optional<DeviceProfile> tryReadDeviceProfile(const std::string &path, std::string &error);
 /// Two-space indented JSON, newline-terminated.
 std::string formatDeviceProfile(const DeviceProfile &profile);
 

@@ -14,6 +14,7 @@
 #include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Dialect/SNN/Transforms/PlannerBridge.h"
 #include "snn/Dialect/SNN/Transforms/ShardAnnotation.h"
+#include "snn/Planner/DeviceCalibration.h"
 #include "snn/Planner/Recommender.h"
 #include "snn/Support/ShardAPI.h"
 
@@ -45,6 +46,7 @@ public:
 
 private:
   FailureOr<pl::PlanRequest> buildRequest();
+  LogicalResult readDeviceProfile(pl::Hardware &hardware);
   FailureOr<snn::ModelAnalysis> currentAnalysis();
   LogicalResult writeOutputs();
 
@@ -103,7 +105,30 @@ FailureOr<pl::PlanRequest> PlanParallelismPass::buildRequest() {
   request.hardware.flopsPerSecond = deviceGflops * 1e9;
   request.hardware.linkBytesPerSecond = linkGBps * 1e9;
   request.hardware.latencySeconds = latencyUs * 1e-6;
+  if (failed(readDeviceProfile(request.hardware)))
+    return failure();
   return request;
+}
+
+/// device-profile: the measured machine replaces the constants. A profile of another
+/// machine would mislead the choice, so it is refused unless asked for.
+LogicalResult PlanParallelismPass::readDeviceProfile(pl::Hardware &hardware) {
+  if (deviceProfile.empty())
+    return success();
+  std::string error;
+  std::optional<snn::schema::DeviceProfile> profile =
+      snn::schema::tryReadDeviceProfile(deviceProfile, error);
+  if (!profile)
+    return fail(pl::makeError(error));
+  std::string difference =
+      snn::schema::machineDifference(profile->machine, snn::schema::thisMachine());
+  if (!difference.empty() && !deviceProfileAnyMachine)
+    return fail(pl::makeError(
+        deviceProfile + ": " + difference +
+        "; its times describe that machine (rerun snn-run calibrate here, or pass "
+        "--device-profile-any-machine to plan for the machine it measured)"));
+  hardware.calibration = pl::calibrationFromProfile(*profile, deviceProfile);
+  return success();
 }
 
 /// The stored analysis (re-derived from its roots), or a fresh one over the whole model.

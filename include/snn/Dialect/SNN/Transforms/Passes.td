@@ -104,6 +104,11 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "Cost model: bandwidth of a rank's link, GB/s">,
     Option<"latencyUs", "latency-us", "double", "20",
            "Cost model: latency of one collective step or message, microseconds">,
+    Option<"deviceProfile", "device-profile", "std::string", "\"\"",
+           "Cost model: this machine's measured times (a device profile written by "
+           "snn-run calibrate), instead of device-gflops, link-gbps and latency-us">,
+    Option<"deviceProfileAnyMachine", "device-profile-any-machine", "bool", "false",
+           "Accept a device profile measured on another machine (plan for that machine)">,
     Option<"memoptRatio", "memopt-ratio", "double", "0.5",
            "Share of pipeline stages that recompute activations, in (0, 1]">,
     Option<"explain", "explain", "std::string", "\"\"",

@@ -1,0 +1,64 @@
+//===- DeviceCalibration.cpp - A device profile as the cost model's machine ===//
+
+#include "snn/Planner/DeviceCalibration.h"
+
+#include <optional>
+
+namespace snn::planner {
+
+namespace {
+
+std::optional<WorkKind> workKindOf(const std::string &kind) {
+  if (kind == "gemm")
+    return WorkKind::Gemm;
+  if (kind == "conv2d")
+    return WorkKind::Conv2d;
+  if (kind == "neuron")
+    return WorkKind::Neuron;
+  if (kind == "batch_norm")
+    return WorkKind::BatchNorm;
+  if (kind == "max_pool")
+    return WorkKind::Pool;
+  if (kind == "elementwise")
+    return WorkKind::Elementwise;
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> collectiveKindOf(const std::string &kind) {
+  if (kind == "all_reduce")
+    return CollectiveKind::AllReduce;
+  if (kind == "all_gather")
+    return CollectiveKind::AllGather;
+  if (kind == "reduce_scatter")
+    return CollectiveKind::ReduceScatter;
+  if (kind == "send_recv")
+    return CollectiveKind::SendRecv;
+  return std::nullopt;
+}
+
+MeasuredCurve curveOf(const std::vector<schema::ProfilePoint> &points) {
+  MeasuredCurve curve;
+  for (const schema::ProfilePoint &p : points)
+    curve.points.emplace_back(p.size, p.seconds);
+  return curve;
+}
+
+} // namespace
+
+std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DeviceProfile &profile,
+                                                          const std::string &path) {
+  auto calibration = std::make_shared<Calibration>();
+  const schema::MachineIdentity &m = profile.machine;
+  calibration->source = "device profile " + path + " (" + m.cpu + ", " +
+                        std::to_string(m.threads) + " thread" + (m.threads == 1 ? "" : "s") +
+                        " per rank, " + m.backend + ")";
+  for (const schema::ComputeCurve &curve : profile.compute)
+    if (std::optional<WorkKind> kind = workKindOf(curve.kind))
+      calibration->compute[size_t(*kind)] = curveOf(curve.points);
+  for (const schema::CommunicationCurve &curve : profile.communication)
+    if (std::optional<CollectiveKind> kind = collectiveKindOf(curve.kind))
+      calibration->collectives[{*kind, curve.ranks}] = curveOf(curve.points);
+  return calibration;
+}
+
+} // namespace snn::planner
