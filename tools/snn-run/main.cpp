@@ -349,6 +349,7 @@ int launch(const CLI::App &app, const Commands &commands,
                 std::to_string(microbatches) + " microbatches (pp_microbatches)");
   snn::dist::LaunchOptions options;
   options.masterPort = arguments.masterPort;
+  options.masterAddr = arguments.masterAddr;
   return snn::dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
 }
 

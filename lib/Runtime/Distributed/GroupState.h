@@ -44,6 +44,12 @@ inline std::vector<uint8_t> toBytes(const std::string &text) {
 
 struct GroupState;
 
+/// How long a rank waits for its launcher to answer a ping before it gives
+/// up on the job: the distributed timeout, kept within 5 to 30 s (a stopped
+/// launcher must not leave ranks running for a long --dist-timeout; a busy
+/// one answers in microseconds, so 5 s is never a false alarm).
+std::chrono::milliseconds launcherAnswerTimeout(std::chrono::milliseconds timeout);
+
 struct WorldState {
   DistEnvironment env;
   InitOptions options;
@@ -66,6 +72,12 @@ struct WorldState {
   bool heartbeatStop = false;
   std::atomic<bool> storeLost{false};
   std::atomic<bool> failedOnce{false};
+  // The launcher watch (LauncherWatch.cpp): ranks of `snn-run --nproc`.
+  std::thread launcherWatchThread;
+  std::mutex launcherWatchMutex;
+  std::condition_variable launcherWatchWake;
+  bool launcherWatchStop = false;
+
   /// Every rank joined (the done handshake at destruction needs it).
   bool joined = false;
 
@@ -73,6 +85,11 @@ struct WorldState {
 
   void startHeartbeat();
   void stopHeartbeat();
+  /// Pings the launcher's store on a connection of its own; when it does
+  /// not answer within launcherAnswerTimeout, prints "error: rank R: the
+  /// launcher (pid P) stopped answering for S s" and ends the process.
+  void startLauncherWatch();
+  void stopLauncherWatch();
   /// "<beat> <index>:<started collectives> ..." for every member group.
   std::string heartbeatValue(uint64_t beat);
 
