@@ -44,11 +44,6 @@ inline std::vector<uint8_t> toBytes(const std::string &text) {
 
 struct GroupState;
 
-/// How long a rank waits for its launcher to answer a ping before it gives
-/// up on the job: the distributed timeout, kept within 5 to 30 s (a stopped
-/// launcher must not leave ranks running for a long --dist-timeout; a busy
-/// one answers in microseconds, so 5 s is never a false alarm).
-std::chrono::milliseconds launcherAnswerTimeout(std::chrono::milliseconds timeout);
 
 struct WorldState {
   DistEnvironment env;

@@ -13,7 +13,6 @@
 #include "GroupState.h"
 #include "RendezvousStore.h"
 
-#include <algorithm>
 #include <sstream>
 #include <unistd.h>
 
@@ -42,12 +41,6 @@ std::string seconds(std::chrono::milliseconds duration) {
 }
 
 } // namespace
-
-std::chrono::milliseconds
-launcherAnswerTimeout(std::chrono::milliseconds timeout) {
-  return std::clamp(timeout, std::chrono::milliseconds(5000),
-                    std::chrono::milliseconds(30000));
-}
 
 void WorldState::startLauncherWatch() {
   const auto limit = launcherAnswerTimeout(options.timeout);

@@ -344,8 +344,9 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     return world;
   }
 
-  const std::string address =
-      env.masterAddr + ":" + std::to_string(env.masterPort);
+  std::string address = env.masterAddr + ":" + std::to_string(env.masterPort);
+  if (!env.jobSecret.empty() && env.launcherPid > 0)
+    address += " (the launcher, pid " + std::to_string(env.launcherPid) + ")";
   connectRendezvousStore(*state, prefix, address);
   joinRendezvous(*state, prefix, address);
   state->joined = true;

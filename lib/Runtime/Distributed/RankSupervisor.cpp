@@ -10,6 +10,7 @@
 #include "RendezvousStore.h"
 #include "snn/Runtime/Distributed/Error.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -272,8 +273,13 @@ void RankSupervisor::reapAll() {
 
 SupervisionOutcome RankSupervisor::supervise() {
   const auto poll = std::chrono::milliseconds(10);
+  auto last = Clock::now();
   while (pollExits() > 0) {
     const auto now = Clock::now();
+    outcome_.longestPause = std::max(
+        outcome_.longestPause,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - last));
+    last = now;
     forwardSignals(now);
     escalate(now);
     sleepFor(poll);

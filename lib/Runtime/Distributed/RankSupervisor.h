@@ -55,6 +55,9 @@ struct SupervisionOutcome {
   std::vector<int> failureOrder;
   /// The first signal the launcher received (0: none).
   int interruptSignal = 0;
+  /// The longest time between two polls: long only when the launcher was
+  /// stopped (SIGSTOP) or starved, and its ranks may have given up on it.
+  std::chrono::milliseconds longestPause{0};
 };
 
 class RankSupervisor {

@@ -7,6 +7,7 @@
 #include "RendezvousStore.h"
 #include "snn/Runtime/Distributed/Error.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -26,6 +27,12 @@ static std::string seconds(std::chrono::milliseconds duration) {
   std::ostringstream out;
   out << duration.count() / 1000.0 << " s";
   return out.str();
+}
+
+std::chrono::milliseconds
+launcherAnswerTimeout(std::chrono::milliseconds timeout) {
+  return std::clamp(timeout, kLauncherAnswerMin,
+                    std::chrono::milliseconds(30000));
 }
 
 //===----------------------------------------------------------------------===//

@@ -46,6 +46,13 @@ namespace snn::dist::detail {
 inline constexpr const char *kJobSecretVariable = "SNN_JOB_SECRET";
 inline constexpr const char *kLauncherPidVariable = "SNN_LAUNCHER_PID";
 
+/// How long a rank waits for its launcher to answer a ping before it gives
+/// up on the job (LauncherWatch.cpp): the distributed timeout, kept within
+/// kLauncherAnswerMin to 30 s (a stopped launcher must not leave ranks
+/// running for a long --dist-timeout; a live one answers in microseconds).
+inline constexpr std::chrono::milliseconds kLauncherAnswerMin{5000};
+std::chrono::milliseconds launcherAnswerTimeout(std::chrono::milliseconds timeout);
+
 /// 64 hex digits from /dev/urandom. Throws DistributedError without it.
 std::string newJobSecret();
 /// Exactly 64 lowercase or uppercase hex digits.
