@@ -274,12 +274,16 @@ void RankSupervisor::reapAll() {
 SupervisionOutcome RankSupervisor::supervise() {
   const auto poll = std::chrono::milliseconds(10);
   auto last = Clock::now();
-  while (pollExits() > 0) {
+  for (;;) {
+    // Measured before the exit check: a pause that ends with every rank
+    // gone (they gave up on a stopped launcher) must still count.
     const auto now = Clock::now();
     outcome_.longestPause = std::max(
         outcome_.longestPause,
         std::chrono::duration_cast<std::chrono::milliseconds>(now - last));
     last = now;
+    if (pollExits() == 0)
+      break;
     forwardSignals(now);
     escalate(now);
     sleepFor(poll);
