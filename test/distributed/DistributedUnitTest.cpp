@@ -176,6 +176,65 @@ TEST(LauncherArguments, RejectsBadFlags) {
             "--master-port needs --nproc (under torchrun, MASTER_PORT sets the port)");
 }
 
+TEST(LauncherArguments, MasterAddress) {
+  LauncherArguments a = extractLauncherArguments(
+      {"snn-run", "--nproc", "2", "--master-addr", "10.0.0.5", "train"});
+  EXPECT_EQ(a.masterAddr, "10.0.0.5");
+  EXPECT_EQ(a.argv, (std::vector<std::string>{"snn-run", "train"}));
+  a = extractLauncherArguments({"snn-run", "--nproc=2", "train"});
+  EXPECT_EQ(a.masterAddr, "127.0.0.1"); // loopback unless asked
+  auto error = [](std::vector<std::string> argv) {
+    return errorOf([&] { extractLauncherArguments(argv); });
+  };
+  EXPECT_EQ(error({"x", "--nproc", "2", "--master-addr"}),
+            "--master-addr: expected a value (an address of this host)");
+  EXPECT_EQ(error({"x", "--nproc", "2", "--master-addr="}),
+            "--master-addr '': expected a host name or IP address of this host");
+  EXPECT_EQ(error({"x", "--master-addr", "0.0.0.0"}),
+            "--master-addr needs --nproc (under torchrun, MASTER_ADDR sets the "
+            "address)");
+  EXPECT_EQ(error({"x", "--nproc", "2", "--master-addr", "a", "--master-addr=b"}),
+            "--master-addr given twice");
+}
+
+TEST(Launcher, AnAddressThatIsNotThisHostsFailsBeforeAnyRank) {
+  LaunchOptions options;
+  options.masterAddr = "192.0.2.1"; // TEST-NET-1: never an address of ours
+  options.executable = "/bin/false";
+  std::string message =
+      errorOf([&] { launchLocalRanks(2, {"false"}, options); });
+  EXPECT_EQ(message.rfind("--master-addr 192.0.2.1: cannot start the "
+                          "rendezvous store: cannot listen on 192.0.2.1:0: ",
+                          0),
+            0u)
+      << message;
+}
+
+TEST(Environment, JobSecretOfTheLauncher) {
+  auto vars = validVariables();
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  vars["TORCHELASTIC_RESTART_COUNT"] = "0";
+  vars["SNN_JOB_SECRET"] = std::string(64, 'a');
+  vars["SNN_LAUNCHER_PID"] = "4242";
+  DistEnvironment env = readTorchrunEnvironment(fakeEnvironment(vars));
+  EXPECT_EQ(env.jobSecret, std::string(64, 'a'));
+  EXPECT_EQ(env.launcherPid, 4242);
+  vars["SNN_JOB_SECRET"] = "abc";
+  EXPECT_EQ(envError(vars), "SNN_JOB_SECRET is not 64 hexadecimal digits (it is "
+                            "set by snn-run --nproc for its ranks; unset it "
+                            "otherwise)");
+  vars["SNN_JOB_SECRET"] = std::string(63, 'a') + "g";
+  EXPECT_EQ(envError(vars).rfind("SNN_JOB_SECRET is not 64", 0), 0u);
+  auto plain = validVariables();
+  plain["SNN_JOB_SECRET"] = std::string(64, 'a');
+  EXPECT_EQ(envError(plain),
+            "SNN_JOB_SECRET is set but TORCHELASTIC_USE_AGENT_STORE is not True "
+            "(both are set by snn-run --nproc for its ranks; unset "
+            "SNN_JOB_SECRET otherwise)");
+  EXPECT_TRUE(readTorchrunEnvironment(fakeEnvironment(validVariables()))
+                  .jobSecret.empty()); // torchrun: c10d's TCPStore
+}
+
 TEST(Launcher, PortsInUseAreRefused) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);

@@ -329,6 +329,180 @@ def case_torchrun(tool):
         check("rank %d: reducer ok" % rank in r.stdout, "rank %d\n%s" % (rank, r))
 
 
+# --- the launcher's store: loopback, job secret, launcher watch -------------
+
+def start_sleeping_job(extra_args=()):
+    """A launcher with 2 ranks in the "sleep" scenario: (proc, marker, rank pids)."""
+    marker = new_marker()
+    proc = subprocess.Popen([tool_path[0], "--nproc", "2", "sleep", "--marker", marker]
+                            + list(extra_args),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while len(leftovers(marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ranks = [pid for pid in leftovers(marker) if pid != proc.pid]
+    check(len(ranks) == 2, "launcher and 2 ranks should be running")
+    return proc, marker, ranks
+
+
+def process_environment(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        entries = f.read().split(b"\0")
+    return dict(e.decode().split("=", 1) for e in entries if b"=" in e)
+
+
+def store_frame(code, items):
+    """One message of the store's wire format (RendezvousStore.h)."""
+    body = bytes([code]) + len(items).to_bytes(4, "big")
+    for item in items:
+        body += len(item).to_bytes(4, "big") + item
+    return len(body).to_bytes(4, "big") + body
+
+
+def store_call(sock, code, items):
+    sock.sendall(store_frame(code, items))
+    def exactly(n):
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            check(chunk, "the store closed the connection")
+            data += chunk
+        return data
+    body = exactly(int.from_bytes(exactly(4), "big"))
+    count, at, items = int.from_bytes(body[1:5], "big"), 5, []
+    for _ in range(count):
+        size = int.from_bytes(body[at:at + 4], "big")
+        items.append(body[at + 4:at + 4 + size])
+        at += 4 + size
+    return body[0], items
+
+
+def refused(address, port, first_bytes):
+    """Connects and sends `first_bytes`: True when the store closes the
+    connection without answering (or refuses the connection)."""
+    try:
+        with socket.create_connection((address, port), timeout=10) as sock:
+            sock.sendall(first_bytes)
+            try:
+                return sock.recv(1) == b""
+            except ConnectionResetError:
+                return True
+    except ConnectionRefusedError:
+        return True
+
+
+def non_loopback_address():
+    """An IPv4 address of this host that is not loopback, or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+SET, GET, CHECK = 1, 3, 6
+FAILED_1 = b"/worker/attempt_0/snn/failed/1"
+
+
+def case_store_auth(tool):
+    """The store answers only the job's secret, on loopback only: a client
+    without it (or with another job's) reads and writes nothing, and the
+    store keeps serving the ranks."""
+    proc, marker, ranks = start_sleeping_job()
+    try:
+        env = process_environment(ranks[0])
+        port, secret = int(env["MASTER_PORT"]), env["SNN_JOB_SECRET"].encode()
+        check(env["MASTER_ADDR"] == "127.0.0.1", "MASTER_ADDR %r" % env["MASTER_ADDR"])
+        check(re.fullmatch(rb"[0-9a-f]{64}", secret), "secret %r" % secret)
+        check(process_environment(ranks[1])["SNN_JOB_SECRET"].encode() == secret, "one secret")
+        for pid in [proc.pid] + ranks:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                check(secret not in f.read(), "the secret is on a command line")
+        attacks = {
+            "no handshake, a SET": store_frame(SET, [FAILED_1, b"x"]),
+            "another job's secret": b"SNNRDV1 " + b"0" * 64 + store_frame(SET, [FAILED_1, b"x"]),
+            "a short secret": b"SNNRDV1 " + secret[:32],
+            "a TCPStore query": b"\x00\x00\x00\x00\x00\x00\x00\x01",
+        }
+        for name, first_bytes in attacks.items():
+            check(refused("127.0.0.1", port, first_bytes), "%s was answered" % name)
+        outside = non_loopback_address()
+        if outside:
+            check(refused(outside, port, b"SNNRDV1 " + secret + store_frame(CHECK, [FAILED_1])),
+                  "the store answered on %s" % outside)
+        else:
+            print("no non-loopback IPv4 address: that check skipped")
+        # The secret opens it, and nothing above wrote a key.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"SNNRDV1 " + secret)
+            check(sock.recv(1) == b"K", "the job's secret was refused")
+            check(store_call(sock, CHECK, [FAILED_1]) == (0, [b"0"]), "snn/failed/1 was written")
+            check(store_call(sock, SET, [b"probe", b"v"]) == (0, []), "SET failed")
+            check(store_call(sock, GET, [b"probe"]) == (0, [b"v"]), "GET failed")
+        # A rank of another job (another secret) is refused with one line.
+        other = rank_env(0, 2, port, {"TORCHELASTIC_USE_AGENT_STORE": "True",
+                                      "TORCHELASTIC_RESTART_COUNT": "0",
+                                      "SNN_JOB_SECRET": "ab" * 32})
+        r = run([tool, "collectives", "--timeout-ms", "3000"], env=other)
+        check(r.returncode == 1 and r.stderr.count("\n") == 1 and
+              "refused this process's job secret (SNN_JOB_SECRET of another job?)" in r.stderr,
+              "another job's rank\n%s" % r)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    check(proc.returncode == 130 and err == "error: interrupted by SIGINT; stopped 2 ranks\n",
+          "the ranks should have run on undisturbed: %s %r" % (proc.returncode, err))
+    expect_no_leftovers(marker)
+
+
+def running(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def case_launcher_stopped(tool):
+    """A SIGSTOPped launcher: its ranks exit within the bound (the launcher
+    answer timeout, 5 s for --timeout-ms 3000, plus the 1 s ping interval),
+    each with one line naming it."""
+    proc, marker, ranks = start_sleeping_job(["--timeout-ms", "3000"])
+    env = process_environment(ranks[0])
+    port, secret = int(env["MASTER_PORT"]), env["SNN_JOB_SECRET"].encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"SNNRDV1 " + secret)
+        check(sock.recv(1) == b"K", "the job's secret was refused")
+        joined = [b"/worker/attempt_0/snn/join/%d" % r for r in range(2)]
+        deadline = time.monotonic() + 30
+        while store_call(sock, CHECK, joined) != (0, [b"1"]):
+            check(time.monotonic() < deadline, "the ranks did not join")
+            time.sleep(0.05)
+    time.sleep(0.5)  # the watch starts right after the join
+    proc.send_signal(signal.SIGSTOP)
+    start = time.monotonic()
+    try:
+        while any(running(pid) for pid in ranks) and time.monotonic() - start < 30:
+            time.sleep(0.05)
+        took = time.monotonic() - start
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    print("ranks exited %.2f s after SIGSTOP" % took)
+    check(4.0 <= took <= 9.0, "ranks exited %.1f s after SIGSTOP of the launcher" % took)
+    for rank in range(2):
+        line = ("error: rank %d: the launcher (pid %d) stopped answering for 5 s\n"
+                % (rank, proc.pid))
+        check(err.count(line) == 1, "rank %d line\n%s" % (rank, err))
+    check(err.count("\n") == 3 and
+          "error: the launcher was stopped for " in err,
+          "one line per rank and one from the launcher\n%s" % err)
+    check(proc.returncode == 1, "launcher exit %s" % proc.returncode)
+    expect_no_leftovers(marker)
+
+
 def case_numerics(tool, nproc):
     marker = new_marker()
     r = run([tool, "--nproc", str(nproc), "collectives", "autograd", "reducer", "mesh", "ops",
@@ -357,7 +531,12 @@ CASES = {
     "rendezvous.timeout": case_rendezvous_timeout,
     "rendezvous.manual_environment": case_manual_environment,
     "rendezvous.torchrun": case_torchrun,
+    "rendezvous.store_auth": case_store_auth,
+    "rendezvous.launcher_stopped": case_launcher_stopped,
 }
+
+# The tool under test, for helpers that start jobs.
+tool_path = [None]
 
 
 def main():
@@ -366,7 +545,8 @@ def main():
     parser.add_argument("--case", required=True, choices=sorted(CASES))
     args = parser.parse_args()
     try:
-        CASES[args.case](os.path.abspath(args.tool))
+        tool_path[0] = os.path.abspath(args.tool)
+        CASES[args.case](tool_path[0])
     except Failure as failure:
         print("FAIL %s: %s" % (args.case, failure))
         return 1

@@ -772,6 +772,7 @@ int main(int argc, char **argv) {
     if (launch.nproc > 0) {
       LaunchOptions launchOptions;
       launchOptions.masterPort = launch.masterPort;
+      launchOptions.masterAddr = launch.masterAddr;
       launchOptions.gracePeriod = options.grace;
       return launchLocalRanks(launch.nproc, launch.argv, launchOptions);
     }

@@ -349,6 +349,7 @@ int launch(const CLI::App &app, const Commands &commands,
                 std::to_string(microbatches) + " microbatches (pp_microbatches)");
   snn::dist::LaunchOptions options;
   options.masterPort = arguments.masterPort;
+  options.masterAddr = arguments.masterAddr;
   return snn::dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
 }
 
@@ -399,7 +400,7 @@ int runTool(int argc, char **argv) {
       snn::dist::extractLauncherArguments(argc, argv);
   CLI::App app("Runs and trains SpikeMesh artifacts with LibTorch.", "snn-run");
   app.set_version_flag("--version", "snn-run " SNN_VERSION);
-  app.footer("Many ranks: snn-run --nproc N [--master-port P] CMD ... starts N "
+  app.footer("Many ranks: snn-run --nproc N [--master-port P] [--master-addr A] CMD ... starts N "
              "local ranks; torchrun --nproc_per_node N --no_python snn-run "
              "CMD ... too (docs/snn-run.md).");
   app.require_subcommand(1);

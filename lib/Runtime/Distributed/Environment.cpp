@@ -67,6 +67,30 @@ DistEnvironment readTorchrunEnvironment() {
   return readTorchrunEnvironment(processEnvironment());
 }
 
+// What `snn-run --nproc` adds for its ranks: the job secret of its store and
+// its pid.
+static void readLauncherVariables(const EnvironmentLookup &lookup,
+                                  DistEnvironment &env) {
+  auto secret = lookup("SNN_JOB_SECRET");
+  if (!secret)
+    return;
+  if (secret->size() != 64 ||
+      secret->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    throw DistributedError("SNN_JOB_SECRET is not 64 hexadecimal digits (it is "
+                           "set by snn-run --nproc for its ranks; unset it "
+                           "otherwise)");
+  if (!env.externalStore)
+    throw DistributedError("SNN_JOB_SECRET is set but "
+                           "TORCHELASTIC_USE_AGENT_STORE is not True (both are "
+                           "set by snn-run --nproc for its ranks; unset "
+                           "SNN_JOB_SECRET otherwise)");
+  env.jobSecret = *secret;
+  if (auto pid = lookup("SNN_LAUNCHER_PID"))
+    env.launcherPid = parseInteger("SNN_LAUNCHER_PID", *pid, 1,
+                                   std::numeric_limits<int>::max(),
+                                   "the launcher's process id");
+}
+
 DistEnvironment readTorchrunEnvironment(const EnvironmentLookup &lookup) {
   std::vector<std::string> missing;
   for (const char *name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
@@ -125,6 +149,7 @@ DistEnvironment readTorchrunEnvironment(const EnvironmentLookup &lookup) {
     env.externalStore = true;
     env.storePrefix = "/worker/attempt_" + std::to_string(attempt);
   }
+  readLauncherVariables(lookup, env);
   return env;
 }
 

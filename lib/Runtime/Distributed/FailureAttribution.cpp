@@ -8,6 +8,7 @@
 
 #include "PeerHealth.h"
 #include "RankSupervisor.h"
+#include "RendezvousStore.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -99,9 +100,14 @@ int reportLaunchOutcome(const std::vector<RankProcess> &ranks,
                         const LaunchOptions &options) {
   if (attribution.cause >= 0) {
     const RankProcess &cause = ranks[attribution.cause];
-    const std::string line = attribution.lostReport.empty()
-                                 ? cause.describeExit()
-                                 : attribution.lostReport;
+    std::string line = attribution.lostReport.empty() ? cause.describeExit()
+                                                      : attribution.lostReport;
+    // Stopped long enough for the ranks' launcher watch to give up: the
+    // pause is the cause, not the rank that noticed it first.
+    if (outcome.longestPause >= kLauncherAnswerMin)
+      line = "the launcher was stopped for " +
+             std::to_string(outcome.longestPause.count() / 1000) +
+             " s and its ranks gave up on it (" + line + ")";
     if (options.reportFailures)
       std::cerr << ("error: " + line + "\n") << std::flush;
     return cause.launcherExitCode();

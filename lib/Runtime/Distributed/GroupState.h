@@ -44,6 +44,7 @@ inline std::vector<uint8_t> toBytes(const std::string &text) {
 
 struct GroupState;
 
+
 struct WorldState {
   DistEnvironment env;
   InitOptions options;
@@ -66,6 +67,12 @@ struct WorldState {
   bool heartbeatStop = false;
   std::atomic<bool> storeLost{false};
   std::atomic<bool> failedOnce{false};
+  // The launcher watch (LauncherWatch.cpp): ranks of `snn-run --nproc`.
+  std::thread launcherWatchThread;
+  std::mutex launcherWatchMutex;
+  std::condition_variable launcherWatchWake;
+  bool launcherWatchStop = false;
+
   /// Every rank joined (the done handshake at destruction needs it).
   bool joined = false;
 
@@ -73,6 +80,11 @@ struct WorldState {
 
   void startHeartbeat();
   void stopHeartbeat();
+  /// Pings the launcher's store on a connection of its own; when it does
+  /// not answer within launcherAnswerTimeout, prints "error: rank R: the
+  /// launcher (pid P) stopped answering for S s" and ends the process.
+  void startLauncherWatch();
+  void stopLauncherWatch();
   /// "<beat> <index>:<started collectives> ..." for every member group.
   std::string heartbeatValue(uint64_t beat);
 

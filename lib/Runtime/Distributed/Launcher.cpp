@@ -1,6 +1,6 @@
 //===- Launcher.cpp - Start N local ranks and supervise them --------------===//
 //
-// The launcher flags, the port checks, the TCPStore server in the launcher,
+// The launcher flags, the port checks, the rendezvous store in the launcher,
 // and launchLocalRanks, which runs the three pieces of RankSupervisor.h:
 // spawn (fork + exec per rank), supervise (a polling loop) and attribute
 // the failure (FailureAttribution.cpp).
@@ -9,10 +9,10 @@
 
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "RankSupervisor.h"
+#include "RendezvousStore.h"
 #include "snn/Runtime/Distributed/Error.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <netinet/in.h>
 #include <optional>
+#include <set>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -135,9 +136,40 @@ void checkPortAvailable(int port) {
                          p + ": " + std::strerror(error));
 }
 
+namespace {
+
+const char *const kLauncherFlags[] = {"--nproc", "--master-port",
+                                      "--master-addr"};
+
+const char *flagValueHint(const std::string &flag) {
+  if (flag == "--nproc")
+    return "the number of ranks";
+  if (flag == "--master-port")
+    return "a TCP port";
+  return "an address of this host";
+}
+
+// Stores one launcher flag's value; `seen` catches a flag given twice.
+void assignLauncherFlag(LauncherArguments &result, std::set<std::string> &seen,
+                        const std::string &name, const std::string &value) {
+  if (!seen.insert(name).second)
+    throw DistributedError(name + " given twice");
+  if (name == "--nproc")
+    result.nproc = parsePositive(name, value, 1, kMaxRanks, "a number of ranks");
+  else if (name == "--master-port")
+    result.masterPort = parsePositive(name, value, 1, 65535, "a TCP port");
+  else if (value.empty() || value.find_first_of(" \t\n/") != std::string::npos)
+    throw DistributedError("--master-addr '" + value +
+                           "': expected a host name or IP address of this host");
+  else
+    result.masterAddr = value;
+}
+
+} // namespace
+
 LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv) {
   LauncherArguments result;
-  bool haveNproc = false, havePort = false;
+  std::set<std::string> seen;
   bool passThrough = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string &arg = argv[i];
@@ -152,40 +184,29 @@ LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv)
     }
     std::string name;
     std::optional<std::string> value;
-    for (const char *flag : {"--nproc", "--master-port"}) {
+    for (const char *flag : kLauncherFlags) {
       if (arg == flag) {
         name = flag;
         if (i + 1 >= argv.size() || argv[i + 1].rfind("--", 0) == 0)
-          throw DistributedError(
-              name + ": expected a value (" +
-              (name == "--nproc" ? "the number of ranks" : "a TCP port") +
-              ")");
+          throw DistributedError(name + ": expected a value (" +
+                                 flagValueHint(name) + ")");
         value = argv[++i];
       } else if (arg.rfind(std::string(flag) + "=", 0) == 0) {
         name = flag;
         value = arg.substr(name.size() + 1);
       }
     }
-    if (name.empty()) {
+    if (name.empty())
       result.argv.push_back(arg);
-      continue;
-    }
-    if (name == "--nproc") {
-      if (haveNproc)
-        throw DistributedError("--nproc given twice");
-      haveNproc = true;
-      result.nproc =
-          parsePositive(name, *value, 1, kMaxRanks, "a number of ranks");
-    } else {
-      if (havePort)
-        throw DistributedError("--master-port given twice");
-      havePort = true;
-      result.masterPort = parsePositive(name, *value, 1, 65535, "a TCP port");
-    }
+    else
+      assignLauncherFlag(result, seen, name, *value);
   }
-  if (havePort && !haveNproc)
+  if (seen.count("--master-port") && !seen.count("--nproc"))
     throw DistributedError("--master-port needs --nproc (under torchrun, "
                            "MASTER_PORT sets the port)");
+  if (seen.count("--master-addr") && !seen.count("--nproc"))
+    throw DistributedError("--master-addr needs --nproc (under torchrun, "
+                           "MASTER_ADDR sets the address)");
   return result;
 }
 
@@ -196,24 +217,26 @@ LauncherArguments extractLauncherArguments(int argc, const char *const *argv) {
   return extractLauncherArguments(args);
 }
 
-// The rendezvous store: it lives in the launcher for the whole run.
-static c10::intrusive_ptr<c10d::TCPStore> startStore(int masterPort) {
+// The rendezvous store: it lives in the launcher for the whole run, on
+// options.masterAddr only (loopback unless --master-addr), and answers only
+// connections that present the job's secret (RendezvousStore.h).
+static std::unique_ptr<detail::StoreServer>
+startStore(const LaunchOptions &options, const std::string &secret,
+           const c10::intrusive_ptr<detail::MemoryStore> &memory) {
+  const int masterPort = options.masterPort;
   if (masterPort != 0)
     checkPortAvailable(masterPort);
   try {
-    c10d::TCPStoreOptions storeOptions;
-    storeOptions.port = static_cast<uint16_t>(masterPort);
-    storeOptions.isServer = true;
-    storeOptions.waitWorkers = false;
-    storeOptions.timeout = std::chrono::milliseconds(10000);
-    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", storeOptions);
+    return std::make_unique<detail::StoreServer>(options.masterAddr, masterPort,
+                                                 secret, memory);
   } catch (const std::exception &e) {
     std::string port = std::to_string(masterPort);
     if (masterPort != 0)
       throw DistributedError("--master-port " + port +
                              ": cannot start the rendezvous store on port " +
                              port + ": " + describeException(e));
-    throw DistributedError("cannot start the rendezvous store on 127.0.0.1: " +
+    throw DistributedError("--master-addr " + options.masterAddr +
+                           ": cannot start the rendezvous store: " +
                            describeException(e));
   }
 }
@@ -229,12 +252,16 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
   std::string executable =
       options.executable.empty() ? "/proc/self/exe" : options.executable;
 
-  c10::intrusive_ptr<c10d::TCPStore> tcpStore = startStore(options.masterPort);
+  const std::string secret = detail::newJobSecret();
+  auto memory = c10::make_intrusive<detail::MemoryStore>(
+      std::chrono::milliseconds(10000));
+  std::unique_ptr<detail::StoreServer> server =
+      startStore(options, secret, memory);
   auto store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_0",
-                                                      tcpStore);
+                                                      memory);
 
   detail::RankSupervisor supervisor(nproc, options);
-  supervisor.spawn(executable, argv, tcpStore->getPort());
+  supervisor.spawn(executable, argv, server->port(), secret);
   const detail::SupervisionOutcome outcome = supervisor.supervise();
   const detail::FailureAttribution attribution =
       detail::attributeFailure(supervisor.ranks(), outcome, *store);

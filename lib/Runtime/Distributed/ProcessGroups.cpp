@@ -1,6 +1,7 @@
 //===- ProcessGroups.cpp - Rendezvous, groups, mesh -----------------------===//
 
 #include "GroupState.h"
+#include "RendezvousStore.h"
 #include "snn/Runtime/Distributed/Launcher.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -101,6 +102,7 @@ GroupState &Group::state() const { return requireState(state_); }
 
 WorldState::~WorldState() {
   stopHeartbeat();
+  stopLauncherWatch();
   if (!store || !joined || env.worldSize <= 1)
     return;
   // Rank 0 hosting the store must outlive the others' last use of it.
@@ -165,13 +167,20 @@ void detail::waitWork(GroupState &group,
 static c10::intrusive_ptr<c10d::Store>
 connectStore(const DistEnvironment &env, const InitOptions &options,
              bool server) {
-  c10d::TCPStoreOptions storeOptions;
-  storeOptions.port = static_cast<uint16_t>(env.masterPort);
-  storeOptions.isServer = server;
-  storeOptions.waitWorkers = false;
-  storeOptions.timeout = options.timeout;
-  c10::intrusive_ptr<c10d::Store> store =
-      c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+  c10::intrusive_ptr<c10d::Store> store;
+  if (!env.jobSecret.empty()) {
+    // Ranks of `snn-run --nproc`: the launcher's authenticated store.
+    store = c10::make_intrusive<detail::StoreClient>(
+        env.masterAddr, env.masterPort, env.jobSecret, options.timeout);
+  } else {
+    // torchrun's agent store or rank 0's: c10d's TCPStore, as torch does.
+    c10d::TCPStoreOptions storeOptions;
+    storeOptions.port = static_cast<uint16_t>(env.masterPort);
+    storeOptions.isServer = server;
+    storeOptions.waitWorkers = false;
+    storeOptions.timeout = options.timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, storeOptions);
+  }
   if (!env.storePrefix.empty())
     store = c10::make_intrusive<c10d::PrefixStore>(env.storePrefix, store);
   return store;
@@ -335,11 +344,14 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     return world;
   }
 
-  const std::string address =
-      env.masterAddr + ":" + std::to_string(env.masterPort);
+  std::string address = env.masterAddr + ":" + std::to_string(env.masterPort);
+  if (!env.jobSecret.empty() && env.launcherPid > 0)
+    address += " (the launcher, pid " + std::to_string(env.launcherPid) + ")";
   connectRendezvousStore(*state, prefix, address);
   joinRendezvous(*state, prefix, address);
   state->joined = true;
+  if (!env.jobSecret.empty())
+    state->startLauncherWatch();
   if (options.heartbeat)
     connectHeartbeat(*state, prefix, address);
   createTransport(*state, prefix);

@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "RankSupervisor.h"
+#include "RendezvousStore.h"
 #include "snn/Runtime/Distributed/Error.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -38,26 +40,31 @@ extern "C" void onLauncherSignal(int signal) {
 }
 
 // Environment of one rank: the launcher's, minus what we set, plus it.
+// The job secret travels here, never in argv: /proc/<pid>/environ is
+// readable by the job's user only, /proc/<pid>/cmdline by everyone.
 std::vector<std::string>
-rankEnvironment(int rank, int nproc, int port,
-                const std::vector<std::pair<std::string, std::string>> &extra) {
+rankEnvironment(int rank, int nproc, int port, const std::string &secret,
+                const LaunchOptions &options) {
   std::vector<std::pair<std::string, std::string>> set = {
       {"RANK", std::to_string(rank)},
       {"WORLD_SIZE", std::to_string(nproc)},
       {"LOCAL_RANK", std::to_string(rank)},
       {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
       {"GROUP_RANK", "0"},
-      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_ADDR", options.masterAddr},
       {"MASTER_PORT", std::to_string(port)},
       // The launcher hosts the store, like torchrun's agent.
       {"TORCHELASTIC_USE_AGENT_STORE", "True"},
       {"TORCHELASTIC_RESTART_COUNT", "0"},
+      {kJobSecretVariable, secret},
+      {kLauncherPidVariable, std::to_string(::getpid())},
   };
-  for (const auto &entry : extra)
-    set.push_back(entry);
   std::set<std::string> names;
   for (const auto &entry : set)
     names.insert(entry.first);
+  for (const auto &entry : options.environment)
+    if (names.insert(entry.first).second)
+      set.push_back(entry);
 
   std::vector<std::string> env;
   for (char **entry = environ; entry && *entry; ++entry) {
@@ -194,7 +201,8 @@ RankSupervisor::RankSupervisor(int nproc, const LaunchOptions &options)
 RankSupervisor::~RankSupervisor() = default;
 
 void RankSupervisor::spawn(const std::string &executable,
-                           const std::vector<std::string> &argv, int port) {
+                           const std::vector<std::string> &argv, int port,
+                           const std::string &secret) {
   const int nproc = static_cast<int>(ranks_.size());
   ExecPlan plan;
   plan.executable = executable;
@@ -202,7 +210,7 @@ void RankSupervisor::spawn(const std::string &executable,
   plan.argPointers = pointers(plan.args);
   for (int rank = 0; rank < nproc; ++rank) {
     plan.envs.push_back(
-        rankEnvironment(rank, nproc, port, options_.environment));
+        rankEnvironment(rank, nproc, port, secret, options_));
     plan.execFailures.push_back("error: rank " + std::to_string(rank) +
                                 ": cannot execute " + executable + "\n");
   }
@@ -265,8 +273,17 @@ void RankSupervisor::reapAll() {
 
 SupervisionOutcome RankSupervisor::supervise() {
   const auto poll = std::chrono::milliseconds(10);
-  while (pollExits() > 0) {
+  auto last = Clock::now();
+  for (;;) {
+    // Measured before the exit check: a pause that ends with every rank
+    // gone (they gave up on a stopped launcher) must still count.
     const auto now = Clock::now();
+    outcome_.longestPause = std::max(
+        outcome_.longestPause,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - last));
+    last = now;
+    if (pollExits() == 0)
+      break;
     forwardSignals(now);
     escalate(now);
     sleepFor(poll);

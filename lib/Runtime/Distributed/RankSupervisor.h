@@ -55,6 +55,9 @@ struct SupervisionOutcome {
   std::vector<int> failureOrder;
   /// The first signal the launcher received (0: none).
   int interruptSignal = 0;
+  /// The longest time between two polls: long only when the launcher was
+  /// stopped (SIGSTOP) or starved, and its ranks may have given up on it.
+  std::chrono::milliseconds longestPause{0};
 };
 
 class RankSupervisor {
@@ -67,10 +70,13 @@ public:
 
   /// Installs the signal forwarding and starts every rank: `executable`
   /// with `argv`, the launcher's environment plus the rank variables
-  /// (MASTER_PORT=`port`) and options.environment. Throws DistributedError,
-  /// after stopping the ranks already started, when fork fails.
+  /// (MASTER_ADDR=options.masterAddr, MASTER_PORT=`port`, the job's
+  /// `secret` and the launcher's pid) and options.environment (which cannot
+  /// override those). Throws DistributedError, after stopping the ranks
+  /// already started, when fork fails.
   void spawn(const std::string &executable,
-             const std::vector<std::string> &argv, int port);
+             const std::vector<std::string> &argv, int port,
+             const std::string &secret);
   /// Returns once every rank has exited (none is reaped yet).
   SupervisionOutcome supervise();
   /// SIGKILLs the process group and anything left, and reaps every rank.

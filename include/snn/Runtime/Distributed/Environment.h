@@ -33,6 +33,13 @@ struct DistEnvironment {
   /// Prefix of every key in the store: "/worker/attempt_<n>" under an agent
   /// store (n = TORCHELASTIC_RESTART_COUNT), as torch.distributed does.
   std::string storePrefix;
+  /// SNN_JOB_SECRET: set by `snn-run --nproc` for its ranks, whose store
+  /// (the launcher's) answers only clients that present it. Empty under
+  /// torchrun or by hand: the ranks then use c10d's TCPStore.
+  std::string jobSecret;
+  /// SNN_LAUNCHER_PID: the launcher that hosts the store (0: not set). A
+  /// rank names it when it stops answering.
+  int launcherPid = 0;
 
   /// Whether every rank runs on this host and talks over loopback.
   bool singleHost() const;

@@ -2,10 +2,14 @@
 //
 // `snn-run --nproc N ...` re-executes itself N times (fork + exec of
 // /proc/self/exe with the same arguments minus the launcher flags), with
-// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and
-// MASTER_PORT set, like torchrun. The launcher hosts the rendezvous TCPStore
-// (as torchrun's agent does: TORCHELASTIC_USE_AGENT_STORE=True), so the
-// store outlives any rank and a dead rank 0 can still be named by the others.
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR (127.0.0.1 or
+// --master-addr) and MASTER_PORT set, like torchrun. The launcher hosts the
+// rendezvous store (as torchrun's agent does: TORCHELASTIC_USE_AGENT_STORE=
+// True), so the store outlives any rank and a dead rank 0 can still be named
+// by the others. The store listens on MASTER_ADDR only and answers only
+// clients holding the job's secret, which the ranks get in SNN_JOB_SECRET
+// (never on a command line); a rank exits when the launcher stops answering
+// (docs/distributed.md, "Rendezvous and groups").
 //
 // Supervision: rank output goes straight to the launcher's stdout/stderr (no
 // prefix). When a rank exits non-zero or is killed, the others get a grace
@@ -26,7 +30,10 @@
 namespace snn::dist {
 
 struct LaunchOptions {
-  /// TCP port of the rendezvous store on 127.0.0.1; 0 picks a free one.
+  /// Address the rendezvous store listens on, and the ranks' MASTER_ADDR:
+  /// loopback unless --master-addr says otherwise.
+  std::string masterAddr = "127.0.0.1";
+  /// TCP port of the rendezvous store; 0 picks a free one.
   int masterPort = 0;
   /// After the first rank fails: how long the others may take to exit on
   /// their own before they get SIGTERM.
@@ -67,14 +74,16 @@ struct LauncherArguments {
   int nproc = 0;
   /// --master-port P / --master-port=P; 0 when not given.
   int masterPort = 0;
+  /// --master-addr A / --master-addr=A; 127.0.0.1 when not given.
+  std::string masterAddr = "127.0.0.1";
   /// Everything else, in order (argv[0] included).
   std::vector<std::string> argv;
 };
 
-/// Removes `--nproc` and `--master-port` (with their values) from anywhere
-/// before a `--` argument. Throws DistributedError for a missing or invalid
-/// value (nproc must be 1 to 4096, the port 1 to 65535), a flag given twice,
-/// or --master-port without --nproc.
+/// Removes `--nproc`, `--master-port` and `--master-addr` (with their
+/// values) from anywhere before a `--` argument. Throws DistributedError for
+/// a missing or invalid value (nproc must be 1 to 4096, the port 1 to 65535),
+/// a flag given twice, or --master-port / --master-addr without --nproc.
 LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv);
 LauncherArguments extractLauncherArguments(int argc, const char *const *argv);
 
