@@ -44,7 +44,10 @@ constexpr const char *kMode = "mode", *kObjective = "objective",
                      *kDelayWgrad = "pp_delay_wgrad", *kStageUnits = "pp_stage_units",
                      *kTensorParallelPairs = "tensor_parallel_pairs",
                      *kCommunication = "communication", *kCalls = "calls",
-                     *kBytes = "bytes", *kDecidedBy = "decided_by", *kRationale = "rationale";
+                     *kBytes = "bytes", *kDecidedBy = "decided_by", *kRationale = "rationale",
+                     *kPrediction = "prediction", *kStepSeconds = "step_seconds",
+                     *kComputeSeconds = "compute_seconds", *kCommSeconds = "comm_seconds",
+                     *kMemoryBytes = "memory_bytes", *kTimes = "times";
 } // namespace plankey
 
 /// The explanation's keys (the plan's context and the planner's comparison).
@@ -84,7 +87,7 @@ json communicationJson(const std::vector<CommunicationVolume> &volumes) {
 
 json planJson(const PlanSpec &plan) {
   using namespace plankey;
-  return {{kMode, nameOf(plan.mode)},
+  json object = {{kMode, nameOf(plan.mode)},
           {kObjective, nameOf(plan.objective)},
           {kOptimizer, nameOf(plan.optimizer)},
           {kPartitioned, plan.partitioned},
@@ -104,6 +107,13 @@ json planJson(const PlanSpec &plan) {
           {kCommunication, communicationJson(plan.communication)},
           {kDecidedBy, plan.decidedBy},
           {kRationale, plan.rationale}};
+  if (plan.prediction) {
+    const PlanPrediction &p = *plan.prediction;
+    object[kPrediction] = {{kStepSeconds, p.stepSeconds}, {kComputeSeconds, p.computeSeconds},
+                           {kCommSeconds, p.commSeconds}, {kMemoryBytes, p.memoryBytes},
+                           {kTimes, p.times}};
+  }
+  return object;
 }
 
 json candidateJson(const PlanCandidate &c) {
@@ -378,6 +388,21 @@ void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
     spec.communication = parseCommunication(plan);
 }
 
+PlanPrediction parsePrediction(const FieldReader &plan) {
+  using namespace plankey;
+  FieldReader reader(plan.get(kPrediction), plan.field(kPrediction), plan.fileName());
+  PlanPrediction p;
+  p.stepSeconds = reader.getDouble(kStepSeconds);
+  p.computeSeconds = reader.getDouble(kComputeSeconds);
+  p.commSeconds = reader.getDouble(kCommSeconds);
+  p.memoryBytes = reader.getInt(kMemoryBytes);
+  p.times = reader.getString(kTimes);
+  if (!(p.stepSeconds >= 0) || !(p.computeSeconds >= 0) || !(p.commSeconds >= 0) ||
+      p.memoryBytes < 0)
+    reader.fail("'plan.prediction' must hold non-negative times and bytes");
+  return p;
+}
+
 void parsePlan(const FieldReader &reader, Manifest &manifest) {
   using namespace plankey;
   if (!reader.find(key::kPlan))
@@ -395,6 +420,8 @@ void parsePlan(const FieldReader &reader, Manifest &manifest) {
     spec.rationale = plan.getStrings(kRationale);
   if (manifest.version >= 2)
     parsePlanLayout(plan, spec);
+  if (plan.find(kPrediction))
+    spec.prediction = parsePrediction(plan);
 }
 
 PlanCandidate parseCandidate(const FieldReader &entry) {

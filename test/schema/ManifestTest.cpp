@@ -36,6 +36,7 @@ PlanSpec fullPlan() {
   plan.communication = {{"all_gather", "tp", 1, 4096}, {"all_reduce", "tp", 3, 12288}};
   plan.decidedBy = "cost-model";
   plan.rationale = {"because", "and so"};
+  plan.prediction = PlanPrediction{0.375, 0.125, 0.0625, 1 << 20, "default constants"};
   return plan;
 }
 
@@ -104,6 +105,14 @@ void expectSamePlan(const PlanSpec &a, const PlanSpec &b) {
   }
   EXPECT_EQ(a.decidedBy, b.decidedBy);
   EXPECT_EQ(a.rationale, b.rationale);
+  ASSERT_EQ(a.prediction.has_value(), b.prediction.has_value());
+  if (a.prediction) {
+    EXPECT_EQ(a.prediction->stepSeconds, b.prediction->stepSeconds);
+    EXPECT_EQ(a.prediction->computeSeconds, b.prediction->computeSeconds);
+    EXPECT_EQ(a.prediction->commSeconds, b.prediction->commSeconds);
+    EXPECT_EQ(a.prediction->memoryBytes, b.prediction->memoryBytes);
+    EXPECT_EQ(a.prediction->times, b.prediction->times);
+  }
 }
 
 void expectSameCandidate(const PlanCandidate &a, const PlanCandidate &b) {
@@ -282,6 +291,23 @@ TEST(Manifest, CommunicationIsOptionalAndNotNegative) {
             "be negative");
   EXPECT_EQ(parseError(edited("\"kind\": \"all_gather\"", "\"kind\": 2")),
             "m.json: 'plan.communication[0].kind' must be a string");
+}
+
+TEST(Manifest, ThePredictionIsOptionalAndNotNegative) {
+  std::string text = formatManifest(fullManifest());
+  size_t at = text.find("\"prediction\"");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = text.find("}", at);
+  std::string without = text;
+  without.erase(at, end + 1 - at);
+  // The field before it keeps its comma: drop the one left dangling.
+  size_t comma = without.rfind(',', at);
+  without.erase(comma, 1);
+  EXPECT_FALSE(parseManifest(without, "m.json").plan.prediction.has_value());
+  EXPECT_EQ(parseError(edited("\"step_seconds\": 0.375", "\"step_seconds\": -0.375")),
+            "m.json: 'plan.prediction' must hold non-negative times and bytes");
+  EXPECT_EQ(parseError(edited("\"times\": \"default constants\"", "\"times\": 3")),
+            "m.json: 'plan.prediction.times' must be a string");
 }
 
 TEST(Manifest, RefusesDeepOrHugeText) {

@@ -99,6 +99,15 @@ struct CommunicationVolume {
   int64_t bytes = 0;
 };
 
+/// What the planner predicted for the chosen plan, per rank and training step:
+/// `snn-run train` logs it next to what it measured (docs/training.md).
+struct PlanPrediction {
+  double stepSeconds = 0, computeSeconds = 0, commSeconds = 0;
+  int64_t memoryBytes = 0;
+  /// Where the times come from: "device profile p.json (...)" or "default constants".
+  std::string times;
+};
+
 /// The plan's decisions that the runtime acts on, and why they were taken.
 struct PlanSpec {
   ParallelMode mode = ParallelMode::None;
@@ -124,6 +133,8 @@ struct PlanSpec {
   std::vector<CommunicationVolume> communication;
   std::string decidedBy;
   std::vector<std::string> rationale;
+  /// Absent for plans without estimates (the reference table, or no countable model).
+  std::optional<PlanPrediction> prediction;
 };
 
 /// One mode on one mesh as the planner estimated it, per rank and training

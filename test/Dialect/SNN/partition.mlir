@@ -23,7 +23,7 @@
 // rows), fc2 rowwise (partial sums over the 4 local inputs, all-reduced, then the whole bias).
 // MLP2-LABEL: module attributes
 // MLP2-SAME:  snn.plan = #snn.plan<mode = tp,
-// MLP2-SAME:  partitioned = true>
+// MLP2-SAME:  partitioned = true, predicted = <label = "tp", mesh = "tp=2"{{.*}}>, times = "default constants">
 // MLP2-NOT:   shard.
 // MLP2-LABEL: func.func @main(%arg0: tensor<4x?x16xf32>) -> tensor<?x4xf32>
 // MLP2-NEXT:  %[[W1:.*]] = snn.parameter "fc1.weight" = {{.*}} : tensor<8x16xf32>
@@ -78,7 +78,7 @@
 // tp only); the plan keeps its 2-D mesh for the runtime.
 // FSDPTP:      snn.plan = #snn.plan<mode = fsdp_tp,
 // FSDPTP-SAME: mesh_axes = ["dp", "tp"], mesh_shape = [2, 2], dp_mesh_dim = 0, tp_mesh_dim = 1
-// FSDPTP-SAME: partitioned = true>
+// FSDPTP-SAME: partitioned = true, predicted = <label = "fsdp_tp"{{.*}}>, times = "default constants">
 // FSDPTP-NOT:  "dp"
 // FSDPTP-NOT:  shard.
 // FSDPTP:      snn.all_slice %{{.*}} over "tp" {axis = 0 : i64} : (tensor<8x16xf32>) -> tensor<4x16xf32>

@@ -37,6 +37,12 @@ schema::PlanSpec toPlanSpec(PlanAttr plan) {
   spec.tensorParallelPairs = stringList(plan.getTensorParallelPairs());
   spec.decidedBy = plan.getDecidedBy().str();
   spec.rationale = stringList(plan.getRationale());
+  if (PlanCandidateAttr predicted = plan.getPredicted())
+    spec.prediction = schema::PlanPrediction{
+        predicted.getStepSeconds().convertToDouble(),
+        predicted.getComputeSeconds().convertToDouble(),
+        predicted.getCommSeconds().convertToDouble(), predicted.getMemoryBytes(),
+        plan.getTimes() ? plan.getTimes().getValue().str() : std::string()};
   return spec;
 }
 

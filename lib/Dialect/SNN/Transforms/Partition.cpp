@@ -55,7 +55,7 @@ snn::PlanAttr markPartitioned(snn::PlanAttr p) {
       p.getPpDelayWgrad(), p.getPpStageUnits(), p.getTensorParallelRoots(),
       p.getTensorParallelPairs(), p.getExperimentalConvTp(), p.getAllowPipeline(),
       p.getAllowZero(), p.getMemoryBudget(), p.getDecidedBy(), p.getRationale(), p.getNotes(),
-      p.getCandidates(), p.getModel(), /*partitioned=*/true);
+      p.getCandidates(), p.getModel(), /*partitioned=*/true, p.getPredicted(), p.getTimes());
 }
 
 std::string gridAxesText(ArrayRef<int16_t> axes) {

@@ -101,7 +101,12 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       stringArray(b, analysis.roots), stringArray(b, tensorParallelPairs(plan, bridged)),
       features.experimentalConvTP, features.allowPipeline, features.allowZero,
       request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
-      stringArray(b, plan.notes), b.getArrayAttr(candidates), model, /*partitioned=*/false);
+      stringArray(b, plan.notes), b.getArrayAttr(candidates), model, /*partitioned=*/false,
+      plan.chosen ? candidateAttribute(context, *plan.chosen) : PlanCandidateAttr(),
+      plan.chosen ? b.getStringAttr(request.hardware.calibration
+                                        ? request.hardware.calibration->source
+                                        : std::string("default constants"))
+                  : StringAttr());
 }
 
 // --- JSON -------------------------------------------------------------------------------

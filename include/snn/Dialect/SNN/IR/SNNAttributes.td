@@ -115,7 +115,9 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     `rationale`, `notes`, the compared `candidates`, the `model` totals). The exporter turns
     it into the manifest's `plan` (snn/Schema/Manifest.h) through one conversion.
     `partitioned` is set by --snn-partition once @main is the per-rank program of a tp or
-    fsdp_tp plan (printed only when true).
+    fsdp_tp plan (printed only when true). `predicted` is the chosen plan's estimate and
+    `times` where its times come from (a device profile, or the default constants); the
+    runtime logs both next to what it measures. Absent without estimates.
   }];
   let parameters = (ins
     SNN_SchemaEnumParameter<"::snn::schema::ParallelMode", "parallel mode">:$mode,
@@ -149,7 +151,9 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     "::mlir::ArrayAttr":$notes,
     "::mlir::ArrayAttr":$candidates,
     OptionalParameter<"::snn::ModelSummaryAttr">:$model,
-    SNN_FalseByDefaultParameter:$partitioned
+    SNN_FalseByDefaultParameter:$partitioned,
+    OptionalParameter<"::snn::PlanCandidateAttr">:$predicted,
+    OptionalParameter<"::mlir::StringAttr">:$times
   );
 }
 
