@@ -303,7 +303,7 @@ void addExportCommand(CLI::App &app, ExportOptions &o) {
 void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
   CLI::App *command = app.add_subcommand(
       "calibrate", "Measure this machine's kernels and collectives and write a "
-                   "device profile for snn-compile --device-profile (about a "
+                   "device profile for snn-compile --device-profile (under a "
                    "minute; --quick: seconds)");
   command->add_option("--out", o.outPath, "The device profile to write (JSON)")
       ->capture_default_str();

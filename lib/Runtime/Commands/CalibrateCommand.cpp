@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -63,9 +65,13 @@ CalibrationTiming computeTiming(bool quick) {
 
 /// Collectives: the first calls connect Gloo's pairs and are not timed.
 CalibrationTiming communicationTiming(bool quick) {
-  return quick ? CalibrationTiming{2, 3, 0} : CalibrationTiming{2, 5, 0};
+  return quick ? CalibrationTiming{2, 3, 0} : CalibrationTiming{2, 7, 0};
 }
 
+/// Fails before the minute of measuring when the profile could not be
+/// written: a missing directory, a directory as --out, or a directory where
+/// no file can be created (permissions, a read-only or virtual file system;
+/// a probe file tells, since access() says yes to root everywhere).
 void checkOutputFile(const std::string &path) {
   if (path.empty())
     throw Error("--out must name a file");
@@ -73,9 +79,13 @@ void checkOutputFile(const std::string &path) {
     throw Error("--out " + path + ": is a directory");
   checkParentDirectory(path, "--out");
   fs::path parent = fs::path(path).parent_path();
-  std::string dir = parent.empty() ? "." : parent.string();
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw Error("--out " + path + ": directory " + dir + " is not writable");
+  std::string probe = ((parent.empty() ? fs::path(".") : parent) / ".snn-calibrate-XXXXXX").string();
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw Error("--out " + path + ": cannot create a file in '" +
+                (parent.empty() ? std::string(".") : parent.string()) + "': " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 std::string joinedSizes(const std::vector<int64_t> &sizes) {

@@ -205,15 +205,16 @@ double convWork(const ConvShape &s) {
 
 CalibrationSizes defaultCalibrationSizes(bool quick) {
   if (quick)
-    return {{{32, 64, 64}, {64, 128, 128}, {128, 256, 256}, {256, 512, 512}},
+    return {{{8, 16, 16}, {32, 64, 64}, {64, 128, 128}, {128, 256, 256}, {256, 512, 512}},
             {{4, 8, 8, 8, 8}, {8, 8, 16, 16, 16}, {8, 16, 32, 16, 16}, {8, 32, 32, 16, 16}},
             {{4, 8, 128}, {4, 8, 512}, {4, 16, 1024}, {4, 16, 4096}},
             {{8, 8, 8, 8}, {8, 16, 16, 16}, {16, 32, 16, 16}, {16, 64, 16, 16}},
             {{8, 8, 8, 8}, {8, 16, 16, 16}, {16, 32, 16, 16}, {16, 64, 16, 16}},
             {{8, 8, 8, 8}, {8, 16, 16, 16}, {16, 32, 16, 16}, {16, 64, 16, 16}}};
-  // T*N 32..512 rows, 64..2048 features: the MLP and the VGG classifiers.
+  // T*N 32..512 rows, 64..2048 features: the MLP and the VGG classifiers;
+  // the first, tiny, point is the fixed cost of a call (autograd, dispatch).
   std::vector<LinearShape> gemm{
-      {32, 64, 64}, {64, 256, 256}, {128, 512, 512}, {256, 1024, 1024}, {512, 2048, 2048}};
+      {8, 16, 16},  {32, 64, 64}, {64, 256, 256}, {128, 512, 512}, {256, 1024, 1024}, {512, 2048, 2048}};
   // 8..128 channels on 8x8..64x64 images: the CSNN, VGG and SEW-ResNet.
   std::vector<ConvShape> conv{{8, 8, 8, 8, 8},       {16, 8, 16, 32, 32},
                               {16, 32, 32, 16, 16},  {8, 16, 32, 64, 64},
