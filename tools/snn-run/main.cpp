@@ -19,6 +19,7 @@
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Commands/CalibrateCommand.h"
 #include "snn/Runtime/Commands/EvalCommand.h"
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Commands/InferCommand.h"
@@ -45,6 +46,8 @@ struct Commands {
   TrainOptions train;
   EvalOptions eval;
   ExportOptions exportWeights;
+  CalibrateOptions calibrate;
+  CalibrateRanksOptions calibrateRanks;
   /// --dist-timeout: bound on the rendezvous and every collective.
   double distTimeout = 60.0;
 };
@@ -297,6 +300,63 @@ void addExportCommand(CLI::App &app, ExportOptions &o) {
       ->required();
 }
 
+void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "calibrate", "Measure this machine's kernels and collectives and write a "
+                   "device profile for snn-compile --device-profile (under a "
+                   "minute; --quick: seconds)");
+  command->add_option("--out", o.outPath, "The device profile to write (JSON)")
+      ->capture_default_str();
+  atLeastOne(command->add_option("--threads", o.threads,
+                                 "Intra-op threads of the measurements and of "
+                                 "each rank (recorded in the profile)"))
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  command
+      ->add_option("--ranks", o.ranks,
+                   "Group sizes of the communication curves, comma-separated "
+                   "(sizes above the CPU count are skipped)")
+      ->delimiter(',')
+      ->check(valueCheck<int64_t>(requireCalibrateGroupSize))
+      ->default_str("2,4");
+  command->add_flag("--quick", o.quick,
+                    "A few small sizes and fewer repeats (seconds; for tests)");
+  addNamed(command, "--progress", o.progress, kProgressSettingNames,
+           "auto (bar on a terminal, lines otherwise), bar, lines or none");
+  command
+      ->add_option("--dist-timeout", o.distTimeout,
+                   "Seconds a rank waits for a peer before it fails naming it")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->capture_default_str();
+}
+
+/// The ranks of `calibrate` run this; hidden from --help (empty group).
+void addCalibrateRanksCommand(CLI::App &app, CalibrateRanksOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "calibrate-ranks", "One rank of calibrate's communication measurement");
+  command->group("");
+  command->add_option("--result", o.resultPath, "Rank 0's results file")->required();
+  command->add_option("--threads", o.threads)->check(CLI::Range(1, 4096));
+  command->add_flag("--quick", o.quick);
+  command->add_flag("--send-recv", o.sendRecv);
+  addNamed(command, "--progress", o.progress, kProgressSettingNames);
+  command->add_option("--dist-timeout", o.distTimeout)->check(CLI::Range(0.001, 86400.0));
+}
+
+/// calibrate and calibrate-ranks start or are ranks themselves; the
+/// launcher flags and torchrun's variables mean something else there.
+int runCalibration(const CLI::App &app, Commands &commands,
+                   const snn::dist::LauncherArguments &arguments) {
+  if (app.got_subcommand("calibrate-ranks"))
+    return runCalibrateRanks(commands.calibrateRanks);
+  if (arguments.nproc > 0)
+    throw Error("calibrate starts its own ranks (--ranks): drop --nproc");
+  if (snn::dist::torchrunEnvironmentPresent())
+    throw Error("calibrate runs in one process and starts its own ranks "
+                "(--ranks): run it without torchrun");
+  return runCalibrate(commands.calibrate);
+}
+
 void dispatch(const CLI::App &app, Commands &commands) {
   if (app.got_subcommand("export"))
     return runExport(commands.exportWeights);
@@ -409,6 +469,9 @@ int runTool(int argc, char **argv) {
   addTrainCommand(app, commands);
   addEvalCommand(app, commands.eval, commands);
   addExportCommand(app, commands.exportWeights);
+  addCalibrateCommand(app, commands.calibrate);
+  addCalibrateRanksCommand(app, commands.calibrateRanks);
+  commands.calibrate.createdBy = "snn-run calibrate " SNN_VERSION;
   std::vector<const char *> args;
   for (const std::string &argument : arguments.argv)
     args.push_back(argument.c_str());
@@ -420,6 +483,8 @@ int runTool(int argc, char **argv) {
       return app.exit(e);
     throw Error(std::string(e.what()) + " (run 'snn-run --help')");
   }
+  if (app.got_subcommand("calibrate") || app.got_subcommand("calibrate-ranks"))
+    return runCalibration(app, commands, arguments);
   if (arguments.nproc > 0)
     return launch(app, commands, arguments);
   if (snn::dist::torchrunEnvironmentPresent())

@@ -1,0 +1,112 @@
+//===- Calibration.h - Measuring kernels and collectives -------*- C++ -*-===//
+//
+// The measurements behind `snn-run calibrate` (CalibrateCommand.h): each
+// compute kind runs the kernel the executor runs for it (LayerOps.cpp,
+// NeuronOps.cpp: threadedLinear, at::conv2d, the fused LIF kernel, the
+// runtime's BatchNorm and max-pool kernels, at::add) forward and backward
+// through autograd, as one training call does; each collective runs through
+// SNNDistributed on a real process group. A point's time is the median over
+// repeated samples after a warm-up, and its size is in the unit the planner
+// counts (DeviceProfile.h, include/snn/Planner/CostModel.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_COMMANDS_CALIBRATION_H
+#define SNN_RUNTIME_COMMANDS_CALIBRATION_H
+
+#include "snn/Schema/DeviceProfile.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace snn::dist {
+class World;
+}
+
+namespace snn::runtime {
+
+/// How a point is timed.
+struct CalibrationTiming {
+  int warmups = 1; ///< untimed calls first (allocator, BLAS packing, Gloo pairs)
+  int repeats = 5; ///< timed samples; the point is their median
+  /// A sample repeats the call until it lasts about this long, so that the
+  /// clock's resolution and one-off jitter do not dominate small calls.
+  double minSampleSeconds = 0.002;
+};
+
+/// Median seconds of one call of `call` (see CalibrationTiming).
+double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing);
+/// Median over `timing.repeats` samples of `callsPerSample` calls each, after
+/// `timing.warmups` calls; `beforeSample` (may be empty) runs untimed before
+/// each sample. Ranks of a collective must agree on every count, hence fixed.
+double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSample,
+                          const CalibrationTiming &timing,
+                          const std::function<void()> &beforeSample);
+
+/// x [rows, in] through a Linear layer with bias to [rows, out].
+struct LinearShape {
+  int64_t rows = 0, in = 0, out = 0;
+};
+/// x [batch, in, height, width] through a 3x3 convolution with padding 1
+/// and bias to [batch, out, height, width].
+struct ConvShape {
+  int64_t batch = 0, in = 0, out = 0, height = 0, width = 0;
+};
+
+/// The planner's forward FLOPs: 2 * in + 1 per output element.
+double linearWork(const LinearShape &shape);
+/// 2 * in * 3 * 3 + 1 per output element.
+double convWork(const ConvShape &shape);
+
+/// The configurations measured per kind. Element kinds take tensor shapes:
+/// neuron [T, N, ...]; batch_norm and max_pool [B, C, H, W] (H, W even);
+/// elementwise any.
+struct CalibrationSizes {
+  std::vector<LinearShape> gemm;
+  std::vector<ConvShape> conv2d;
+  std::vector<std::vector<int64_t>> neuron, batchNorm, maxPool, elementwise;
+};
+
+/// The sizes of the reference models (Linear 64..2048 features, T*N 32..512;
+/// convolutions of 8..128 channels on 8x8..64x64 images), or a few small
+/// ones for `quick` (tests).
+CalibrationSizes defaultCalibrationSizes(bool quick);
+
+/// Called before each point: what is measured ("gemm", "all_reduce on 2
+/// ranks"), the point's index and the curve's point count.
+using CalibrationProgressFn =
+    std::function<void(const std::string &what, size_t index, size_t count)>;
+
+/// One curve per kind of schema::kComputeKinds, in that order, each point's
+/// size in the planner's unit, sorted ascending (configurations of equal
+/// size keep the faster). Runs on the calling thread with the intra-op
+/// threads already set.
+std::vector<schema::ComputeCurve> measureCompute(const CalibrationSizes &sizes,
+                                                 const CalibrationTiming &timing,
+                                                 const CalibrationProgressFn &progress);
+
+/// Tensor sizes (bytes) of the communication curves: 4 KiB .. 16 MiB, or up
+/// to 1 MiB for `quick`.
+std::vector<int64_t> defaultMessageBytes(bool quick);
+
+/// all_reduce, all_gather and reduce_scatter over every rank of `world` at
+/// each of `bytes` (the whole tensor, rounded to whole float32 elements per
+/// rank), and with `sendRecv` a ping-pong between ranks 0 and 1 (its curve
+/// has ranks 2: one transfer between two ranks). Every rank must call it
+/// with the same arguments; the times are rank 0's.
+std::vector<schema::CommunicationCurve>
+measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool sendRecv,
+                   const CalibrationTiming &timing, const CalibrationProgressFn &progress);
+
+/// The ranks' results as the calibrate parent reads them back: one line
+/// "KIND RANKS SIZE SECONDS" per point.
+std::string formatCommunicationResults(const std::vector<schema::CommunicationCurve> &curves);
+/// Reads formatCommunicationResults' text back; throws Error naming `name`
+/// and the line for anything else.
+std::vector<schema::CommunicationCurve> parseCommunicationResults(const std::string &text,
+                                                                  const std::string &name);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_CALIBRATION_H

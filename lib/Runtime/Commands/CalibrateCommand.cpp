@@ -1,0 +1,340 @@
+//===- CalibrateCommand.cpp - snn-run calibrate ---------------------------===//
+
+#include "snn/Runtime/Commands/CalibrateCommand.h"
+#include "snn/Runtime/Commands/Calibration.h"
+#include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Distributed/Environment.h"
+#include "snn/Runtime/Distributed/Launcher.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Support/DurableFile.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+namespace snn::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Progress on stderr: a bar redrawn in place, or one line per curve.
+class CalibrationReporter {
+public:
+  explicit CalibrationReporter(Progress::Mode mode) : mode(mode) {}
+  ~CalibrationReporter() { finish(); }
+
+  CalibrationProgressFn callback() {
+    if (mode == Progress::Mode::Off)
+      return {};
+    return [this](const std::string &what, size_t index, size_t count) {
+      if (mode == Progress::Mode::Lines) {
+        if (index == 0)
+          std::fprintf(stderr, "calibrate: %s (%zu sizes)\n", what.c_str(), count);
+        return;
+      }
+      // Padded so that a shorter line covers the one before it.
+      std::fprintf(stderr, "\rcalibrate: %-48s %zu/%zu", what.c_str(), index + 1, count);
+      std::fflush(stderr);
+      barOpen = true;
+    };
+  }
+
+  void finish() {
+    if (barOpen)
+      std::fputc('\n', stderr);
+    barOpen = false;
+  }
+
+private:
+  Progress::Mode mode;
+  bool barOpen = false;
+};
+
+CalibrationTiming computeTiming(bool quick) {
+  return quick ? CalibrationTiming{1, 3, 0.0005} : CalibrationTiming{1, 5, 0.002};
+}
+
+/// Collectives: the first calls connect Gloo's pairs and are not timed.
+CalibrationTiming communicationTiming(bool quick) {
+  return quick ? CalibrationTiming{2, 3, 0} : CalibrationTiming{2, 7, 0};
+}
+
+/// Fails before the minute of measuring when the profile could not be
+/// written: a missing directory, a directory as --out, or a directory where
+/// no file can be created (permissions, a read-only or virtual file system;
+/// a probe file tells, since access() says yes to root everywhere).
+void checkOutputFile(const std::string &path) {
+  if (path.empty())
+    throw Error("--out must name a file");
+  if (fs::is_directory(path))
+    throw Error("--out " + path + ": is a directory");
+  checkParentDirectory(path, "--out");
+  fs::path parent = fs::path(path).parent_path();
+  std::string probe = ((parent.empty() ? fs::path(".") : parent) / ".snn-calibrate-XXXXXX").string();
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw Error("--out " + path + ": cannot create a file in '" +
+                (parent.empty() ? std::string(".") : parent.string()) + "': " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+std::string joinedSizes(const std::vector<int64_t> &sizes) {
+  std::string text;
+  for (int64_t size : sizes)
+    text += (text.empty() ? "" : ",") + std::to_string(size);
+  return text;
+}
+
+/// The group sizes to launch, ascending; those with more ranks than CPUs are
+/// left out with a note (ranks would time each other's scheduling, not the
+/// transport).
+std::vector<int64_t> groupSizesToMeasure(const std::vector<int64_t> &requested,
+                                         int64_t logicalCpus) {
+  std::vector<int64_t> sizes = requested;
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<int64_t> kept;
+  for (int64_t size : sizes) {
+    if (size <= logicalCpus) {
+      kept.push_back(size);
+      continue;
+    }
+    std::cerr << ("note: calibrate: skipping " + std::to_string(size) +
+                  " ranks: this machine has " + std::to_string(logicalCpus) +
+                  " logical CPUs (--ranks)\n");
+  }
+  return kept;
+}
+
+/// A fresh private directory for the ranks' result file.
+fs::path makeResultDirectory() {
+  std::string pattern = (fs::temp_directory_path() / "snn-calibrate-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw Error("calibrate: cannot create a temporary directory under " +
+                fs::temp_directory_path().string());
+  return pattern;
+}
+
+/// The argument list of each rank: `snn-run calibrate-ranks ...`.
+std::vector<std::string> rankArguments(const CalibrateOptions &options,
+                                       const std::string &resultPath, bool sendRecv) {
+  std::vector<std::string> argv{"snn-run",   "calibrate-ranks",
+                                "--result",  resultPath,
+                                "--threads", std::to_string(options.threads),
+                                "--progress", kProgressSettingNames.name(options.progress),
+                                "--dist-timeout", formatDouble(options.distTimeout)};
+  if (options.quick)
+    argv.push_back("--quick");
+  if (sendRecv)
+    argv.push_back("--send-recv");
+  return argv;
+}
+
+/// Runs `ranks` ranks of calibrate-ranks; appends their curves. Returns the
+/// launcher's exit code (it printed the `error:` line of a failed rank).
+int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
+                 std::vector<schema::CommunicationCurve> &curves) {
+  fs::path dir = makeResultDirectory();
+  std::string resultPath = (dir / "collectives.txt").string();
+  int code = 0;
+  try {
+    code = dist::launchLocalRanks(int(ranks), rankArguments(options, resultPath, sendRecv));
+    if (code == 0) {
+      for (schema::CommunicationCurve &curve :
+           parseCommunicationResults(readWholeFile(resultPath), resultPath))
+        curves.push_back(std::move(curve));
+    }
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+    throw;
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  return code;
+}
+
+
+/// "262.1 K", "4.29 G": three significant digits and an SI prefix.
+std::string siValue(double value) {
+  const char *prefixes[] = {"", " K", " M", " G", " T"};
+  int i = 0;
+  while (value >= 1000.0 && i < 4) {
+    value /= 1000.0;
+    ++i;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), value < 10 ? "%.2f%s" : value < 100 ? "%.1f%s" : "%.0f%s",
+                value, prefixes[i]);
+  return text;
+}
+
+/// "4 KiB", "16 MiB".
+std::string byteValue(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB"};
+  int i = 0;
+  while (bytes >= 1024.0 && i < 3) {
+    bytes /= 1024.0;
+    ++i;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g %s", bytes, units[i]);
+  return text;
+}
+
+std::string timeValue(double seconds) {
+  char text[32];
+  if (seconds < 1e-3)
+    std::snprintf(text, sizeof(text), "%.1f us", seconds * 1e6);
+  else
+    std::snprintf(text, sizeof(text), "%.2f ms", seconds * 1e3);
+  return text;
+}
+
+struct SummaryRow {
+  std::string kind, ranks, points, sizes, fastest, rate;
+};
+
+SummaryRow computeRow(const schema::ComputeCurve &curve) {
+  bool flops = curve.kind == "gemm" || curve.kind == "conv2d";
+  // A training call does the forward's FLOPs three times (CostModel.h:
+  // backward = 2 x forward).
+  double factor = flops ? 3.0 : 1.0, best = 0, fastest = INFINITY;
+  for (const schema::ProfilePoint &p : curve.points) {
+    best = std::max(best, factor * p.size / p.seconds);
+    fastest = std::min(fastest, p.seconds);
+  }
+  std::string unit = flops ? " FLOP" : " elements";
+  return {curve.kind, "-", std::to_string(curve.points.size()),
+          siValue(curve.points.front().size) + " .. " + siValue(curve.points.back().size) + unit,
+          timeValue(fastest), siValue(best) + (flops ? "FLOP/s" : " elements/s")};
+}
+
+SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
+  double best = 0, fastest = INFINITY;
+  for (const schema::ProfilePoint &p : curve.points) {
+    best = std::max(best, p.size / p.seconds);
+    fastest = std::min(fastest, p.seconds);
+  }
+  return {curve.kind, std::to_string(curve.ranks), std::to_string(curve.points.size()),
+          byteValue(curve.points.front().size) + " .. " + byteValue(curve.points.back().size),
+          timeValue(fastest), siValue(best) + "B/s"};
+}
+
+} // namespace
+
+void requireCalibrateGroupSize(int64_t ranks) {
+  if (ranks < 2)
+    throw Error("--ranks: a group has at least 2 ranks, got " + std::to_string(ranks));
+  if (ranks > kMaxCalibrateRanks)
+    throw Error("--ranks: at most " + std::to_string(kMaxCalibrateRanks) +
+                " ranks per group, got " + std::to_string(ranks));
+}
+
+void validateCalibrateOptions(const CalibrateOptions &options) {
+  std::set<int64_t> seen;
+  for (int64_t ranks : options.ranks) {
+    requireCalibrateGroupSize(ranks);
+    if (!seen.insert(ranks).second)
+      throw Error("--ranks " + joinedSizes(options.ranks) + ": " + std::to_string(ranks) +
+                  " is given twice");
+  }
+  if (options.threads < 1)
+    throw Error("--threads must be at least 1");
+  if (!(options.distTimeout > 0))
+    throw Error("--dist-timeout must be positive");
+  checkOutputFile(options.outPath);
+}
+
+int runCalibrate(const CalibrateOptions &options) {
+  validateCalibrateOptions(options);
+  setIntraOpThreads(options.threads);
+  schema::DeviceProfile profile;
+  profile.createdBy = options.createdBy;
+  profile.machine = schema::thisMachine();
+  profile.machine.threads = options.threads;
+  profile.machine.backend = dist::backendName(dist::Backend::Gloo);
+  {
+    CalibrationReporter reporter(Progress::modeFor(options.progress));
+    profile.compute = measureCompute(defaultCalibrationSizes(options.quick),
+                                     computeTiming(options.quick), reporter.callback());
+  }
+  bool sendRecv = true; // measured once, in the smallest group
+  for (int64_t ranks : groupSizesToMeasure(options.ranks, profile.machine.logicalCpus)) {
+    int code = measureGroup(options, ranks, sendRecv, profile.communication);
+    if (code != 0)
+      return code;
+    sendRecv = false;
+  }
+  std::string text = schema::formatDeviceProfile(profile);
+  // What the planner will read: a profile this command cannot read back is
+  // a bug here, not a file to leave behind.
+  schema::parseDeviceProfile(text, options.outPath);
+  replaceFileDurably(options.outPath, text);
+  std::cout << formatCalibrationSummary(profile) << "wrote " << options.outPath << "\n"
+            << std::flush;
+  return 0;
+}
+
+int runCalibrateRanks(const CalibrateRanksOptions &options) {
+  if (!dist::torchrunEnvironmentPresent())
+    throw Error("calibrate-ranks runs on the ranks 'snn-run calibrate' starts; run that");
+  dist::DistEnvironment environment = dist::readTorchrunEnvironment();
+  try {
+    setIntraOpThreads(options.threads);
+    dist::InitOptions init;
+    init.timeout = std::chrono::milliseconds(int64_t(options.distTimeout * 1000.0 + 0.5));
+    std::shared_ptr<dist::World> world = dist::World::initialize(environment, init);
+    CalibrationReporter reporter(environment.rank == 0 ? Progress::modeFor(options.progress)
+                                                       : Progress::Mode::Off);
+    std::vector<schema::CommunicationCurve> curves =
+        measureCollectives(*world, defaultMessageBytes(options.quick), options.sendRecv,
+                           communicationTiming(options.quick), reporter.callback());
+    reporter.finish();
+    if (environment.rank == 0)
+      replaceFileDurably(options.resultPath, formatCommunicationResults(curves));
+    return 0;
+  } catch (const std::exception &e) {
+    std::string message = describeException(e);
+    if (message.rfind("rank ", 0) != 0)
+      message = "rank " + std::to_string(environment.rank) + ": " + message;
+    std::cerr << ("calibrate-ranks: " + message + "\n") << std::flush;
+    return 1;
+  }
+}
+
+std::string formatCalibrationSummary(const schema::DeviceProfile &profile) {
+  std::vector<SummaryRow> rows{{"kind", "ranks", "points", "sizes", "fastest call", "best"}};
+  for (const schema::ComputeCurve &curve : profile.compute)
+    rows.push_back(computeRow(curve));
+  for (const schema::CommunicationCurve &curve : profile.communication)
+    rows.push_back(communicationRow(curve));
+  size_t widths[5] = {};
+  for (const SummaryRow &row : rows) {
+    const std::string *cells[] = {&row.kind, &row.ranks, &row.points, &row.sizes, &row.fastest};
+    for (size_t i = 0; i < 5; ++i)
+      widths[i] = std::max(widths[i], cells[i]->size());
+  }
+  std::string table;
+  for (const SummaryRow &row : rows) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "%-*s  %*s  %*s  %-*s  %*s  %s\n", int(widths[0]),
+                  row.kind.c_str(), int(widths[1]), row.ranks.c_str(), int(widths[2]),
+                  row.points.c_str(), int(widths[3]), row.sizes.c_str(), int(widths[4]),
+                  row.fastest.c_str(), row.rate.c_str());
+    table += line;
+  }
+  return table + "(gemm, conv2d: FLOP/s of forward and backward, 3 x the forward's FLOPs; "
+                 "communication: bytes of the whole tensor per second)\n";
+}
+
+} // namespace snn::runtime

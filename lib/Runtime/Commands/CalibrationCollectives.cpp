@@ -1,0 +1,114 @@
+//===- CalibrationCollectives.cpp - Timing collectives on real ranks ------===//
+//
+// Every rank runs the same calls in the same order (collectives must match),
+// so the number of calls per sample depends only on the size, never on a
+// rank's own clock. A barrier starts each sample together; rank 0's clock
+// times it, which is the collective's time since no rank leaves a collective
+// before every rank has entered it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Commands/Calibration.h"
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/PointToPoint.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+
+#include <ATen/ops/randn.h>
+
+#include <algorithm>
+
+namespace snn::runtime {
+
+namespace {
+
+constexpr int64_t kFloatBytes = 4;
+
+/// Small messages are latency-bound (tens of microseconds on loopback): a
+/// sample repeats them up to about 1 MiB of traffic.
+int64_t callsPerSample(int64_t bytes) {
+  return std::clamp<int64_t>((int64_t(1) << 20) / std::max<int64_t>(bytes, 1), 1, 32);
+}
+
+/// The point of `kind` at `bytes`: its tensors allocated once, its call
+/// timed; size is the whole tensor's bytes after rounding to the ranks.
+schema::ProfilePoint collectivePoint(const dist::Group &group, const std::string &kind,
+                                     int64_t bytes, const CalibrationTiming &timing) {
+  int64_t ranks = group.size();
+  int64_t perRank = std::max<int64_t>(1, bytes / (kFloatBytes * ranks));
+  std::function<void()> call;
+  int64_t wholeBytes = 0;
+  if (kind == "all_reduce") {
+    at::Tensor t = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
+    wholeBytes = t.numel() * kFloatBytes;
+    call = [group, t]() mutable { dist::allReduce(group, t); };
+  } else if (kind == "all_gather") {
+    at::Tensor part = at::randn({perRank}), whole = at::randn({perRank * ranks});
+    wholeBytes = whole.numel() * kFloatBytes;
+    call = [group, part, whole]() mutable { dist::allGatherInto(group, part, whole); };
+  } else {
+    at::Tensor whole = at::randn({perRank * ranks});
+    wholeBytes = whole.numel() * kFloatBytes;
+    call = [group, whole] { dist::reduceScatter(group, whole); };
+  }
+  double seconds = medianSecondsFixed(call, callsPerSample(bytes), timing,
+                                      [&group] { dist::barrier(group); });
+  return {double(wholeBytes), seconds};
+}
+
+/// One message from rank 0 to rank 1 of `pair` and back; a call's time is
+/// half the round trip.
+schema::ProfilePoint pingPoint(const dist::Group &pair, int64_t bytes,
+                               const CalibrationTiming &timing) {
+  at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
+  at::Tensor buffer = message.clone();
+  int peer = 1 - pair.rank();
+  auto roundTrip = [&] {
+    if (pair.rank() == 0) {
+      dist::isend(pair, message, peer, 0).wait();
+      dist::irecv(pair, buffer, peer, 0).wait();
+    } else {
+      dist::irecv(pair, buffer, peer, 0).wait();
+      dist::isend(pair, buffer, peer, 0).wait();
+    }
+  };
+  double seconds = medianSecondsFixed(roundTrip, callsPerSample(bytes), timing,
+                                      [&pair] { dist::barrier(pair); });
+  return {double(message.numel() * kFloatBytes), seconds / 2.0};
+}
+
+} // namespace
+
+std::vector<schema::CommunicationCurve>
+measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool sendRecv,
+                   const CalibrationTiming &timing, const CalibrationProgressFn &progress) {
+  std::vector<schema::CommunicationCurve> curves;
+  const dist::Group &group = world.group();
+  auto report = [&](const std::string &what, size_t i) {
+    if (progress && world.rank() == 0)
+      progress(what, i, bytes.size());
+  };
+  std::string onRanks = " on " + std::to_string(group.size()) + " ranks";
+  for (const char *kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    curves.push_back({kind, group.size(), {}});
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      report(kind + onRanks, i);
+      curves.back().points.push_back(collectivePoint(group, kind, bytes[i], timing));
+    }
+  }
+  if (!sendRecv)
+    return curves;
+  // Collective over every rank, members or not (ProcessGroups.h).
+  dist::Group pair = world.newGroup({0, 1}, "calibrate send_recv {0, 1}");
+  if (pair) {
+    curves.push_back({"send_recv", 2, {}});
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      report("send_recv between ranks 0 and 1", i);
+      curves.back().points.push_back(pingPoint(pair, bytes[i], timing));
+    }
+  }
+  // The other ranks wait here rather than leave while 0 and 1 still talk.
+  dist::barrier(group);
+  return curves;
+}
+
+} // namespace snn::runtime

@@ -1,0 +1,195 @@
+//===- CalibrationTest.cpp - snn-run calibrate's measurement helpers ------===//
+//
+// Tiny sizes only: the point is that each kind runs its kernel forward and
+// backward, sizes come out in the planner's units, ascending, and the result
+// is a profile the planner's reader accepts. The CLI and real ranks are
+// tested by test/e2e/calibrate.py.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+#include "snn/Runtime/Commands/CalibrateCommand.h"
+#include "snn/Runtime/Commands/Calibration.h"
+#include "snn/Runtime/Distributed/ProcessGroups.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+using namespace snn::runtime;
+using snn::schema::CommunicationCurve;
+using snn::schema::ComputeCurve;
+using snn::schema::DeviceProfile;
+using snn::test::errorOf;
+
+namespace {
+
+const CalibrationTiming kFast{1, 3, 0.0};
+
+CalibrationSizes tinySizes() {
+  CalibrationSizes sizes;
+  sizes.gemm = {{4, 8, 8}, {8, 16, 16}};
+  sizes.conv2d = {{1, 2, 2, 4, 4}, {2, 4, 4, 8, 8}};
+  sizes.neuron = {{2, 2, 8}, {3, 2, 4, 4, 4}};
+  sizes.batchNorm = {{2, 2, 4, 4}, {4, 4, 4, 4}};
+  sizes.maxPool = {{2, 2, 4, 4}, {4, 4, 4, 4}};
+  sizes.elementwise = {{2, 2, 4, 4}, {4, 4, 4, 4}};
+  return sizes;
+}
+
+void expectAscendingPositive(const std::vector<snn::schema::ProfilePoint> &points,
+                             const std::string &kind) {
+  ASSERT_FALSE(points.empty()) << kind;
+  for (size_t i = 0; i < points.size(); ++i) {
+    EXPECT_GT(points[i].seconds, 0.0) << kind;
+    EXPECT_TRUE(std::isfinite(points[i].seconds)) << kind;
+    if (i > 0)
+      EXPECT_GT(points[i].size, points[i - 1].size) << kind;
+  }
+}
+
+} // namespace
+
+TEST(Calibration, MedianSecondsFixedRunsWarmupsAndEverySample) {
+  int calls = 0, samples = 0;
+  CalibrationTiming timing{2, 5, 0.0};
+  double seconds = medianSecondsFixed([&] { ++calls; }, 3, timing, [&] { ++samples; });
+  EXPECT_EQ(calls, 2 + 5 * 3);
+  EXPECT_EQ(samples, 5);
+  EXPECT_GE(seconds, 0.0);
+}
+
+TEST(Calibration, MedianSecondsMeasuresTheCall) {
+  auto sleep = [] { std::this_thread::sleep_for(std::chrono::microseconds(2000)); };
+  double seconds = medianSeconds(sleep, CalibrationTiming{1, 3, 0.001});
+  EXPECT_GE(seconds, 0.002);
+  EXPECT_LT(seconds, 0.1); // far above a sleep's overshoot, far below a wrong unit
+}
+
+TEST(Calibration, WorkIsCountedAsThePlannerCountsIt) {
+  // Linear: 2 * in + 1 per output element (bias); conv 3x3: 2 * C * 9 + 1.
+  EXPECT_DOUBLE_EQ(linearWork({4, 8, 3}), 4.0 * 3.0 * 17.0);
+  EXPECT_DOUBLE_EQ(convWork({2, 3, 5, 4, 6}), 2.0 * 5 * 4 * 6 * (2.0 * 3 * 9 + 1));
+}
+
+TEST(Calibration, ComputeCurvesCoverEveryKindInPlannerUnits) {
+  std::vector<std::string> seen;
+  std::vector<ComputeCurve> curves =
+      measureCompute(tinySizes(), kFast, [&](const std::string &what, size_t, size_t) {
+        seen.push_back(what);
+      });
+  ASSERT_EQ(curves.size(), std::size(snn::schema::kComputeKinds));
+  for (size_t i = 0; i < curves.size(); ++i) {
+    EXPECT_EQ(curves[i].kind, snn::schema::kComputeKinds[i]);
+    EXPECT_EQ(curves[i].points.size(), 2u) << curves[i].kind;
+    expectAscendingPositive(curves[i].points, curves[i].kind);
+  }
+  EXPECT_EQ(seen.size(), 12u); // one call per point
+  EXPECT_DOUBLE_EQ(curves[0].points[0].size, linearWork({4, 8, 8}));
+  EXPECT_DOUBLE_EQ(curves[1].points[1].size, convWork({2, 4, 4, 8, 8}));
+  EXPECT_DOUBLE_EQ(curves[2].points[0].size, 2.0 * 2 * 8); // neuron: input elements
+  EXPECT_DOUBLE_EQ(curves[2].points[1].size, 3.0 * 2 * 4 * 4 * 4);
+  EXPECT_DOUBLE_EQ(curves[4].points[1].size, 4.0 * 4 * 4 * 4); // max_pool: input elements
+}
+
+TEST(Calibration, ConfigurationsOfEqualSizeGiveOnePointInOrder) {
+  CalibrationSizes sizes = tinySizes();
+  // Out of order, and two shapes with the same element count.
+  sizes.elementwise = {{4, 4, 4, 4}, {2, 2, 4, 4}, {1, 4, 4, 4}};
+  std::vector<ComputeCurve> curves = measureCompute(sizes, kFast, {});
+  const ComputeCurve &add = curves.back();
+  ASSERT_EQ(add.kind, "elementwise");
+  ASSERT_EQ(add.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(add.points[0].size, 64.0);
+  EXPECT_DOUBLE_EQ(add.points[1].size, 256.0);
+}
+
+TEST(Calibration, DefaultSizesAreAtLeastFourPerKind) {
+  for (bool quick : {true, false}) {
+    CalibrationSizes sizes = defaultCalibrationSizes(quick);
+    EXPECT_GE(sizes.gemm.size(), 4u);
+    EXPECT_GE(sizes.conv2d.size(), 4u);
+    for (const auto *shapes :
+         {&sizes.neuron, &sizes.batchNorm, &sizes.maxPool, &sizes.elementwise})
+      EXPECT_GE(shapes->size(), 4u);
+    EXPECT_GE(defaultMessageBytes(quick).size(), 4u);
+  }
+}
+
+TEST(Calibration, CommunicationResultsRoundTrip) {
+  std::vector<CommunicationCurve> curves{{"all_reduce", 2, {{4096, 1.5e-4}, {65536, 3e-4}}},
+                                         {"send_recv", 2, {{4096, 2.25e-5}}}};
+  std::vector<CommunicationCurve> back =
+      parseCommunicationResults(formatCommunicationResults(curves), "r.txt");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].kind, "all_reduce");
+  EXPECT_EQ(back[0].ranks, 2);
+  ASSERT_EQ(back[0].points.size(), 2u);
+  EXPECT_EQ(back[0].points[1].size, 65536.0);
+  EXPECT_EQ(back[0].points[1].seconds, 3e-4); // exact: shortest round-trip text
+  EXPECT_EQ(back[1].points[0].seconds, 2.25e-5);
+}
+
+TEST(Calibration, MalformedCommunicationResultsNameTheLine) {
+  EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 0.1\nbad\n", "r.txt"); })
+                .find("r.txt:2"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 -1\n", "r.txt"); }), "");
+  EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 1 x\n", "r.txt"); }), "");
+}
+
+TEST(Calibration, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {
+  std::shared_ptr<snn::dist::World> world =
+      snn::dist::World::initialize(snn::dist::singleProcessEnvironment());
+  std::vector<CommunicationCurve> curves =
+      measureCollectives(*world, {4096, 65536}, /*sendRecv=*/false, kFast, {});
+  ASSERT_EQ(curves.size(), 3u);
+  for (const CommunicationCurve &curve : curves) {
+    EXPECT_EQ(curve.ranks, 1);
+    ASSERT_EQ(curve.points.size(), 2u);
+    EXPECT_EQ(curve.points[0].size, 4096.0) << curve.kind;
+    expectAscendingPositive(curve.points, curve.kind);
+  }
+}
+
+TEST(Calibration, MeasuredProfileParsesBack) {
+  DeviceProfile profile;
+  profile.createdBy = "test";
+  profile.machine = snn::schema::thisMachine();
+  profile.machine.threads = 1;
+  profile.machine.backend = "gloo";
+  profile.compute = measureCompute(tinySizes(), kFast, {});
+  profile.communication = {{"all_reduce", 2, {{4096, 1e-4}, {8192, 2e-4}}}};
+  DeviceProfile back =
+      snn::schema::parseDeviceProfile(snn::schema::formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.compute.size(), profile.compute.size());
+  EXPECT_EQ(back.computeCurve("gemm")->points.size(), 2u);
+  EXPECT_EQ(back.machine.threads, 1);
+  std::string table = formatCalibrationSummary(profile);
+  for (const char *kind : snn::schema::kComputeKinds)
+    EXPECT_NE(table.find(kind), std::string::npos) << kind;
+  EXPECT_NE(table.find("FLOP/s"), std::string::npos);
+}
+
+TEST(Calibration, BadOptionsAreOneLineNamingTheFlag) {
+  snn::test::TempDir dir;
+  auto with = [&](auto change) {
+    CalibrateOptions options;
+    options.outPath = dir.file("p.json");
+    change(options);
+    return errorOf([&] { validateCalibrateOptions(options); });
+  };
+  EXPECT_EQ(with([](CalibrateOptions &) {}), "");
+  EXPECT_NE(with([](CalibrateOptions &o) { o.ranks = {1}; }).find("--ranks"), std::string::npos);
+  EXPECT_NE(with([](CalibrateOptions &o) { o.ranks = {2, 2}; }).find("twice"), std::string::npos);
+  EXPECT_NE(with([](CalibrateOptions &o) { o.ranks = {65}; }).find("--ranks"), std::string::npos);
+  EXPECT_NE(with([](CalibrateOptions &o) { o.threads = 0; }).find("--threads"), std::string::npos);
+  EXPECT_NE(with([&](CalibrateOptions &o) { o.outPath = dir.path(); }).find("directory"),
+            std::string::npos);
+  EXPECT_NE(with([&](CalibrateOptions &o) { o.outPath = dir.file("no/p.json"); }).find("--out"),
+            std::string::npos);
+  EXPECT_NE(with([](CalibrateOptions &o) { o.outPath = "/proc/p.json"; }).find("--out"),
+            std::string::npos);
+}
