@@ -20,6 +20,7 @@ Usage: train_dp.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--ranks 2,4]
                    [--mode dp|zero|fsdp]
 """
 import argparse
+import json
 import os
 import shutil
 
@@ -50,9 +51,27 @@ def compile_dp(bin_dir, case, work, ranks, mode="dp"):
 RANK_LOG_MODE = {"dp": "replicated", "zero": "zero", "fsdp": "fsdp"}
 
 
-def check_rank_logs(log, ranks, mode, what):
+def check_plan_check(end, prediction, r, what):
+    """The end event's plan_check: the manifest's prediction next to positive measurements
+    (mean step time above the communication wait, memory above the parameters)."""
+    check = end.get("plan_check")
+    if not check or check["predicted"]["step_seconds"] != prediction["step_seconds"] or \
+            check["predicted"]["times"] != prediction["times"]:
+        raise tc.Failure(f"{what}: rank {r}'s plan_check {check} does not carry the manifest's "
+                         f"prediction {prediction}")
+    m = check["measured"]
+    if not 0 <= m["comm_seconds"] < m["step_seconds"] or m["memory_bytes"] <= end["param_bytes"]:
+        raise tc.Failure(f"{what}: rank {r}'s measurements are not plausible: {m}")
+    if abs(check["ratio"]["step"] - m["step_seconds"] / prediction["step_seconds"]) > 1e-9 * \
+            check["ratio"]["step"]:
+        raise tc.Failure(f"{what}: rank {r}'s step ratio {check['ratio']['step']} is not "
+                         "measured / predicted")
+
+
+def check_rank_logs(log, ranks, mode, what, prediction):
     """Every rank writes LOG.rankR.jsonl: a 'rank' event naming the sharding and an 'end' event
-    with what it holds. fsdp keeps ~1/W of the parameters; zero ~1/W of the optimizer state."""
+    with what it holds and the plan's prediction next to what it measured. fsdp keeps ~1/W of
+    the parameters; zero ~1/W of the optimizer state."""
     stem, ext = os.path.splitext(log)
     ends = []
     for r in range(ranks):
@@ -63,6 +82,7 @@ def check_rank_logs(log, ranks, mode, what):
             raise tc.Failure(f"{what}: rank {r}'s log starts with {first}")
         if last.get("event") != "end" or last.get("steps") != STEPS:
             raise tc.Failure(f"{what}: rank {r}'s log ends with {last}")
+        check_plan_check(last, prediction, r, what)
         ends.append(last)
     total = sum(e["param_bytes"] for e in ends)
     states = [e["optimizer_state_bytes"] for e in ends]
@@ -153,7 +173,9 @@ def main():
             got = check_replicas(os.path.join(d, "params"), ranks, what)
             worst = tc.compare_params(got, tr.state_arrays(model), f"{what} final weights")
             print(f"{what}: ranks identical; worst rel err vs reference {worst:.3g}")
-            check_rank_logs(os.path.join(d, "log.jsonl"), ranks, args.mode, what)
+            with open(os.path.join(art, "manifest.json")) as f:
+                prediction = json.load(f)["plan"]["prediction"]
+            check_rank_logs(os.path.join(d, "log.jsonl"), ranks, args.mode, what, prediction)
             if name == "sgd" and args.mode == "dp":
                 check_no_sync_bn(cmd, d, res, what)
             summary.append(f"{args.mode}{ranks}/{name} ({worst:.2g})")

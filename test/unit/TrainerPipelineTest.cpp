@@ -189,7 +189,11 @@ TEST(TrainerPipeline, TheTraceAndTheRankLogReportTheBubble) {
   EXPECT_EQ(names["send s0>s1 m0"], 2);
   MetricsLog log(dir.file("log.jsonl"), false);
   BubbleReport report{0.25, 0.125, 0.5, "zero_bubble"};
-  log.rankEnd(2, MemoryFootprint(), 1, nullptr, &report);
+  RankEnd end;
+  end.steps = 2;
+  end.peakResidentBytes = 1;
+  end.bubble = report;
+  log.rankEnd(end);
   std::ifstream in(dir.file("log.jsonl"));
   std::string line;
   std::getline(in, line);

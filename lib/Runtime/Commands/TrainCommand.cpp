@@ -249,6 +249,33 @@ BubbleReport bubbleOf(const PipelineEngine &engine, const Trainer &trainer) {
   return report;
 }
 
+/// The end event: what the rank holds and measured, with the plan's prediction next to
+/// the measured step time, communication wait and memory (the steps' tensor peak less
+/// what was there before them, plus the parameters: what the planner counts).
+RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
+                  const schema::PlanSpec &plan,
+                  const PipelineEngine *pipeline, const TensorBytes *tensors,
+                  double blockedSeconds) {
+  RankEnd end;
+  end.steps = summary.stepsDone;
+  end.footprint = trainer.footprint();
+  end.peakResidentBytes = peakResidentBytes();
+  if (tensors)
+    end.tensors = *tensors;
+  if (pipeline)
+    end.bubble = bubbleOf(*pipeline, trainer);
+  if (plan.prediction && summary.stepsDone > 0) {
+    PlanCheck check;
+    check.predicted = *plan.prediction;
+    check.stepSeconds = summary.seconds / double(summary.stepsDone);
+    check.commSeconds = blockedSeconds / double(summary.stepsDone);
+    if (tensors)
+      check.memoryBytes = tensors->peak - tensors->beforeSteps + end.footprint.paramBytes;
+    end.planCheck = check;
+  }
+  return end;
+}
+
 } // namespace
 
 void runTrain(const TrainOptions &options) {
@@ -316,13 +343,14 @@ void runTrain(const TrainOptions &options) {
   TensorBytes tensors;
   TensorMemory::resetPeak();
   tensors.beforeSteps = TensorMemory::liveBytes();
+  double blockedBefore = dist::blockedSeconds();
   TrainSummary summary = trainer.run();
   tensors.peak = TensorMemory::peakBytes();
   // One process has no rank log: its "end" event goes to the run's log.
-  BubbleReport bubble = pipeline ? bubbleOf(*pipeline, trainer) : BubbleReport();
   (place.worldSize > 1 ? rankLog : log)
-      .rankEnd(summary.stepsDone, trainer.footprint(), peakResidentBytes(),
-               TensorMemory::installed() ? &tensors : nullptr, pipeline ? &bubble : nullptr);
+      .rankEnd(rankEndOf(summary, trainer, artifact.manifest.plan, pipeline.get(),
+                         TensorMemory::installed() ? &tensors : nullptr,
+                         dist::blockedSeconds() - blockedBefore));
   if (!options.tracePath.empty())
     trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
                 options.tracePath);

@@ -15,6 +15,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -134,6 +135,9 @@ struct GroupState {
 
 /// Waits for `work` with the group's timeout; a failure is diagnosed as a
 /// lost peer (WorldState::failCollective).
+/// Adds a wait's duration to blockedSeconds().
+void addBlocked(std::chrono::steady_clock::duration waited);
+
 void waitWork(GroupState &group, const c10::intrusive_ptr<c10d::Work> &work,
               const std::string &op, uint64_t sequence);
 

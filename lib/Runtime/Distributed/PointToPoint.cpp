@@ -148,6 +148,7 @@ void PendingTransfer::wait() {
     throw DistributedError("wait() on an empty or finished transfer");
   detail::TransferState &state = *state_;
   GroupState &g = state.group.state();
+  auto start = std::chrono::steady_clock::now();
   try {
     state.work->wait(state.group.timeout());
   } catch (const std::exception &e) {
@@ -155,6 +156,7 @@ void PendingTransfer::wait() {
     g.world->failTransfer(g, state.what(), state.group.globalRank(state.peer),
                           state.tag, describeException(e));
   }
+  detail::addBlocked(std::chrono::steady_clock::now() - start);
   state.work.reset();
 }
 

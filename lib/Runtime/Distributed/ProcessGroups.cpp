@@ -146,9 +146,22 @@ c10::intrusive_ptr<c10d::Work> detail::startCollective(
   }
 }
 
+namespace {
+std::atomic<int64_t> blockedNanoseconds{0};
+} // namespace
+
+void detail::addBlocked(std::chrono::steady_clock::duration waited) {
+  blockedNanoseconds.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count(),
+      std::memory_order_relaxed);
+}
+
+double blockedSeconds() { return double(blockedNanoseconds.load()) * 1e-9; }
+
 void detail::waitWork(GroupState &group,
                       const c10::intrusive_ptr<c10d::Work> &work,
                       const std::string &op, uint64_t sequence) {
+  auto start = std::chrono::steady_clock::now();
   try {
     // A little longer than the backend's own timeout, whose message is
     // more precise than "Operation timed out!".
@@ -158,6 +171,7 @@ void detail::waitWork(GroupState &group,
   } catch (const std::exception &e) {
     group.world->failCollective(group, op, sequence, describeException(e));
   }
+  addBlocked(std::chrono::steady_clock::now() - start);
 }
 
 //===----------------------------------------------------------------------===//

@@ -97,23 +97,47 @@ void MetricsLog::rankStart(int rank, int worldSize, const std::string &mode,
   writeLine(line.dump());
 }
 
-void MetricsLog::rankEnd(int64_t steps, const MemoryFootprint &footprint,
-                         int64_t peakResidentBytes, const TensorBytes *tensors,
-                         const BubbleReport *bubble) {
+namespace {
+
+Json planCheckJson(const PlanCheck &check) {
+  const schema::PlanPrediction &p = check.predicted;
+  auto ratio = [](double measured, double predicted) {
+    return predicted > 0 ? Json(measured / predicted) : Json(nullptr);
+  };
+  return Json{{"predicted",
+               {{"step_seconds", p.stepSeconds},
+                {"comm_seconds", p.commSeconds},
+                {"memory_bytes", p.memoryBytes},
+                {"times", p.times}}},
+              {"measured",
+               {{"step_seconds", check.stepSeconds},
+                {"comm_seconds", check.commSeconds},
+                {"memory_bytes", check.memoryBytes}}},
+              {"ratio",
+               {{"step", ratio(check.stepSeconds, p.stepSeconds)},
+                {"comm", ratio(check.commSeconds, p.commSeconds)},
+                {"memory", ratio(double(check.memoryBytes), double(p.memoryBytes))}}}};
+}
+
+} // namespace
+
+void MetricsLog::rankEnd(const RankEnd &report) {
   Json end{{"event", "end"},
-           {"steps", steps},
-           {"peak_rss_bytes", peakResidentBytes},
-           {"param_bytes", footprint.paramBytes},
-           {"grad_bytes", footprint.gradBytes},
-           {"optimizer_state_bytes", footprint.optimizerStateBytes}};
-  if (tensors)
-    end["tensor_bytes"] = Json{{"before_steps", tensors->beforeSteps},
-                               {"peak", tensors->peak}};
-  if (bubble)
+           {"steps", report.steps},
+           {"peak_rss_bytes", report.peakResidentBytes},
+           {"param_bytes", report.footprint.paramBytes},
+           {"grad_bytes", report.footprint.gradBytes},
+           {"optimizer_state_bytes", report.footprint.optimizerStateBytes}};
+  if (report.tensors)
+    end["tensor_bytes"] = Json{{"before_steps", report.tensors->beforeSteps},
+                               {"peak", report.tensors->peak}};
+  if (const std::optional<BubbleReport> &bubble = report.bubble)
     end["bubble"] = Json{{"measured", bubble->measured},
                          {"theoretical", bubble->theoretical},
                          {"pipeline", bubble->pipeline},
                          {"schedule", bubble->schedule}};
+  if (report.planCheck)
+    end["plan_check"] = planCheckJson(*report.planCheck);
   writeLine(end.dump());
 }
 

@@ -128,6 +128,11 @@ private:
 /// for `artifactWorldSize` ranks.
 void checkWorldSize(int64_t artifactWorldSize, int worldSize);
 
+/// Wall seconds this process has spent waiting for its collectives and
+/// point-to-point transfers to complete since it started: the communication
+/// its computation did not hide. A step's share is the difference across it.
+double blockedSeconds();
+
 /// The device mesh of an artifact (manifest "mesh": {axes, shape}): rank r
 /// has row-major coordinates in `shape`, and each axis has one group per
 /// slice (the ranks that differ only in that axis' coordinate).

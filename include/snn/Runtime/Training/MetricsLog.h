@@ -11,9 +11,11 @@
 
 #include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Optim/Metrics.h"
+#include "snn/Schema/Manifest.h"
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace snn::runtime {
@@ -23,6 +25,25 @@ namespace snn::runtime {
 struct TensorBytes {
   int64_t beforeSteps = 0;
   int64_t peak = 0;
+};
+
+/// The plan's prediction next to what this rank measured, per training step
+/// (docs/training.md, "Outputs").
+struct PlanCheck {
+  schema::PlanPrediction predicted;
+  double stepSeconds = 0; ///< mean over the invocation's steps
+  double commSeconds = 0; ///< waiting for collectives and transfers, per step
+  int64_t memoryBytes = 0; ///< the steps' peak tensor bytes less what they found
+};
+
+/// What a rank's "end" event reports; the optional parts when measured.
+struct RankEnd {
+  int64_t steps = 0;
+  MemoryFootprint footprint;
+  int64_t peakResidentBytes = 0;
+  std::optional<TensorBytes> tensors;
+  std::optional<BubbleReport> bubble;
+  std::optional<PlanCheck> planCheck;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
@@ -49,12 +70,11 @@ public:
   /// "coordinates"}, this rank's place in it.
   void rankStart(int rank, int worldSize, const std::string &mode,
                  const MeshContext *mesh = nullptr);
-  /// `tensors` (when counted): adds "tensor_bytes": {"before_steps",
-  /// "peak"}. `bubble` (pipelines): adds "bubble": {"measured",
-  /// "theoretical", "pipeline", "schedule"}.
-  void rankEnd(int64_t steps, const MemoryFootprint &footprint,
-               int64_t peakResidentBytes, const TensorBytes *tensors = nullptr,
-               const BubbleReport *bubble = nullptr);
+  /// "end": steps, peak RSS and what the rank holds; "tensor_bytes":
+  /// {"before_steps", "peak"}, "bubble" (pipelines): {"measured",
+  /// "theoretical", "pipeline", "schedule"} and "plan_check": {"predicted",
+  /// "measured", "ratio"} when present.
+  void rankEnd(const RankEnd &end);
 
 private:
   void writeLine(const std::string &line);
