@@ -173,6 +173,12 @@ double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double
   return seconds * double(ranks - 1) / double(nearestRanks - 1);
 }
 
+double Calibration::oversubscription(int64_t ranks) const {
+  if (logicalCpus <= 0)
+    return 1.0;
+  return std::max(1.0, double(ranks * threadsPerRank) / double(logicalCpus));
+}
+
 double Hardware::sendSeconds(int64_t bytes) const {
   if (calibration)
     return calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, double(bytes));

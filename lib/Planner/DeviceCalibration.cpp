@@ -52,6 +52,8 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
   calibration->source = "device profile " + path + " (" + m.cpu + ", " +
                         std::to_string(m.threads) + " thread" + (m.threads == 1 ? "" : "s") +
                         " per rank, " + m.backend + ")";
+  calibration->logicalCpus = m.logicalCpus;
+  calibration->threadsPerRank = m.threads;
   for (const schema::ComputeCurve &curve : profile.compute)
     if (std::optional<WorkKind> kind = workKindOf(curve.kind))
       calibration->compute[size_t(*kind)] = curveOf(curve.points);

@@ -262,6 +262,11 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
     estimatePipeline(config, e);
   else
     estimateFlat(config, e);
+  // Ranks that share the machine's CPUs compute more slowly than the curves, measured
+  // alone, say.
+  if (hw_.calibration)
+    e.computeSeconds *=
+        hw_.calibration->oversubscription(config.dp * config.tp * config.pp);
   e.stepSeconds = e.computeSeconds + e.commSeconds;
   e.memoryBytes = e.stateBytes + e.activationBytes + e.transientBytes;
   e.fitsBudget = memoryBudget <= 0 || e.memoryBytes <= memoryBudget;

@@ -64,6 +64,34 @@ TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheRingSteps) {
   EXPECT_EQ(c.collectiveSeconds(CollectiveKind::AllGather, 2, 1024), 0.0);
 }
 
+TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
+  Calibration c;
+  EXPECT_EQ(c.oversubscription(8), 1.0); // the machine is unknown
+  c.logicalCpus = 2;
+  c.threadsPerRank = 1;
+  EXPECT_EQ(c.oversubscription(1), 1.0);
+  EXPECT_EQ(c.oversubscription(2), 1.0);
+  EXPECT_EQ(c.oversubscription(4), 2.0);
+  c.threadsPerRank = 2;
+  EXPECT_EQ(c.oversubscription(4), 4.0);
+  // The estimate: dp on 4 ranks of a 2-CPU machine computes its quarter batch at half speed.
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  PlannerInput input;
+  input.model = model;
+  PlanRequest request;
+  request.topology = *parseTopology("dp=4");
+  request.batchSize = 64;
+  request.forced = *modeRequest(snn::schema::RequestedMode::DP);
+  auto shared = std::make_shared<Calibration>(*uniformCalibration(1e-9));
+  request.hardware.calibration = shared;
+  auto alone = recommend(input, request);
+  shared->logicalCpus = 2;
+  auto crowded = recommend(input, request);
+  ASSERT_TRUE(alone.ok() && crowded.ok());
+  ASSERT_TRUE(alone->chosen && crowded->chosen);
+  EXPECT_DOUBLE_EQ(crowded->chosen->computeSeconds, 2.0 * alone->chosen->computeSeconds);
+}
+
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {
   ModelInfo model = test::csnn(8);
   for (size_t i = 0; i < model.ops.size(); ++i) {

@@ -57,6 +57,8 @@ inline constexpr int kCollectiveKinds = 4;
 /// bytes for each measured group size.
 struct Calibration {
   std::string source; ///< for the rationale: which profile, measured where
+  int64_t logicalCpus = 0;    ///< of the machine measured; 0: unknown
+  int64_t threadsPerRank = 1; ///< during the measurement
   std::array<MeasuredCurve, kWorkKinds> compute;
   std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> collectives;
 
@@ -64,6 +66,9 @@ struct Calibration {
   /// nearest measured one scaled by the ring's (ranks - 1) steps; 0 without a curve of
   /// the kind.
   double collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const;
+  /// How much slower each rank computes when `ranks` share the machine: ranks x threads
+  /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
+  double oversubscription(int64_t ranks) const;
 };
 
 /// Machine constants the time estimates use, or the measured calibration when one is

@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Does the planner's choice hold? For each model, the planner's top candidates and two others
+on RANKS ranks, each compiled, trained and measured in one run: predicted against measured step
+time and per-rank memory, their ratio, and whether the planner's first choice was the fastest
+measured.
+
+1. `snn-run calibrate` measures this machine (or --profile FILE is used as given).
+2. For each model: make_case exports it (seeded weights); `snn-compile --topology dp=RANKS
+   --batch-size B --device-profile P --explain-json` ranks every feasible candidate by its
+   predicted step time (the speed objective); the first TOP and OTHERS more (spread over the
+   rest of the ranking) are each forced (`--mode`, `--topology` from the candidate's mesh) and
+   compiled with the same profile.
+3. Each artifact trains STEPS SGD steps (lr 1e-3, momentum 0.9, MSE, seed 0) on a synthetic
+   dataset with `snn-run --nproc RANKS train --threads THREADS --log`; the measured step time is
+   the median of rank 0's step times after WARMUP steps, the measured memory the largest rank's
+   `plan_check.measured.memory_bytes` (docs/training.md), the predictions the manifest's
+   `plan.prediction`.
+
+Goal (issue 12): predictions within 25% of measurement; the first choice the fastest measured or
+within 10% of it. Not a test: run it on an otherwise idle machine.
+  bench/planner_check.py [--models deep_mlp,csnn,vgg_dvs] [--ranks 4] [--threads 1]
+                         [--batch 32] [--steps 12] [--top 3] [--others 2] [--profile FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+
+import numpy as np
+
+import train_distributed as td
+
+MODEL_ARGS = {
+    "deep_mlp": (["--width", "256", "--layers", "4", "--classes", "10"], (64,), True),
+    "csnn": (["--width", "16"], (1, 28, 28), True),
+    "vgg_dvs": (["--width", "16", "--image", "32", "--blocks", "3"], (2, 32, 32), False),
+}
+
+
+def topology_of(mesh):
+    """A candidate's mesh as a topology: "dp=2 x tp=2" -> "dp=2,tp=2", "pp=4 (vpp 2)" ->
+    "pp=4,vpp=2"."""
+    text = mesh.replace(" x ", ",")
+    if "(vpp " in text:
+        base, vpp = text.split(" (vpp ")
+        text = f"{base},vpp={vpp.rstrip(')')}"
+    return text
+
+
+def mode_of(label):
+    return {"dp+zero": "zero"}.get(label, label)
+
+
+def pick(candidates, top, others):
+    """The first `top` by predicted step time and `others` spread over the rest."""
+    ranked = sorted((c for c in candidates if c["feasible"]), key=lambda c: c["step_seconds"])
+    rest = ranked[top:]
+    if len(rest) > others:
+        step = len(rest) / others
+        rest = [rest[int(i * step + step / 2)] for i in range(others)]
+    return [(i + 1, c) for i, c in enumerate(ranked[:top])] + \
+           [(ranked.index(c) + 1, c) for c in rest]
+
+
+def prepare(model, args, env, d):
+    extra, shape, static = MODEL_ARGS[model]
+    case = os.path.join(d, "case")
+    td.sh([td.PYTHON, "-m", "snnexport.make_case", "--model", model, "--out", case, "--T",
+           args.T, "--N", args.batch, "--attempts", 1, "--quiet", *extra], env,
+          os.path.join(d, "make_case.out"))
+    g = np.random.default_rng(0)
+    S = args.batch * args.steps
+    xp, yp = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
+    x = g.random((S, *shape)) if static else g.random((S, args.T, *shape)) < 0.3
+    np.save(xp, x.astype(np.float32))
+    np.save(yp, g.integers(0, 10, S).astype(np.int64))
+    return case, xp, yp, static
+
+
+def compile_candidate(args, env, case, d, tag, flags):
+    art = os.path.join(d, f"art_{tag}")
+    td.sh([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
+           "--batch-size", args.batch, "--device-profile", args.profile, *flags, "-o", art], env,
+          os.path.join(d, f"compile_{tag}.out"))
+    with open(os.path.join(art, "manifest.json")) as f:
+        return art, json.load(f)["plan"]
+
+
+def measure(args, env, art, data, static, d, tag):
+    xp, yp = data
+    log = os.path.join(d, f"{tag}.jsonl")
+    cmd = [os.path.join(args.bin, "snn-run"), "--nproc", args.ranks, "train", art,
+           "--data-npy", f"{xp},{yp}", "--steps", args.steps, "--batch-size", args.batch,
+           "--lr", "0.001", "--momentum", "0.9", "--loss", "mse", "--seed", 0, "--threads",
+           args.threads, "--progress", "none", "--dist-timeout", 300]
+    if static:
+        cmd += ["--repeat-time", args.T]
+    info, ends = td.measure_trainer(cmd, env, log, os.path.join(d, f"{tag}.out"), args.ranks,
+                                    args.warmup, args.timeout)
+    info["step_seconds"] = args.batch / info["samples_per_s"]
+    checks = [e.get("plan_check") for e in ends or []]
+    info["memory_bytes"] = max((c["measured"]["memory_bytes"] for c in checks if c), default=0)
+    return info
+
+
+def bench_model(model, args, env):
+    d = os.path.join(args.work, model)
+    os.makedirs(d)
+    case, xp, yp, static = prepare(model, args, env, d)
+    explain = os.path.join(d, "explain.json")
+    compile_candidate(args, env, case, d, "auto",
+                      ["--topology", f"dp={args.ranks}", "--explain-json", explain])
+    with open(explain) as f:
+        candidates = json.load(f)["plan"]["candidates"]
+    rows = []
+    for rank, c in pick(candidates, args.top, args.others):
+        tag = f"{rank}_{c['mode']}_{topology_of(c['mesh'])}".replace(",", "_").replace("=", "")
+        art, plan = compile_candidate(args, env, case, d, tag,
+                                      ["--mode", mode_of(c["mode"]), "--topology",
+                                       topology_of(c["mesh"])])
+        got = measure(args, env, art, (xp, yp), static, d, tag)
+        rows.append({"model": model, "rank": rank, "mode": c["mode"], "mesh": c["mesh"],
+                     "predicted_s": plan["prediction"]["step_seconds"],
+                     "measured_s": got["step_seconds"],
+                     "predicted_mem": plan["prediction"]["memory_bytes"],
+                     "measured_mem": got["memory_bytes"]})
+        r = rows[-1]
+        print(f"   {model} #{rank} {c['mode']} {c['mesh']}: predicted {r['predicted_s'] * 1e3:.2f} "
+              f"ms, measured {r['measured_s'] * 1e3:.2f} ms", flush=True)
+    return rows
+
+
+def report(rows):
+    print()
+    print("| model | planner rank | mode | mesh | predicted ms | measured ms | measured / "
+          "predicted | predicted MiB/rank | measured MiB/rank | measured / predicted |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        mem = r["measured_mem"] / r["predicted_mem"] if r["predicted_mem"] else float("nan")
+        print(f"| {r['model']} | {r['rank']} | {r['mode']} | {r['mesh']} | "
+              f"{r['predicted_s'] * 1e3:.2f} | {r['measured_s'] * 1e3:.2f} | "
+              f"{r['measured_s'] / r['predicted_s']:.2f} | {r['predicted_mem'] / td.MiB:.2f} | "
+              f"{r['measured_mem'] / td.MiB:.2f} | {mem:.2f} |")
+    print()
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        first = min(mine, key=lambda r: r["rank"])
+        fastest = min(mine, key=lambda r: r["measured_s"])
+        within = [abs(r["measured_s"] / r["predicted_s"] - 1) <= 0.25 for r in mine]
+        print(f"{model}: the planner's first choice ({first['mode']} on {first['mesh']}) "
+              f"measured {first['measured_s'] / fastest['measured_s']:.2f}x the fastest "
+              f"({fastest['mode']} on {fastest['mesh']}); {sum(within)} of {len(mine)} "
+              "predictions within 25%")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--bin", default=os.path.join(td.ROOT, "build", "bin"))
+    p.add_argument("--work", default=os.path.join(td.ROOT, "build", "bench-planner"))
+    p.add_argument("--models", default="deep_mlp,csnn,vgg_dvs")
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--threads", type=int, default=1, help="threads per rank")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--T", type=int, default=4)
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--top", type=int, default=3)
+    p.add_argument("--others", type=int, default=2)
+    p.add_argument("--profile", help="a device profile to use instead of calibrating")
+    p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--json", help="also write the rows here")
+    args = p.parse_args()
+    models = [m for m in args.models.split(",") if m]
+    bad = [m for m in models if m not in MODEL_ARGS]
+    if bad:
+        td.fail(f"unknown --models {bad} (known: {sorted(MODEL_ARGS)})")
+    env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    if not args.profile:
+        args.profile = os.path.join(args.work, "device-profile.json")
+        td.sh([os.path.join(args.bin, "snn-run"), "calibrate", "--out", args.profile,
+               "--threads", args.threads, "--progress", "none"], env,
+              os.path.join(args.work, "calibrate.out"))
+    rows = []
+    for model in models:
+        print(f"== {model}: {args.ranks} ranks x {args.threads} threads, batch {args.batch}, "
+              f"T={args.T}, {args.steps} steps", flush=True)
+        rows += bench_model(model, args, env)
+    report(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
