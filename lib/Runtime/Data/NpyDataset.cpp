@@ -43,6 +43,7 @@ at::Tensor readLabels(const std::string &path) {
 Dataset loadNpyDataset(const std::string &xPath, const std::string &yPath) {
   Dataset dataset;
   dataset.name = xPath;
+  dataset.labelsName = yPath;
   dataset.samples = readTensorNpy(xPath);
   if (dataset.samples.dim() < 2)
     throw Error(xPath +

@@ -26,6 +26,9 @@ struct Dataset {
   at::Tensor samples;
   /// int64, contiguous, [S].
   at::Tensor labels;
+  /// Where the labels came from, for their errors (the labels file of a
+  /// .npy pair); empty: `name`.
+  std::string labelsName;
 
   int64_t size() const { return samples.defined() ? samples.size(0) : 0; }
 };
