@@ -50,6 +50,8 @@ DIST_TIMEOUT = 10
 # diagnosis, and the Gloo group's teardown. The slack covers a loaded 2-core machine.
 SLACK = 10
 EXIT_BOUND = DIST_TIMEOUT + SLACK
+# Ranks cut off from the store (on rank 0) wait out their collective, then one store read.
+CUT_OFF_BOUND = 2 * DIST_TIMEOUT + SLACK
 
 
 class Skip(Exception):
@@ -228,10 +230,11 @@ def started_training(log):
     return len(steps) >= 2
 
 
-def kill_host_b(args, hosts, art, c):
-    """A long run; once rank 0 has logged 2 steps, host B's ranks get SIGKILL. Returns the
-    seconds until A's last rank exited."""
-    d = tc.fresh_dir(os.path.join(args.work, "kill"))
+def lose_host_b(args, hosts, art, how):
+    """A long dp run; once rank 0 has logged 2 steps, host B is lost: `kill` SIGKILLs its ranks
+    (B's kernel then resets their connections), `cut` takes B's veth down (a partition: nothing
+    arrives, A's ranks learn only from the timeout). Returns {rank of A: seconds to its exit}."""
+    d = tc.fresh_dir(os.path.join(args.work, how))
     log = os.path.join(d, "log.jsonl")
     cmd = [os.path.join(args.bin, "snn-run"), "train", art, "--data-npy", args.data,
            "--steps", 100000, "--batch-size", B, "--lr", "0.01", "--threads", 1,
@@ -242,59 +245,91 @@ def kill_host_b(args, hosts, art, c):
         deadline = time.monotonic() + 120
         while not started_training(log):
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs.values()):
-                raise tc.Failure("the long run did not log 2 steps within 120 s, or a rank "
-                                 "ended early")
+                raise tc.Failure(f"{how}: the long run did not log 2 steps within 120 s, or a "
+                                 f"rank ended early")
             time.sleep(0.05)
-        for rank in (2, 3):
-            os.kill(procs[rank].pid, signal.SIGKILL)
-        killed = time.monotonic()
+        if how == "kill":
+            for rank in (2, 3):
+                os.kill(procs[rank].pid, signal.SIGKILL)
+        else:
+            hosts.ip("-n", hosts.ns["B"], "link", "set", hosts.dev["B"], "down")
+        lost_at = time.monotonic()
         exits = {}
-        for rank in (0, 1):
+        for rank in (0, 1) if how == "kill" else range(RANKS):
             try:
-                procs[rank].wait(timeout=EXIT_BOUND + 30)
+                procs[rank].wait(timeout=CUT_OFF_BOUND + 30)
             except subprocess.TimeoutExpired:
-                raise tc.Failure(f"rank {rank} on host A still runs {EXIT_BOUND + 30} s after "
-                                 f"host B's ranks were killed") from None
-            exits[rank] = time.monotonic() - killed
+                raise tc.Failure(f"{how}: rank {rank} still runs {CUT_OFF_BOUND + 30} s after "
+                                 f"host B was lost") from None
+            exits[rank] = time.monotonic() - lost_at
     finally:
         for p in procs.values():
             if p.poll() is None:
                 p.kill()
-                p.wait()
-    check_survivors(hosts, procs, exits, d)
+            p.wait()
+        if how == "cut":
+            hosts.ip("-n", hosts.ns["B"], "link", "set", hosts.dev["B"], "up")
+    check_survivors(hosts, procs, exits, d, how)
     return exits
 
 
-def check_survivors(hosts, procs, exits, d):
-    for rank in (2, 3):
-        if procs[rank].returncode != -signal.SIGKILL:
-            raise tc.Failure(f"rank {rank} was not the one killed: exit {procs[rank].returncode}")
-    for rank in (0, 1):
+def check_survivors(hosts, procs, exits, d, how):
+    """A's ranks (and under `cut` B's too) exit in bound with one error line naming the lost
+    ranks on the other host; no process is left on either host."""
+    check_exits(procs, exits, d, how, (0, 1), "B", EXIT_BOUND)
+    if how == "cut":
+        # B is cut off from the store on rank 0 too: its diagnosis waits out one more timeout.
+        check_exits(procs, exits, d, how, (2, 3), "A", CUT_OFF_BOUND)
+    left = {h: hosts.pids_inside(h) for h in "AB"}
+    if any(left.values()):
+        raise tc.Failure(f"{how}: processes left in the namespaces: {left}")
+
+
+def check_exits(procs, exits, d, how, ranks, other, bound):
+    for rank in ranks:
         err = stderr_of(d, rank)
-        sys.stdout.write(f"rank {rank} (host A) exited with {procs[rank].returncode} after "
+        code = procs[rank].returncode
+        sys.stdout.write(f"{how}: rank {rank} (host {HOST_OF[rank]}) exited with {code} after "
                          f"{exits[rank]:.2f} s:\n{tc._tail(err, 5)}")
         errors = [line for line in err.splitlines() if line.startswith("error:")]
-        if procs[rank].returncode in (0, None) or procs[rank].returncode < 0:
-            raise tc.Failure(f"rank {rank} exited with {procs[rank].returncode}, expected an "
-                             f"error exit")
+        if code is None or code <= 0:
+            raise tc.Failure(f"{how}: rank {rank} exited with {code}, expected an error exit")
         if len(errors) != 1:
-            raise tc.Failure(f"rank {rank}: expected one error line, got {errors}")
+            raise tc.Failure(f"{how}: rank {rank}: expected one error line, got {errors}")
         m = LOST.search(errors[0])
         lost = [int(r) for r in m.group(2).split(", ")] if m else []
         if not m or int(m.group(1)) != rank or not lost or \
-                any(HOST_OF[r] != "B" for r in lost):
-            raise tc.Failure(f"rank {rank}: the error line does not name a lost peer on host "
-                             f"B (rank 2 or 3): {errors[0]}")
-        if exits[rank] > EXIT_BOUND:
-            raise tc.Failure(f"rank {rank} took {exits[rank]:.1f} s to exit (bound "
-                             f"{EXIT_BOUND} s: --dist-timeout {DIST_TIMEOUT} + {SLACK})")
-    left = {h: hosts.pids_inside(h) for h in "AB"}
-    if any(left.values()):
-        raise tc.Failure(f"processes left in the namespaces: {left}")
+                any(HOST_OF[r] != other for r in lost):
+            raise tc.Failure(f"{how}: rank {rank}: the error line does not name a lost peer on "
+                             f"host {other}: {errors[0]}")
+        if errors[0].count(f"rank {rank}: ") != 1:
+            raise tc.Failure(f"{how}: rank {rank}: the error line names the rank more than "
+                             f"once: {errors[0]}")
+        if exits[rank] > bound:
+            raise tc.Failure(f"{how}: rank {rank} took {exits[rank]:.1f} s to exit (bound "
+                             f"{bound} s)")
+
+
+def remove_stale_hosts():
+    """Namespaces of earlier runs that were killed before they could clean up (a ctest
+    timeout): named snnmh{A,B}PID, removed when PID is gone."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    for name in re.findall(r"^snnmh[AB](\d+)", listed.stdout, re.M):
+        pid = int(name)
+        try:
+            os.kill(pid, 0)
+            continue
+        except ProcessLookupError:
+            pass
+        for h in "AB":
+            Hosts().kill_inside(f"snnmh{h}{pid}")
+            subprocess.run(["ip", "netns", "del", f"snnmh{h}{pid}"], capture_output=True)
 
 
 def make_hosts():
     """Hosts, opened; Skip when this machine refuses namespaces."""
+    if shutil.which("ip") is not None:
+        remove_stale_hosts()
     hosts = Hosts()
     try:
         hosts.open()
@@ -315,9 +350,10 @@ def run_all(args, hosts):
         art = tdp.compile_dp(args.bin, case, args.work, RANKS, mode)
         worst, moved = train_across(args, hosts, case, art, ref, mode)
         summary.append(f"{mode} (rel err {worst:.2g}, B's veth rx/tx {moved[0]}/{moved[1]} B)")
-    exits = kill_host_b(args, hosts, os.path.join(args.work, "art_dp4"), ref[1])
-    summary.append("host B killed: A's ranks exited after "
-                   + ", ".join(f"{s:.2f} s" for s in exits.values()))
+    for how in ("kill", "cut"):
+        exits = lose_host_b(args, hosts, os.path.join(args.work, "art_dp4"), how)
+        summary.append(f"host B {'killed' if how == 'kill' else 'cut off'}: ranks exited "
+                       f"after " + ", ".join(f"{r}: {s:.2f} s" for r, s in exits.items()))
     return summary
 
 
@@ -328,6 +364,8 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(2)
     args.work = tc.fresh_dir(args.work)
+    # SIGTERM (ctest, CI) unwinds through the `finally` that removes the namespaces.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         hosts = make_hosts()
     except Skip as e:
