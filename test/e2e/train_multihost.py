@@ -15,7 +15,10 @@ Required:
     layers fire at 5-50 % on the first batch;
   - a long dp run whose host B ranks are SIGKILLed mid-training: A's ranks exit non-zero within
     --dist-timeout + SLACK seconds of the kill, each with exactly one `error:` line naming a lost
-    peer on host B (rank 2 or 3), and no rank process is left.
+    peer on host B (rank 2 or 3) and its own rank once, and no rank process is left;
+  - the same run with host B cut off (its veth down: no reset arrives, only the timeout tells):
+    A's ranks as above; B's ranks, cut off from the store on rank 0 as well, exit within
+    2 x --dist-timeout + SLACK, each naming rank 0 (host A); no process left.
 Skips (exit 77) with one line when this machine refuses network namespaces or veth pairs (not
 root, no CAP_NET_ADMIN, no `ip`, a container without the rights).
 
@@ -43,9 +46,10 @@ SKIP = 77
 T, B, STEPS, RANKS = 4, 8, 5, 4
 ADDR = {"A": "10.231.0.1", "B": "10.231.0.2"}
 HOST_OF = {0: "A", 1: "A", 2: "B", 3: "B"}
+# Fixed: the port lives in this run's own namespace A, so parallel runs cannot collide.
 PORT = 29531
 DIST_TIMEOUT = 10
-# After the kill: a survivor's next collective fails at once (the dead ranks' sockets are closed
+# After the loss: a survivor's next collective fails at once (the dead ranks' sockets are closed
 # by B's kernel) or after --dist-timeout; then 3 heartbeat intervals (timeout / 20 each) for the
 # diagnosis, and the Gloo group's teardown. The slack covers a loaded 2-core machine.
 SLACK = 10
