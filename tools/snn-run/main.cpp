@@ -443,10 +443,12 @@ int runRank(const CLI::App &app, Commands &commands) {
     dispatch(app, commands);
   } catch (const std::exception &e) {
     std::string message = describeException(e);
-    // Rank 0 speaks for the run; other ranks say who they are (messages of
-    // the distributed layer already start with "rank R: ").
-    if (environment.rank != 0 && message.rfind("rank ", 0) != 0)
-      message = "rank " + std::to_string(environment.rank) + ": " + message;
+    // Rank 0 speaks for the run; other ranks say who they are. Messages of
+    // the distributed layer already name it ("rank R: "), also when a node's
+    // name comes first (a collective failed inside an op).
+    const std::string self = "rank " + std::to_string(environment.rank) + ": ";
+    if (environment.rank != 0 && message.find(self) == std::string::npos)
+      message = self + message;
     // One write: the ranks share the terminal, and a line written in pieces
     // interleaves with theirs.
     std::cerr << ("error: " + message + "\n") << std::flush;

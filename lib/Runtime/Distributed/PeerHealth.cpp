@@ -130,8 +130,13 @@ std::map<int, PeerView> WorldState::snapshotPeers(const std::vector<int> &peers,
                        view);
       view.reportedFailure = store->check({failedKey(peer)});
     } catch (const std::exception &) {
+      // A store that did not answer (gone, or across a partition) is asked
+      // nothing more: each further read would wait out the timeout again,
+      // once per peer, before this rank could report.
       view.reachable = false;
       reachable = false;
+      views[peer] = view;
+      break;
     }
     views[peer] = view;
   }
@@ -163,10 +168,10 @@ PeerDiagnosis WorldState::diagnoseLostPeer(const GroupState &group,
   if (!reachable) {
     if (!env.externalStore && env.rank != 0) {
       diagnosis.suspects.push_back(0);
-      diagnosis.note = "the rendezvous store on rank 0 is gone";
+      diagnosis.note = "the rendezvous store on rank 0 is gone or unreachable";
     } else {
       diagnosis.note = "the rendezvous store at " + env.masterAddr + ":" +
-                       std::to_string(env.masterPort) + " is gone";
+                       std::to_string(env.masterPort) + " is gone or unreachable";
     }
     return diagnosis;
   }
