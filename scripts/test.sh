@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The README's test command: install what is missing, build, run every test through ctest.
+# The README's test command: install what is missing, build, run every test through ctest, then
+# run each fuzz target for FUZZ_SECONDS (default 60; 0 skips it) in a separate clang build
+# (scripts/fuzz.sh, docs/testing.md "Fuzzing").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 bash "$ROOT/scripts/install-deps.sh"
 BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/build.sh"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j "${CTEST_JOBS:-2}"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j "${CTEST_JOBS:-2}")
+if [ "${FUZZ_SECONDS:-60}" != "0" ]; then
+  bash "$ROOT/scripts/fuzz.sh" --seconds "${FUZZ_SECONDS:-60}"
+fi
