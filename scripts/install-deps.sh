@@ -14,8 +14,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
   # gzip (Fashion-MNIST IDX files) and CRC-32 (checkpoints)
   zlib1g-dev
-  # tests
-  libgtest-dev googletest
+  # tests (clang-22 and its runtimes: the libFuzzer targets, scripts/fuzz.sh)
+  libgtest-dev googletest clang-22 libclang-rt-22-dev
   # Python reference side (Debian's python3, not a pyenv one)
   python3 python3-torch python3-onnx python3-numpy
   # data
