@@ -39,8 +39,6 @@ import torch  # noqa: I100
 import train_dp as tdp
 import train_tp as ttp
 import train_trajectory as tt
-from snnexport import reference
-from snnexport import train as tr
 
 SKIP = 77
 T, B, STEPS, RANKS = 4, 8, 5, 4
@@ -172,23 +170,11 @@ def wait_all(procs, log_dir, timeout):
 
 
 def reference_run(case, x, y, static):
-    """The reference trainer in one process on the global batches; checks that the neuron
-    layers fire at 5-50 % on the first batch and that the loss and the weights move."""
-    model, _ = tr.model_from_case(case)
-    initial = tr.state_arrays(model)
-    data = tr.load_npy(x, y, static=static)
-    first, _ = data.batch(range(B), T)
-    ttp.check_rates(reference.run_reference(model, first)[1], "reference, first batch")
-    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None, **ttp.SGD)
-    res = tr.train(model, data, c)
-    if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
-        raise tc.Failure(f"the reference loss does not move over {STEPS} steps: {res.losses}")
-    trained = tr.state_arrays(model)
-    moved = max(tc.rel_err(trained[k], initial[k]) for k in trained)
-    if not moved > 1e-3:
-        raise tc.Failure(f"the reference's weights moved by {moved:.3g} only")
+    """The reference trainer in one process on the global batches (train_tp's, which checks
+    the firing rates and that the loss and weights move), and the model's parameter bytes."""
+    res, c, trained, count, model = ttp.reference_training(case, x, y, static, "reference")
     param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    return res, c, trained, len(data), param_bytes
+    return res, c, trained, count, param_bytes
 
 
 def train_across(args, hosts, case, art, ref, mode):
@@ -212,7 +198,9 @@ def train_across(args, hosts, case, art, ref, mode):
     tt.check_steps(what, steps, res, c, count)
     first = tdp.check_replicas(params, RANKS, what)
     worst = tc.compare_params(first, trained, f"{what} final weights")
-    tdp.check_rank_logs(log, RANKS, mode, what)
+    with open(os.path.join(art, "manifest.json")) as f:
+        prediction = json.load(f)["plan"]["prediction"]
+    tdp.check_rank_logs(log, RANKS, mode, what, prediction)
     if min(moved) < STEPS * param_bytes:
         raise tc.Failure(f"{what}: host B's veth carried rx {moved[0]} / tx {moved[1]} bytes, "
                          f"less than {STEPS} steps x {param_bytes} parameter bytes: the ranks "

@@ -28,11 +28,9 @@ import os
 import shutil
 
 import train_common as tc  # first: it sets the BLAS threads before torch loads
-import numpy as np  # noqa: I100
-import torch
+import torch  # noqa: I100
 import train_tp as ttp
 import train_trajectory as tt
-from snnexport import reference
 from snnexport import train as tr
 
 T, B, STEPS = ttp.T, ttp.B, 5
@@ -114,24 +112,6 @@ def check_bubble(log, ranks, schedule, what):
           f"theoretical {bubble['theoretical']:.2f}")
 
 
-def reference_run(case, x, y, static, accumulate):
-    model, _ = tr.model_from_case(case)
-    initial = tr.state_arrays(model)
-    data = tr.load_npy(x, y, static=static)
-    first, _ = data.batch(range(B), T)
-    ttp.check_rates(reference.run_reference(model, first)[1], "first training batch")
-    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
-                       microbatches=accumulate, **SGD)
-    res = tr.train(model, data, c)
-    if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
-        raise tc.Failure(f"the reference loss does not move over {STEPS} steps: {res.losses}")
-    trained = tr.state_arrays(model)
-    moved = max(tc.rel_err(trained[k], initial[k]) for k in trained)
-    if not moved > 1e-3:
-        raise tc.Failure(f"the reference's weights moved by {moved:.3g} only")
-    return res, c, trained, len(data)
-
-
 def check_recomputation(args, case, stages, schedule, ranks, data, plain, what):
     """Every stage recomputed: the same losses and weights, bit for bit, and an R span in the
     trace for every backward."""
@@ -181,7 +161,8 @@ def main():
     for stages in [int(s) for s in args.stages.split(",")]:
         ranks = stages * args.dp
         m = microbatches(stages, args.vpp, args.dp)
-        res, c, trained, count = reference_run(case, x, y, static, args.dp * m)
+        res, c, trained, count, _ = ttp.reference_training(case, x, y, static, args.model,
+                                                           args.dp * m)
         for i, schedule in enumerate(args.schedules.split(",")):
             what = f"{args.model}/pp{stages}" + (f"xdp{args.dp}" if args.dp > 1 else "") + \
                    (f"v{args.vpp}" if args.vpp > 1 else "") + f"/{schedule}"

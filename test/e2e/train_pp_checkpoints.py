@@ -85,7 +85,7 @@ def main():
     _, shape, static = ttp.MODELS[args.model]
     x, y = ttp.training_data(tc.fresh_dir(os.path.join(work, "data")), shape, static,
                              S=B * STEPS)
-    res, _, trained, _ = tpp.reference_run(case, x, y, static, RANKS)
+    res, _, trained, _, _ = ttp.reference_training(case, x, y, static, args.model, RANKS)
     arts = compile_artifacts(args.bin, case, work)
     for first, then in (("dp", "pp"), ("pp", "dp")):
         log, weights = switch_modes(args, arts, f"{x},{y}", first, then)

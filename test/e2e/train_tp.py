@@ -115,6 +115,29 @@ def check_comm(log, ranks, manifest, what):
     print(f"{what}: communication per step as predicted on every rank: {want}")
 
 
+def reference_training(case, x, y, static, what, microbatches=1):
+    """The reference trainer in one process on the global batches (accumulating over
+    `microbatches`), from the case's weights; checks that every neuron layer fires at 5-50 % on
+    the first batch and that the loss and the weights move. Returns (result, config, trained
+    state, samples, model)."""
+    model, _ = tr.model_from_case(case)
+    initial = tr.state_arrays(model)
+    data = tr.load_npy(x, y, static=static)
+    first, _ = data.batch(range(B), T)
+    check_rates(reference.run_reference(model, first)[1], f"{what}: first training batch")
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
+                       microbatches=microbatches, **SGD)
+    res = tr.train(model, data, c)
+    if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
+        raise tc.Failure(f"{what}: the reference loss does not move over {STEPS} steps: "
+                         f"{res.losses}")
+    trained = tr.state_arrays(model)
+    moved = max(tc.rel_err(trained[k], initial[k]) for k in trained)
+    if not moved > 1e-3:
+        raise tc.Failure(f"{what}: the reference's weights moved by {moved:.3g} only")
+    return res, c, trained, len(data), model
+
+
 def check_training(args, case, art, manifest, ranks, what):
     _, shape, static = MODELS[args.model]
     d = tc.fresh_dir(os.path.join(args.work, f"train_{args.mode}{ranks}"))
@@ -127,24 +150,13 @@ def check_training(args, case, art, manifest, ranks, what):
     if static:
         cmd += ["--repeat-time", T]
     tc.run(cmd)
-    model, _ = tr.model_from_case(case)
-    initial = tr.state_arrays(model)
-    data = tr.load_npy(x, y, static=static)
-    first, _ = data.batch(range(B), T)
-    check_rates(reference.run_reference(model, first)[1], f"{what}: first training batch")
-    res = tr.train(model, data, c)
+    res, c, trained, count, _ = reference_training(case, x, y, static, what)
     steps, _ = tc.read_log(log)
-    tt.check_steps(what, steps, res, c, len(data))
-    if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
-        raise tc.Failure(f"{what}: the loss does not move over {STEPS} steps: {res.losses}")
+    tt.check_steps(what, steps, res, c, count)
     first_rank = tc.load_params(os.path.join(params, "rank0"))
     for r in range(1, ranks):
         other = tc.load_params(os.path.join(params, f"rank{r}"))
         tc.compare_params(other, first_rank, f"{what}: rank {r} vs rank 0", exact=True)
-    trained = tr.state_arrays(model)
-    moved = max(tc.rel_err(trained[k], initial[k]) for k in trained)
-    if not moved > 1e-3:
-        raise tc.Failure(f"{what}: the reference's weights moved by {moved:.3g} only")
     worst = tc.compare_params(first_rank, trained, f"{what} final weights")
     print(f"{what}: ranks identical; worst rel err vs reference {worst:.3g}")
     check_comm(log, ranks, manifest, what)

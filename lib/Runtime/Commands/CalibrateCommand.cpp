@@ -1,6 +1,7 @@
 //===- CalibrateCommand.cpp - snn-run calibrate ---------------------------===//
 
 #include "snn/Runtime/Commands/CalibrateCommand.h"
+#include "snn/Planner/Recommender.h"
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Distributed/Environment.h"
@@ -178,28 +179,6 @@ std::string siValue(double value) {
   return text;
 }
 
-/// "4 KiB", "16 MiB".
-std::string byteValue(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB"};
-  int i = 0;
-  while (bytes >= 1024.0 && i < 3) {
-    bytes /= 1024.0;
-    ++i;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g %s", bytes, units[i]);
-  return text;
-}
-
-std::string timeValue(double seconds) {
-  char text[32];
-  if (seconds < 1e-3)
-    std::snprintf(text, sizeof(text), "%.1f us", seconds * 1e6);
-  else
-    std::snprintf(text, sizeof(text), "%.2f ms", seconds * 1e3);
-  return text;
-}
-
 struct SummaryRow {
   std::string kind, ranks, points, sizes, fastest, rate;
 };
@@ -216,7 +195,8 @@ SummaryRow computeRow(const schema::ComputeCurve &curve) {
   std::string unit = flops ? " FLOP" : " elements";
   return {curve.kind, "-", std::to_string(curve.points.size()),
           siValue(curve.points.front().size) + " .. " + siValue(curve.points.back().size) + unit,
-          timeValue(fastest), siValue(best) + (flops ? "FLOP/s" : " elements/s")};
+          planner::formatSeconds(fastest),
+          siValue(best) + (flops ? "FLOP/s" : " elements/s")};
 }
 
 SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
@@ -226,8 +206,9 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
     fastest = std::min(fastest, p.seconds);
   }
   return {curve.kind, std::to_string(curve.ranks), std::to_string(curve.points.size()),
-          byteValue(curve.points.front().size) + " .. " + byteValue(curve.points.back().size),
-          timeValue(fastest), siValue(best) + "B/s"};
+          planner::formatBytes(int64_t(curve.points.front().size)) + " .. " +
+              planner::formatBytes(int64_t(curve.points.back().size)),
+          planner::formatSeconds(fastest), siValue(best) + "B/s"};
 }
 
 } // namespace
