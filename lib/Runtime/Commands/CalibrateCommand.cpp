@@ -96,24 +96,20 @@ std::string joinedSizes(const std::vector<int64_t> &sizes) {
   return text;
 }
 
-/// The group sizes to launch, ascending; those with more ranks than CPUs are
-/// left out with a note (ranks would time each other's scheduling, not the
-/// transport).
+/// The group sizes to launch, ascending. Groups with more ranks than CPUs are
+/// measured too, with a note: their ranks share CPUs, so the times include
+/// their scheduling, as a run on that many ranks of this machine will.
 std::vector<int64_t> groupSizesToMeasure(const std::vector<int64_t> &requested,
                                          int64_t logicalCpus) {
   std::vector<int64_t> sizes = requested;
   std::sort(sizes.begin(), sizes.end());
-  std::vector<int64_t> kept;
-  for (int64_t size : sizes) {
-    if (size <= logicalCpus) {
-      kept.push_back(size);
-      continue;
-    }
-    std::cerr << ("note: calibrate: skipping " + std::to_string(size) +
-                  " ranks: this machine has " + std::to_string(logicalCpus) +
-                  " logical CPUs (--ranks)\n");
-  }
-  return kept;
+  for (int64_t size : sizes)
+    if (size > logicalCpus)
+      std::cerr << ("note: calibrate: " + std::to_string(size) + " ranks share this machine's " +
+                    std::to_string(logicalCpus) +
+                    " logical CPUs: their times include that, as a run on as many ranks "
+                    "here will\n");
+  return sizes;
 }
 
 /// A fresh private directory for the ranks' result file.
