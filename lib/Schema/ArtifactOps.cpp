@@ -13,6 +13,8 @@ const std::vector<ArtifactOp> &artifactOps() {
       {op::kAvgPool2d, 1, 1, {kKernelSize, kStride, kPadding, kCeilMode, kCountIncludePad}},
       {op::kAdaptiveAvgPool2d, 1, 1, {kOutputSize}},
       {op::kFlatten, 1, 1, {}},
+      {op::kGroupNorm, 3, 3, {kNumGroups, kEps}},
+      {op::kReshape, 1, 1, {kShape}},
       {op::kDropout, 1, 1, {kP}},
       {op::kAdd, 2, 2, {}},
       {op::kMul, 2, 2, {}},

@@ -89,6 +89,9 @@ private:
 /// add, mul, mean_time.
 void registerLayerOps(OpRegistry &registry);
 
+/// group_norm and the per-step reshape (PerStepShapeOps.cpp).
+void registerPerStepShapeOps(OpRegistry &registry);
+
 /// Stateful neurons: if_node, lif_node, plif_node.
 void registerNeuronOps(OpRegistry &registry);
 

@@ -157,6 +157,31 @@ FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors) {
   return ratio;
 }
 
+FailureOr<SmallVector<int64_t>> readAdaptiveAvgPool(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  SmallVector<int64_t> size = attrs.getInts("output_size", {});
+  if (attrs.failed())
+    return failure();
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
+    return errors.report(node, "output_size must be 2 positive integers, got " +
+                                   formatInts(size));
+  return size;
+}
+
+FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t groups = attrs.getInt("num_groups", 0);
+  float epsilon = attrs.getFloat("epsilon", 1e-5f);
+  if (attrs.failed())
+    return failure();
+  if (groups < 1)
+    return errors.report(node, "attribute 'num_groups' must be >= 1, got " + Twine(groups));
+  if (!(std::isfinite(epsilon) && epsilon > 0.0f))
+    return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
+                                   formatFloat(epsilon));
+  return GroupNormParams{groups, epsilon};
+}
+
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
   SmallVector<int64_t> axes = attrs.getInts("axes", {});

@@ -30,6 +30,12 @@ bool isNode(Operation *op, StringRef opType, StringRef domain) {
   return node && node.getOpType() == opType && node.getDomain() == domain;
 }
 
+bool isNeuronNode(Operation *op) {
+  auto node = dyn_cast_or_null<ONNXNodeOp>(op);
+  return node && node.getDomain() == kNeuronDomain &&
+         llvm::is_contained({"IFNode", "LIFNode", "ParametricLIFNode"}, node.getOpType());
+}
+
 std::string formatFloat(float value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(value));
@@ -191,6 +197,8 @@ constexpr NodeKind kNodeKinds[] = {
                                           "v_reset v_threshold"},
     {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w",
      "alpha decay_input detach_reset init_tau surrogate v_reset v_threshold"},
+    {kNeuronDomain, "AdaptiveAvgPool2d", 1, 1, "X", "output_size"},
+    {kNeuronDomain, "GroupNorm", 3, 3, "X, scale, B", "epsilon num_groups"},
 };
 
 const NodeKind *lookupKind(ONNXNodeOp node) {
@@ -236,10 +244,14 @@ LogicalResult checkAttributeNames(ONNXNodeOp node, const NodeKind &kind, NodeErr
 /// The kind's own rules, through the reader the patterns use.
 LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
-  if (node.getDomain() == kNeuronDomain) {
+  if (isNeuronNode(node)) {
     Builder builder(node.getContext());
     return readNeuron(node, builder, errors);
   }
+  if (node.getDomain() == kNeuronDomain && type == "AdaptiveAvgPool2d")
+    return readAdaptiveAvgPool(node, errors);
+  if (node.getDomain() == kNeuronDomain && type == "GroupNorm")
+    return readGroupNorm(node, errors);
   if (type == "Gemm")
     return readGemm(node, errors);
   if (type == "Conv")

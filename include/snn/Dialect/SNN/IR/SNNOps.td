@@ -135,6 +135,33 @@ def SNN_AdaptiveAvgPool2dOp : SNN_LayerOp<"adaptive_avg_pool2d", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def SNN_GroupNormOp : SNN_LayerOp<"group_norm", [Pure]> {
+  let summary = "Group normalisation over channel dim 2 of [T, N, C, ...]";
+  let description = [{
+    PyTorch's group_norm applied to every step: each sample's C channels are split into
+    `num_groups` groups and normalised with that group's mean and biased variance (the same in
+    training and inference; no running statistics), then scaled and shifted per channel by
+    `weight` and `bias` [C].
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight, SNN_F32Tensor:$bias,
+                       I64Attr:$num_groups, F32Attr:$eps);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def SNN_ReshapeOp : SNN_LayerOp<"reshape", [Pure]> {
+  let summary = "[T, N, d1, ..., dk] -> [T, N, shape...] (the same elements per step)";
+  let description = [{
+    A per-step reshape: every step's d1*...*dk values, in order, as a tensor of dims `shape`
+    (e.g. a VotingLayer's [F] features as a [1, 1, F] plane to average-pool).
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def SNN_FlattenOp : SNN_LayerOp<"flatten", [Pure]> {
   let summary = "[T, N, d1, ..., dk] -> [T, N, d1*...*dk]";
   let arguments = (ins SNN_F32Tensor:$input);

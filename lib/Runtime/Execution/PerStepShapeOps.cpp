@@ -1,0 +1,72 @@
+//===- PerStepShapeOps.cpp - group_norm and reshape on time-major tensors -===//
+//
+// The per-step layers SpikingJelly ports need beyond the classic CNN set:
+// group_norm (layer.GroupNorm) and reshape (a per-step view, e.g. the [1, 1, F]
+// plane a VotingLayer average-pools). Both fold [T, N, ...] into [T*N, ...] and
+// call the ATen op PyTorch's module calls, so values (and ATen's autograd)
+// match the reference.
+//
+//===----------------------------------------------------------------------===//
+#include "snn/Runtime/Execution/NodeAttributes.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/TensorIO.h"
+#include "snn/Schema/ArtifactOps.h"
+
+#include <ATen/ops/group_norm.h>
+
+#include <limits>
+
+namespace snn::runtime {
+
+namespace attr = schema::attr;
+namespace op = schema::op;
+
+namespace {
+
+using Inputs = std::vector<at::Tensor>;
+
+Kernel buildGroupNorm(const Node &node) {
+  NodeAttributes attributes(node);
+  int64_t groups =
+      attributes.getIntIn(attr::kNumGroups, 1, 1, NodeAttributes::kMaxSize);
+  // PyTorch passes eps to ATen as a double: the decimal the float came from.
+  double eps = decimalValue(attributes.getFloatIn(
+      attr::kEps, 1e-5f, 0.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true));
+  return [=](const Inputs &in, const RunContext &) {
+    const at::Tensor &x = in[0];
+    if (x.dim() < 3 || x.size(2) % groups != 0)
+      throw Error("expects a [T, N, C, ...] input whose C is divisible by " +
+                  std::to_string(groups) + " groups, got " + formatShape(x.sizes()));
+    at::Tensor y = at::group_norm(x.flatten(0, 1), groups, in[1], in[2], eps,
+                                  /*cudnn_enabled=*/true);
+    return y.view(x.sizes());
+  };
+}
+
+Kernel buildReshape(const Node &node) {
+  std::vector<int64_t> shape = NodeAttributes(node).getPositiveInts(attr::kShape);
+  return [shape](const Inputs &in, const RunContext &) {
+    const at::Tensor &x = in[0];
+    if (x.dim() < 2)
+      throw Error("expects a [T, N, ...] input, got " + formatShape(x.sizes()));
+    std::vector<int64_t> sizes{x.size(0), x.size(1)};
+    sizes.insert(sizes.end(), shape.begin(), shape.end());
+    int64_t want = 1, have = x.numel() / std::max<int64_t>(x.size(0) * x.size(1), 1);
+    for (int64_t dim : shape)
+      want *= dim;
+    if (x.size(0) * x.size(1) > 0 && want != have)
+      throw Error("cannot reshape " + formatShape(x.sizes()) + " to per-step dims " +
+                  formatShape(shape));
+    return x.reshape(sizes);
+  };
+}
+
+} // namespace
+
+void registerPerStepShapeOps(OpRegistry &registry) {
+  registry.add(op::kGroupNorm, buildGroupNorm);
+  registry.add(op::kReshape, buildReshape);
+}
+
+} // namespace snn::runtime
