@@ -177,6 +177,7 @@ LogicalResult ProgramWriter::writeParameter(ParameterOp param, onnx::GraphProto 
                                                : schema::ParameterKind::Parameter,
                              schema::kReplicated};
   spec.stage = stage;
+  spec.frozen = param.getFrozen();
   if (sliced) {
     spec.sharding = schema::kSplit;
     spec.splitDim = int64_t(sliced->slice.getAxis());

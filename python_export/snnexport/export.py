@@ -28,6 +28,7 @@ from .functional import reset_net
 IR_VERSION = 8
 OPSET = 13
 DOMAIN = "spikemesh"
+FROZEN_KEY = "spikemesh.frozen"  # model metadata: comma-separated frozen initializer names
 NEURON_TYPES = ("IFNode", "LIFNode", "ParametricLIFNode")
 _SURROGATES = {"Sigmoid": "sigmoid", "ATan": "atan"}
 _ADD = {operator.add, operator.iadd, torch.add}
@@ -612,7 +613,18 @@ def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto
     onnx_model = helper.make_model(
         graph, ir_version=IR_VERSION, producer_name="snnexport",
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(DOMAIN, 1)])
+    frozen = _frozen_names(model, g, prefix)
+    if frozen:
+        helper.set_model_props(onnx_model, {FROZEN_KEY: ",".join(frozen)})
     return onnx_model
+
+
+def _frozen_names(model: nn.Module, g: "_Graph", prefix: str) -> List[str]:
+    """The written initializers of parameters with requires_grad=False (PyTorch never
+    trains them; the artifact must not either)."""
+    names = [g.name(prefix + k) if prefix else k
+             for k, p in model.named_parameters() if not p.requires_grad]
+    return sorted(n for n in names if n in g.inits)
 
 
 def check(onnx_model: onnx.ModelProto) -> None:

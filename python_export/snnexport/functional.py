@@ -9,7 +9,7 @@ from .backend import check_backend
 from .base import check_step_mode
 
 __all__ = ["seq_to_ann_forward", "multi_step_forward", "reset_net", "set_step_mode",
-           "set_backend", "is_seq_to_ann_container"]
+           "set_backend", "owns_time_loop"]
 
 Modules = Union[nn.Module, Callable, Sequence[Union[nn.Module, Callable]]]
 
@@ -62,24 +62,25 @@ def reset_net(net: nn.Module):
             m.reset()
 
 
-def is_seq_to_ann_container(m) -> bool:
-    """snnexport's or SpikingJelly's SeqToANNContainer: its children are per-step modules
-    whose own step_mode must stay 's'."""
-    return type(m).__name__ == "SeqToANNContainer" and (
+def owns_time_loop(m) -> bool:
+    """snnexport's or SpikingJelly's SeqToANNContainer or MultiStepContainer: the container
+    handles T itself, so its children are single-step modules whose step_mode stays 's'."""
+    return type(m).__name__ in ("SeqToANNContainer", "MultiStepContainer") and (
         type(m).__module__.startswith("spikingjelly") or type(m).__module__.startswith(
             __name__.rsplit(".", 1)[0]))
 
 
 def set_step_mode(net: nn.Module, step_mode: str):
-    """Set `step_mode` on every module that has one (as SpikingJelly does, the children of a
-    SeqToANNContainer are left single-step: the container folds T itself)."""
+    """Set `step_mode` on every module that has one. The children of a SeqToANNContainer or
+    MultiStepContainer stay single-step: the container handles T itself (SpikingJelly would
+    switch them too, which breaks the container)."""
     check_step_mode(step_mode)
     stack = [net]
     while stack:
         m = stack.pop()
         if hasattr(m, "step_mode"):
             m.step_mode = step_mode
-        if not is_seq_to_ann_container(m):
+        if not owns_time_loop(m):
             stack.extend(m.children())
 
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Commands/FreezeParameters.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
@@ -271,6 +272,7 @@ void runTrain(const TrainOptions &options) {
 
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "train", options.distributed);
+  freezeParameters(artifact.manifest, options.freeze);
   RankPlace place(options.distributed, artifact.manifest, options.syncBatchNorm);
   const bool leader = place.rank == 0;
   if (!leader) // rank 0 alone shows progress

@@ -33,17 +33,19 @@ def SNN_ParameterOp : SNN_Op<"parameter", [Pure, AllTypesMatch<["value", "result
   let description = [{
     A trainable weight (or, with `buffer`, a non-trainable state such as BatchNorm running
     statistics), named by its PyTorch `state_dict` key. The value is the initial value.
+    `frozen` marks a weight PyTorch does not train (`requires_grad=False`): it is still a
+    weight of the model, but no optimizer step may change it.
     ```mlir
     %w = snn.parameter "fc.0.weight" = dense<0.5> : tensor<10x16xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, ElementsAttr:$value, UnitAttr:$buffer);
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value, UnitAttr:$buffer, UnitAttr:$frozen);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$name (`buffer` $buffer^)? `=` $value attr-dict";
+  let assemblyFormat = "$name (`buffer` $buffer^)? (`frozen` $frozen^)? `=` $value attr-dict";
   let hasVerifier = 1;
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::ElementsAttr":$value, "bool":$buffer), [{
-      build($_builder, $_state, value.getType(), name, value, buffer);
+      build($_builder, $_state, value.getType(), name, value, buffer, /*frozen=*/false);
     }]>];
 }
 
