@@ -225,6 +225,31 @@ class SpikingJellyExportTest(Exporting):
                                            momentum=0.9, weight_decay=0.1))
         self.assertTrue(torch.equal(net[0].weight, before))
 
+    def test_reference_cli_freeze(self):
+        from snnexport import models
+        from snnexport import train as tr
+        g = np.random.default_rng(1)
+        with tempfile.TemporaryDirectory() as d:
+            x, y = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
+            np.save(x, (g.random((8, T, 64)) < 0.4).astype(np.float32))
+            np.save(y, g.integers(0, 8, 8))
+            flags = ["--model", "deep_mlp", "--data-npy", f"{x},{y}", "--steps", "2",
+                     "--batch-size", "4", "--lr", "0.5", "--quiet", "--no-eval"]
+            out = os.path.join(d, "params")
+            self.assertEqual(tr.main(flags + ["--freeze", "stack.0.weight", "--save-params",
+                                              out]), 0)
+            torch.manual_seed(0)
+            initial = models.deep_mlp().state_dict()
+            got = np.load(os.path.join(out, "stack.0.weight.npy"))
+            np.testing.assert_array_equal(got, initial["stack.0.weight"].numpy())
+            self.assertFalse(np.array_equal(np.load(os.path.join(out, "stack.4.bias.npy")),
+                                            initial["stack.4.bias"].numpy()))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(tr.main(flags + ["--freeze", "stack.9.weight"]), 1)
+            self.assertIn("error: --freeze: the model has no parameter 'stack.9.weight'",
+                          err.getvalue())
+
     def test_unsupported_tensor_functions_name_themselves(self):
         class M(nn.Module):
             def __init__(self, fn):
