@@ -15,6 +15,7 @@ _SHAPE_METHODS = ("size", "dim")
 FLATTENS = (torch.flatten, "flatten", torch.reshape, "reshape", "view")
 UNSQUEEZES = (torch.unsqueeze, "unsqueeze")
 REPEATS = ("repeat", "expand")
+CATS = (torch.cat, torch.concat)
 
 
 def _fx_nodes(args):
@@ -56,6 +57,8 @@ class TensorFunctions:
             return self.unsqueeze(n), True
         if n.target in REPEATS:
             return self.repeat_over_time(n, name), True
+        if n.target in CATS:
+            return self.concat(n), True
         if n.target == "contiguous" and len(n.args) == 1:
             return self.arg(n.args[0], n.name), True
         return None, False
@@ -91,6 +94,21 @@ class TensorFunctions:
         else:
             region.reshape(out[2:])
         return region.close(), True
+
+    def concat(self, n):
+        """torch.cat of time-major tensors along a per-step dim (channels: dim 2)."""
+        tensors = n.args[0]
+        dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+        if not isinstance(tensors, (list, tuple)) or len(tensors) < 2:
+            raise ValueError(f"'{n.name}': torch.cat needs a list of at least two tensors")
+        values = [self.arg(t, n.name) for t in tensors]
+        rank = len(self.env[n].shape)
+        axis = dim % rank if isinstance(dim, int) else None
+        if axis is None or axis < 2 or not all(tm for _, tm in values):
+            raise ValueError(f"'{n.name}': torch.cat is supported on time-major [T, N, ...] "
+                             f"tensors along a dim after T and N (channels: 2), got dim={dim}")
+        return self.g.node("Concat", [v for v, _ in values], self.g.unique(n.name),
+                           self.shape_of(n, True), axis=axis), True
 
     def unsqueeze(self, n):
         dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")

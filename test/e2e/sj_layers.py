@@ -3,8 +3,8 @@
 One network holds what the nine zoo ports do not: layer.GroupNorm, layer.AdaptiveAvgPool2d to a
 size that is no whole window of its input (3x3 from 8x8: windows of 3 and 4 overlapping),
 layer.VotingLayer, layer.MultiStepContainer, functional.multi_step_forward in a forward,
-x.view(T, N, -1), direct encoding (unsqueeze(0).expand) and a parameter with
-requires_grad=False. Required:
+x.view(T, N, -1), torch.cat on channels, direct encoding (unsqueeze(0).expand) and a parameter
+with requires_grad=False. Required:
   - `snn-run infer` output bit-equal to PyTorch (VotingLayer averages of spikes);
   - every neuron layer fires at 5-50 % on the case input;
   - the frozen parameter is `"frozen": true` in the manifest; 5 training steps equal the
@@ -46,17 +46,19 @@ class Net(nn.Module):
         self.features = layer.MultiStepContainer(
             layer.Conv2d(2, 8, 3, padding=1, bias=False), layer.GroupNorm(4, 8),
             neuron.IFNode(surrogate_function=surrogate.ATan()))
+        self.skip = layer.Conv2d(2, 4, 1, step_mode="m")
         self.pool = layer.AdaptiveAvgPool2d((3, 3), step_mode="m")
         self.sn = neuron.LIFNode(tau=2.0, v_threshold=0.3, surrogate_function=surrogate.ATan(),
                                  step_mode="m")  # its input: averages of spikes
         # Single-step modules (the default), run over T by multi_step_forward below.
-        self.head = nn.Sequential(layer.Linear(8 * 3 * 3, 4 * CLASSES), neuron.IFNode(),
+        self.head = nn.Sequential(layer.Linear(12 * 3 * 3, 4 * CLASSES), neuron.IFNode(),
                                   layer.VotingLayer(4))
         self.features[0].weight.requires_grad_(False)
 
     def forward(self, x):
         x = x.unsqueeze(0).expand(T, -1, -1, -1, -1)
-        x = self.sn(self.pool(self.features(x)))
+        x = torch.cat([self.features(x), self.skip(x)], dim=2)
+        x = self.sn(self.pool(x))
         x = x.view(x.shape[0], x.shape[1], -1)
         return functional.multi_step_forward(x, self.head)
 

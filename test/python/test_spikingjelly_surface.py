@@ -173,6 +173,19 @@ class SpikingJellyExportTest(Exporting):
                     proto.graph.input[0].type.tensor_type.shape.dim]
             self.assertEqual(dims, [T, "N", 1, 6, 6])
 
+    def test_cat_on_channels(self):
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = layer.Conv2d(2, 3, 1, step_mode="m")
+                self.b = layer.Conv2d(2, 4, 1, step_mode="m")
+
+            def forward(self, x):
+                return torch.cat([self.a(x), self.b(x)], dim=-3)
+        proto = self.export(M(), torch.rand(T, 2, 2, 3, 3))
+        cat = next(n for n in proto.graph.node if n.op_type == "Concat")
+        self.assertEqual(attrs(cat)["axis"], 2)
+
     def test_adaptive_pool_of_any_size(self):
         m = layer.AdaptiveAvgPool2d((7, 7), step_mode="m")
         proto = self.export(m, torch.rand(T, 2, 3, 1, 1))
@@ -259,7 +272,8 @@ class SpikingJellyExportTest(Exporting):
             def forward(self, x):
                 return self.fn(self.fc(x))
         for fn, says in ((lambda x: x.flatten(0, 1), "flatten"), (lambda x: x.sum(0), "sum"),
-                         (lambda x: x.unsqueeze(2), "unsqueeze")):
+                         (lambda x: x.unsqueeze(2), "unsqueeze"),
+                         (lambda x: torch.cat([x, x], 1), "torch.cat")):
             with self.assertRaisesRegex(ValueError, says):
                 self.export(M(fn), torch.rand(T, 2, 4))
 

@@ -35,6 +35,7 @@ inline constexpr const char *kDropout = "dropout";
 inline constexpr const char *kAdd = "add";
 inline constexpr const char *kMul = "mul";
 inline constexpr const char *kMeanTime = "mean_time";
+inline constexpr const char *kConcat = "concat";
 inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";

@@ -1,10 +1,10 @@
-//===- PerStepShapeOps.cpp - group_norm and reshape on time-major tensors -===//
+//===- PerStepShapeOps.cpp - group_norm, reshape, concat on time-major ---===//
 //
-// The per-step layers SpikingJelly ports need beyond the classic CNN set:
-// group_norm (layer.GroupNorm) and reshape (a per-step view, e.g. the [1, 1, F]
-// plane a VotingLayer average-pools). Both fold [T, N, ...] into [T*N, ...] and
-// call the ATen op PyTorch's module calls, so values (and ATen's autograd)
-// match the reference.
+// The per-step ops SpikingJelly ports need beyond the classic CNN set:
+// group_norm (layer.GroupNorm), reshape (a per-step view, e.g. the [1, 1, F]
+// plane a VotingLayer average-pools) and concat (torch.cat on channels). Each
+// calls the ATen op PyTorch's module or function calls, on the same shapes, so
+// values (and ATen's autograd) match the reference.
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Runtime/Execution/NodeAttributes.h"
@@ -13,6 +13,7 @@
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
 
+#include <ATen/ops/cat.h>
 #include <ATen/ops/group_norm.h>
 
 #include <limits>
@@ -62,11 +63,23 @@ Kernel buildReshape(const Node &node) {
   };
 }
 
+Kernel buildConcat(const Node &node) {
+  int64_t axis = NodeAttributes(node).getIntIn(attr::kAxis, -1, 2, 64);
+  return [axis](const Inputs &in, const RunContext &) {
+    for (const at::Tensor &x : in)
+      if (x.dim() <= axis || x.dim() != in[0].dim())
+        throw Error("operands must be [T, N, ...] tensors of one rank above axis " +
+                    std::to_string(axis) + ", got " + formatShape(x.sizes()));
+    return at::cat(in, axis);
+  };
+}
+
 } // namespace
 
 void registerPerStepShapeOps(OpRegistry &registry) {
   registry.add(op::kGroupNorm, buildGroupNorm);
   registry.add(op::kReshape, buildReshape);
+  registry.add(op::kConcat, buildConcat);
 }
 
 } // namespace snn::runtime

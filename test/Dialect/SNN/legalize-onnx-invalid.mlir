@@ -281,3 +281,12 @@ func.func @reshaping_fold_count(%x: tensor<4x?x8xf32>) -> tensor<*xf32> {
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// Concatenation must keep T and N and the other per-step dims.
+func.func @concat_mismatch(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x4x5xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Concat): snn.concat: concat operands tensor<4x?x3x5x5xf32> and tensor<4x?x2x4x5xf32> differ outside axis 2}}
+  %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x4x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -284,3 +284,15 @@ func.func @voting_fold(%x: tensor<4x?x8xf32>) -> tensor<*xf32> {
   %3 = snn.onnx_node "Reshape"(%2, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %3 : tensor<*xf32>
 }
+
+// -----
+
+// torch.cat of time-major tensors on channels (issue 13) is snn.concat.
+// CHECK-LABEL: func.func @concat_channels
+// CHECK-SAME: (%[[A:.*]]: tensor<4x?x3x5x5xf32>, %[[B:.*]]: tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>
+// CHECK-NEXT: %[[C:.*]] = snn.concat %[[A]], %[[B]] {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @concat_channels(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x5x5xf32>) -> tensor<*xf32> {
+  %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -204,3 +204,11 @@ func.func @group_norm_attrs(%x: tensor<*xf32>, %g: tensor<4xf32>) -> tensor<*xf3
   %3 = snn.onnx_node "GroupNorm"(%2, %g, %g) domain "spikemesh" attrs {num_groups = 2 : i64, epsilon = 1 : i64} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
   return %3 : tensor<*xf32>
 }
+
+// -----
+
+func.func @concat_over_batch(%a: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Concat): attribute 'axis' must be a per-step dim of the time-major operands (>= 2: not T or N), got 1}}
+  %0 = snn.onnx_node "Concat"(%a, %a) domain "" attrs {axis = 1 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

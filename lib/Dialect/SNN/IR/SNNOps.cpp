@@ -313,6 +313,41 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto first = timeMajor(loc, adaptor.getFirst(), 3, "concat operand");
+  if (failed(first))
+    return failure();
+  int64_t axis = adaptor.getAxis(), rank = first->getRank();
+  if (axis < 2 || axis >= rank)
+    return fail(loc, llvm::formatv("concat axis {0} must be a per-step dim of {1} (2 to {2})",
+                                   axis, *first, rank - 1));
+  SmallVector<int64_t> shape(first->getShape());
+  SmallVector<Value> others{adaptor.getSecond()};
+  others.append(adaptor.getRest().begin(), adaptor.getRest().end());
+  for (Value other : others) {
+    auto type = timeMajor(loc, other, rank, "concat operand");
+    if (failed(type))
+      return failure();
+    if (type->getRank() != rank)
+      return fail(loc, llvm::formatv("concat operands {0} and {1} differ in rank", *first,
+                                     *type));
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t a = shape[d], b = type->getDimSize(d);
+      if (d == axis) {
+        shape[d] = ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
+                                                                         : a + b;
+      } else if (!compatible(a, b)) {
+        return fail(loc, llvm::formatv("concat operands {0} and {1} differ outside axis {2}",
+                                       *first, *type, axis));
+      }
+    }
+  }
+  inferred.push_back(withShape(*first, shape));
+  return success();
+}
+
 LogicalResult MeanTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &inferred) {

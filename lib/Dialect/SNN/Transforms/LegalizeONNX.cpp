@@ -479,10 +479,44 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 
 bool isTimeMajorOp(ONNXNodeOp node) {
   return node.getDomain().empty() &&
-         llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity"}, node.getOpType());
+         llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity", "Concat"},
+                            node.getOpType());
 }
 
-/// Checks an Add, Mul, ReduceMean or Identity on time-major tensors.
+/// A Concat's result type, or the shape error the snn op's inference gives.
+FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
+  FailureOr<int64_t> axis = readConcat(node, errors);
+  if (failed(axis))
+    return failure();
+  MLIRContext *context = node.getContext();
+  OpBuilder builder(context);
+  OperationState state(node.getLoc(), ConcatOp::getOperationName());
+  auto inputs = node.getInputs();
+  ConcatOp::build(builder, state, Type(), inputs[0], inputs[1], inputs.drop_front(2),
+                  builder.getI64IntegerAttr(*axis));
+  std::string message;
+  SmallVector<Type, 1> types;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    inferred = ConcatOp::inferReturnTypes(context, state.location, state.operands,
+                                          state.attributes.getDictionary(context),
+                                          state.getRawProperties(), state.regions, types);
+  }
+  if (failed(inferred))
+    return errors.report(node, "snn.concat: " + message);
+  return types.front();
+}
+
+LogicalResult planConcat(ONNXNodeOp node, NodeErrors &errors) {
+  return failure(failed(concatType(node, errors)));
+}
+
+/// Checks an Add, Mul, ReduceMean, Identity or Concat on time-major tensors.
 LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
   auto inputs = node.getInputs();
@@ -491,6 +525,8 @@ LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   for (Value input : inputs)
     if (failed(timeMajorInput(node, input, errors)))
       return failure();
+  if (type == "Concat")
+    return planConcat(node, errors);
   if ((type == "Add" || type == "Mul") && inputs[0].getType() != inputs[1].getType())
     return errors.report(node, llvm::formatv("operands must be time-major tensors of one "
                                              "type, got {0} and {1}",
@@ -517,6 +553,10 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
       result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
     else if (type == "ReduceMean")
       result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    else if (type == "Concat")
+      result = ConcatOp::create(rewriter, node.getLoc(), inputs[0], inputs[1],
+                                inputs.drop_front(2),
+                                rewriter.getI64IntegerAttr(*readConcat(node, errors)));
     rewriter.replaceOp(node, result);
     return success();
   }

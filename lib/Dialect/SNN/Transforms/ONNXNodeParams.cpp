@@ -182,6 +182,17 @@ FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors) {
   return GroupNormParams{groups, epsilon};
 }
 
+FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t axis = attrs.getInt("axis", -1);
+  if (attrs.failed())
+    return failure();
+  if (axis < 2)
+    return errors.report(node, "attribute 'axis' must be a per-step dim of the time-major "
+                               "operands (>= 2: not T or N), got " + Twine(axis));
+  return axis;
+}
+
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
   SmallVector<int64_t> axes = attrs.getInts("axes", {});

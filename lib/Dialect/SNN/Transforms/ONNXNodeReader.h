@@ -152,6 +152,9 @@ struct GroupNormParams {
 /// spikemesh.GroupNorm: `num_groups` >= 1 and `epsilon` finite and > 0.
 mlir::FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors);
 
+/// Concat of time-major tensors: `axis` (required) a per-step dim, >= 2.
+mlir::FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors);
+
 /// ReduceMean: only the readout over T, axes=[0] and keepdims=0.
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors);
 /// A Reshape's target shape: its constant 1-D integer second input.

@@ -294,6 +294,20 @@ def SNN_RecvOp : SNN_Op<"recv"> {
   let hasVerifier = 1;
 }
 
+def SNN_ConcatOp : SNN_Op<"concat", [Pure, TimeDistributedOpTrait, InferTypeOpAdaptor]> {
+  let summary = "Concatenation of time-major tensors along a per-step dim `axis` (>= 2)";
+  let description = [{
+    torch.cat of [T, N, ...] tensors along a dim after T and N (channels of a conv net: 2).
+    Every other dim must agree.
+  }];
+  let arguments = (ins SNN_F32Tensor:$first, SNN_F32Tensor:$second,
+                       Variadic<SNN_F32Tensor>:$rest, I64Attr:$axis);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $first `,` $second (`,` $rest^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def SNN_MeanTimeOp : SNN_Op<"mean_time", [Pure, InferTypeOpAdaptor]> {
   let summary = "Readout: mean over the time dimension, [T, N, ...] -> [N, ...]";
   let arguments = (ins SNN_F32Tensor:$input);
