@@ -79,7 +79,7 @@ def time_major(x, T, static):
 
 def bench_infer(args, net, art, x, T, static, d):
     given, out = os.path.join(d, "x.npy"), os.path.join(d, "out.npy")
-    np.save(given, x.numpy())
+    np.save(given, (x if static else time_major(x, T, static).contiguous()).numpy())
     cmd = [os.path.join(args.bin, "snn-run"), "infer", art, "--input", given, "--output", out,
            "--threads", args.threads, "-v"] + (["--repeat-time", T] if static else [])
     runs = []
