@@ -8,11 +8,12 @@ The networks are test/e2e/sj_zoo.py's (SpikingJelly's zoo code with only the imp
 For each: export_onnx + snn-compile, then
   inference  `snn-run infer -v` ("run" time of one batch, best of --repeat processes) against
              the PyTorch eval forward of the same module in this process (best of --repeat
-             after one warm-up), no_grad;
+             after one warm-up), no_grad, the two interleaved;
   training   `snn-run train` and the reference trainer (snnexport.train in this process: the
              SpikingJelly-style module, SGD momentum, MSE on the firing rate) for --steps steps
-             on the same synthetic batches; steady samples/s = B / the median step time of each
-             one's --log after the first step.
+             on the same synthetic batches, --train-repeat times each, interleaved; steady
+             samples/s = B / the median step time of each one's --log after the first step,
+             best of the repeats.
 Both use --threads intra-op threads (and one OpenBLAS thread, as snn-run runs BLAS).
 
 Not a test: run it on an otherwise idle machine.
@@ -82,21 +83,24 @@ def bench_infer(args, net, art, x, T, static, d):
     np.save(given, (x if static else time_major(x, T, static).contiguous()).numpy())
     cmd = [os.path.join(args.bin, "snn-run"), "infer", art, "--input", given, "--output", out,
            "--threads", args.threads, "-v"] + (["--repeat-time", T] if static else [])
-    runs = []
-    for _ in range(args.repeat):
-        line = sh(cmd).stderr.strip().splitlines()[-1]
-        runs.append(float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0)
     net.eval()
     xt = time_major(x, T, static).contiguous()
-    eager = []
-    with torch.no_grad():
-        for _ in range(args.repeat + 1):
+
+    def eager_forward():
+        with torch.no_grad():
             functional.reset_net(net)
             t0 = time.perf_counter()
             net(xt)
-            eager.append(time.perf_counter() - t0)
+            return time.perf_counter() - t0
+
+    eager_forward()  # warm-up (allocator, oneDNN primitives)
+    runs, eager = [], []
+    for _ in range(args.repeat):  # interleaved: a load change hits both alike
+        line = sh(cmd).stderr.strip().splitlines()[-1]
+        runs.append(float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0)
+        eager.append(eager_forward())
     functional.reset_net(net)
-    return min(runs), min(eager[1:])
+    return min(runs), min(eager)
 
 
 def steady(log):
@@ -111,14 +115,23 @@ def bench_train(args, net, art, T, shape, static, classes, d, g):
     np.save(y_path, g.integers(0, classes, S).astype(np.int64))
     cfg = tr.TrainConfig(batch_size=args.batch, steps=args.steps, lr=0.01, optimizer="sgd",
                          momentum=0.9, loss="mse", repeat_time=T if static else None)
-    log = os.path.join(d, "snn-run.jsonl")
-    sh([os.path.join(args.bin, "snn-run"), "train", art, "--data-npy", f"{x_path},{y_path}",
-        "--steps", args.steps, "--batch-size", args.batch, "--lr", 0.01, "--optimizer", "sgd",
-        "--momentum", 0.9, "--loss", "mse", "--threads", args.threads, "--log", log,
-        "--progress", "none"] + (["--repeat-time", T] if static else []))
-    ref_log = os.path.join(d, "pytorch.jsonl")
-    tr.train(net, tr.load_npy(x_path, y_path, static=static), cfg, log_path=ref_log)
-    return steady(log), steady(ref_log)
+    data = tr.load_npy(x_path, y_path, static=static)
+    start = {k: v.clone() for k, v in net.state_dict().items()}
+    ours, theirs = [], []
+    for rep in range(args.train_repeat):  # interleaved, alternating which goes first
+        log, ref_log = (os.path.join(d, f"{who}.{rep}.jsonl") for who in ("snn-run", "pytorch"))
+        run_ours = lambda: sh([  # noqa: E731
+            os.path.join(args.bin, "snn-run"), "train", art, "--data-npy", f"{x_path},{y_path}",
+            "--steps", args.steps, "--batch-size", args.batch, "--lr", 0.01, "--optimizer",
+            "sgd", "--momentum", 0.9, "--loss", "mse", "--threads", args.threads, "--log", log,
+            "--progress", "none"] + (["--repeat-time", T] if static else []))
+        run_theirs = lambda: tr.train(net, data, cfg, log_path=ref_log)  # noqa: E731
+        for run in ((run_ours, run_theirs) if rep % 2 == 0 else (run_theirs, run_ours)):
+            net.load_state_dict(start)
+            run()
+        ours.append(steady(log))
+        theirs.append(steady(ref_log))
+    return max(ours), max(theirs)
 
 
 def main():
@@ -129,7 +142,9 @@ def main():
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--steps", type=int, default=4)
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=3, help="inference runs of each (best)")
+    p.add_argument("--train-repeat", type=int, default=2,
+                   help="training runs of each, interleaved (best steady rate)")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
