@@ -71,7 +71,7 @@ class TensorFunctions:
         nodes = _fx_nodes((n.args, n.kwargs))
         # Arithmetic and indexing on shapes (x.shape[0] * x.shape[1]) is still a shape.
         return n.target in (operator.getitem, operator.mul, operator.floordiv, operator.add,
-                            operator.sub, "__mul__") and bool(nodes) and \
+                            operator.sub) and bool(nodes) and \
             all(a in self.shapes for a in nodes)
 
     def reshape_like(self, n, name):

@@ -70,7 +70,12 @@ class Flatten(_StepLayer, nn.Flatten):
 
 class Dropout(_StepLayer, nn.Dropout):
     """Per-step dropout (an independent mask per time step in training; identity in eval).
-    SpikingJelly's multi-step Dropout shares one mask over T: see python_export/README.md."""
+    SpikingJelly's multi-step Dropout shares one mask over T: see python_export/README.md.
+    SpikingJelly's signature (p, step_mode): a second positional argument is the step mode,
+    not torch's `inplace`."""
+
+    def __init__(self, p=0.5, step_mode="s"):
+        super().__init__(p, step_mode=step_mode)
 
 
 class Dropout2d(_StepLayer, nn.Dropout2d):
