@@ -20,6 +20,7 @@ const std::vector<ArtifactOp> &artifactOps() {
       {op::kMul, 2, 2, {}},
       {op::kMeanTime, 1, 1, {}},
       {op::kConcat, 2, 1024, {kAxis}},
+      {op::kSumTime, 1, 1, {}},
       {op::kIFNode, 1, 1, {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha}},
       {op::kLIFNode, 1, 1,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kTau, kDecayInput}},

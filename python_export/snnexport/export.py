@@ -508,6 +508,8 @@ class _Translator(TensorFunctions):
             return self.binary(n, "Mul", name)
         if t in (torch.mean, "mean"):
             return self.mean(n, name)
+        if t in (torch.sum, "sum"):
+            return self.sum(n, name)
         raise ValueError(f"unsupported function or method '{name}' (fx node '{n.name}')")
 
     def binary(self, n, op, name):
@@ -520,16 +522,26 @@ class _Translator(TensorFunctions):
                              f"got {tuple(sa)} and {tuple(sb)}")
         return self.g.node(op, [a, b], self.g.unique(n.name), self.shape_of(n, tma)), tma
 
-    def mean(self, n, name):
+    def over_time(self, n, name):
+        """The operand of a readout x.mean(0) / x.sum(0) over T; raises for any other."""
         args = list(n.args[1:])
         dim = args[0] if args else n.kwargs.get("dim")
         keepdim = args[1] if len(args) > 1 else n.kwargs.get("keepdim", False)
         extra = set(n.kwargs) - {"dim", "keepdim"}
         x, tm = self.arg(n.args[0], n.name)
         if dim not in (0, (0,), [0]) or keepdim or extra or len(args) > 2 or not tm:
-            raise ValueError(f"'{n.name}': only the readout x.mean(0) over T is supported")
-        return self.g.node("ReduceMean", [x], self.g.unique(n.name), self.shape_of(n, False),
-                           axes=[0], keepdims=0), False
+            raise ValueError(f"'{n.name}': only the readout x.{name}(0) over T is supported")
+        return x
+
+    def mean(self, n, name):
+        return self.g.node("ReduceMean", [self.over_time(n, "mean")], self.g.unique(n.name),
+                           self.shape_of(n, False), axes=[0], keepdims=0), False
+
+    def sum(self, n, name):
+        x, node = self.over_time(n, "sum"), self.g.unique(n.name)
+        axes = self.g.init(node + "/axes", np.array([0], np.int64))  # opset 13: an input
+        return self.g.node("ReduceSum", [x, axes], node, self.shape_of(n, False),
+                           keepdims=0), False
 
     def shape_of(self, n, time_major):
         s = list(self.env[n].shape)

@@ -173,6 +173,22 @@ class SpikingJellyExportTest(Exporting):
                     proto.graph.input[0].type.tensor_type.shape.dim]
             self.assertEqual(dims, [T, "N", 1, 6, 6])
 
+    def test_sum_readout(self):
+        net = nn.Sequential(layer.Linear(4, 3, step_mode="m"), neuron.IFNode(step_mode="m"))
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net(x).sum(0)
+        proto = self.export(M(), torch.rand(T, 2, 4))
+        node = next(n for n in proto.graph.node if n.op_type == "ReduceSum")
+        self.assertEqual(attrs(node), {"keepdims": 0})
+        axes = next(i for i in proto.graph.initializer if i.name == node.input[1])
+        self.assertEqual(list(onnx.numpy_helper.to_array(axes)), [0])
+
     def test_cat_on_channels(self):
         class M(nn.Module):
             def __init__(self):
@@ -271,7 +287,7 @@ class SpikingJellyExportTest(Exporting):
 
             def forward(self, x):
                 return self.fn(self.fc(x))
-        for fn, says in ((lambda x: x.flatten(0, 1), "flatten"), (lambda x: x.sum(0), "sum"),
+        for fn, says in ((lambda x: x.flatten(0, 1), "flatten"), (lambda x: x.sum(1), "sum"),
                          (lambda x: x.unsqueeze(2), "unsqueeze"),
                          (lambda x: torch.cat([x, x], 1), "torch.cat")):
             with self.assertRaisesRegex(ValueError, says):

@@ -36,6 +36,7 @@ inline constexpr const char *kAdd = "add";
 inline constexpr const char *kMul = "mul";
 inline constexpr const char *kMeanTime = "mean_time";
 inline constexpr const char *kConcat = "concat";
+inline constexpr const char *kSumTime = "sum_time";
 inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";

@@ -2,7 +2,8 @@
 //
 // The per-step ops SpikingJelly ports need beyond the classic CNN set:
 // group_norm (layer.GroupNorm), reshape (a per-step view, e.g. the [1, 1, F]
-// plane a VotingLayer average-pools) and concat (torch.cat on channels). Each
+// plane a VotingLayer average-pools), concat (torch.cat on channels) and the
+// sum_time readout (x.sum(0)). Each
 // calls the ATen op PyTorch's module or function calls, on the same shapes, so
 // values (and ATen's autograd) match the reference.
 //
@@ -74,12 +75,22 @@ Kernel buildConcat(const Node &node) {
   };
 }
 
+/// The readout x.sum(0): ATen's sum over T, as PyTorch computes it.
+Kernel buildSumTime(const Node &) {
+  return [](const Inputs &in, const RunContext &) {
+    if (in[0].dim() < 2)
+      throw Error("expects a [T, N, ...] input, got " + formatShape(in[0].sizes()));
+    return in[0].sum(at::IntArrayRef{0});
+  };
+}
+
 } // namespace
 
 void registerPerStepShapeOps(OpRegistry &registry) {
   registry.add(op::kGroupNorm, buildGroupNorm);
   registry.add(op::kReshape, buildReshape);
   registry.add(op::kConcat, buildConcat);
+  registry.add(op::kSumTime, buildSumTime);
 }
 
 } // namespace snn::runtime

@@ -296,3 +296,16 @@ func.func @concat_channels(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x5x5xf32>)
   %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// The readout x.sum(0): ReduceSum over T with its opset-13 axes input.
+// CHECK-LABEL: func.func @sum_over_time
+// CHECK-SAME: (%[[X:.*]]: tensor<4x?x3xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT: %[[S:.*]] = snn.sum_time %[[X]] : (tensor<4x?x3xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @sum_over_time(%x: tensor<4x?x3xf32>) -> tensor<*xf32> {
+  %axes = arith.constant dense<[0]> : tensor<1xi64>
+  %0 = snn.onnx_node "ReduceSum"(%x, %axes) domain "" attrs {keepdims = 0 : i64} : (tensor<4x?x3xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -212,3 +212,12 @@ func.func @concat_over_batch(%a: tensor<*xf32>) -> tensor<*xf32> {
   %0 = snn.onnx_node "Concat"(%a, %a) domain "" attrs {axis = 1 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+func.func @sum_over_batch(%x: tensor<*xf32>) -> tensor<*xf32> {
+  %axes = arith.constant dense<[1]> : tensor<1xi64>
+  // expected-error @+1 {{(ReduceSum): only the readout over T, ReduceSum(axes=[0] constant, keepdims=0), is supported}}
+  %0 = snn.onnx_node "ReduceSum"(%x, %axes) domain "" attrs {keepdims = 0 : i64} : (tensor<*xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -89,7 +89,7 @@ private:
 /// add, mul, mean_time.
 void registerLayerOps(OpRegistry &registry);
 
-/// group_norm, the per-step reshape and concat (PerStepShapeOps.cpp).
+/// group_norm, the per-step reshape, concat and sum_time (PerStepShapeOps.cpp).
 void registerPerStepShapeOps(OpRegistry &registry);
 
 /// Stateful neurons: if_node, lif_node, plif_node.

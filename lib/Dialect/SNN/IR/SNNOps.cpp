@@ -348,6 +348,16 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult SumTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 2, "sum_time input");
+  if (failed(input))
+    return failure();
+  inferred.push_back(withShape(*input, input->getShape().drop_front()));
+  return success();
+}
+
 LogicalResult MeanTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &inferred) {

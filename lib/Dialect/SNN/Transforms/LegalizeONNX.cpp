@@ -479,7 +479,7 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 
 bool isTimeMajorOp(ONNXNodeOp node) {
   return node.getDomain().empty() &&
-         llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity", "Concat"},
+         llvm::is_contained({"Add", "Mul", "ReduceMean", "ReduceSum", "Identity", "Concat"},
                             node.getOpType());
 }
 
@@ -522,6 +522,9 @@ LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   auto inputs = node.getInputs();
   if (type == "ReduceMean" && failed(readReduceMean(node, errors)))
     return failure();
+  if (type == "ReduceSum") // its second input is the constant axes, not an activation
+    return failure(failed(readReduceSum(node, errors)) ||
+                   failed(timeMajorInput(node, inputs[0], errors)));
   for (Value input : inputs)
     if (failed(timeMajorInput(node, input, errors)))
       return failure();
@@ -553,6 +556,8 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
       result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
     else if (type == "ReduceMean")
       result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    else if (type == "ReduceSum")
+      result = SumTimeOp::create(rewriter, node.getLoc(), inputs[0]);
     else if (type == "Concat")
       result = ConcatOp::create(rewriter, node.getLoc(), inputs[0], inputs[1],
                                 inputs.drop_front(2),

@@ -193,6 +193,19 @@ FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors) {
   return axis;
 }
 
+LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t keepdims = attrs.getInt("keepdims", 1);
+  attrs.getFlag("noop_with_empty_axes", false); // irrelevant with axes [0]; type-checked only
+  if (attrs.failed())
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = constantInts(node.getInputs()[1]);
+  if (!axes || *axes != SmallVector<int64_t>{0} || keepdims != 0)
+    return errors.report(node, "only the readout over T, ReduceSum(axes=[0] constant, "
+                               "keepdims=0), is supported");
+  return success();
+}
+
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
   SmallVector<int64_t> axes = attrs.getInts("axes", {});

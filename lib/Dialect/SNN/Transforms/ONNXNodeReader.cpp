@@ -193,6 +193,7 @@ constexpr NodeKind kNodeKinds[] = {
     {"", "Mul", 2, 2, "A, B", ""},
     {"", "Concat", 2, 1024, "inputs...", "axis"},
     {"", "ReduceMean", 1, 1, "data", "axes keepdims noop_with_empty_axes"},
+    {"", "ReduceSum", 2, 2, "data, axes", "keepdims noop_with_empty_axes"},
     {kNeuronDomain, "IFNode", 1, 1, "x", kNeuronAttrs},
     {kNeuronDomain, "LIFNode", 1, 1, "x", "alpha decay_input detach_reset surrogate tau "
                                           "v_reset v_threshold"},
@@ -269,6 +270,8 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     return readReduceMean(node, errors);
   if (type == "Concat")
     return readConcat(node, errors);
+  if (type == "ReduceSum")
+    return readReduceSum(node, errors);
   if (type == "Reshape")
     return readReshape(node, errors);
   return success(); // GlobalAveragePool, Identity, Add, Mul: nothing to read

@@ -155,6 +155,10 @@ mlir::FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &erro
 /// Concat of time-major tensors: `axis` (required) a per-step dim, >= 2.
 mlir::FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors);
 
+/// ReduceSum (opset 13: axes is an input): only the readout over T, a constant axes [0] and
+/// keepdims=0.
+LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors);
+
 /// ReduceMean: only the readout over T, axes=[0] and keepdims=0.
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors);
 /// A Reshape's target shape: its constant 1-D integer second input.

@@ -294,6 +294,13 @@ def SNN_RecvOp : SNN_Op<"recv"> {
   let hasVerifier = 1;
 }
 
+def SNN_SumTimeOp : SNN_Op<"sum_time", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Readout: sum over the time dimension, [T, N, ...] -> [N, ...]";
+  let arguments = (ins SNN_F32Tensor:$input);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def SNN_ConcatOp : SNN_Op<"concat", [Pure, TimeDistributedOpTrait, InferTypeOpAdaptor]> {
   let summary = "Concatenation of time-major tensors along a per-step dim `axis` (>= 2)";
   let description = [{
