@@ -283,7 +283,7 @@ void ProgramWriter::writeBoundary(schema::Manifest &manifest) {
       break;
     readout = source;
   }
-  bool outputTimeMajor = !readout.getDefiningOp<MeanTimeOp>();
+  bool outputTimeMajor = !isa_and_nonnull<MeanTimeOp, SumTimeOp>(readout.getDefiningOp());
   manifest.output = {"output", manifestShape(cast<RankedTensorType>(func.getResultTypes()[0])),
                      outputTimeMajor};
 }

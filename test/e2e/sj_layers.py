@@ -3,9 +3,10 @@
 One network holds what the nine zoo ports do not: layer.GroupNorm, layer.AdaptiveAvgPool2d to a
 size that is no whole window of its input (3x3 from 8x8: windows of 3 and 4 overlapping),
 layer.VotingLayer, layer.MultiStepContainer, functional.multi_step_forward in a forward,
-x.view(T, N, -1), torch.cat on channels, direct encoding (unsqueeze(0).expand) and a parameter
-with requires_grad=False. Required:
-  - `snn-run infer` output bit-equal to PyTorch (VotingLayer averages of spikes);
+x.view(T, N, -1), torch.cat on channels, direct encoding (unsqueeze(0).expand), the x.sum(0)
+readout and a parameter with requires_grad=False. Required:
+  - `snn-run infer` output bit-equal to PyTorch (sums over T of VotingLayer averages of
+    spikes: exact in float32);
   - every neuron layer fires at 5-50 % on the case input;
   - the frozen parameter is `"frozen": true` in the manifest; 5 training steps equal the
     reference trainer (losses within 1e-4, every tensor within 1e-4), the loss moves, and the
@@ -60,7 +61,7 @@ class Net(nn.Module):
         x = torch.cat([self.features(x), self.skip(x)], dim=2)
         x = self.sn(self.pool(x))
         x = x.view(x.shape[0], x.shape[1], -1)
-        return functional.multi_step_forward(x, self.head)
+        return functional.multi_step_forward(x, self.head).sum(0)  # spike counts
 
 
 class FirstStep(nn.Module):
