@@ -177,6 +177,7 @@ LogicalResult ProgramWriter::writeParameter(ParameterOp param, onnx::GraphProto 
                                                : schema::ParameterKind::Parameter,
                              schema::kReplicated};
   spec.stage = stage;
+  spec.frozen = param.getFrozen();
   if (sliced) {
     spec.sharding = schema::kSplit;
     spec.splitDim = int64_t(sliced->slice.getAxis());
@@ -282,7 +283,7 @@ void ProgramWriter::writeBoundary(schema::Manifest &manifest) {
       break;
     readout = source;
   }
-  bool outputTimeMajor = !readout.getDefiningOp<MeanTimeOp>();
+  bool outputTimeMajor = !isa_and_nonnull<MeanTimeOp, SumTimeOp>(readout.getDefiningOp());
   manifest.output = {"output", manifestShape(cast<RankedTensorType>(func.getResultTypes()[0])),
                      outputTimeMajor};
 }

@@ -29,6 +29,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "p
                      *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
                      *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
                      *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis", *kStage = "stage",
+                     *kFrozen = "frozen",
                      *kPlan = "plan", *kExplanation = "explanation";
 } // namespace key
 
@@ -168,6 +169,8 @@ json parametersJson(const std::vector<ParameterSpec> &parameters) {
     }
     if (p.stage >= 0)
       entry[key::kStage] = p.stage;
+    if (p.frozen)
+      entry[key::kFrozen] = true;
     list.push_back(std::move(entry));
   }
   return list;
@@ -278,6 +281,9 @@ ParameterSpec parseParameter(const FieldReader &entry) {
     entry.fail("'" + entry.field(key::kKind) + "' must be \"parameter\" or \"buffer\"");
   parameter.kind = kind == parameterKindName(ParameterKind::Buffer) ? ParameterKind::Buffer
                                                             : ParameterKind::Parameter;
+  parameter.frozen = entry.getBool(key::kFrozen, false);
+  if (parameter.frozen && parameter.kind == ParameterKind::Buffer)
+    entry.fail("'" + entry.field(key::kFrozen) + "' applies to parameters, not buffers");
   parameter.stage = entry.find(key::kStage) ? entry.getInt(key::kStage) : -1;
   if (entry.find(key::kStage) && parameter.stage < 0)
     entry.fail("'" + entry.field(key::kStage) + "' must be a logical stage (>= 0)");

@@ -9,6 +9,7 @@ import copy
 import math
 import operator
 import os
+from collections import OrderedDict
 from typing import Any, Dict, List, Tuple, Union
 
 import numpy as np
@@ -18,13 +19,16 @@ import torch.fx
 from onnx import TensorProto, helper, numpy_helper
 from torch import nn
 
+from . import encoding as _encoding
 from . import layer as _layer
 from . import neuron as _neuron
+from .export_tensor import TensorFunctions, direct_encoding_steps
 from .functional import reset_net
 
 IR_VERSION = 8
 OPSET = 13
 DOMAIN = "spikemesh"
+FROZEN_KEY = "spikemesh.frozen"  # model metadata: comma-separated frozen initializer names
 NEURON_TYPES = ("IFNode", "LIFNode", "ParametricLIFNode")
 _SURROGATES = {"Sigmoid": "sigmoid", "ATan": "atan"}
 _ADD = {operator.add, operator.iadd, torch.add}
@@ -36,21 +40,49 @@ Dim = Union[int, str]  # an ONNX dimension: a size, or a symbolic name such as "
 
 # ---------------------------------------------------------------- module classification
 def _sj_module(m, part):
-    """True when `m` comes from a SpikingJelly submodule named `part` (neuron / layer)."""
+    """True when `m` comes from SpikingJelly's `part` (neuron / layer / encoding) module or
+    package: `spikingjelly.activation_based.layer` and its submodules (`...layer.misc`)."""
     mod = type(m).__module__
-    return mod.startswith("spikingjelly") and mod.rsplit(".", 1)[-1] == part
+    return mod.startswith("spikingjelly.") and f".{part}." in mod + "."
+
+
+def _named(m, *names):
+    """snnexport's or SpikingJelly's class of one of these names."""
+    mod = type(m).__module__
+    return type(m).__name__ in names and (mod.startswith("spikingjelly") or
+                                          mod.startswith(__name__.rsplit(".", 1)[0]))
 
 
 def _kind(m):
-    """'neuron', 'container', 'layer' (multi-step stateless) or None (trace through / torch)."""
+    """'neuron', 'container', 'layer' (multi-step stateless), 'encoder' or None (trace
+    through / torch)."""
     if isinstance(m, _neuron.BaseNode) or _sj_module(m, "neuron"):
         return "neuron"
-    if isinstance(m, _layer.SeqToANNContainer) or (
-            _sj_module(m, "layer") and type(m).__name__ == "SeqToANNContainer"):
+    if _named(m, "SeqToANNContainer"):
         return "container"
-    if isinstance(m, _layer._MultiStep) or _sj_module(m, "layer"):
+    if _named(m, "MultiStepContainer"):
+        return None  # replaced by a Sequential before tracing (_prepare)
+    if isinstance(m, _encoding.PoissonEncoder) or _sj_module(m, "encoding"):
+        return "encoder"
+    if isinstance(m, _layer._StepLayer) or _named(m, "VotingLayer") or _sj_module(m, "layer"):
         return "layer"
     return None
+
+
+def _prepare(net: nn.Module) -> None:
+    """Puts the private copy in multi-step form: every MultiStepContainer becomes a plain
+    Sequential and every step_mode becomes 'm' (SeqToANNContainer children excepted). A
+    single-step model run over T steps by a loop or functional.multi_step_forward and the
+    same model in multi-step mode compute the same values (SpikingJelly's step modes differ
+    in how the loop is written, not in what is computed), so both export as one program."""
+    for name, child in list(net.named_children()):
+        if _named(child, "MultiStepContainer"):
+            child = nn.Sequential(OrderedDict(child.named_children()))
+            setattr(net, name, child)
+        if not _named(child, "SeqToANNContainer"):
+            _prepare(child)
+    if getattr(net, "step_mode", None) == "s":
+        net.step_mode = "m"
 
 
 class _Tracer(torch.fx.Tracer):
@@ -191,8 +223,9 @@ def _emit_adaptive_avgpool(g, path, m, x, shape, x_shape):
     if out_hw == [1, 1]:
         return g.node("GlobalAveragePool", [x], name, shape)
     if any(i % o for i, o in zip(in_hw, out_hw)):
-        raise ValueError(f"{path}: AdaptiveAvgPool2d{tuple(out_hw)} on input {tuple(in_hw)} "
-                         "is not a whole-window pooling")
+        # Windows of varying size (or overlapping, or repeated cells when out > in): no
+        # standard ONNX op computes PyTorch's adaptive windows, so a spikemesh node does.
+        return g.node("AdaptiveAvgPool2d", [x], name, shape, domain=DOMAIN, output_size=out_hw)
     k = [i // o for i, o in zip(in_hw, out_hw)]
     return g.node("AveragePool", [x], name, shape, kernel_shape=k, strides=k, pads=[0, 0, 0, 0],
                   ceil_mode=0, count_include_pad=0)
@@ -209,6 +242,20 @@ def _emit_flatten(g, path, m, x, shape, x_rank):
 def _emit_dropout(g, path, m, x, shape):
     ratio = g.init(g.name(path) + "/ratio", np.array(float(m.p), np.float32))
     return g.node("Dropout", [x, ratio], g.unique(g.name(path)), shape)
+
+
+def _emit_group_norm(g, path, m, x, shape):
+    c = m.num_channels
+    scale = (g.param(path, "weight", m.weight) if m.affine
+             else g.init(g.name(path) + "/scale", np.ones(c, np.float32)))
+    bias = (g.param(path, "bias", m.bias) if m.affine
+            else g.init(g.name(path) + "/bias", np.zeros(c, np.float32)))
+    return g.node("GroupNorm", [x, scale, bias], g.unique(g.name(path)), shape, domain=DOMAIN,
+                  num_groups=int(m.num_groups), epsilon=float(m.eps))
+
+
+def _no_op_for(m, path, g, why):
+    raise ValueError(f"{_describe(m)} at '{g.name(path)}' cannot be exported: {why}")
 
 
 def _is_dropout(m):
@@ -235,8 +282,14 @@ def _emit_step(g, path, m, x, x_val):
         return _emit_adaptive_avgpool(g, path, m, x, shape, x_val.shape), y
     if isinstance(m, nn.Flatten):
         return _emit_flatten(g, path, m, x, shape, x_val.dim()), y
+    if isinstance(m, nn.GroupNorm):
+        return _emit_group_norm(g, path, m, x, shape), y
     if _is_dropout(m):
         return _emit_dropout(g, path, m, x, shape), y
+    if isinstance(m, nn.Conv1d):
+        _no_op_for(m, path, g, "SpikeMesh has no 1-D convolution (use Conv2d with a 1xK kernel)")
+    if isinstance(m, nn.Dropout2d) or _named(m, "Dropout2d"):
+        _no_op_for(m, path, g, "SpikeMesh has no channel-wise dropout (use layer.Dropout)")
     raise ValueError(f"unsupported module {_describe(m)} at '{g.name(path)}'")
 
 
@@ -257,17 +310,82 @@ def _container_children(path, m):
     return out
 
 
+class _Fold:
+    """One or more fold regions written around a chain of per-step ops (profile section
+    'fold, op, unfold'). The fold Reshape is written lazily, when the first op needs it, so a
+    per-step reshape at the start of a chain is the fold's own shape; one further inside
+    closes the region and opens the next with the new shape."""
+
+    def __init__(self, g, path, x, x_val):
+        self.g, self.base = g, g.name(path)
+        self.src = x                         # the time-major value the next fold reads
+        self.src_shape = list(x_val.shape[2:])
+        self.shape = list(self.src_shape)    # per-step dims of the current value
+        self.v = None                        # the folded value; None before the fold
+        self.y = x_val.flatten(0, 1)         # the current per-step tensor (for shapes)
+
+    def folded(self):
+        if self.v is None:
+            fold = self.g.unique(self.base + "/fold")
+            shape = self.g.init(fold + "_shape", np.array([-1] + self.shape, np.int64))
+            self.v = self.g.node("Reshape", [self.src, shape], fold, [None] + self.shape)
+        return self.v
+
+    def step(self, path, m):
+        self.v, self.y = _emit_step(self.g, path, m, self.folded(), self.y)
+        self.shape = list(self.y.shape[1:])
+
+    def reshape(self, dims):
+        """A per-step reshape to `dims` (same element count)."""
+        if self.v is not None:
+            self.src, self.v = self.close(), None
+            self.src_shape = list(self.shape)
+        self.shape = list(dims)
+        self.y = self.y.reshape([-1] + self.shape)
+
+    def close(self):
+        if self.v is None and self.shape == self.src_shape:
+            return self.src  # nothing per-step happened
+        g, v = self.g, self.folded()
+        unfold = g.unique(self.base + "/unfold")
+        shape = g.init(unfold + "_shape", np.array([g.T, -1] + self.shape, np.int64))
+        return g.node("Reshape", [v, shape], unfold, [g.T, "N"] + self.shape)
+
+    def flatten(self, name):
+        """Flatten every per-step dim (torch.flatten(x, 2) of a time-major x)."""
+        size = int(np.prod(self.shape))
+        self.v = self.g.node("Flatten", [self.folded()], self.g.unique(name), [None, size],
+                             axis=1)
+        self.shape, self.y = [size], self.y.flatten(1)
+
+    def voting(self, path, m):
+        """VotingLayer: avg_pool1d(x.unsqueeze(1), v, v).squeeze(1) as PyTorch computes it
+        (avg_pool1d is avg_pool2d over a [1, F] plane): reshape [F] -> [1, 1, F],
+        AveragePool [1, v], Flatten."""
+        if len(self.shape) != 1:
+            raise ValueError(f"VotingLayer at '{self.g.name(path)}' needs [T, N, F] features, "
+                             f"got per-step dims {self.shape}")
+        k = int(m.voting_size)
+        self.reshape([1, 1, self.shape[0]])
+        out = [1, 1, self.shape[-1] // k]
+        name = self.g.unique(self.g.name(path))
+        self.v = self.g.node("AveragePool", [self.folded()], name, [None] + out,
+                             kernel_shape=[1, k], strides=[1, k], pads=[0, 0, 0, 0],
+                             ceil_mode=0, count_include_pad=0)
+        flat = self.g.unique(self.g.name(path) + "/flatten")
+        self.v = self.g.node("Flatten", [self.v], flat, [None, out[-1]], axis=1)
+        self.shape, self.y = [out[-1]], _run_per_step(m, self.y.reshape(self.y.shape[0], -1))
+
+
 def _emit_folded(g, path, steps, x, x_val):
-    """fold Reshape, the per-step ops, unfold Reshape (profile section 'fold, op, unfold')."""
-    base, T = g.name(path), g.T
-    fold, unfold = g.unique(base + "/fold"), g.unique(base + "/unfold")
-    fold_shape = g.init(fold + "_shape", np.array([-1] + list(x_val.shape[2:]), np.int64))
-    v = g.node("Reshape", [x, fold_shape], fold, [None] + list(x_val.shape[2:]))
-    y = x_val.flatten(0, 1)
+    """The per-step modules `steps` applied to time-major value `x`; returns the result."""
+    region = _Fold(g, path, x, x_val)
     for spath, m in steps:
-        v, y = _emit_step(g, spath, m, v, y)
-    unfold_shape = g.init(unfold + "_shape", np.array([T, -1] + list(y.shape[1:]), np.int64))
-    return g.node("Reshape", [v, unfold_shape], unfold, [T, "N"] + list(y.shape[1:]))
+        if _named(m, "VotingLayer"):
+            region.voting(spath, m)
+        else:
+            region.step(spath, m)
+    return region.close()
 
 
 # ---------------------------------------------------------------- neurons
@@ -299,11 +417,14 @@ def _neuron_attrs(m, where):
 
 
 # ---------------------------------------------------------------- fx node translation
-class _Translator:
-    def __init__(self, gm, g, env):
+class _Translator(TensorFunctions):
+    def __init__(self, gm, g, env, input_node, input_time_major):
         self.gm, self.g, self.env = gm, g, env
         self.values = {}  # fx node -> (onnx value name, time_major)
         self.neurons_seen = set()
+        self.input_node, self.input_time_major = input_node, input_time_major
+        self.shapes = set()     # fx nodes holding sizes, not tensors
+        self.unsqueezed = {}    # x.unsqueeze(0) of the [N, ...] input -> the input
 
     def arg(self, a, where):
         if not isinstance(a, torch.fx.Node) or a not in self.values:
@@ -315,11 +436,13 @@ class _Translator:
         out = None
         for n in self.gm.graph.nodes:
             if n.op == "placeholder":
-                self.values[n] = ("input", True)
+                self.values[n] = ("input", self.input_time_major)
             elif n.op == "call_module":
                 self.values[n] = self.call_module(n)
             elif n.op in ("call_function", "call_method"):
-                self.values[n] = self.call_function(n)
+                value = self.call_function(n)
+                if value is not None:
+                    self.values[n] = value
             elif n.op == "output":
                 out = n.args[0]
             else:
@@ -340,6 +463,9 @@ class _Translator:
         kind = _kind(m)
         if kind == "neuron":
             return self.neuron(n, m, x), True
+        if kind == "encoder":
+            raise ValueError(f"'{where}' ({_describe(m)}) is random: encode the data before "
+                             "the network (the artifact takes the encoded [T, N, ...] input)")
         if getattr(m, "step_mode", "m") != "m":
             raise ValueError(f"'{where}' ({_describe(m)}) has step_mode='s'; "
                              "export needs multi-step ('m') modules")
@@ -373,14 +499,17 @@ class _Translator:
     def call_function(self, n):
         t = n.target
         name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+        value, handled = self.tensor_function(n, name)
+        if handled:
+            return value
         if t in _ADD or t == "add":
             return self.binary(n, "Add", name)
         if t in _MUL or t == "mul":
             return self.binary(n, "Mul", name)
         if t in (torch.mean, "mean"):
             return self.mean(n, name)
-        if t == "contiguous" and len(n.args) == 1:
-            return self.arg(n.args[0], n.name)
+        if t in (torch.sum, "sum"):
+            return self.sum(n, name)
         raise ValueError(f"unsupported function or method '{name}' (fx node '{n.name}')")
 
     def binary(self, n, op, name):
@@ -393,16 +522,26 @@ class _Translator:
                              f"got {tuple(sa)} and {tuple(sb)}")
         return self.g.node(op, [a, b], self.g.unique(n.name), self.shape_of(n, tma)), tma
 
-    def mean(self, n, name):
+    def over_time(self, n, name):
+        """The operand of a readout x.mean(0) / x.sum(0) over T; raises for any other."""
         args = list(n.args[1:])
         dim = args[0] if args else n.kwargs.get("dim")
         keepdim = args[1] if len(args) > 1 else n.kwargs.get("keepdim", False)
         extra = set(n.kwargs) - {"dim", "keepdim"}
         x, tm = self.arg(n.args[0], n.name)
         if dim not in (0, (0,), [0]) or keepdim or extra or len(args) > 2 or not tm:
-            raise ValueError(f"'{n.name}': only the readout x.mean(0) over T is supported")
-        return self.g.node("ReduceMean", [x], self.g.unique(n.name), self.shape_of(n, False),
-                           axes=[0], keepdims=0), False
+            raise ValueError(f"'{n.name}': only the readout x.{name}(0) over T is supported")
+        return x
+
+    def mean(self, n, name):
+        return self.g.node("ReduceMean", [self.over_time(n, "mean")], self.g.unique(n.name),
+                           self.shape_of(n, False), axes=[0], keepdims=0), False
+
+    def sum(self, n, name):
+        x, node = self.over_time(n, "sum"), self.g.unique(n.name)
+        axes = self.g.init(node + "/axes", np.array([0], np.int64))  # opset 13: an input
+        return self.g.node("ReduceSum", [x, axes], node, self.shape_of(n, False),
+                           keepdims=0), False
 
     def shape_of(self, n, time_major):
         s = list(self.env[n].shape)
@@ -451,16 +590,23 @@ def _value_info(name: str, shape: List[Dim]) -> onnx.ValueInfoProto:
 def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto:
     """Returns the ONNX ModelProto for `model` (not checked, not written)."""
     if not isinstance(example_input, torch.Tensor) or example_input.dim() < 2:
-        raise ValueError("example_input must be a tensor [T, N, ...]")
+        raise ValueError("example_input must be a tensor [T, N, ...] (or [N, ...] for a model "
+                         "that repeats its input over T itself)")
     if example_input.dtype != torch.float32:
         raise ValueError(f"example_input must be float32, got {example_input.dtype}")
     net = _detached_copy(model).eval()
+    _prepare(net)
     reset_net(net)
     gm, prefix = _trace(net)
     env = _run(gm, example_input)
-    T = int(example_input.shape[0])
+    placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    direct_T = direct_encoding_steps(placeholder, env)
+    # A model that repeats its [N, ...] input over T takes the repeated [T, N, ...] tensor in
+    # the artifact: exactly what `snn-run --repeat-time T` makes of a static batch.
+    T = direct_T or int(example_input.shape[0])
+    step_dims = list(example_input.shape[1 if direct_T else 2:])
     g = _Graph(T, prefix)
-    out, out_tm = _Translator(gm, g, env).run()
+    out, out_tm = _Translator(gm, g, env, placeholder, direct_T is None).run()
     out_node = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     out_shape = list(env[out_node].shape)
     out_shape = [T, "N"] + out_shape[2:] if out_tm else ["N"] + out_shape[1:]
@@ -472,14 +618,25 @@ def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto
     g.infos.pop(out, None)
     graph = helper.make_graph(
         g.nodes, type(model).__name__,
-        [_value_info("input", [T, "N"] + list(example_input.shape[2:]))],
+        [_value_info("input", [T, "N"] + step_dims)],
         [_value_info("output", out_shape)],
         initializer=list(g.inits.values()),
         value_info=[_value_info(k, s) for k, s in g.infos.items()])
     onnx_model = helper.make_model(
         graph, ir_version=IR_VERSION, producer_name="snnexport",
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(DOMAIN, 1)])
+    frozen = _frozen_names(model, g, prefix)
+    if frozen:
+        helper.set_model_props(onnx_model, {FROZEN_KEY: ",".join(frozen)})
     return onnx_model
+
+
+def _frozen_names(model: nn.Module, g: "_Graph", prefix: str) -> List[str]:
+    """The written initializers of parameters with requires_grad=False (PyTorch never
+    trains them; the artifact must not either)."""
+    names = [g.name(prefix + k) if prefix else k
+             for k, p in model.named_parameters() if not p.requires_grad]
+    return sorted(n for n in names if n in g.inits)
 
 
 def check(onnx_model: onnx.ModelProto) -> None:

@@ -1,19 +1,23 @@
-"""Reference SNNs. Every model takes a multi-step input [T, N, ...]."""
+"""Reference SNNs. Every model takes a multi-step input [T, N, ...]: each is built in
+SpikingJelly's default single-step mode and switched to multi-step with
+functional.set_step_mode, as SpikingJelly's own tutorials do."""
 from torch import nn
 
-from . import layer, neuron, surrogate
+from . import functional, layer, neuron, surrogate
 
 
 def spiking_mlp(in_features=784, hidden=128, classes=10, tau=2.0):
     """Flatten-Linear-LIF-Linear-LIF. No readout: returns output spikes [T, N, classes]
     (take `.mean(0)` yourself for the firing rate)."""
-    return nn.Sequential(
+    net = nn.Sequential(
         layer.Flatten(),
         layer.Linear(in_features, hidden),
         neuron.LIFNode(tau=tau),
         layer.Linear(hidden, classes),
         neuron.LIFNode(tau=tau),
     )
+    functional.set_step_mode(net, "m")
+    return net
 
 
 class DeepMLP(nn.Module):
@@ -42,6 +46,7 @@ class DeepMLP(nn.Module):
         for i in range(layers):
             stack += [layer.Linear(widths[i], widths[i + 1]), sn()]
         self.stack = nn.Sequential(*stack)
+        functional.set_step_mode(self, "m")
 
     def forward(self, x_seq):
         return self.stack(x_seq).mean(0)
@@ -76,6 +81,7 @@ class CSNN(nn.Module):
             layer.Linear(c * 4 * 4, classes, bias=False),
             sn(),
         )
+        functional.set_step_mode(self, "m")
 
     def forward(self, x_seq):
         return self.conv_fc(x_seq).mean(0)
@@ -107,6 +113,7 @@ class VGGDVS(nn.Module):
         self.features = nn.Sequential(*feats)
         self.classifier = nn.Sequential(layer.Flatten(), layer.Dropout(dropout),
                                         layer.Linear(channels * side * side, classes), sn())
+        functional.set_step_mode(self, "m")
 
     def forward(self, x_seq):
         return self.classifier(self.features(x_seq)).mean(0)
@@ -147,6 +154,7 @@ class SEWResNet(nn.Module):
         self.head = nn.Sequential(
             layer.AdaptiveAvgPool2d((1, 1)), layer.Flatten(), layer.Linear(channels, classes),
             neuron.IFNode(surrogate_function=surrogate.ATan()))
+        functional.set_step_mode(self, "m")
 
     def forward(self, x_seq):
         return self.head(self.layers(self.stem(x_seq))).mean(0)

@@ -5,21 +5,23 @@ import torch
 from torch import nn
 
 from . import surrogate as _surrogate
+from .backend import BACKENDS, check_backend
+from .base import MemoryModule, check_step_mode
 
-
-class MemoryModule(nn.Module):
-    """A module with state that `functional.reset_net` clears."""
-
-    def reset(self):
-        raise NotImplementedError
+__all__ = ["MemoryModule", "BaseNode", "IFNode", "LIFNode", "ParametricLIFNode"]
 
 
 class BaseNode(MemoryModule):
+    """SpikingJelly's BaseNode arguments, in its order and with its defaults (step_mode='s').
+    `backend` names SpikingJelly's implementation ('torch', 'cupy', 'triton'); every one
+    computes the same float expressions, so it is recorded and otherwise ignored here (see
+    backend.py)."""
+
     def __init__(self, v_threshold=1.0, v_reset=0.0, surrogate_function=None,
-                 detach_reset=False, step_mode="m", store_v_seq=False):
+                 detach_reset=False, step_mode="s", backend="torch", store_v_seq=False):
         super().__init__()
-        if step_mode not in ("s", "m"):
-            raise ValueError(f"step_mode must be 's' or 'm', got {step_mode!r}")
+        check_step_mode(step_mode)
+        self.backend = check_backend(type(self).__name__, backend)
         self.v_threshold = float(v_threshold)
         self.v_reset = None if v_reset is None else float(v_reset)
         self.surrogate_function = surrogate_function or _surrogate.Sigmoid()
@@ -70,6 +72,8 @@ class BaseNode(MemoryModule):
             return self.multi_step_forward(x)
         return self.single_step_forward(x)
 
+    supported_backends = BACKENDS
+
     def extra_repr(self):
         return (f"v_threshold={self.v_threshold}, v_reset={self.v_reset}, "
                 f"detach_reset={self.detach_reset}, step_mode={self.step_mode}")
@@ -93,10 +97,11 @@ class LIFNode(BaseNode):
     """decay_input: H = V + (X - (V - Vr)) / tau; else H = V - (V - Vr) / tau + X."""
 
     def __init__(self, tau=2.0, decay_input=True, v_threshold=1.0, v_reset=0.0,
-                 surrogate_function=None, detach_reset=False, step_mode="m", store_v_seq=False):
+                 surrogate_function=None, detach_reset=False, step_mode="s", backend="torch",
+                 store_v_seq=False):
         tau = _check_tau("tau", tau)
         super().__init__(v_threshold, v_reset, surrogate_function, detach_reset, step_mode,
-                         store_v_seq)
+                         backend, store_v_seq)
         self.tau = tau
         self.decay_input = bool(decay_input)
 
@@ -114,10 +119,11 @@ class ParametricLIFNode(BaseNode):
     """LIF with 1/tau = sigmoid(w), w a learnable scalar initialised to -ln(init_tau - 1)."""
 
     def __init__(self, init_tau=2.0, decay_input=True, v_threshold=1.0, v_reset=0.0,
-                 surrogate_function=None, detach_reset=False, step_mode="m", store_v_seq=False):
+                 surrogate_function=None, detach_reset=False, step_mode="s", backend="torch",
+                 store_v_seq=False):
         init_tau = _check_tau("init_tau", init_tau)
         super().__init__(v_threshold, v_reset, surrogate_function, detach_reset, step_mode,
-                         store_v_seq)
+                         backend, store_v_seq)
         self.init_tau = init_tau
         self.decay_input = bool(decay_input)
         self.w = nn.Parameter(torch.tensor(-math.log(self.init_tau - 1.0)))

@@ -39,19 +39,29 @@ class _ATanGrad(torch.autograd.Function):
 
 
 class SurrogateFunctionBase(nn.Module):
-    """Base of the surrogate modules; `name` is the ONNX `surrogate` attribute value."""
+    """Base of the surrogate modules; `name` is the ONNX `surrogate` attribute value.
+    spiking=True (SpikingJelly's default): Heaviside forward, surrogate gradient backward.
+    spiking=False: the smooth primitive function forward and backward (an ANN activation;
+    export refuses it, since a neuron then emits no spikes)."""
     name = None
     _fn = None
 
-    def __init__(self, alpha):
+    def __init__(self, alpha, spiking=True):
         super().__init__()
         self.alpha = float(alpha)
+        self.spiking = bool(spiking)
+
+    @staticmethod
+    def primitive(x, alpha):
+        raise NotImplementedError
 
     def forward(self, x):
-        return self._fn.apply(x, self.alpha)
+        if self.spiking:
+            return self._fn.apply(x, self.alpha)
+        return self.primitive(x, self.alpha)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}, spiking={self.spiking}"
 
 
 class Sigmoid(SurrogateFunctionBase):
@@ -59,8 +69,12 @@ class Sigmoid(SurrogateFunctionBase):
     name = "sigmoid"
     _fn = _SigmoidGrad
 
-    def __init__(self, alpha=4.0):
-        super().__init__(alpha)
+    def __init__(self, alpha=4.0, spiking=True):
+        super().__init__(alpha, spiking)
+
+    @staticmethod
+    def primitive(x, alpha):
+        return torch.sigmoid(alpha * x)
 
 
 class ATan(SurrogateFunctionBase):
@@ -68,5 +82,9 @@ class ATan(SurrogateFunctionBase):
     name = "atan"
     _fn = _ATanGrad
 
-    def __init__(self, alpha=2.0):
-        super().__init__(alpha)
+    def __init__(self, alpha=2.0, spiking=True):
+        super().__init__(alpha, spiking)
+
+    @staticmethod
+    def primitive(x, alpha):
+        return torch.atan(math.pi / 2.0 * alpha * x) / math.pi + 0.5

@@ -40,6 +40,7 @@ class PipeMLP(torch.nn.Module):
         self.bn2 = layer.BatchNorm1d(H, eps=BN_EPS, momentum=BN_MOMENTUM)
         self.drop4 = layer.Dropout(DROPOUT)
         self.sn = torch.nn.ModuleList([neuron.LIFNode(tau=2.0) for _ in range(UNITS)])
+        functional.set_step_mode(self, "m")  # SpikingJelly's default is single-step
 
     def forward(self, x, spikes=None):
         def fire(k, v):

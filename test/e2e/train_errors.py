@@ -35,8 +35,8 @@ class LinearReadout(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.flat = layer.Flatten()
-        self.fc = layer.Linear(784, 10)
+        self.flat = layer.Flatten(step_mode="m")
+        self.fc = layer.Linear(784, 10, step_mode="m")
 
     def forward(self, x):
         return self.fc(self.flat(x)).mean(0)

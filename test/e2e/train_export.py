@@ -48,6 +48,7 @@ class PlifMLP(nn.Module):
             layer.Linear(hidden, classes),
             neuron.ParametricLIFNode(init_tau=3.0, decay_input=False, v_reset=None,
                                      surrogate_function=surrogate.ATan()))
+        functional.set_step_mode(self, "m")  # SpikingJelly's default is single-step
 
     def forward(self, x):
         return self.net(x).mean(0)

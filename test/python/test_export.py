@@ -12,7 +12,7 @@ from onnx import helper
 from torch import nn
 
 import onnx_interp
-from snnexport import export_onnx, functional, layer, models, neuron, surrogate
+from snnexport import encoding, export_onnx, functional, layer, models, neuron, surrogate
 from snnexport.reference import calibrate
 
 T = 4
@@ -191,6 +191,7 @@ class SoftPlif(nn.Module):
         self.bn = layer.BatchNorm1d(8, affine=False)
         self.sn2 = neuron.LIFNode(tau=1.5, v_reset=None, v_threshold=0.5)
         self.sn3 = neuron.IFNode(v_reset=-0.1, detach_reset=True)
+        functional.set_step_mode(self, "m")
 
     def forward(self, x):
         y = self.fc(self.flat(self.pool(self.sn1(self.conv(x)))))
@@ -314,8 +315,8 @@ class RejectTest(ExportCase):
         sn.tau = 0.9  # bypasses the constructor check; export still refuses
         self.assert_rejected(Unsupported(sn), r"tau must be > 1")
 
-    def test_single_step_neuron(self):
-        self.assert_rejected(Unsupported(neuron.IFNode(step_mode="s")), "step_mode")
+    def test_encoder_inside_the_model(self):
+        self.assert_rejected(Unsupported(encoding.PoissonEncoder()), r"PoissonEncoder.*random")
 
     def test_neuron_called_twice(self):
         self.assert_rejected(Twice(), "called twice")
@@ -347,7 +348,7 @@ def _fake_spikingjelly():
     class LIFNode(nn.Module):
         def __init__(self, tau=2.0):
             super().__init__()
-            self.impl = neuron.LIFNode(tau=tau)
+            self.impl = neuron.LIFNode(tau=tau, step_mode="m")
             self.tau, self.decay_input, self.v_threshold, self.v_reset = tau, True, 1.0, 0.0
             self.detach_reset, self.step_mode = False, "m"
             self.surrogate_function = ATan()
@@ -391,9 +392,10 @@ class SpikingJellyDetectionTest(ExportCase):
                          ["Gemm", "LIFNode", "Gemm", "LIFNode"])
         self.assertEqual(attrs(proto.graph.node[3])["tau"], 3.0)
         self.check_runs_like_torch(model, x, proto)
+        # Single-step modules export as the same multi-step program (issue 13).
         model[0].step_mode = "s"
-        with self.assertRaisesRegex(ValueError, "step_mode"):
-            export_onnx(model, x, self.path)
+        again = export_onnx(model, x, self.path)
+        self.assertEqual(again.SerializeToString(), proto.SerializeToString())
 
 
 if __name__ == "__main__":

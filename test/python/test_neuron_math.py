@@ -15,7 +15,7 @@ SURROGATES = {"sigmoid": surrogate.Sigmoid, "atan": surrogate.ATan}
 
 def make_node(kind, v_reset, detach_reset, decay_input, sg, tau=2.0, v_threshold=1.0):
     kw = dict(v_threshold=v_threshold, v_reset=v_reset, detach_reset=detach_reset,
-              surrogate_function=sg)
+              surrogate_function=sg, step_mode="m")
     if kind == "IFNode":
         return neuron.IFNode(**kw)
     if kind == "LIFNode":
@@ -55,7 +55,7 @@ class NeuronForwardTest(unittest.TestCase):
                     self.assertLess(s_ref.mean(), 0.95)
 
     def test_single_step_equals_multi_step(self):
-        m = neuron.LIFNode(tau=1.5, v_reset=None)
+        m = neuron.LIFNode(tau=1.5, v_reset=None, step_mode="m")
         ref = m(self.x)
         functional.reset_net(m)
         m.step_mode = "s"
@@ -130,7 +130,7 @@ class BackwardTest(unittest.TestCase):
         grads = []
         for detach in (False, True):
             x = x0.clone().requires_grad_(True)
-            neuron.IFNode(detach_reset=detach)(x).sum().backward()
+            neuron.IFNode(detach_reset=detach, step_mode="m")(x).sum().backward()
             grads.append(x.grad)
         self.assertFalse(torch.allclose(grads[0], grads[1]))
 

@@ -181,9 +181,11 @@ class OptimizerTest(unittest.TestCase):
 
 # ------------------------------------------------------------------ ONNX weights
 def _plif_model():
-    return nn.Sequential(layer.Flatten(), layer.Linear(12, 6),
-                         neuron.ParametricLIFNode(init_tau=3.0), layer.Linear(6, 3),
-                         neuron.IFNode(surrogate_function=surrogate.ATan()))
+    m = nn.Sequential(layer.Flatten(), layer.Linear(12, 6),
+                      neuron.ParametricLIFNode(init_tau=3.0), layer.Linear(6, 3),
+                      neuron.IFNode(surrogate_function=surrogate.ATan()))
+    functional.set_step_mode(m, "m")
+    return m
 
 
 def _randomize(model, seed):
@@ -276,6 +278,7 @@ def _tiny_mlp(classes=3):
     torch.manual_seed(0)
     m = nn.Sequential(layer.Flatten(), layer.Linear(6, 16), neuron.LIFNode(tau=2.0),
                       layer.Linear(16, classes), neuron.IFNode())
+    functional.set_step_mode(m, "m")
     with torch.no_grad():
         m[1].weight.mul_(3.0)
         m[3].weight.mul_(3.0)
@@ -458,7 +461,7 @@ class TrainLoopTest(unittest.TestCase):
         class Readout(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.fc = layer.Linear(6, 3)
+                self.fc = layer.Linear(6, 3, step_mode="m")
 
             def forward(self, x):
                 return self.fc(x).mean(0)

@@ -72,7 +72,9 @@ Manifest fullManifest() {
   m.input = {"input", {4, -1, 1, 28, 28}, true};
   m.output = {"output", {-1, 10}, false};
   m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, kSplit, 1, "tp"},
-                  {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated}};
+                  {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated},
+                  {"fc.bias", {10}, ParameterKind::Parameter, kReplicated}};
+  m.parameters.back().frozen = true;
   m.plan = fullPlan();
   m.explanation = fullExplanation();
   return m;
@@ -204,6 +206,7 @@ TEST(Manifest, EveryFieldRoundTrips) {
     EXPECT_EQ(read.parameters[i].sharding, written.parameters[i].sharding);
     EXPECT_EQ(read.parameters[i].splitDim, written.parameters[i].splitDim);
     EXPECT_EQ(read.parameters[i].meshAxis, written.parameters[i].meshAxis);
+    EXPECT_EQ(read.parameters[i].frozen, written.parameters[i].frozen);
   }
   expectSamePlan(read.plan, written.plan);
   ASSERT_TRUE(read.explanation);

@@ -261,6 +261,10 @@ void addTrainCommand(CLI::App &app, Commands &commands) {
   addTrainRunOptions(train, o);
   addTrainOptimizerOptions(train, o);
   addTrainOutputOptions(train, o);
+  train->add_option("--freeze", o.freeze,
+                    "NAME...: parameters (state_dict names) that training must "
+                    "not change, as PyTorch's requires_grad=False; those "
+                    "exported with requires_grad=False are frozen already");
   train->add_flag("!--no-sync-bn", o.syncBatchNorm,
                   "Data parallelism: BatchNorm with each rank's own batch "
                   "statistics instead of the global batch's");

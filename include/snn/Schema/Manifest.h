@@ -76,6 +76,9 @@ struct ParameterSpec {
   /// Mode pp: the logical pipeline stage whose program holds it (only the
   /// ranks of that stage hold it); -1: every program.
   int64_t stage = -1;
+  /// A weight that is never trained (requires_grad=False in PyTorch, or snn-run train
+  /// --freeze): the runtime holds it like a buffer. Written only when true.
+  bool frozen = false;
 
   bool isSplit() const { return sharding == kSplit; }
   /// The part one rank holds: `shape` with splitDim divided by `parts`.

@@ -32,6 +32,7 @@ public:
 
 private:
   LogicalResult importInitializer(const onnx::TensorProto &tensor);
+  LogicalResult readFrozen(const onnx::ModelProto &model);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, StringRef name);
   FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, Location loc,
@@ -48,7 +49,12 @@ private:
   Location fileLoc;
   llvm::StringMap<Value> values;
   llvm::StringMap<Type> valueInfo;
+  /// Initializers the exporter marked frozen (requires_grad=False in PyTorch).
+  llvm::StringSet<> frozen;
 };
+
+/// The metadata key under which snnexport lists frozen parameters, comma-separated.
+constexpr llvm::StringLiteral kFrozenKey = "spikemesh.frozen";
 
 } // namespace
 
@@ -167,10 +173,26 @@ LogicalResult ONNXImporter::importInitializer(const onnx::TensorProto &tensor) {
   if (failed(value))
     return failure();
   if (value->getElementType().isF32()) {
-    values[tensor.name()] = snn::ParameterOp::create(builder, loc, tensor.name(), *value,
-                                                     /*buffer=*/false);
+    auto param = snn::ParameterOp::create(builder, loc, tensor.name(), *value,
+                                          /*buffer=*/false);
+    if (frozen.contains(tensor.name()))
+      param.setFrozen(true);
+    values[tensor.name()] = param;
   } else {
     values[tensor.name()] = arith::ConstantOp::create(builder, loc, *value);
+  }
+  return success();
+}
+
+/// The frozen parameter names of the model's metadata (none when the key is absent).
+LogicalResult ONNXImporter::readFrozen(const onnx::ModelProto &model) {
+  for (const auto &entry : model.metadata_props()) {
+    if (entry.key() != kFrozenKey.str())
+      continue;
+    SmallVector<StringRef> names;
+    StringRef(entry.value()).split(names, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef name : names)
+      frozen.insert(name.trim());
   }
   return success();
 }
@@ -273,6 +295,13 @@ OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
   llvm::StringSet<> initializerNames;
   for (const auto &tensor : graph.initializer())
     initializerNames.insert(tensor.name());
+  if (failed(readFrozen(model)))
+    return nullptr;
+  for (const auto &name : frozen.keys())
+    if (!initializerNames.contains(name))
+      return error("metadata '" + kFrozenKey + "' names '" + name +
+                   "', which is no initializer of the graph"),
+             nullptr;
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   for (const auto &input : graph.input()) {

@@ -14,6 +14,7 @@
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Commands/FreezeParameters.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
@@ -290,6 +291,7 @@ void runTrain(const TrainOptions &options) {
 
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "train", options.distributed);
+  freezeParameters(artifact.manifest, options.freeze);
   RankPlace place(options.distributed, artifact.manifest, options.syncBatchNorm);
   const bool leader = place.rank == 0;
   if (!leader) // rank 0 alone shows progress

@@ -150,6 +150,18 @@ int64_t NodeAttributes::getIntIn(const std::string &name, int64_t fallback, int6
   return value;
 }
 
+std::vector<int64_t> NodeAttributes::getPositiveInts(const std::string &name) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    fail("missing attribute '" + name + "'");
+  if (attribute->kind != Attribute::Kind::Ints || attribute->ints.empty())
+    fail("attribute '" + name + "' must be a non-empty list of ints");
+  for (int64_t value : attribute->ints)
+    if (value < 1)
+      fail("attribute '" + name + "' must hold positive sizes, got " + std::to_string(value));
+  return attribute->ints;
+}
+
 namespace {
 
 std::array<int64_t, 2> checkSizes(const NodeAttributes &attributes, const std::string &name,

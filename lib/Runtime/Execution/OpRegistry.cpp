@@ -31,6 +31,7 @@ const OpRegistry &OpRegistry::builtin() {
   static const OpRegistry registry = [] {
     OpRegistry result;
     registerLayerOps(result);
+    registerPerStepShapeOps(result);
     registerNeuronOps(result);
     registerCollectiveOps(result);
     registerPipelineOps(result);

@@ -14,7 +14,9 @@ ParameterStore::ParameterStore(const Manifest &manifest, const Graph &program)
 ParameterStore::ParameterStore(const Manifest &manifest,
                                const std::vector<const Graph *> &programs) {
   for (const ParameterSpec &spec : manifest.parameters) {
-    ParameterKind kind = spec.kind;
+    // A frozen weight is held like a buffer: no gradient, in no optimizer group, so no
+    // step (and no weight decay) can change it.
+    ParameterKind kind = spec.frozen ? ParameterKind::Buffer : spec.kind;
     const Graph *holder = nullptr;
     for (const Graph *program : programs)
       if (!holder && program->initializers.count(spec.name))

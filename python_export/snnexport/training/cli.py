@@ -13,7 +13,7 @@ from .config import LOSSES, OPTIMIZERS, SCHEDULES, TrainConfig, TrainingError
 from .data import FASHION_MNIST_DIR, load_fashion_mnist, load_npy
 from .loop import train
 
-__all__ = ["build_model", "model_from_case", "load_data", "main"]
+__all__ = ["build_model", "model_from_case", "load_data", "freeze", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +71,8 @@ def _parser():
                    help="evaluate on the eval split after every epoch (default)")
     e.add_argument("--no-eval", dest="eval", action="store_false")
     t.add_argument("--threads", type=int, help="torch intra-op threads")
+    t.add_argument("--freeze", nargs="+", default=[], metavar="NAME",
+                   help="parameters to leave untrained (requires_grad=False), as snn-run's")
     o = p.add_argument_group("output")
     o.add_argument("--log", metavar="FILE", help="JSON lines: one per step and per epoch")
     o.add_argument("--save-params", metavar="DIR", help="NAME.npy per parameter and buffer")
@@ -141,6 +143,16 @@ def load_data(args, case_T):
     return train_data, eval_data, static
 
 
+def freeze(model, names):
+    """requires_grad=False on each named parameter: train() leaves those out of the
+    optimizer, as snn-run train --freeze does."""
+    params = dict(model.named_parameters())
+    for name in names:
+        if name not in params:
+            raise TrainingError(f"--freeze: the model has no parameter {name!r}")
+        params[name].requires_grad_(False)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
@@ -149,6 +161,7 @@ def main(argv=None):
                 raise TrainingError(f"--threads must be >= 1, got {args.threads}")
             torch.set_num_threads(args.threads)
         model, case_T = build_model(args)
+        freeze(model, args.freeze)
         train_data, eval_data, static = load_data(args, case_T)
         if args.schedule == "step" and args.step_size is None:
             raise TrainingError("--schedule step needs --step-size")

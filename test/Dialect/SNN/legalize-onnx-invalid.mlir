@@ -254,3 +254,39 @@ func.func @unfold_shape(%x: tensor<4x?x2x4xf32>) -> tensor<*xf32> {
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
 }
+
+// -----
+
+// GroupNorm's groups must divide the channels.
+func.func @group_norm_groups(%x: tensor<4x?x6x2x2xf32>) -> tensor<*xf32> {
+  %g = snn.parameter "gn.weight" = dense<1.0> : tensor<6xf32>
+  %s = arith.constant dense<[-1, 6, 2, 2]> : tensor<4xi64>
+  %u = arith.constant dense<[4, -1, 6, 2, 2]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6x2x2xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{(GroupNorm): snn.group_norm: group_norm num_groups 4 must be positive and divide the 6 channels}}
+  %1 = snn.onnx_node "GroupNorm"(%0, %g, %g) domain "spikemesh" attrs {num_groups = 4 : i64} : (tensor<*xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// A reshaping fold must keep the number of values per step.
+func.func @reshaping_fold_count(%x: tensor<4x?x8xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 3, 3]> : tensor<4xi64>
+  %u = arith.constant dense<[4, -1, 9]> : tensor<3xi64>
+  // expected-error @+1 {{(Reshape): fold shape [-1, 1, 3, 3] must be [-1] followed by the dims after T and N of its input tensor<4x?x8xf32>, or by static dims of as many values per step}}
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x8xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %1 = snn.onnx_node "Flatten"(%0) domain "" attrs {axis = 1 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %2 : tensor<*xf32>
+}
+
+// -----
+
+// Concatenation must keep T and N and the other per-step dims.
+func.func @concat_mismatch(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x4x5xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Concat): snn.concat: concat operands tensor<4x?x3x5x5xf32> and tensor<4x?x2x4x5xf32> differ outside axis 2}}
+  %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x4x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -238,3 +238,74 @@ func.func @head(%x: tensor<4x?x8x2x2xf32>, %w: tensor<10x8xf32>) -> tensor<*xf32
   %6 = snn.onnx_node "Reshape"(%5, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %6 : tensor<*xf32>
 }
+
+// -----
+
+// SpikeMesh's per-step nodes (issue 13): an adaptive average pool to a size that is no whole
+// window of its input, and a group norm; both inside one fold region.
+// ONNX-LABEL: func.func @spikemesh_steps
+// ONNX: snn.onnx_node "AdaptiveAvgPool2d"(%{{.*}}) domain "spikemesh" attrs {output_size = array<i64: 7, 7>}
+// ONNX: snn.onnx_node "GroupNorm"(%{{.*}}, %{{.*}}, %{{.*}}) domain "spikemesh" attrs {epsilon = 9.99999974E-6 : f32, num_groups = 2 : i64}
+// CHECK-LABEL: func.func @spikemesh_steps
+// CHECK-SAME: (%[[X:.*]]: tensor<4x?x4x1x1xf32>) -> tensor<4x?x4x7x7xf32>
+// CHECK-DAG: %[[G:.*]] = snn.parameter "gn.weight" =
+// CHECK-DAG: %[[B:.*]] = snn.parameter "gn.bias" =
+// CHECK: %[[P:.*]] = snn.adaptive_avg_pool2d %[[X]] {output_size = array<i64: 7, 7>} : (tensor<4x?x4x1x1xf32>) -> tensor<4x?x4x7x7xf32>
+// CHECK-NEXT: %[[N:.*]] = snn.group_norm %[[P]], %[[G]], %[[B]] {eps = 9.99999974E-6 : f32, num_groups = 2 : i64} : {{.*}} -> tensor<4x?x4x7x7xf32>
+// CHECK-NEXT: return %[[N]]
+func.func @spikemesh_steps(%x: tensor<4x?x4x1x1xf32>) -> tensor<*xf32> {
+  %g = snn.parameter "gn.weight" = dense<1.0> : tensor<4xf32>
+  %b = snn.parameter "gn.bias" = dense<0.0> : tensor<4xf32>
+  %s = arith.constant dense<[-1, 4, 1, 1]> : tensor<4xi64>
+  %u = arith.constant dense<[4, -1, 4, 7, 7]> : tensor<5xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x4x1x1xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %1 = snn.onnx_node "AdaptiveAvgPool2d"(%0) domain "spikemesh" attrs {output_size = array<i64: 7, 7>} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "GroupNorm"(%1, %g, %b) domain "spikemesh" attrs {epsilon = 1.0e-5 : f32, num_groups = 2 : i64} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  %3 = snn.onnx_node "Reshape"(%2, %u) domain "" attrs {} : (tensor<*xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %3 : tensor<*xf32>
+}
+
+// -----
+
+// A fold that reshapes (a VotingLayer): [T, N, 8] -> [T*N, 1, 1, 8], AveragePool [1, 4],
+// Flatten -> [T, N, 2]. The fold's new per-step dims become snn.reshape.
+// CHECK-LABEL: func.func @voting_fold
+// CHECK-SAME: (%[[X:.*]]: tensor<4x?x8xf32>) -> tensor<4x?x2xf32>
+// CHECK-NEXT: %[[R:.*]] = snn.reshape %[[X]] {shape = array<i64: 1, 1, 8>} : (tensor<4x?x8xf32>) -> tensor<4x?x1x1x8xf32>
+// CHECK-NEXT: %[[P:.*]] = snn.avg_pool2d %[[R]] {{.*}}kernel_size = array<i64: 1, 4>{{.*}} -> tensor<4x?x1x1x2xf32>
+// CHECK-NEXT: %[[F:.*]] = snn.flatten %[[P]] : (tensor<4x?x1x1x2xf32>) -> tensor<4x?x2xf32>
+// CHECK-NEXT: return %[[F]]
+func.func @voting_fold(%x: tensor<4x?x8xf32>) -> tensor<*xf32> {
+  %s = arith.constant dense<[-1, 1, 1, 8]> : tensor<4xi64>
+  %u = arith.constant dense<[4, -1, 2]> : tensor<3xi64>
+  %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x8xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %1 = snn.onnx_node "AveragePool"(%0) domain "" attrs {kernel_shape = array<i64: 1, 4>, strides = array<i64: 1, 4>} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "Flatten"(%1) domain "" attrs {axis = 1 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %3 = snn.onnx_node "Reshape"(%2, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %3 : tensor<*xf32>
+}
+
+// -----
+
+// torch.cat of time-major tensors on channels (issue 13) is snn.concat.
+// CHECK-LABEL: func.func @concat_channels
+// CHECK-SAME: (%[[A:.*]]: tensor<4x?x3x5x5xf32>, %[[B:.*]]: tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>
+// CHECK-NEXT: %[[C:.*]] = snn.concat %[[A]], %[[B]] {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @concat_channels(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x5x5xf32>) -> tensor<*xf32> {
+  %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// The readout x.sum(0): ReduceSum over T with its opset-13 axes input.
+// CHECK-LABEL: func.func @sum_over_time
+// CHECK-SAME: (%[[X:.*]]: tensor<4x?x3xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT: %[[S:.*]] = snn.sum_time %[[X]] : (tensor<4x?x3xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @sum_over_time(%x: tensor<4x?x3xf32>) -> tensor<*xf32> {
+  %axes = arith.constant dense<[0]> : tensor<1xi64>
+  %0 = snn.onnx_node "ReduceSum"(%x, %axes) domain "" attrs {keepdims = 0 : i64} : (tensor<4x?x3xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -181,3 +181,43 @@ func.func @plif_w_vector(%x: tensor<4x2x3xf32>, %w: tensor<3xf32>) -> tensor<*xf
   %0 = snn.onnx_node "ParametricLIFNode"(%x, %w) domain "spikemesh" attrs {} : (tensor<4x2x3xf32>, tensor<3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// SpikeMesh's per-step nodes are validated like ONNX's (issue 13).
+func.func @adaptive_pool_size(%x: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(AdaptiveAvgPool2d): output_size must be 2 positive integers, got [7]}}
+  %0 = snn.onnx_node "AdaptiveAvgPool2d"(%x) domain "spikemesh" attrs {output_size = array<i64: 7>} : (tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @group_norm_attrs(%x: tensor<*xf32>, %g: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(GroupNorm): attribute 'num_groups' must be >= 1, got 0}}
+  %0 = snn.onnx_node "GroupNorm"(%x, %g, %g) domain "spikemesh" attrs {num_groups = 0 : i64} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(GroupNorm): unknown attribute 'groups' (GroupNorm takes: epsilon, num_groups)}}
+  %1 = snn.onnx_node "GroupNorm"(%0, %g, %g) domain "spikemesh" attrs {groups = 2 : i64} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(GroupNorm): expects 3 input(s) (X, scale, B), got 2}}
+  %2 = snn.onnx_node "GroupNorm"(%1, %g) domain "spikemesh" attrs {num_groups = 2 : i64} : (tensor<*xf32>, tensor<4xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(GroupNorm): attribute 'epsilon' must be a float, got an integer}}
+  %3 = snn.onnx_node "GroupNorm"(%2, %g, %g) domain "spikemesh" attrs {num_groups = 2 : i64, epsilon = 1 : i64} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %3 : tensor<*xf32>
+}
+
+// -----
+
+func.func @concat_over_batch(%a: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Concat): attribute 'axis' must be a per-step dim of the time-major operands (>= 2: not T or N), got 1}}
+  %0 = snn.onnx_node "Concat"(%a, %a) domain "" attrs {axis = 1 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @sum_over_batch(%x: tensor<*xf32>) -> tensor<*xf32> {
+  %axes = arith.constant dense<[1]> : tensor<1xi64>
+  // expected-error @+1 {{(ReduceSum): only the readout over T, ReduceSum(axes=[0] constant, keepdims=0), is supported}}
+  %0 = snn.onnx_node "ReduceSum"(%x, %axes) domain "" attrs {keepdims = 0 : i64} : (tensor<*xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -22,6 +23,8 @@ struct DistributedRun;
 struct TrainOptions {
   std::string artifactDir;
   DataOptions data;
+  /// --freeze NAME...: parameters training must leave unchanged.
+  std::vector<std::string> freeze;
   int64_t repeatTime = 0;
   int64_t epochs = 0;
   int64_t steps = 0;

@@ -12,6 +12,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -45,6 +46,9 @@ public:
   /// The int, which must be within [min, max].
   int64_t getIntIn(const std::string &name, int64_t fallback, int64_t min,
                    int64_t max) const;
+  /// A required list of positive sizes (a reshape's per-step dims).
+  std::vector<int64_t> getPositiveInts(const std::string &name) const;
+
   /// A 2-D size whose values are within [min, kMaxSize].
   std::array<int64_t, 2> getSizePair(const std::string &name, int64_t min) const;
   std::array<int64_t, 2> getSizePair(const std::string &name,

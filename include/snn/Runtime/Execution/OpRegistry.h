@@ -93,6 +93,9 @@ private:
 /// add, mul, mean_time.
 void registerLayerOps(OpRegistry &registry);
 
+/// group_norm, the per-step reshape, concat and sum_time (PerStepShapeOps.cpp).
+void registerPerStepShapeOps(OpRegistry &registry);
+
 /// Stateful neurons: if_node, lif_node, plif_node.
 void registerNeuronOps(OpRegistry &registry);
 

@@ -179,6 +179,61 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   return success();
 }
 
+LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "group_norm input");
+  if (failed(input))
+    return failure();
+  int64_t channels = input->getDimSize(2), groups = adaptor.getNumGroups();
+  if (failed(checkVector(loc, adaptor.getWeight(), channels, "group_norm weight")) ||
+      failed(checkVector(loc, adaptor.getBias(), channels, "group_norm bias")))
+    return failure();
+  if (groups <= 0 || (!ShapedType::isDynamic(channels) && channels % groups != 0))
+    return fail(loc, llvm::formatv("group_norm num_groups {0} must be positive and divide the "
+                                   "{1} channels",
+                                   groups, channels));
+  if (!(adaptor.getEps().convertToFloat() > 0.0f))
+    return fail(loc, "group_norm eps must be > 0");
+  inferred.push_back(*input);
+  return success();
+}
+
+/// The product of `dims`, or nullopt when one is dynamic or the product overflows.
+static std::optional<int64_t> staticCount(ArrayRef<int64_t> dims) {
+  std::optional<int64_t> count = 1;
+  for (int64_t dim : dims) {
+    if (ShapedType::isDynamic(dim) || dim < 0)
+      return std::nullopt;
+    if (!(count = llvm::checkedMul(*count, dim)))
+      return std::nullopt;
+  }
+  return count;
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "reshape input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  std::optional<int64_t> from = staticCount(input->getShape().drop_front(2));
+  std::optional<int64_t> to = staticCount(shape);
+  if (shape.empty() || llvm::any_of(shape, [](int64_t d) { return d <= 0; }) || !to)
+    return fail(loc, "reshape shape must be positive sizes, got " +
+                         llvm::formatv("[{0}]", llvm::make_range(shape.begin(), shape.end()))
+                             .str());
+  if (!from || *from != *to)
+    return fail(loc, llvm::formatv("reshape of {0} to per-step dims [{1}]: the element counts "
+                                   "per step must be static and equal",
+                                   *input, llvm::make_range(shape.begin(), shape.end())));
+  SmallVector<int64_t> dims{input->getDimSize(0), input->getDimSize(1)};
+  dims.append(shape.begin(), shape.end());
+  inferred.push_back(withShape(*input, dims));
+  return success();
+}
+
 LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
@@ -255,6 +310,51 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   if (!(p >= 0.0f && p < 1.0f))
     return fail(loc, "dropout probability must be in [0, 1), got " + llvm::formatv("{0}", p).str());
   inferred.push_back(*input);
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto first = timeMajor(loc, adaptor.getFirst(), 3, "concat operand");
+  if (failed(first))
+    return failure();
+  int64_t axis = adaptor.getAxis(), rank = first->getRank();
+  if (axis < 2 || axis >= rank)
+    return fail(loc, llvm::formatv("concat axis {0} must be a per-step dim of {1} (2 to {2})",
+                                   axis, *first, rank - 1));
+  SmallVector<int64_t> shape(first->getShape());
+  SmallVector<Value> others{adaptor.getSecond()};
+  others.append(adaptor.getRest().begin(), adaptor.getRest().end());
+  for (Value other : others) {
+    auto type = timeMajor(loc, other, rank, "concat operand");
+    if (failed(type))
+      return failure();
+    if (type->getRank() != rank)
+      return fail(loc, llvm::formatv("concat operands {0} and {1} differ in rank", *first,
+                                     *type));
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t a = shape[d], b = type->getDimSize(d);
+      if (d == axis) {
+        shape[d] = ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
+                                                                         : a + b;
+      } else if (!compatible(a, b)) {
+        return fail(loc, llvm::formatv("concat operands {0} and {1} differ outside axis {2}",
+                                       *first, *type, axis));
+      }
+    }
+  }
+  inferred.push_back(withShape(*first, shape));
+  return success();
+}
+
+LogicalResult SumTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 2, "sum_time input");
+  if (failed(input))
+    return failure();
+  inferred.push_back(withShape(*input, input->getShape().drop_front()));
   return success();
 }
 

@@ -16,9 +16,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <memory>
+#include <optional>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -64,6 +66,14 @@ public:
       return avgPool(node, input);
     if (type == "GlobalAveragePool")
       return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr({1, 1}));
+    if (type == "AdaptiveAvgPool2d") {
+      auto size = readAdaptiveAvgPool(node, errors);
+      if (failed(size))
+        return failure();
+      return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr(*size));
+    }
+    if (type == "GroupNorm")
+      return groupNorm(node, input);
     if (type == "Flatten") {
       if (failed(readFlatten(node, errors)))
         return failure();
@@ -78,11 +88,21 @@ public:
     return StepState(); // Identity
   }
 
+  /// A reshaping fold ([T, N, d...] -> [-1, e...] with the same count per step) starts with
+  /// this step.
+  FailureOr<StepState> reshape(ONNXNodeOp fold, Value input, ArrayRef<int64_t> stepShape) {
+    return build<ReshapeOp>(fold, input, builder.getDenseI64ArrayAttr(stepShape));
+  }
+
   static bool isStepOp(Operation *op) {
     static constexpr StringLiteral kStepOps[] = {
         "Gemm", "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
         "Flatten", "Dropout", "Identity"};
+    // SpikeMesh's own per-step nodes: what opset 13 cannot express.
+    static constexpr StringLiteral kSpikeMeshStepOps[] = {"AdaptiveAvgPool2d", "GroupNorm"};
     auto node = dyn_cast_or_null<ONNXNodeOp>(op);
+    if (node && node.getDomain() == kNeuronDomain)
+      return llvm::is_contained(kSpikeMeshStepOps, node.getOpType());
     return node && node.getDomain().empty() &&
            llvm::is_contained(kStepOps, node.getOpType());
   }
@@ -156,6 +176,16 @@ private:
                               builder.getF32FloatAttr(params->momentum));
   }
 
+  FailureOr<StepState> groupNorm(ONNXNodeOp node, Value input) {
+    auto params = readGroupNorm(node, errors);
+    if (failed(params))
+      return failure();
+    auto inputs = node.getInputs();
+    return build<GroupNormOp>(node, input, inputs[1], inputs[2],
+                              builder.getI64IntegerAttr(params->groups),
+                              builder.getF32FloatAttr(params->epsilon));
+  }
+
   FailureOr<StepState> maxPool(ONNXNodeOp node, Value input) {
     auto window = readWindow(node, errors);
     if (failed(window))
@@ -191,6 +221,8 @@ struct FoldRegion {
   Value timeMajor;
   RankedTensorType timeMajorType;
   SmallVector<int64_t> unfoldShape;
+  /// The fold's per-step dims when they differ from the input's (a reshaping fold).
+  std::optional<SmallVector<int64_t>> reshapeTo;
 };
 
 /// A Reshape to [-1, ...]: where a fold region starts.
@@ -201,7 +233,20 @@ bool isFold(ONNXNodeOp node) {
   return shape && !shape->empty() && (*shape)[0] == -1;
 }
 
-/// The fold's own shape against its input: [-1] then the input's dims after T and N.
+/// The product of static positive dims; nullopt if any is not, or it overflows.
+std::optional<int64_t> elementCount(ArrayRef<int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    std::optional<int64_t> next = dim > 0 ? llvm::checkedMul(count, dim) : std::nullopt;
+    if (!next)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
+}
+
+/// The fold's own shape against its input: [-1] then the input's dims after T and N, or
+/// other static dims holding as many values per step (the fold then also reshapes).
 LogicalResult checkFold(ONNXNodeOp fold, FoldRegion &region, NodeErrors &errors) {
   auto shape = readReshape(fold, errors);
   if (failed(shape))
@@ -213,10 +258,16 @@ LogicalResult checkFold(ONNXNodeOp fold, FoldRegion &region, NodeErrors &errors)
     return errors.report(fold, "folds a time-major [T, N, ...] tensor, but its input has no "
                                "known shape (" + typeText(region.timeMajor.getType()) + ")");
   ArrayRef<int64_t> dims = region.timeMajorType.getShape();
-  if (dims.size() < 3 || ArrayRef<int64_t>(*shape).drop_front() != dims.drop_front(2))
+  ArrayRef<int64_t> stepShape = ArrayRef<int64_t>(*shape).drop_front();
+  if (dims.size() >= 3 && stepShape == dims.drop_front(2))
+    return success();
+  std::optional<int64_t> from = elementCount(dims.drop_front(std::min<size_t>(2, dims.size())));
+  if (dims.size() < 3 || stepShape.empty() || !from || elementCount(stepShape) != from)
     return errors.report(fold, llvm::formatv("fold shape {0} must be [-1] followed by the "
-                                             "dims after T and N of its input {1}",
+                                             "dims after T and N of its input {1}, or by "
+                                             "static dims of as many values per step",
                                              formatInts(*shape), region.timeMajorType));
+  region.reshapeTo = SmallVector<int64_t>(stepShape);
   return success();
 }
 
@@ -278,6 +329,7 @@ LogicalResult checkUnfold(FoldRegion &region, NodeErrors &errors) {
 /// A region with every step planned on placeholders of the inferred types.
 struct PlannedRegion {
   FoldRegion region;
+  StepState reshape; // the reshaping fold's snn.reshape; null for a plain fold
   SmallVector<StepState> steps;
 };
 
@@ -292,6 +344,13 @@ FailureOr<PlannedRegion> planFoldRegion(ONNXNodeOp fold, OpBuilder &builder,
   Block placeholders;
   StepPlanner planner(builder, errors);
   Value value = region.timeMajor;
+  if (region.reshapeTo) {
+    auto step = planner.reshape(fold, value, *region.reshapeTo);
+    if (failed(step))
+      return failure();
+    value = placeholders.addArgument((*step)->types.front(), fold.getLoc());
+    planned.reshape = std::move(*step);
+  }
   for (ONNXNodeOp node : region.steps) {
     auto step = planner.plan(node, value);
     if (failed(step))
@@ -335,6 +394,10 @@ struct FoldRegionPattern : OpRewritePattern<ONNXNodeOp> {
 
     rewriter.setInsertionPoint(planned->region.unfold);
     Value value = planned->region.timeMajor;
+    if (planned->reshape) {
+      planned->reshape->operands.front() = value;
+      value = rewriter.create(*planned->reshape)->getResult(0);
+    }
     for (auto [node, step] : llvm::zip_equal(planned->region.steps, planned->steps)) {
       if (isNode(node, "BatchNormalization"))
         markStatisticsAsBuffers(node, rewriter);
@@ -388,7 +451,7 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
-    if (node.getDomain() != kNeuronDomain)
+    if (!isNeuronNode(node))
       return failure();
     NodeErrors errors = NodeErrors::silent();
     auto plan = planNeuron(node, rewriter, errors);
@@ -416,18 +479,57 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 
 bool isTimeMajorOp(ONNXNodeOp node) {
   return node.getDomain().empty() &&
-         llvm::is_contained({"Add", "Mul", "ReduceMean", "Identity"}, node.getOpType());
+         llvm::is_contained({"Add", "Mul", "ReduceMean", "ReduceSum", "Identity", "Concat"},
+                            node.getOpType());
 }
 
-/// Checks an Add, Mul, ReduceMean or Identity on time-major tensors.
+/// A Concat's result type, or the shape error the snn op's inference gives.
+FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
+  FailureOr<int64_t> axis = readConcat(node, errors);
+  if (failed(axis))
+    return failure();
+  MLIRContext *context = node.getContext();
+  OpBuilder builder(context);
+  OperationState state(node.getLoc(), ConcatOp::getOperationName());
+  auto inputs = node.getInputs();
+  ConcatOp::build(builder, state, Type(), inputs[0], inputs[1], inputs.drop_front(2),
+                  builder.getI64IntegerAttr(*axis));
+  std::string message;
+  SmallVector<Type, 1> types;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    inferred = ConcatOp::inferReturnTypes(context, state.location, state.operands,
+                                          state.attributes.getDictionary(context),
+                                          state.getRawProperties(), state.regions, types);
+  }
+  if (failed(inferred))
+    return errors.report(node, "snn.concat: " + message);
+  return types.front();
+}
+
+LogicalResult planConcat(ONNXNodeOp node, NodeErrors &errors) {
+  return failure(failed(concatType(node, errors)));
+}
+
+/// Checks an Add, Mul, ReduceMean, Identity or Concat on time-major tensors.
 LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
   auto inputs = node.getInputs();
   if (type == "ReduceMean" && failed(readReduceMean(node, errors)))
     return failure();
+  if (type == "ReduceSum") // its second input is the constant axes, not an activation
+    return failure(failed(readReduceSum(node, errors)) ||
+                   failed(timeMajorInput(node, inputs[0], errors)));
   for (Value input : inputs)
     if (failed(timeMajorInput(node, input, errors)))
       return failure();
+  if (type == "Concat")
+    return planConcat(node, errors);
   if ((type == "Add" || type == "Mul") && inputs[0].getType() != inputs[1].getType())
     return errors.report(node, llvm::formatv("operands must be time-major tensors of one "
                                              "type, got {0} and {1}",
@@ -454,6 +556,12 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
       result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
     else if (type == "ReduceMean")
       result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    else if (type == "ReduceSum")
+      result = SumTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    else if (type == "Concat")
+      result = ConcatOp::create(rewriter, node.getLoc(), inputs[0], inputs[1],
+                                inputs.drop_front(2),
+                                rewriter.getI64IntegerAttr(*readConcat(node, errors)));
     rewriter.replaceOp(node, result);
     return success();
   }
@@ -490,7 +598,7 @@ void explainLeftover(ONNXNodeOp node) {
     (void)planTimeMajorOp(node, errors);
   else if (StepPlanner::isStepOp(node))
     (void)errors.report(node, "per-step layer outside a [T*N, ...] fold region");
-  else if (node.getDomain() == kNeuronDomain)
+  else if (isNeuronNode(node))
     (void)planNeuron(node, builder, errors);
   if (!errors.failed()) // the pattern and its explanation disagree: a bug, not bad input
     (void)errors.report(node, "internal error: valid but not legalized");

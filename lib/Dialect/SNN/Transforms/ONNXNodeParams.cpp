@@ -157,6 +157,55 @@ FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors) {
   return ratio;
 }
 
+FailureOr<SmallVector<int64_t>> readAdaptiveAvgPool(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  SmallVector<int64_t> size = attrs.getInts("output_size", {});
+  if (attrs.failed())
+    return failure();
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
+    return errors.report(node, "output_size must be 2 positive integers, got " +
+                                   formatInts(size));
+  return size;
+}
+
+FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t groups = attrs.getInt("num_groups", 0);
+  float epsilon = attrs.getFloat("epsilon", 1e-5f);
+  if (attrs.failed())
+    return failure();
+  if (groups < 1)
+    return errors.report(node, "attribute 'num_groups' must be >= 1, got " + Twine(groups));
+  if (!(std::isfinite(epsilon) && epsilon > 0.0f))
+    return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
+                                   formatFloat(epsilon));
+  return GroupNormParams{groups, epsilon};
+}
+
+FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t axis = attrs.getInt("axis", -1);
+  if (attrs.failed())
+    return failure();
+  if (axis < 2)
+    return errors.report(node, "attribute 'axis' must be a per-step dim of the time-major "
+                               "operands (>= 2: not T or N), got " + Twine(axis));
+  return axis;
+}
+
+LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t keepdims = attrs.getInt("keepdims", 1);
+  attrs.getFlag("noop_with_empty_axes", false); // irrelevant with axes [0]; type-checked only
+  if (attrs.failed())
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = constantInts(node.getInputs()[1]);
+  if (!axes || *axes != SmallVector<int64_t>{0} || keepdims != 0)
+    return errors.report(node, "only the readout over T, ReduceSum(axes=[0] constant, "
+                               "keepdims=0), is supported");
+  return success();
+}
+
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
   SmallVector<int64_t> axes = attrs.getInts("axes", {});

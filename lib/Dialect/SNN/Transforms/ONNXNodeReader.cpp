@@ -30,6 +30,12 @@ bool isNode(Operation *op, StringRef opType, StringRef domain) {
   return node && node.getOpType() == opType && node.getDomain() == domain;
 }
 
+bool isNeuronNode(Operation *op) {
+  auto node = dyn_cast_or_null<ONNXNodeOp>(op);
+  return node && node.getDomain() == kNeuronDomain &&
+         llvm::is_contained({"IFNode", "LIFNode", "ParametricLIFNode"}, node.getOpType());
+}
+
 std::string formatFloat(float value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(value));
@@ -185,12 +191,16 @@ constexpr NodeKind kNodeKinds[] = {
     {"", "Reshape", 2, 2, "data, shape", "allowzero"},
     {"", "Add", 2, 2, "A, B", ""},
     {"", "Mul", 2, 2, "A, B", ""},
+    {"", "Concat", 2, 1024, "inputs...", "axis"},
     {"", "ReduceMean", 1, 1, "data", "axes keepdims noop_with_empty_axes"},
+    {"", "ReduceSum", 2, 2, "data, axes", "keepdims noop_with_empty_axes"},
     {kNeuronDomain, "IFNode", 1, 1, "x", kNeuronAttrs},
     {kNeuronDomain, "LIFNode", 1, 1, "x", "alpha decay_input detach_reset surrogate tau "
                                           "v_reset v_threshold"},
     {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w",
      "alpha decay_input detach_reset init_tau surrogate v_reset v_threshold"},
+    {kNeuronDomain, "AdaptiveAvgPool2d", 1, 1, "X", "output_size"},
+    {kNeuronDomain, "GroupNorm", 3, 3, "X, scale, B", "epsilon num_groups"},
 };
 
 const NodeKind *lookupKind(ONNXNodeOp node) {
@@ -236,10 +246,14 @@ LogicalResult checkAttributeNames(ONNXNodeOp node, const NodeKind &kind, NodeErr
 /// The kind's own rules, through the reader the patterns use.
 LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
-  if (node.getDomain() == kNeuronDomain) {
+  if (isNeuronNode(node)) {
     Builder builder(node.getContext());
     return readNeuron(node, builder, errors);
   }
+  if (node.getDomain() == kNeuronDomain && type == "AdaptiveAvgPool2d")
+    return readAdaptiveAvgPool(node, errors);
+  if (node.getDomain() == kNeuronDomain && type == "GroupNorm")
+    return readGroupNorm(node, errors);
   if (type == "Gemm")
     return readGemm(node, errors);
   if (type == "Conv")
@@ -254,6 +268,10 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     return readDropout(node, errors);
   if (type == "ReduceMean")
     return readReduceMean(node, errors);
+  if (type == "Concat")
+    return readConcat(node, errors);
+  if (type == "ReduceSum")
+    return readReduceSum(node, errors);
   if (type == "Reshape")
     return readReshape(node, errors);
   return success(); // GlobalAveragePool, Identity, Add, Mul: nothing to read

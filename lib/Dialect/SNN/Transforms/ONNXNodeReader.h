@@ -46,6 +46,10 @@ using llvm::Twine;
 constexpr llvm::StringLiteral kNeuronDomain = "spikemesh";
 
 bool isNode(Operation *op, StringRef opType, StringRef domain = "");
+
+/// A spikemesh neuron node (IFNode, LIFNode, ParametricLIFNode); the domain also holds
+/// per-step layers that opset 13 lacks (AdaptiveAvgPool2d, GroupNorm).
+bool isNeuronNode(Operation *op);
 std::string formatFloat(float value);
 std::string formatInts(ArrayRef<int64_t> values);
 /// The node's source name (its NameLoc), or "<unnamed>".
@@ -138,6 +142,23 @@ mlir::FailureOr<BatchNormParams> readBatchNorm(ONNXNodeOp node, NodeErrors &erro
 LogicalResult readFlatten(ONNXNodeOp node, NodeErrors &errors);
 /// Dropout's ratio: its constant second input, 0.5 without one.
 mlir::FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors);
+/// spikemesh.AdaptiveAvgPool2d: `output_size`, two positive sizes.
+mlir::FailureOr<SmallVector<int64_t>> readAdaptiveAvgPool(ONNXNodeOp node, NodeErrors &errors);
+
+struct GroupNormParams {
+  int64_t groups;
+  float epsilon;
+};
+/// spikemesh.GroupNorm: `num_groups` >= 1 and `epsilon` finite and > 0.
+mlir::FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors);
+
+/// Concat of time-major tensors: `axis` (required) a per-step dim, >= 2.
+mlir::FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors);
+
+/// ReduceSum (opset 13: axes is an input): only the readout over T, a constant axes [0] and
+/// keepdims=0.
+LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors);
+
 /// ReduceMean: only the readout over T, axes=[0] and keepdims=0.
 LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors);
 /// A Reshape's target shape: its constant 1-D integer second input.

@@ -136,7 +136,7 @@ void Bridge::addOp(Operation *op) {
     uncountable("ONNX node '" + displayName(op) + "' is not legalized");
   if (op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType())) {
     info.outputShape = shapeOf(op->getResult(0).getType());
-    info.batchDim = isa<MeanTimeOp>(op) ? 0 : 1;
+    info.batchDim = isa<MeanTimeOp, SumTimeOp>(op) ? 0 : 1; // the readouts drop T
     markBatch(info.outputShape, info.batchDim, op);
   } else {
     uncountable("op '" + displayName(op) + "' does not have one ranked tensor result");

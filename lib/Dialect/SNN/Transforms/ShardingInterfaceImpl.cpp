@@ -306,8 +306,9 @@ struct ElementwiseModel : public TimeMajorModel<ElementwiseModel<Op>, Op> {
   }
 };
 
-/// mean_time: loop 0 (T) a reduction, then one parallel loop per result dim.
-struct MeanTimeModel : public TimeMajorModel<MeanTimeModel, MeanTimeOp> {
+/// mean_time and sum_time: loop 0 (T) a reduction, then one parallel loop per result dim.
+template <typename OpTy, ReductionKind Kind>
+struct TimeReductionModel : public TimeMajorModel<TimeReductionModel<OpTy, Kind>, OpTy> {
   IteratorTypes getLoopIteratorTypes(Operation *op) const {
     IteratorTypes types(rankOf(op->getOperand(0)), kParallel);
     types.front() = kReduction;
@@ -315,7 +316,7 @@ struct MeanTimeModel : public TimeMajorModel<MeanTimeModel, MeanTimeOp> {
   }
 
   SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
-    return {ReductionKind::Average};
+    return {Kind};
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
@@ -571,7 +572,8 @@ void registerShardingInterfaceModels(DialectRegistry &registry) {
     MaxPool2dOp::attachInterface<PoolModel<MaxPool2dOp>>(*ctx);
     AvgPool2dOp::attachInterface<PoolModel<AvgPool2dOp>>(*ctx);
     AdaptiveAvgPool2dOp::attachInterface<PoolModel<AdaptiveAvgPool2dOp>>(*ctx);
-    MeanTimeOp::attachInterface<MeanTimeModel>(*ctx);
+    MeanTimeOp::attachInterface<TimeReductionModel<MeanTimeOp, ReductionKind::Average>>(*ctx);
+    SumTimeOp::attachInterface<TimeReductionModel<SumTimeOp, ReductionKind::Sum>>(*ctx);
     DropoutOp::attachInterface<ElementwiseModel<DropoutOp>>(*ctx);
     AddOp::attachInterface<ElementwiseModel<AddOp>>(*ctx);
     MulOp::attachInterface<ElementwiseModel<MulOp>>(*ctx);

@@ -33,17 +33,19 @@ def SNN_ParameterOp : SNN_Op<"parameter", [Pure, AllTypesMatch<["value", "result
   let description = [{
     A trainable weight (or, with `buffer`, a non-trainable state such as BatchNorm running
     statistics), named by its PyTorch `state_dict` key. The value is the initial value.
+    `frozen` marks a weight PyTorch does not train (`requires_grad=False`): it is still a
+    weight of the model, but no optimizer step may change it.
     ```mlir
     %w = snn.parameter "fc.0.weight" = dense<0.5> : tensor<10x16xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, ElementsAttr:$value, UnitAttr:$buffer);
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value, UnitAttr:$buffer, UnitAttr:$frozen);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$name (`buffer` $buffer^)? `=` $value attr-dict";
+  let assemblyFormat = "$name (`buffer` $buffer^)? (`frozen` $frozen^)? `=` $value attr-dict";
   let hasVerifier = 1;
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::ElementsAttr":$value, "bool":$buffer), [{
-      build($_builder, $_state, value.getType(), name, value, buffer);
+      build($_builder, $_state, value.getType(), name, value, buffer, /*frozen=*/false);
     }]>];
 }
 
@@ -131,6 +133,33 @@ def SNN_AvgPool2dOp : SNN_Pool2dOp<"avg_pool2d", (ins BoolAttr:$count_include_pa
 def SNN_AdaptiveAvgPool2dOp : SNN_LayerOp<"adaptive_avg_pool2d", [Pure]> {
   let summary = "Adaptive 2-D average pooling of every step to `output_size`";
   let arguments = (ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_GroupNormOp : SNN_LayerOp<"group_norm", [Pure]> {
+  let summary = "Group normalisation over channel dim 2 of [T, N, C, ...]";
+  let description = [{
+    PyTorch's group_norm applied to every step: each sample's C channels are split into
+    `num_groups` groups and normalised with that group's mean and biased variance (the same in
+    training and inference; no running statistics), then scaled and shifted per channel by
+    `weight` and `bias` [C].
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight, SNN_F32Tensor:$bias,
+                       I64Attr:$num_groups, F32Attr:$eps);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def SNN_ReshapeOp : SNN_LayerOp<"reshape", [Pure]> {
+  let summary = "[T, N, d1, ..., dk] -> [T, N, shape...] (the same elements per step)";
+  let description = [{
+    A per-step reshape: every step's d1*...*dk values, in order, as a tensor of dims `shape`
+    (e.g. a VotingLayer's [F] features as a [1, 1, F] plane to average-pool).
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs SNN_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -263,6 +292,27 @@ def SNN_RecvOp : SNN_Op<"recv"> {
   let results = (outs SNN_F32Tensor:$result);
   let assemblyFormat = "`from` `stage` $peer `slot` $slot attr-dict `:` type($result)";
   let hasVerifier = 1;
+}
+
+def SNN_SumTimeOp : SNN_Op<"sum_time", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Readout: sum over the time dimension, [T, N, ...] -> [N, ...]";
+  let arguments = (ins SNN_F32Tensor:$input);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_ConcatOp : SNN_Op<"concat", [Pure, TimeDistributedOpTrait, InferTypeOpAdaptor]> {
+  let summary = "Concatenation of time-major tensors along a per-step dim `axis` (>= 2)";
+  let description = [{
+    torch.cat of [T, N, ...] tensors along a dim after T and N (channels of a conv net: 2).
+    Every other dim must agree.
+  }];
+  let arguments = (ins SNN_F32Tensor:$first, SNN_F32Tensor:$second,
+                       Variadic<SNN_F32Tensor>:$rest, I64Attr:$axis);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $first `,` $second (`,` $rest^)? attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def SNN_MeanTimeOp : SNN_Op<"mean_time", [Pure, InferTypeOpAdaptor]> {

@@ -1,0 +1,38 @@
+"""SpikingJelly's module bases: `StepModule` (the `step_mode` switch) and `MemoryModule`
+(state that `functional.reset_net` clears)."""
+from torch import nn
+
+STEP_MODES = ("s", "m")
+
+
+def check_step_mode(step_mode):
+    if step_mode not in STEP_MODES:
+        raise ValueError(f"step_mode must be 's' or 'm', got {step_mode!r}")
+    return step_mode
+
+
+class StepModule:
+    """Mixin of every module with a `step_mode`: 's' (single step, input [N, ...], the
+    default as in SpikingJelly) or 'm' (multi-step, input [T, N, ...]). Assigning any other
+    value raises, so a typo never silently selects a mode."""
+
+    def supported_step_mode(self):
+        return STEP_MODES
+
+    @property
+    def step_mode(self):
+        return self._step_mode
+
+    @step_mode.setter
+    def step_mode(self, value):
+        if value not in self.supported_step_mode():
+            raise ValueError(f"{type(self).__name__}: step_mode must be one of "
+                             f"{self.supported_step_mode()}, got {value!r}")
+        self._step_mode = value
+
+
+class MemoryModule(nn.Module, StepModule):
+    """A module with state that `functional.reset_net` clears."""
+
+    def reset(self):
+        raise NotImplementedError
