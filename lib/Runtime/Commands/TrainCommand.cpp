@@ -277,6 +277,21 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   return end;
 }
 
+/// Runs the steps, measuring what the end event (written to `endLog`) reports.
+TrainSummary runMeasured(Trainer &trainer, const schema::PlanSpec &plan,
+                         const PipelineEngine *pipeline, MetricsLog &endLog) {
+  TensorBytes tensors;
+  TensorMemory::resetPeak();
+  tensors.beforeSteps = TensorMemory::liveBytes();
+  double blockedBefore = dist::blockedSeconds();
+  TrainSummary summary = trainer.run();
+  tensors.peak = TensorMemory::peakBytes();
+  endLog.rankEnd(rankEndOf(summary, trainer, plan, pipeline,
+                           TensorMemory::installed() ? &tensors : nullptr,
+                           dist::blockedSeconds() - blockedBefore));
+  return summary;
+}
+
 } // namespace
 
 void runTrain(const TrainOptions &options) {
@@ -342,17 +357,9 @@ void runTrain(const TrainOptions &options) {
     // train on silently.
     checkStartingWeights(place, trainer, model, true);
   }
-  TensorBytes tensors;
-  TensorMemory::resetPeak();
-  tensors.beforeSteps = TensorMemory::liveBytes();
-  double blockedBefore = dist::blockedSeconds();
-  TrainSummary summary = trainer.run();
-  tensors.peak = TensorMemory::peakBytes();
   // One process has no rank log: its "end" event goes to the run's log.
-  (place.worldSize > 1 ? rankLog : log)
-      .rankEnd(rankEndOf(summary, trainer, artifact.manifest.plan, pipeline.get(),
-                         TensorMemory::installed() ? &tensors : nullptr,
-                         dist::blockedSeconds() - blockedBefore));
+  TrainSummary summary = runMeasured(trainer, artifact.manifest.plan, pipeline.get(),
+                                     place.worldSize > 1 ? rankLog : log);
   if (!options.tracePath.empty())
     trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
                 options.tracePath);
