@@ -14,6 +14,9 @@
 
 #include "ProgramWriter.h"
 
+#include <algorithm>
+#include <iterator>
+
 using namespace mlir;
 namespace schema = snn::schema;
 
@@ -69,6 +72,32 @@ FailureOr<std::pair<int64_t, int64_t>> pipelineAxis(ModuleOp module, PlanAttr pl
   return std::make_pair(dim, shape[dim]);
 }
 
+/// The plan's tp axis (name, dimension, size) when its stages are tensor-parallel.
+struct StageTpAxis {
+  std::string name;
+  int64_t dim = -1, size = 1;
+};
+
+StageTpAxis stageTpAxis(PlanAttr plan) {
+  int64_t dim = plan.getTpMeshDim();
+  std::vector<std::string> axes = stringList(plan.getMeshAxes());
+  if (!plan.getPartitioned() || dim < 0 || dim >= int64_t(axes.size()))
+    return {};
+  return {axes[dim], dim, plan.getMeshShape()[dim]};
+}
+
+/// The ranks that run logical stage `k`'s program for tp coordinate `part`.
+std::vector<int> stageRanks(const schema::MeshSpec &mesh, std::pair<int64_t, int64_t> ppAxis,
+                            const StageTpAxis &tp, int64_t k, int64_t part) {
+  std::vector<int> ranks = ranksAt(mesh, ppAxis.first, k % ppAxis.second);
+  if (tp.dim < 0)
+    return ranks;
+  std::vector<int> atPart = ranksAt(mesh, tp.dim, part), both;
+  std::set_intersection(ranks.begin(), ranks.end(), atPart.begin(), atPart.end(),
+                        std::back_inserter(both));
+  return both;
+}
+
 } // namespace
 
 LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
@@ -77,6 +106,9 @@ LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
   if (module.lookupSymbol("main"))
     return module.emitError("plan mode 'pp' is not split into stages: run "
                             "--snn-split-pipeline-stages before exporting (snn-compile runs it)");
+  if (plan.getTpMeshDim() >= 0 && !plan.getPartitioned())
+    return module.emitError("plan mode 'pp' with a tp axis is not partitioned: run "
+                            "--snn-partition before the split (snn-compile runs it)");
   FailureOr<SmallVector<func::FuncOp>> stages = stageFunctions(module, plan);
   FailureOr<std::pair<int64_t, int64_t>> axis = pipelineAxis(module, plan);
   if (failed(stages) || failed(axis))
@@ -87,11 +119,15 @@ LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
   manifest.worldSize = 1;
   for (int64_t size : manifest.mesh.shape)
     manifest.worldSize *= int(size);
-  Partitioning whole; // a stage program holds its parameters whole
-  programs.resize(stages->size());
+  StageTpAxis tp = stageTpAxis(plan);
   for (auto [k, func] : llvm::enumerate(*stages)) {
+    // A stage program holds its parameters whole, or its tp part of each split one.
+    FailureOr<Partitioning> partitioning = findSlicedParameters(func, tp.name, tp.size);
+    if (failed(partitioning))
+      return failure();
+    onnx::ModelProto program;
     schema::Manifest part;
-    if (failed(writeProgram(func, whole, programs[k], part)))
+    if (failed(writeProgram(func, *partitioning, program, part)))
       return failure();
     if (k == 0)
       manifest.input = part.input;
@@ -99,9 +135,13 @@ LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
       manifest.output = part.output;
     for (schema::ParameterSpec &parameter : part.parameters)
       manifest.parameters.push_back(std::move(parameter));
-    manifest.programs.push_back({"program_" + std::to_string(k) + ".onnx",
-                                 ranksAt(manifest.mesh, axis->first, int64_t(k) % axis->second),
-                                 int64_t(k)});
+    for (int64_t c = 0; c < tp.size; ++c) {
+      std::string file = "program_" + std::to_string(k) +
+                         (tp.dim >= 0 ? "_" + std::to_string(c) : std::string()) + ".onnx";
+      programs.push_back(c == 0 ? program : programForPart(program, *partitioning, c));
+      manifest.programs.push_back(
+          {file, stageRanks(manifest.mesh, *axis, tp, int64_t(k), c), int64_t(k)});
+    }
   }
   return success();
 }

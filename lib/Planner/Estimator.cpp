@@ -174,7 +174,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   int64_t m = std::max<int64_t>(config.microbatches, 1);
   int64_t dp = std::max<int64_t>(config.dp, 1);
   int64_t micro = (batch_ + dp * m - 1) / (dp * m); // each replica splits its share
-  Scales s = scalesFor(1);
+  Scales s = scalesFor(config.tp);
   Chunks chunk = chunksOf(config);
   auto recomputes = [&](int64_t k) {
     return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
@@ -203,6 +203,11 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       send(boundary[k]); // activations forward
     if (k > 0)
       send(boundary[k - 1]); // the gradient of the input backward
+    if (config.tp > 1) { // the stage's own tp collectives, per microbatch
+      Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
+      transfer += tp.seconds(hw_);
+      sent += tp.bytes;
+    }
     slowestCompute = std::max(slowestCompute, compute);
     slowestTick = std::max(slowestTick, compute + transfer);
 
@@ -288,8 +293,9 @@ std::string Estimate::mesh() const {
   case Mode::TP: return "tp=" + std::to_string(tp);
   case Mode::FSDP_TP: return "dp=" + std::to_string(dp) + " x tp=" + std::to_string(tp);
   case Mode::PP:
+    // In the mesh's axis order [dp, pp, tp].
     return (dp > 1 ? "dp=" + std::to_string(dp) + " x " : std::string()) + "pp=" +
-           std::to_string(pp) +
+           std::to_string(pp) + (tp > 1 ? " x tp=" + std::to_string(tp) : std::string()) +
            (virtualStages > 1 ? " (vpp " + std::to_string(virtualStages) + ")" : "");
   }
   return "";

@@ -18,6 +18,11 @@ namespace snn::planner {
 
 namespace {
 
+/// A pipeline's mesh: pp stages, each split over tp ranks, replicated dp times.
+struct PipelineMesh {
+  int64_t dp = 1, tp = 1, pp = 1;
+};
+
 std::string describe(const ModeConfig &c) {
   Estimate e = skeleton(c);
   return e.label() + " on " + e.mesh();
@@ -110,14 +115,17 @@ Status pipelineMemopt(const Context &ctx, ModeConfig &c) {
   return Ok{};
 }
 
-/// A pipeline of `stages` ranks (each `dp` times, as data-parallel replicas) with
-/// `virtualStages` logical stages per rank (0: the default).
-Result<ModeConfig> pipelineConfig(const Context &ctx, int64_t dp, int64_t stages,
-                                  int64_t virtualStages, int memoptLevel) {
+/// A pipeline of `mesh.pp` stages, each stage `mesh.tp` ranks splitting its layers, the whole
+/// pipeline `mesh.dp` times as data-parallel replicas, with `virtualStages` logical stages
+/// per pp coordinate (0: the default).
+Result<ModeConfig> pipelineConfig(const Context &ctx, PipelineMesh mesh, int64_t virtualStages,
+                                  int memoptLevel) {
   ModeConfig c;
   c.mode = Mode::PP;
-  c.dp = dp;
-  c.pp = stages;
+  c.dp = mesh.dp;
+  c.tp = mesh.tp;
+  c.pp = mesh.pp;
+  int64_t dp = mesh.dp, stages = mesh.pp;
   c.virtualStages = virtualStages > 0 ? virtualStages : defaultVirtualStages(ctx, stages, dp);
   c.memoptLevel = memoptLevel;
   auto layout = stageLayout(ctx, stages * c.virtualStages);
@@ -162,7 +170,7 @@ Status checkConfig(const Context &ctx, const ModeConfig &c) {
   if (c.mode == Mode::DP || c.mode == Mode::FSDP || c.mode == Mode::FSDP_TP)
     if (Status s = checkDataParallelBatch(ctx, c.dp); !s)
       return s;
-  if (c.mode == Mode::TP || c.mode == Mode::FSDP_TP)
+  if (c.mode == Mode::TP || c.mode == Mode::FSDP_TP || (c.mode == Mode::PP && c.tp > 1))
     return checkTensorParallel(ctx, c.mode, c.tp);
   return Ok{};
 }
@@ -214,8 +222,9 @@ void addCandidate(const Context &ctx, const ModeConfig &c, std::vector<Estimate>
 /// reference's rule picks 2 whenever the batch allows; interleaving unbalanced chunks can be
 /// slower, so both are estimated). A fixed count (topology vpp, pp-virtual-stages, explicit
 /// layout) is the only one tried.
-void addPipelineCandidates(const Context &ctx, int64_t dp, int64_t stages, int memopt,
+void addPipelineCandidates(const Context &ctx, PipelineMesh mesh, int memopt,
                            std::vector<Estimate> &out) {
+  int64_t dp = mesh.dp, stages = mesh.pp;
   bool fixed = ctx.request.topology.has("vpp") || ctx.request.ppVirtualStages > 0 ||
                !ctx.request.ppLayout.empty();
   std::vector<int64_t> counts = fixed ? std::vector<int64_t>{defaultVirtualStages(ctx, stages, dp)}
@@ -225,29 +234,46 @@ void addPipelineCandidates(const Context &ctx, int64_t dp, int64_t stages, int m
   for (int64_t vs : counts) {
     if (!fixed && vs == 2 && (ctx.batch / dp < 2 * stages || ctx.unitCount() < 2 * stages))
       continue; // the reference's condition for interleaving, and enough units for it
-    auto pp = pipelineConfig(ctx, dp, stages, vs, memopt);
+    auto pp = pipelineConfig(ctx, mesh, vs, memopt);
     if (pp) {
-      out.push_back(ctx.estimator->estimate(*pp, ctx.request.memoryBudget));
+      if (Status s = checkConfig(ctx, *pp); !s)
+        out.push_back(infeasible(*pp, s.error().message));
+      else
+        out.push_back(ctx.estimator->estimate(*pp, ctx.request.memoryBudget));
       any = true;
     } else if (!firstError) {
       firstError = pp.error();
     }
   }
   if (!any) {
-    ModeConfig failed = flatConfig(Mode::PP, OptimizerStrategy::None, dp, 1, memopt);
+    ModeConfig failed = flatConfig(Mode::PP, OptimizerStrategy::None, dp, mesh.tp, memopt);
     failed.pp = stages;
     failed.virtualStages = defaultVirtualStages(ctx, stages, dp);
     out.push_back(infeasible(failed, firstError ? firstError->message : "no pipeline layout"));
   }
 }
 
-/// The topology's dp x pp mesh when it names both (and nothing else larger than 1).
-std::optional<std::pair<int64_t, int64_t>> dataParallelPipelineMesh(const Context &ctx) {
+/// The topology's pipeline mesh when it names a pp axis and its dp and tp axes (absent: 1)
+/// make up the world.
+std::optional<PipelineMesh> topologyPipelineMesh(const Context &ctx) {
   const Topology &t = ctx.request.topology;
-  int64_t dp = t.size("dp"), pp = t.size("pp");
-  if (dp > 1 && pp > 1 && dp * pp == ctx.world)
-    return std::make_pair(dp, pp);
+  PipelineMesh mesh{std::max<int64_t>(t.size("dp"), 1), std::max<int64_t>(t.size("tp"), 1),
+                    t.size("pp")};
+  if (mesh.pp > 1 && mesh.dp * mesh.tp * mesh.pp == ctx.world)
+    return mesh;
   return std::nullopt;
+}
+
+/// Every factorisation dp x tp x pp of the world with at least two stages (tp only when the
+/// analysis found a tensor-parallel candidate).
+std::vector<PipelineMesh> pipelineMeshes(const Context &ctx) {
+  std::vector<PipelineMesh> meshes;
+  int64_t w = ctx.world;
+  for (int64_t pp = 2; pp <= w; ++pp)
+    for (int64_t tp = 1; w % pp == 0 && tp <= w / pp; ++tp)
+      if ((w / pp) % tp == 0 && (tp == 1 || ctx.tpAvailable()))
+        meshes.push_back({w / pp / tp, tp, pp});
+  return meshes;
 }
 
 std::vector<Estimate> enumerateCandidates(const Context &ctx) {
@@ -271,11 +297,9 @@ std::vector<Estimate> enumerateCandidates(const Context &ctx) {
         addCandidate(ctx, flatConfig(Mode::FSDP_TP, OptimizerStrategy::None, w / t, t, memopt),
                      out);
   }
-  if (ctx.request.features.allowPipeline) {
-    addPipelineCandidates(ctx, 1, w, memopt, out);
-    if (auto mesh = dataParallelPipelineMesh(ctx))
-      addPipelineCandidates(ctx, mesh->first, mesh->second, memopt, out);
-  }
+  if (ctx.request.features.allowPipeline)
+    for (PipelineMesh mesh : pipelineMeshes(ctx))
+      addPipelineCandidates(ctx, mesh, memopt, out);
   return out;
 }
 
@@ -302,17 +326,20 @@ void setMesh(Plan &plan, const ModeConfig &c) {
     plan.tpMeshDim = 1;
     break;
   case Mode::PP:
-    // Data-parallel replicas of the pipeline: ranks are row-major over (dp, pp), so the
-    // stages of one replica are consecutive ranks.
+    // Ranks are row-major over (dp, pp, tp), axes of size 1 left out: the tp ranks of a
+    // stage are consecutive (they talk in every layer), then the stages of one replica.
     if (c.dp > 1) {
-      plan.meshAxes = {"dp", "pp"};
-      plan.meshShape = {c.dp, c.pp};
-      plan.dpMeshDim = 0;
-      plan.ppMeshDim = 1;
-    } else {
-      plan.meshAxes = {"pp"};
-      plan.meshShape = {c.pp};
-      plan.ppMeshDim = 0;
+      plan.dpMeshDim = int64_t(plan.meshAxes.size());
+      plan.meshAxes.push_back("dp");
+      plan.meshShape.push_back(c.dp);
+    }
+    plan.ppMeshDim = int64_t(plan.meshAxes.size());
+    plan.meshAxes.push_back("pp");
+    plan.meshShape.push_back(c.pp);
+    if (c.tp > 1) {
+      plan.tpMeshDim = int64_t(plan.meshAxes.size());
+      plan.meshAxes.push_back("tp");
+      plan.meshShape.push_back(c.tp);
     }
     break;
   }
@@ -347,7 +374,7 @@ Plan finish(Context &ctx, const ModeConfig &c, const std::string &decidedBy) {
   plan.decidedBy = decidedBy;
   setMesh(plan, c);
   setPipeline(ctx, plan, c);
-  if (ctx.structure && (c.mode == Mode::TP || c.mode == Mode::FSDP_TP)) {
+  if (ctx.structure && (c.mode == Mode::TP || c.mode == Mode::FSDP_TP || c.tp > 1)) {
     plan.tensorParallel = ctx.tensorParallel;
     for (const std::string &note : plan.tensorParallel.notes)
       ctx.notes.push_back(note);
@@ -461,13 +488,13 @@ Result<ModeConfig> forcedConfig(Context &ctx, const ModeRequest &forced) {
     return d.second > 1 && d.first != "vpp";
   }));
   if (forced.mode == Mode::PP) {
-    if (auto mesh = dataParallelPipelineMesh(ctx))
-      return pipelineConfig(ctx, mesh->first, mesh->second, 0, memopt);
+    if (auto mesh = topologyPipelineMesh(ctx))
+      return pipelineConfig(ctx, *mesh, 0, memopt);
     if (axes > 1)
-      return makeError("mode pp uses one pp axis, or a dp and a pp axis, but topology " +
-                       t.str() + " has " + std::to_string(axes) + " axes larger than 1" +
-                       (t.has("pp") ? "" : " and no pp axis"));
-    return pipelineConfig(ctx, 1, w, 0, memopt);
+      return makeError("mode pp uses a pp axis with optional dp and tp axes, but topology " +
+                       t.str() + (t.has("pp") ? " has other axes larger than 1" : " has " +
+                       std::to_string(axes) + " axes larger than 1 and no pp axis"));
+    return pipelineConfig(ctx, {1, 1, w}, 0, memopt);
   }
   if (axes > 1)
     return makeError(std::string("mode ") + modeName(forced.mode) +
@@ -523,10 +550,10 @@ Result<ModeConfig> tableConfig(const Context &ctx, TableDecision &t) {
     return flatConfig(t.mode, t.optimizer, t.dp, t.tp, t.memoptLevel);
   const PlanRequest &r = ctx.request;
   bool fixed = r.topology.has("vpp") || r.ppVirtualStages > 0 || !r.ppLayout.empty();
-  auto pp = pipelineConfig(ctx, 1, t.pp, fixed ? 0 : t.virtualStages, t.memoptLevel);
+  auto pp = pipelineConfig(ctx, {1, 1, t.pp}, fixed ? 0 : t.virtualStages, t.memoptLevel);
   if (!pp && !fixed && t.virtualStages == 2) {
     std::string why = pp.error().message;
-    pp = pipelineConfig(ctx, 1, t.pp, 1, t.memoptLevel);
+    pp = pipelineConfig(ctx, {1, 1, t.pp}, 1, t.memoptLevel);
     if (pp)
       t.reason += "; 1 virtual stage per rank, as 2 do not fit (" + why + ")";
   }

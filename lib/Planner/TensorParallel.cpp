@@ -142,13 +142,19 @@ TPShare tensorParallelShare(const ModelInfo &model, const TPLayout &layout, int6
 }
 
 Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout &layout,
-                                          int64_t tpSize, int64_t batch) {
+                                          int64_t tpSize, int64_t batch,
+                                          const std::vector<int> *onlyOps) {
   Communication total;
+  auto counted = [&](int op) {
+    return !onlyOps || std::find(onlyOps->begin(), onlyOps->end(), op) != onlyOps->end();
+  };
   auto bytesOf = [&](int op) {
     return elementsAt(model.ops[op].outputShape, model.ops[op].batchDim, batch) *
            kBytesPerElement;
   };
   for (const TPPair &pair : layout.pairs) {
+    if (!counted(pair.colwise))
+      continue;
     const OpInfo &col = model.ops[pair.colwise];
     // Backward: each rank holds a partial input gradient of the colwise layer. The model
     // input needs no gradient.
@@ -164,7 +170,8 @@ Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout
   // A PLIF's w inside a split region sees only its slice: its gradient must be summed
   // over the TP ranks or they drift apart (defect 4 of the reference).
   for (size_t i = 0; i < model.ops.size(); ++i)
-    if (layout.roles[i] == TPRole::Sharded && model.ops[i].kind == OpKind::PLIFNode)
+    if (layout.roles[i] == TPRole::Sharded && model.ops[i].kind == OpKind::PLIFNode &&
+        counted(int(i)))
       total += allReduce(kBytesPerElement, tpSize);
   return total;
 }

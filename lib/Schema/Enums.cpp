@@ -86,11 +86,18 @@ bool runsReplicatedProgram(ParallelMode mode) {
   return mode == ParallelMode::DP || mode == ParallelMode::FSDP;
 }
 
+bool partitionsOverTp(ParallelMode mode, bool meshHasTpAxis) {
+  if (mode == ParallelMode::TP || mode == ParallelMode::FSDP_TP)
+    return true;
+  return mode == ParallelMode::PP && meshHasTpAxis;
+}
+
 bool canExportMode(ParallelMode mode, bool partitioned) {
   if (mode == ParallelMode::TP || mode == ParallelMode::FSDP_TP)
     return partitioned;
-  return !partitioned && (mode == ParallelMode::None || mode == ParallelMode::PP ||
-                          runsReplicatedProgram(mode));
+  if (mode == ParallelMode::PP)
+    return true; // partitioned exactly when its mesh has a tp axis
+  return !partitioned && (mode == ParallelMode::None || runsReplicatedProgram(mode));
 }
 
 std::optional<ResolvedMode> resolveRequestedMode(RequestedMode requested) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -236,13 +237,15 @@ bool isSafeRelativePath(const std::string &file) {
 }
 
 /// Every rank below world_size runs a program: exactly one, or (programs with a `stage`)
-/// one per logical stage it holds, the stages numbered 0..K-1 once each.
+/// one per logical stage it holds, the stages numbered 0..K-1 (a stage split over tp has
+/// one program per tp coordinate).
 void parsePrograms(const FieldReader &reader, Manifest &manifest) {
   const json &programs = reader.getArray(key::kPrograms);
   if (programs.empty())
     reader.fail("'programs' is empty");
   std::set<int64_t> seen, stages;
   std::set<std::pair<int64_t, int64_t>> placed; // (rank, stage)
+  std::map<int64_t, int64_t> stageRanks;         // stage -> ranks running it
   for (size_t i = 0; i < programs.size(); ++i) {
     FieldReader entry(programs[i], indexed(key::kPrograms, i), reader.fileName());
     ProgramSpec program;
@@ -250,9 +253,13 @@ void parsePrograms(const FieldReader &reader, Manifest &manifest) {
     if (!isSafeRelativePath(program.file))
       entry.fail("'" + entry.field(key::kFile) + "' must be a path inside the artifact directory");
     program.stage = entry.find(key::kStage) ? entry.getInt(key::kStage) : -1;
-    if (entry.find(key::kStage) && (program.stage < 0 || !stages.insert(program.stage).second))
-      entry.fail("'" + entry.field(key::kStage) + "' must be a logical stage listed once, got " +
+    // A stage has one program, or one per tp coordinate when its layers are split.
+    if (entry.find(key::kStage) && program.stage < 0)
+      entry.fail("'" + entry.field(key::kStage) + "' must be a logical stage (>= 0), got " +
                  std::to_string(program.stage));
+    if (program.stage >= 0)
+      stages.insert(program.stage);
+    stageRanks[program.stage] += int64_t(entry.getInts(key::kRanks, 0).size());
     if ((program.stage >= 0) != (i == 0 ? program.stage >= 0 : manifest.programs[0].stage >= 0))
       entry.fail("either every program or none has a 'stage'");
     for (int64_t rank : entry.getInts(key::kRanks, 0)) {
@@ -267,6 +274,13 @@ void parsePrograms(const FieldReader &reader, Manifest &manifest) {
   }
   if (!stages.empty() && *stages.rbegin() != int64_t(stages.size()) - 1)
     reader.fail("'programs' stages must be numbered 0 to " + std::to_string(stages.size() - 1));
+  for (auto [stage, ranks] : stageRanks)
+    if (stage >= 0 && ranks != stageRanks.begin()->second)
+      reader.fail("'programs': logical stage " + std::to_string(stage) + " is run by " +
+                  std::to_string(ranks) + " ranks and stage " +
+                  std::to_string(stageRanks.begin()->first) + " by " +
+                  std::to_string(stageRanks.begin()->second) +
+                  ": every stage runs on the same number of ranks");
   if (int64_t(seen.size()) != manifest.worldSize)
     reader.fail("'programs' must list every rank below world_size (" +
                 std::to_string(manifest.worldSize) + ") once");

@@ -273,13 +273,13 @@ def write_unsplit(out, weights):
 
 # ------------------------------------------------------------------ the reference
 def accumulating_reference(weights, x, y, steps, batch, microbatches, lr, momentum, loss,
-                           seed, buffers_from=None):
+                           seed):
     """SGD on PipeMLP from `weights` over the SplitMix64 order of (x, y) (snn-run's with
     --seed `seed`, which also seeds Dropout), each global batch of `batch` cut into `microbatches` chunks along N: fresh
     neurons and BatchNorm batch statistics per chunk, (loss_m / M).backward(), one step per
-    batch. `buffers_from` = R: BatchNorm's running statistics keep what the first R chunks
-    made of them (dp replica 0's, which a dp x pp run broadcasts). Returns (losses,
-    accuracies, final state)."""
+    batch; BatchNorm's running statistics updated by every chunk in order (a dp x pp run
+    combines its replicas' updates into the same). Returns (losses, accuracies, final
+    state)."""
     model = PipeMLP()
     load_state(model, weights)
     model.train()
@@ -291,18 +291,14 @@ def accumulating_reference(weights, x, y, steps, batch, microbatches, lr, moment
         idx = order[step * batch:(step + 1) * batch]
         xb, yb = repeat(x[idx]), torch.from_numpy(y[idx])
         opt.zero_grad(set_to_none=True)
-        chunk_losses, correct, kept = [], 0, None
-        for m, (xm, ym) in enumerate(zip(xb.chunk(microbatches, 1), yb.chunk(microbatches))):
+        chunk_losses, correct = [], 0
+        for xm, ym in zip(xb.chunk(microbatches, 1), yb.chunk(microbatches)):
             functional.reset_net(model)
             rate = loop.firing_rate(model(xm))
             value = loop.loss_of(rate, ym, loss)
             (value / microbatches).backward()
             chunk_losses.append(float(value.detach()))
             correct += loop.correct_of(rate.detach(), ym)
-            if buffers_from and m == buffers_from - 1:
-                kept = {k: v.clone() for k, v in model.bn2.state_dict().items()}
-        if kept:
-            model.bn2.load_state_dict(kept)
         opt.step()
         functional.reset_net(model)
         losses.append(sum(chunk_losses) / microbatches)

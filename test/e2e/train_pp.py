@@ -18,9 +18,13 @@ explicit send/recv. Required, against PyTorch in one process:
   - every neuron layer of the reference fires at 5-50 % on the case input and on the first
     training batch.
 
+With `--tp T` every stage is also tensor-parallel over T ranks (`--topology [dp=D,]pp=S,tp=T`,
+issue 12): the compiler partitions @main over tp before the split, so each stage has one
+program per tp coordinate, and the same checks hold on D x S x T ranks.
+
 Usage: train_pp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet
                    [--layers L] [--neuron lif|if|plif] [--width W] [--stages 2,4] [--vpp V]
-                   [--dp D] [--schedules gpipe,1f1b,...] [--memopt]
+                   [--dp D] [--tp T] [--conv-tp] [--schedules gpipe,1f1b,...] [--memopt]
 """
 import argparse
 import json
@@ -50,7 +54,8 @@ def compile_pp(args, case, stages, schedule, memopt=None):
     tag = f"pp{stages}_{schedule}" + (f"_memopt{memopt}" if memopt else "")
     art = os.path.join(args.work, f"art_{tag}")
     shutil.rmtree(art, ignore_errors=True)
-    topology = (f"dp={args.dp}," if args.dp > 1 else "") + f"pp={stages}"
+    topology = (f"dp={args.dp}," if args.dp > 1 else "") + f"pp={stages}" + \
+        (f",tp={args.tp}" if args.tp > 1 else "")
     if args.vpp > 1:
         topology += f",vpp={args.vpp}"
     m = microbatches(stages, args.vpp, args.dp)
@@ -59,20 +64,39 @@ def compile_pp(args, case, stages, schedule, memopt=None):
            "--pp-schedule", schedule, "--pp-microbatches", m, "-o", art]
     if memopt:
         cmd += ["--pp-memopt-stages", memopt]
+    if args.conv_tp:
+        cmd.append("--experimental-conv-tp")
     tc.run(cmd)
     with open(os.path.join(art, "manifest.json")) as f:
         manifest = json.load(f)
     plan = manifest["plan"]
     want_stages = stages * args.vpp
     got = sorted(p.get("stage", -1) for p in manifest["programs"])
-    if plan["mode"] != "pp" or got != list(range(want_stages)):
-        raise tc.Failure(f"{art}: expected a pp artifact with stages 0..{want_stages - 1}, got "
-                         f"mode {plan['mode']} and stages {got}")
+    want = sorted(list(range(want_stages)) * args.tp)  # one program per tp coordinate
+    if plan["mode"] != "pp" or got != want or plan["partitioned"] != (args.tp > 1):
+        raise tc.Failure(f"{art}: expected a pp artifact with stages 0..{want_stages - 1} "
+                         f"(x {args.tp} tp coordinates), got mode {plan['mode']}, stages {got}, "
+                         f"partitioned {plan['partitioned']}")
+    if args.tp > 1:
+        check_tp_split(art, manifest)
     if plan["pp_schedule"] != schedule or plan["pp_microbatches"] != m:
         raise tc.Failure(f"{art}: plan has schedule {plan['pp_schedule']} and "
                          f"{plan['pp_microbatches']} microbatches, asked {schedule} and {m}")
     print(f"{art}: {want_stages} stage programs, layout {plan['pp_layout']}, {m} microbatches")
     return art, manifest
+
+
+def check_tp_split(art, manifest):
+    """Tensor-parallel stages: some parameter is split over tp, and some stage program holds
+    a tp collective."""
+    if not any(p.get("mesh_axis") == "tp" for p in manifest["parameters"]):
+        raise tc.Failure(f"{art}: no parameter is split over tp")
+    import onnx
+    ops = set()
+    for prog in manifest["programs"]:
+        ops.update(n.op_type for n in onnx.load(os.path.join(art, prog["file"])).graph.node)
+    if not ops & {"all_reduce", "all_gather", "backward_all_reduce"}:
+        raise tc.Failure(f"{art}: no stage program holds a tp collective (ops: {sorted(ops)})")
 
 
 def run_training(args, art, ranks, x, y, static, tag, trace=False):
@@ -147,6 +171,8 @@ def main():
     p.add_argument("--stages", default="2,4")
     p.add_argument("--vpp", type=int, default=1, help="virtual stages per rank")
     p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (mesh dp x pp)")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks per stage")
+    p.add_argument("--conv-tp", action="store_true", help="compile with --experimental-conv-tp")
     p.add_argument("--schedules", default="gpipe,1f1b")
     p.add_argument("--memopt", action="store_true",
                    help="also train with every stage recomputed and require the same weights")
@@ -159,12 +185,13 @@ def main():
     x, y = ttp.training_data(data_dir, shape, static, S=B * STEPS)
     summary = []
     for stages in [int(s) for s in args.stages.split(",")]:
-        ranks = stages * args.dp
+        ranks = stages * args.dp * args.tp
         m = microbatches(stages, args.vpp, args.dp)
         res, c, trained, count, _ = ttp.reference_training(case, x, y, static, args.model,
                                                            args.dp * m)
         for i, schedule in enumerate(args.schedules.split(",")):
             what = f"{args.model}/pp{stages}" + (f"xdp{args.dp}" if args.dp > 1 else "") + \
+                   (f"xtp{args.tp}" if args.tp > 1 else "") + \
                    (f"v{args.vpp}" if args.vpp > 1 else "") + f"/{schedule}"
             art, _ = compile_pp(args, case, stages, schedule)
             if i == 0:

@@ -143,8 +143,7 @@ def run_config(runner, weights, config):
     out = tc.fresh_dir(os.path.join(work, name))
     runner.train(art, dp * ranks, loss, out, "--save-params", os.path.join(out, "params"))
     losses, accuracies, want = case.accumulating_reference(
-        weights, runner.x, runner.y, STEPS, B, dp * mbs, LR, 0.9, loss, SEED,
-        buffers_from=mbs if dp > 1 else None)
+        weights, runner.x, runner.y, STEPS, B, dp * mbs, LR, 0.9, loss, SEED)
     steps, _ = tc.read_log(os.path.join(out, "log.jsonl"))
     check_losses(steps, losses, accuracies, name)
     got = check_replicas(os.path.join(out, "params"), dp * ranks)

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
+#include <tuple>
 
 using namespace snn::planner;
 
@@ -352,9 +354,10 @@ TEST(Recommend, PipelineErrors) {
             "pipeline virtual stages 3 disagree with topology vpp=2");
   EXPECT_EQ(run("pp=2", 8, [](PlanRequest &r) { r.ppVirtualStages = -1; }),
             "pipeline virtual stages -1 must not be negative");
-  EXPECT_EQ(run("tp=2,pp=2", 8),
-            "mode pp uses one pp axis, or a dp and a pp axis, but topology tp=2,pp=2 has 2 "
-            "axes larger than 1");
+  EXPECT_EQ(run("dp=2,tp=2", 8),
+            "mode pp uses a pp axis with optional dp and tp axes, but topology dp=2,tp=2 has 2 "
+            "axes larger than 1 and no pp axis");
+  EXPECT_EQ(run("tp=2,pp=2", 8), "ok");
   EXPECT_EQ(run("dp=2,pp=2", 16), "ok");
 }
 
@@ -414,4 +417,80 @@ TEST(Recommend, TopologyPipelineAxisIsHonouredOrExplained) {
   auto plain = recommend(inputFor(model), requestFor("dp=2", Objective::Speed, 16));
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(mentions(plain->rationale, "The topology names a pp axis"));
+}
+
+TEST(Recommend, TensorParallelPipelineMeshes) {
+  ModelInfo model = test::csnn(8);
+  auto forced = [&](const std::string &topology, int64_t batch) {
+    PlanRequest request = requestFor(topology, Objective::Speed, batch);
+    request.forced = *parseMode("pp");
+    return recommend(inputFor(model), request);
+  };
+  // tp x pp: the tp ranks of a stage are consecutive (tp is the last axis).
+  auto tpp = forced("tp=2,pp=2", 16);
+  ASSERT_TRUE(tpp.ok()) << tpp.error().message;
+  EXPECT_EQ(tpp->meshAxes, (std::vector<std::string>{"pp", "tp"}));
+  EXPECT_EQ(tpp->meshShape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(tpp->ppMeshDim, 0);
+  EXPECT_EQ(tpp->tpMeshDim, 1);
+  EXPECT_EQ(tpp->dpMeshDim, -1);
+  EXPECT_FALSE(tpp->tensorParallel.empty()); // the stages know their Megatron pairs
+  ASSERT_TRUE(tpp->chosen);
+  EXPECT_EQ(tpp->chosen->mesh(), "pp=2 x tp=2 (vpp 2)");
+  // The 3-D mesh.
+  auto three = forced("dp=2,tp=2,pp=2", 16);
+  ASSERT_TRUE(three.ok()) << three.error().message;
+  EXPECT_EQ(three->meshAxes, (std::vector<std::string>{"dp", "pp", "tp"}));
+  EXPECT_EQ(three->meshShape, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(three->dpMeshDim, 0);
+  EXPECT_EQ(three->ppMeshDim, 1);
+  EXPECT_EQ(three->tpMeshDim, 2);
+  EXPECT_EQ(three->chosen->mesh(), "dp=2 x pp=2 x tp=2 (vpp 2)");
+  // Splitting each stage over tp holds less per rank and talks more than the pipeline alone.
+  auto alone = forced("pp=2", 16);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  EXPECT_LT(tpp->chosen->stateBytes, alone->chosen->stateBytes);
+  EXPECT_GT(tpp->chosen->commBytes, alone->chosen->commBytes);
+  // A tp size that does not divide a split dimension is refused as for tp.
+  ModelInfo mlp = test::spikingMlp(16, 10, 4);
+  PlanRequest odd = requestFor("tp=4,pp=2", Objective::Speed, 16);
+  odd.forced = *parseMode("pp");
+  auto refused = recommend(inputFor(mlp), odd);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("over tp=4"), std::string::npos)
+      << refused.error().message;
+}
+
+TEST(Recommend, SearchCoversEveryMeshFactorisation) {
+  ModelInfo model = test::csnn(8);
+  auto plan = recommend(inputFor(model), requestFor("dp=8", Objective::Speed, 64));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  // Every dp x tp x pp = 8 with pp >= 2 is a pipeline candidate (1 and 2 virtual stages where
+  // the units allow); fsdp_tp covers dp x tp.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> pipelines, flat;
+  for (const Estimate &e : plan->candidates)
+    (e.mode == Mode::PP ? pipelines : flat).insert({e.dp, e.tp, e.pp});
+  for (auto mesh : {std::make_tuple(4, 1, 2), std::make_tuple(2, 2, 2), std::make_tuple(1, 4, 2),
+                    std::make_tuple(2, 1, 4), std::make_tuple(1, 2, 4), std::make_tuple(1, 1, 8)})
+    EXPECT_TRUE(pipelines.count(mesh)) << std::get<0>(mesh) << "x" << std::get<1>(mesh) << "x"
+                                       << std::get<2>(mesh);
+  EXPECT_TRUE(flat.count({4, 2, 1}));
+  EXPECT_TRUE(flat.count({2, 4, 1}));
+  // Under a budget, the choice fits it whenever some candidate does.
+  int64_t smallest = INT64_MAX, largest = 0;
+  for (const Estimate &e : plan->candidates)
+    if (e.feasible) {
+      smallest = std::min(smallest, e.memoryBytes);
+      largest = std::max(largest, e.memoryBytes);
+    }
+  ASSERT_LT(smallest, largest);
+  for (int64_t budget : {smallest, (smallest + largest) / 2, largest}) {
+    PlanRequest request = requestFor("dp=8", Objective::Speed, 64);
+    request.memoryBudget = budget;
+    auto limited = recommend(inputFor(model), request);
+    ASSERT_TRUE(limited.ok()) << limited.error().message;
+    ASSERT_TRUE(limited->chosen);
+    EXPECT_LE(limited->chosen->memoryBytes, budget) << limited->chosen->label() << " on "
+                                                    << limited->chosen->mesh();
+  }
 }

@@ -375,7 +375,8 @@ TEST(Manifest, PipelineProgramsAndParametersCarryTheirStage) {
 TEST(Manifest, RefusesInconsistentPipelineStages) {
   Manifest twice = pipelineManifest();
   twice.programs[3].stage = 2;
-  EXPECT_NE(parseError(formatManifest(twice)).find("listed once"), std::string::npos);
+  EXPECT_NE(parseError(formatManifest(twice)).find("every stage runs on the same number of ranks"),
+            std::string::npos);
   Manifest gap = pipelineManifest();
   gap.programs.pop_back();
   gap.programs[2].stage = 5;

@@ -233,7 +233,7 @@ TEST(PipelineModel, InconsistentLayoutsAreRefused) {
   Manifest swapped = manifest;
   swapped.programs[2].ranks = {1};
   swapped.programs[3].ranks = {0};
-  EXPECT_NE(layoutError(swapped).find("pipeline stage 2 (program_2.onnx) must list the "
+  EXPECT_NE(layoutError(swapped).find("programs of pipeline stage 2 must list the "
                                       "ranks at pp coordinate 0"),
             std::string::npos)
       << layoutError(swapped);
@@ -243,7 +243,20 @@ TEST(PipelineModel, InconsistentLayoutsAreRefused) {
             std::string::npos);
   Manifest axes = manifest;
   axes.mesh = {{"tp"}, {2}};
-  EXPECT_NE(layoutError(axes).find("needs the mesh axes [pp] or [dp, pp]"), std::string::npos);
+  EXPECT_NE(layoutError(axes).find("needs the mesh axes [pp], [dp, pp], [pp, tp] or "
+                                   "[dp, pp, tp]"),
+            std::string::npos);
+  Manifest order = manifest;
+  order.mesh = {{"pp", "dp"}, {2, 1}};
+  EXPECT_NE(layoutError(order).find("the artifact's mesh has [pp, dp]"), std::string::npos);
+  // With a tp axis, one program per (stage, tp coordinate); one listing both coordinates
+  // of a stage is refused.
+  Manifest mixed = manifest;
+  mixed.mesh = {{"pp", "tp"}, {1, 2}};
+  mixed.plan.ppVirtualStages = 0;
+  mixed.programs[0].ranks = {0, 1};
+  EXPECT_NE(layoutError(mixed).find("lists ranks at several tp coordinates"), std::string::npos)
+      << layoutError(mixed);
   Manifest noSchedule = manifest;
   noSchedule.plan.ppSchedule.reset();
   EXPECT_NE(layoutError(noSchedule).find("needs a pp_schedule"), std::string::npos);

@@ -60,8 +60,11 @@ struct TPShare {
 TPShare tensorParallelShare(const ModelInfo &model, const TPLayout &layout, int64_t tpSize);
 
 /// The TP all-reduces, all-gathers and reduce-scatters of one step on `batch` samples.
+/// The collectives of one training step's tp pairs (of those whose colwise op is in
+/// `onlyOps`, when given: one pipeline stage's).
 Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout &layout,
-                                          int64_t tpSize, int64_t batch);
+                                          int64_t tpSize, int64_t batch,
+                                          const std::vector<int> *onlyOps = nullptr);
 
 } // namespace snn::planner
 

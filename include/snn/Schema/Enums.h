@@ -97,6 +97,10 @@ bool runsReplicatedProgram(ParallelMode mode);
 /// programs (--snn-partition); pp as its stage programs (the exporter checks
 /// that --snn-split-pipeline-stages made them).
 bool canExportMode(ParallelMode mode, bool partitioned);
+/// Whether the compiler partitions a plan of `mode` over its tp axis (per-rank programs with
+/// split parameters and collectives): tp and fsdp_tp always, pp when its stages are
+/// tensor-parallel (a tp axis in its mesh).
+bool partitionsOverTp(ParallelMode mode, bool meshHasTpAxis);
 
 /// A forced mode as the plan's mode and optimizer strategy; nullopt for Auto.
 struct ResolvedMode {

@@ -118,10 +118,11 @@ std::string loadTrainedWeights(const std::string &paramsDir,
   if (where.empty())
     throw Error("--checkpoint: '" + checkpointDir + "' holds no checkpoint");
   CheckpointState state = readAnyCheckpoint(where);
-  if (partition)
-    state = localCheckpoint(state, *partition, where);
+  // A pipeline's stages first (checked against the whole model), then their tp parts.
   if (pipeline)
     state = pipelineLocalCheckpoint(state, store, *pipeline, where);
+  if (partition)
+    state = localCheckpoint(state, *partition, where);
   restoreModel(state, store, where);
   return where;
 }
@@ -142,9 +143,11 @@ PipelinePlace pipelinePlaceOf(const std::string &dir, const Manifest &manifest,
 
 std::vector<std::string> stageProgramPaths(const std::string &dir,
                                            const Manifest &manifest) {
+  // A stage split over tp lists one program per tp coordinate, the first at coordinate 0.
   std::vector<std::string> paths(size_t(manifest.stageCount()));
   for (const ProgramSpec &program : manifest.programs)
-    paths[size_t(program.stage)] = fileInside(dir, program.file);
+    if (paths[size_t(program.stage)].empty())
+      paths[size_t(program.stage)] = fileInside(dir, program.file);
   return paths;
 }
 

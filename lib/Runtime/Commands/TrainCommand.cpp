@@ -86,10 +86,11 @@ std::optional<CheckpointState> findResumeState(const TrainOptions &options,
     return std::nullopt;
   }
   CheckpointState state = readAnyCheckpoint(where);
-  if (place.partitioned)
-    state = localCheckpoint(state, place.partition, where);
+  // A pipeline's stages first (checked against the whole model), then their tp parts.
   if (place.pipeline)
     state = pipelineLocalCheckpoint(state, model.params(), model.manifest(), where);
+  if (place.partitioned)
+    state = localCheckpoint(state, place.partition, where);
   // Another model is the more fundamental mismatch: report it first.
   checkSameModel(state, model.params(), where);
   checkResumeSettings(state.settings, settings, where);
@@ -104,12 +105,12 @@ void writeOutputs(const TrainOptions &options, const Artifact &artifact,
   if (options.saveParamsDir.empty() && options.exportOnnxPath.empty())
     return;
   trainer.materializeParameters();
-  ParameterStore whole =
-      place.pipeline
-          ? gatherPipelineStore(model.params(), model.manifest(),
+  // Split parameters whole over tp (collective), then a pipeline's stages joined over pp.
+  ParameterStore whole = place.partition.wholeStore(model.params());
+  if (place.pipeline)
+    whole = gatherPipelineStore(whole, model.manifest(),
                                 place.mesh.axisSize("pp") > 1 ? &place.mesh.group("pp")
-                                                              : nullptr)
-          : place.partition.wholeStore(model.params());
+                                                              : nullptr);
   if (!options.saveParamsDir.empty()) {
     std::string dir = options.saveParamsDir;
     if (place.worldSize > 1) {
@@ -238,6 +239,8 @@ enableParallelism(const TrainOptions &options, const Artifact &artifact,
   auto engine = std::make_unique<PipelineEngine>(model, where, options.loss);
   trainer.enablePipeline(*engine, place.mesh, place.dp,
                          options.tracePath.empty() ? nullptr : &trace);
+  if (place.partitioned) // tensor-parallel stages: whole checkpoints gather over tp
+    trainer.enableTensorParallel(place.mesh, place.partition);
   return engine;
 }
 

@@ -42,20 +42,23 @@ bool hasAxis(const Manifest &manifest, const char *axis) {
   return std::find(axes.begin(), axes.end(), axis) != axes.end();
 }
 
-/// Partitioned programs are tp or fsdp_tp, over a mesh with a tp axis.
+/// Partitioned programs are tp or fsdp_tp, or pp with tensor-parallel stages, over a mesh
+/// with a tp axis.
 void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
   const schema::PlanSpec &plan = manifest.plan;
   std::string mode = schema::nameOf(plan.mode);
-  if (plan.partitioned && !isTensorParallelMode(plan.mode))
+  bool tpAxis = hasAxis(manifest, kTensorParallelAxis);
+  bool pipeline = plan.mode == schema::ParallelMode::PP;
+  if (plan.partitioned && !isTensorParallelMode(plan.mode) && !pipeline)
     throw Error(dir + ": plan mode '" + mode +
                 "' with partitioned programs cannot run in this snn-run "
-                "(partitioned artifacts of modes tp and fsdp_tp can)");
-  if (!plan.partitioned && isTensorParallelMode(plan.mode))
+                "(partitioned artifacts of modes tp, fsdp_tp and pp can)");
+  if (!plan.partitioned && (isTensorParallelMode(plan.mode) || (pipeline && tpAxis)))
     throw Error(dir + ": plan mode '" + mode +
                 "' needs partitioned programs (plan.partitioned true, one "
                 "program per tp coordinate); this artifact has one program "
-                "for every rank");
-  if (plan.partitioned && !hasAxis(manifest, kTensorParallelAxis))
+                "for every rank" + (pipeline ? " of a stage" : ""));
+  if (plan.partitioned && !tpAxis)
     throw Error(dir + ": plan mode '" + mode + "' needs a mesh axis '" +
                 kTensorParallelAxis + "'; the artifact's mesh has none");
 }

@@ -5,6 +5,7 @@
 #include "snn/Runtime/Support/Error.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace snn::runtime {
@@ -20,34 +21,51 @@ std::string joined(const std::vector<std::string> &names) {
   return text;
 }
 
-/// The pp axis' index in a mesh ["pp"] or ["dp", "pp"].
+/// The pp axis' index in a mesh of a pp axis with optional dp and tp axes, in the
+/// compiler's order [dp, pp, tp].
 size_t pipelineAxis(const std::string &dir, const Manifest &manifest) {
-  const std::vector<std::string> &axes = manifest.mesh.axes;
-  if (axes == std::vector<std::string>{kPipelineAxis})
-    return 0;
-  if (axes == std::vector<std::string>{"dp", kPipelineAxis})
-    return 1;
-  throw Error(dir + ": plan mode 'pp' needs the mesh axes [pp] or [dp, pp]; "
-                    "the artifact's mesh has [" + joined(axes) + "]");
+  std::vector<std::string> axes = manifest.mesh.axes, expected;
+  for (const char *name : {"dp", kPipelineAxis, "tp"})
+    if (name == std::string(kPipelineAxis) ||
+        std::find(axes.begin(), axes.end(), name) != axes.end())
+      expected.push_back(name);
+  if (axes != expected)
+    throw Error(dir + ": plan mode 'pp' needs the mesh axes [pp], [dp, pp], [pp, tp] or "
+                      "[dp, pp, tp]; the artifact's mesh has [" + joined(axes) + "]");
+  return size_t(std::find(axes.begin(), axes.end(), kPipelineAxis) - axes.begin());
 }
 
-/// Stage k's program must list exactly the ranks at pp coordinate k mod S.
+/// Stage k's programs together list exactly the ranks at pp coordinate k mod S; when the
+/// mesh has a tp axis, each program is that of one tp coordinate.
 void checkPlacement(const std::string &dir, const Manifest &manifest,
                     size_t axis, const PipelineLayout &layout) {
   std::vector<int64_t> shape = manifest.mesh.shape;
+  const std::vector<std::string> &axes = manifest.mesh.axes;
+  size_t tp = size_t(std::find(axes.begin(), axes.end(), "tp") - axes.begin());
+  std::map<int64_t, std::vector<int>> listed;
   for (const ProgramSpec &program : manifest.programs) {
+    std::set<int64_t> tpCoordinates;
+    for (int rank : program.ranks) {
+      listed[program.stage].push_back(rank);
+      if (tp < axes.size() && rank >= 0 && rank < int(manifest.worldSize))
+        tpCoordinates.insert(dist::Mesh::coordinatesOf(shape, rank)[tp]);
+    }
+    if (tpCoordinates.size() > 1)
+      throw Error(dir + ": manifest.json: the program " + program.file + " of pipeline stage " +
+                  std::to_string(program.stage) +
+                  " lists ranks at several tp coordinates; each tp coordinate has its own "
+                  "program");
+  }
+  for (auto &[stage, got] : listed) {
     std::vector<int> want;
     for (int rank = 0; rank < int(manifest.worldSize); ++rank)
-      if (dist::Mesh::coordinatesOf(shape, rank)[axis] ==
-          layout.coordinateOf(program.stage))
+      if (dist::Mesh::coordinatesOf(shape, rank)[axis] == layout.coordinateOf(stage))
         want.push_back(rank);
-    std::vector<int> got = program.ranks;
     std::sort(got.begin(), got.end());
     if (got != want)
-      throw Error(dir + ": manifest.json: the program of pipeline stage " +
-                  std::to_string(program.stage) + " (" + program.file +
-                  ") must list the ranks at pp coordinate " +
-                  std::to_string(layout.coordinateOf(program.stage)) +
+      throw Error(dir + ": manifest.json: the programs of pipeline stage " +
+                  std::to_string(stage) + " must list the ranks at pp coordinate " +
+                  std::to_string(layout.coordinateOf(stage)) +
                   " (row-major over the mesh), and only those");
   }
 }

@@ -2,7 +2,10 @@
 
 #include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
@@ -10,6 +13,7 @@
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/InferenceMode.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace snn::runtime {
@@ -78,6 +82,47 @@ void broadcastBuffers(const dist::Group &group, const ParameterStore &store) {
   at::Tensor flat = flatten(buffers);
   dist::broadcast(group, flat, 0);
   unflatten(flat, buffers);
+}
+
+std::vector<RunningStatistic> snapshotRunningStatistics(const Model &model) {
+  std::vector<RunningStatistic> stats;
+  for (int64_t stage : model.stages())
+    for (const Node &node : model.stageNodes(stage)) {
+      if (node.opType != schema::op::kBatchNorm)
+        continue;
+      // The kernel's momentum (LayerOps.cpp), range-checked there.
+      double momentum = decimalValue(NodeAttributes(node).getFloat(schema::attr::kMomentum, 0.1f));
+      for (size_t input : {size_t(3), size_t(4)})
+        if (input < node.inputs.size() && model.params().contains(node.inputs[input]))
+          stats.push_back({node.inputs[input], momentum,
+                           model.params().get(node.inputs[input]).detach().clone()});
+    }
+  return stats;
+}
+
+void combineReplicaRunningStatistics(const dist::Group &group, const ParameterStore &store,
+                                     const std::vector<RunningStatistic> &stats,
+                                     int64_t microbatches) {
+  if (stats.empty() || !communicates(&group))
+    return;
+  c10::InferenceMode normal(false);
+  std::vector<at::Tensor> now;
+  for (const RunningStatistic &stat : stats)
+    now.push_back(store.get(stat.name));
+  at::Tensor all = dist::allGather(group, flatten(now)).view({group.size(), -1});
+  int64_t offset = 0, replicas = group.size();
+  for (size_t i = 0; i < stats.size(); ++i) {
+    int64_t size = now[i].numel();
+    at::Tensor start = stats[i].before.reshape({-1}).to(at::kDouble);
+    double decay = std::pow(1.0 - stats[i].momentum, double(microbatches)); // a replica's
+    at::Tensor combined = start.mul(std::pow(decay, double(replicas)));
+    for (int64_t d = 0; d < replicas; ++d) {
+      at::Tensor mine = all[d].narrow(0, offset, size).to(at::kDouble);
+      combined.add_(mine.sub(start.mul(decay)).mul(std::pow(decay, double(replicas - 1 - d))));
+    }
+    now[i].view({-1}).copy_(combined.to(at::kFloat));
+    offset += size;
+  }
 }
 
 at::Tensor broadcastFromLastStage(const at::Tensor &tensor, const PipelinePlace &place) {

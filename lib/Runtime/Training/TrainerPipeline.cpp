@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
@@ -62,8 +63,10 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   labelsChecked = true;
   if (trace)
     trace->setStep(position.step);
-  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
   const dist::Group *dp = pipelineDp ? &pipelineDp->group : nullptr;
+  std::vector<RunningStatistic> statsBefore =
+      dp ? snapshotRunningStatistics(model) : std::vector<RunningStatistic>{};
+  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
   std::vector<double> totals = shareLastStageValues(
       {result.lossSum, double(result.correct)}, pipeline->place(), dp);
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
@@ -72,7 +75,9 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   checkLoss(float(loss));
   if (dp) {
     averageGradients(*dp, model.params());
-    broadcastBuffers(*dp, model.params());
+    combineReplicaRunningStatistics(*dp, model.params(), statsBefore,
+                                    pipeline->place().layout.microbatches);
+    broadcastBuffers(*dp, model.params()); // any other buffer: replica 0's
   }
   sharding->step(lr);
   bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
@@ -92,6 +97,8 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
 
 void Trainer::savePipelineCheckpoint() {
   CheckpointState state = capture();
+  if (partition) // tensor-parallel stages: each stage's split parameters whole first
+    gatherWholeCheckpoint(state, *partition);
   gatherPipelineCheckpoint(state, model.manifest(), pipeline->place().group);
   if (mesh->worldRank() == 0)
     sinks.checkpoints->save(state);

@@ -2,7 +2,8 @@
 // Every rationale cites the estimates (per rank and training step) it decided on.
 
 // Speed: dp, with ZeRO-1 when allowed (same time, less memory); the table agrees. Pipelines
-// are estimated too (allowed by default) and are the slowest here.
+// on every mesh of 4 ranks (dp x pp, tp x pp, pp) are estimated too (allowed by default) and
+// are slower here.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 allow-zero explain=-" -o /dev/null | FileCheck %s --check-prefix=SPEED
 // SPEED:      Plan: dp+zero on dp=4 (objective speed, decided by cost-model)
 // SPEED:      Candidates (estimated per rank and training step)
@@ -12,10 +13,14 @@
 // SPEED-NEXT:   fsdp      dp=4
 // SPEED-NEXT:   tp        tp=4
 // SPEED-NEXT:   fsdp_tp   dp=2 x tp=2
+// SPEED-NEXT:   pp        dp=2 x pp=2
+// SPEED-NEXT:   pp        dp=2 x pp=2 (vpp 2)
+// SPEED-NEXT:   pp        pp=2 x tp=2
+// SPEED-NEXT:   pp        pp=2 x tp=2 (vpp 2)
 // SPEED-NEXT:   pp        pp=4
 // SPEED-NEXT:   pp        pp=4 (vpp 2)
 // SPEED:      - Chose dp+zero on dp=4 for the speed objective: estimated {{.*}} per step (compute {{.*}} + communication {{.*}}, {{.*}} sent per rank) and {{.*}} per rank (state {{.*}}, activations {{.*}}).
-// SPEED-NEXT: - It is the fastest of 7 feasible candidates ({{.*}} per step); next is dp on dp=4
+// SPEED-NEXT: - It is the fastest of 11 feasible candidates ({{.*}} per step); next is dp on dp=4
 // SPEED-NEXT: - The reference table agrees (speed objective: dp with ZeRO-1 optimizer sharding).
 // SPEED-NEXT: - memopt 0: no activation recomputation (speed objective).
 
@@ -23,7 +28,8 @@
 // keeps the whole batch's conv activations on every TP rank; fsdp splits the batch. Without
 // pipelines (MEMORY), fsdp is the smallest; with them (the default, MEMORY-PP), a 1F1B
 // pipeline is smaller still: each rank keeps only its stage's activations for the
-// microbatches in flight, and its state is its stage's parameters.
+// microbatches in flight, and its state is its stage's parameters; two replicas of a 2-stage
+// pipeline (dp=2 x pp=2) keep half the batch's activations each.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory allow-pipeline=false explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY-PP
 // MEMORY: Plan: fsdp on dp=4 (objective memory, decided by cost-model)
@@ -33,9 +39,9 @@
 // MEMORY: - memopt 1: activation recomputation checkpoints the units in about sqrt(units) segments
 // MEMORY: Notes
 // MEMORY: - fsdp keeps parameter 'conv_fc.11.weight' whole: its dimension 0 (10) does not divide into 4 shards
-// MEMORY-PP: Plan: pp on pp=4 (objective memory, decided by cost-model)
-// MEMORY-PP:   pipeline: 16 microbatches, schedule 1f1b, 1 virtual stage(s) per rank
-// MEMORY-PP: - It is the smallest per rank of 6 feasible candidates ([[PPMEM:.*]] per rank); next is fsdp on dp=4
+// MEMORY-PP: Plan: pp on dp=2 x pp=2 (objective memory, decided by cost-model)
+// MEMORY-PP:   pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank
+// MEMORY-PP: - It is the smallest per rank of 10 feasible candidates ([[PPMEM:.*]] per rank); next is pp on pp=4
 // MEMORY-PP: - The reference table would choose fsdp_tp on dp=2 x tp=2 {{.*}}; the cost model departs: it is estimated at {{.*}} per rank against [[PPMEM]] per rank.
 // MEMORY-PP: - memopt 1: the costliest stages recompute their activations
 
@@ -51,25 +57,30 @@
 
 // Departure 3, pp for speed (the reference's plan() never picks pp): large weights and little
 // compute make dp's gradient all-reduce the bottleneck, while a 1F1B pipeline only sends
-// activations. Interleaving (vpp 2, the table's rule) is estimated too, and is slower here:
-// its single-layer chunks are unbalanced.
+// activations; two replicas of a 2-stage pipeline halve each rank's compute and all-reduce
+// only their stage's gradients. Interleaving (vpp 2, the table's rule) is estimated too, and
+// is slower here: its single-layer chunks are unbalanced.
 // RUN: snn-opt %S/Inputs/deep_conv.mlir --snn-plan="topology=dp=4 batch-size=32 allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=PIPE
-// PIPE:      Plan: pp on pp=4 (objective speed, decided by cost-model)
-// PIPE:        pipeline: 16 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 2|2|2|2
-// PIPE-NEXT:     stage 0 (rank 0): 0 1
-// PIPE-NEXT:     stage 1 (rank 1): 2 3
-// PIPE:        pp        pp=4 [[PP:[0-9.]+ ms]]
+// PIPE:      Plan: pp on dp=2 x pp=2 (objective speed, decided by cost-model)
+// PIPE:        pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 4|4
+// PIPE-NEXT:     stage 0 (ranks 0, 2): 0 1 2 3
+// PIPE-NEXT:     stage 1 (ranks 1, 3): 4 5 6 7
+// PIPE:        pp        dp=2 x pp=2 [[PP:[0-9.]+ ms]]
+// PIPE-NEXT:   pp        dp=2 x pp=2 (vpp 2)
+// PIPE:        pp        pp=4
 // PIPE-NEXT:   pp        pp=4 (vpp 2)
-// PIPE:      - Chose pp on pp=4 for the speed objective: estimated [[PP]] per step
+// PIPE:      - Chose pp on dp=2 x pp=2 for the speed objective: estimated [[PP]] per step
 // PIPE:      - The reference table would choose dp on dp=4 (speed objective: dp (ZeRO not allowed)); the cost model departs: it is estimated at {{.*}} ms per step against [[PP]] per step.
-// PIPE:      - Pipeline: 4 stages x 1 virtual, 16 microbatches of 2, schedule 1f1b, layout 2|2|2|2 over 8 units
+// PIPE:      - Pipeline: 2 stages x 1 virtual, 2 data-parallel replicas of 16 samples, each in 8 microbatches of 2, schedule 1f1b, layout 4|4 over 8 units
 
-// Capacity: pp keeps only its stage's activations for the microbatches in flight; the
-// table agrees on pp but wants 2 virtual stages, which 4 stage units cannot fill.
+// Capacity: pp keeps only its stage's activations for the microbatches in flight. The table
+// wants pp on pp=4 with 2 virtual stages; a 2-stage pipeline whose stages are split over
+// tp=2 keeps as few activations per rank (1 virtual stage: 4 stage units cannot fill 2) and
+// half the state of the same pipeline over dp.
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=4 batch-size=16 objective=capacity allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=CAPACITY
-// CAPACITY: Plan: pp on pp=4 (objective capacity, decided by cost-model)
-// CAPACITY: - It is the one with the least activation memory per rank (what grows with batch x T) of
-// CAPACITY: - The reference table also chooses pp on pp=4 but with 2 virtual stages per rank; the plan uses 1 because the model has 4 stage units (2 virtual stages need 8).
+// CAPACITY: Plan: pp on pp=2 x tp=2 (objective capacity, decided by cost-model)
+// CAPACITY: - It is the one with the least activation memory per rank (what grows with batch x T) of 9 feasible candidates ({{.*}} of activations per rank); next is pp on dp=2 x pp=2
+// CAPACITY: - The reference table would choose pp on pp=4 (vpp 2) (capacity objective: pp with 2 virtual stage(s) per rank (batch 16 >= 2W)); the cost model departs
 // CAPACITY: - memopt 1: the costliest stages recompute their activations
 
 // With a budget, capacity is the batch that fits: (budget - state) / activations per sample.

@@ -524,7 +524,7 @@ module {
 }
 
 //--- nothing_fits_world.mlir
-// expected-error@+1 {{no mode can use 4 ranks at batch size 2 (dp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; fsdp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; pp: pp with 4 logical stages needs at least as many stage units (blocks); the model has 2)}}
+// expected-error@+1 {{no mode can use 4 ranks at batch size 2 (dp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; fsdp: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample; pp: per data-parallel replica (batch size 2 over dp=2): batch size 1 is smaller than the 2 pipeline stages (every stage needs a microbatch); pp: pp with 4 logical stages needs at least as many stage units (blocks); the model has 2)}}
 module {
   func.func @main(%x: tensor<2x?x2x4x4xf32>) -> tensor<2x?x4x4x4xf32> {
     %w = snn.parameter "conv.weight" = dense<0.1> : tensor<4x2x3x3xf32>

@@ -4,9 +4,10 @@
 // own share of the batch. After the pipeline flush these collectives make
 // every rank agree: the step's metrics (broadcast over the pp group from the
 // last stage, summed over dp), the gradients (averaged over dp, one flat
-// all-reduce per rank, deterministic), BatchNorm's running statistics (dp
-// member 0's, as DistributedDataParallel's broadcast_buffers), and a tensor
-// only the last stage has (an eval or infer output).
+// all-reduce per rank, deterministic), BatchNorm's running statistics (as
+// one process updating them microbatch after microbatch: replica 0's
+// microbatches first), and a tensor only the last stage has (an eval or
+// infer output).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_PIPELINE_PIPELINESYNC_H
@@ -16,10 +17,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
 #include <vector>
 
 namespace snn::runtime {
 
+class Model;
 class ParameterStore;
 
 /// Collective over the pp group, then over `dp` (null or invalid: none):
@@ -35,6 +38,26 @@ void averageGradients(const dist::Group &group, const ParameterStore &store);
 
 /// Collective over `group`: every buffer becomes member 0's.
 void broadcastBuffers(const dist::Group &group, const ParameterStore &store);
+
+/// A BatchNorm running statistic of the rank's stages, as it was before a step.
+struct RunningStatistic {
+  std::string name;
+  double momentum = 0.1;
+  at::Tensor before;
+};
+
+/// The running statistics of `model`'s stage programs (a batch_norm node's running mean and
+/// variance), copied as they are now.
+std::vector<RunningStatistic> snapshotRunningStatistics(const Model &model);
+
+/// Collective over the dp group `group`: each replica updated `stats` over its own
+/// `microbatches`; every member gets what one process updating them over all replicas'
+/// microbatches in replica order computes (each update r <- m s + (1 - m) r is linear, so
+/// replica d's contribution is its result less the decayed start, decayed again by the
+/// replicas after it).
+void combineReplicaRunningStatistics(const dist::Group &group, const ParameterStore &store,
+                                     const std::vector<RunningStatistic> &stats,
+                                     int64_t microbatches);
 
 /// Collective over the pp group: the tensor the last stage's rank passes
 /// (float32, any shape; the others pass an undefined one) on every member.

@@ -188,9 +188,8 @@ LogicalResult TensorParallelPartitioner::partition(func::FuncOp main, int16_t tp
 void TensorParallelPartitioner::runOnOperation() {
   ModuleOp module = getOperation();
   auto plan = module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName);
-  if (!plan || plan.getPartitioned() ||
-      (plan.getMode() != schema::ParallelMode::TP &&
-       plan.getMode() != schema::ParallelMode::FSDP_TP))
+  if (!plan || plan.getPartitioned() || !schema::partitionsOverTp(plan.getMode(),
+                                                                   plan.getTpMeshDim() >= 0))
     return;
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.getBody().empty()) {

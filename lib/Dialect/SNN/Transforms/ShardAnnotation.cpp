@@ -197,7 +197,9 @@ LogicalResult Annotator::run() {
   shardapi::createGrid(builder, module.getLoc(), kGridName, plan.meshShape);
   if (plan.mode == pl::Mode::PP) {
     setStages();
-    return success();
+    // A pipeline whose stages are tensor-parallel is partitioned over tp before the split.
+    if (plan.tpMeshDim < 0)
+      return success();
   }
   dpAxis = plan.dpMeshDim;
   tpAxis = plan.tpMeshDim;

@@ -14,6 +14,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <optional>
+
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "snn/Support/ShardAPI.h"
 
@@ -50,19 +52,44 @@ public:
   void runOnOperation() override;
 
 private:
-  LogicalResult assignOps(func::FuncOp main, StageAssignment &stages);
+  LogicalResult assignOps(func::FuncOp main, StageAssignment &stages, bool partitioned);
   LogicalResult assignParameter(snn::ParameterOp param, StageAssignment &stages);
   LogicalResult findCrossings(func::FuncOp main, StageAssignment &stages);
   void buildStage(func::FuncOp main, const StageAssignment &stages, int64_t k);
 };
 
-/// Every op but the parameters carries its stage; parameters follow their users.
-LogicalResult PipelineStageSplitter::assignOps(func::FuncOp main, StageAssignment &stages) {
+/// The stage of an op that the tp partition made (a collective, a bias add after a partial
+/// sum), when it reads a computed value: the latest stage among the ops that make what it
+/// reads, so it runs where its input is made and never before it. None when it reads only
+/// parameters (the slice of a split weight): it goes where its value is used.
+std::optional<int64_t> stageFromInputs(Operation &op, const StageAssignment &stages) {
+  std::optional<int64_t> stage;
+  for (Value operand : op.getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && isa<snn::ParameterOp>(def))
+      continue;
+    stage = std::max(stage.value_or(0), def ? stages.stageOf.lookup(def) : 0);
+  }
+  return stage;
+}
+
+/// Every op but the parameters carries its stage; parameters follow their users. In a
+/// module partitioned over tp, the ops the partition added have none and get one.
+LogicalResult PipelineStageSplitter::assignOps(func::FuncOp main, StageAssignment &stages,
+                                               bool partitioned) {
   Block &body = main.getBody().front();
+  SmallVector<Operation *> readParametersOnly;
   for (Operation &op : body.without_terminator()) {
     if (isa<snn::ParameterOp>(op))
       continue;
     auto stage = op.getAttrOfType<IntegerAttr>(snn::kStageAttrName);
+    if (!stage && partitioned) {
+      if (std::optional<int64_t> derived = stageFromInputs(op, stages))
+        stages.stageOf[&op] = *derived;
+      else
+        readParametersOnly.push_back(&op);
+      continue;
+    }
     if (!stage)
       return op.emitError("'") << op.getName() << "' has no " << snn::kStageAttrName
                                << ": every op of a pp plan's @main needs its logical stage "
@@ -72,6 +99,14 @@ LogicalResult PipelineStageSplitter::assignOps(func::FuncOp main, StageAssignmen
                                << stage.getInt() << ", outside the plan's logical stages 0 to "
                                << stages.count - 1;
     stages.stageOf[&op] = stage.getInt();
+  }
+  // Later ops first, so a chain of them takes its last user's stage.
+  for (Operation *op : llvm::reverse(readParametersOnly)) {
+    int64_t stage = stages.count - 1;
+    for (Operation *user : op->getUsers())
+      stage = std::min(stage, isa<func::ReturnOp>(user) ? stages.count - 1
+                                                          : stages.stageOf.lookup(user));
+    stages.stageOf[op] = stage;
   }
   for (auto param : llvm::to_vector(body.getOps<snn::ParameterOp>()))
     if (failed(assignParameter(param, stages)))
@@ -198,7 +233,8 @@ void PipelineStageSplitter::runOnOperation() {
       module.emitError("cannot split @main: symbol @stage_") << k << " already exists";
       return signalPassFailure();
     }
-  if (failed(assignOps(main, stages)) || failed(findCrossings(main, stages)))
+  if (failed(assignOps(main, stages, plan.getPartitioned())) ||
+      failed(findCrossings(main, stages)))
     return signalPassFailure();
   std::vector<bool> used(size_t(stages.count), false);
   for (auto [op, stage] : stages.stageOf)
