@@ -7,7 +7,9 @@ microbatches compute the same up to rounding; docs/training.md) trains 5 SGD ste
 against PyTorch in one process accumulating over 2 microbatches:
   - dp -> pp: `snn-run --nproc 2 train` on a dp=2 artifact stops after 2 steps (--stop-after,
     which checkpoints), then a pp=2 1F1B artifact resumes that checkpoint and finishes;
-  - pp -> dp: the same the other way round.
+  - pp -> dp: the same the other way round;
+  - pp -> pp x tp and pp x tp -> dp: a pipeline whose stages are split over tp=2 (4 ranks)
+    continues the pipeline's checkpoint, and its own (tp parts made whole) continues as dp.
 Each continued run's logged losses (steps 2-4) and final weights on every rank are within 1e-4
 relative of the reference's, and the loss moves; the reference's neuron layers fire at 5-50 % on
 the first training batch.
@@ -26,19 +28,25 @@ import train_trajectory as tt
 from snnexport import train as tr
 
 T, B, STEPS, STOP = tpp.T, tpp.B, tpp.STEPS, 2
-RANKS = 2
+RANKS = 2  # the dp size and the pipeline's stages (and microbatches)
+# Each artifact: its snn-compile flags and its rank count.
+ARTIFACTS = {
+    "dp": (["--mode", "dp", "--topology", f"dp={RANKS}"], RANKS),
+    "pp": (["--mode", "pp", "--topology", f"pp={RANKS}", "--pp-schedule", "1f1b",
+            "--pp-microbatches", RANKS], RANKS),
+    "pp_tp": (["--mode", "pp", "--topology", f"pp={RANKS},tp=2", "--pp-schedule", "1f1b",
+               "--pp-microbatches", RANKS], 2 * RANKS),
+}
 
 
 def compile_artifacts(bin_dir, case, work):
-    arts = {"dp": os.path.join(work, "art_dp"), "pp": os.path.join(work, "art_pp")}
-    model = os.path.join(case, "model.onnx")
-    compile_ = os.path.join(bin_dir, "snn-compile")
-    for art in arts.values():
+    arts = {}
+    for name, (flags, ranks) in ARTIFACTS.items():
+        art = os.path.join(work, f"art_{name}")
         shutil.rmtree(art, ignore_errors=True)
-    tc.run([compile_, model, "--mode", "dp", "--topology", f"dp={RANKS}", "--batch-size", B,
-            "-o", arts["dp"]])
-    tc.run([compile_, model, "--mode", "pp", "--topology", f"pp={RANKS}", "--batch-size", B,
-            "--pp-schedule", "1f1b", "--pp-microbatches", RANKS, "-o", arts["pp"]])
+        tc.run([os.path.join(bin_dir, "snn-compile"), os.path.join(case, "model.onnx"), *flags,
+                "--batch-size", B, "-o", art])
+        arts[name] = (art, ranks)
     return arts
 
 
@@ -49,13 +57,16 @@ def switch_modes(args, arts, data, first, then):
     c = tr.TrainConfig(batch_size=B, steps=STEPS, **tpp.SGD)
     common = ["--data-npy", data, *tt.cli_flags(c), "--threads", 1, "--progress", "none",
               "--dist-timeout", 120, "--checkpoint", os.path.join(d, "ckpt")]
-    snn_run = [os.path.join(args.bin, "snn-run"), "--nproc", RANKS, "train"]
-    tc.run(snn_run + [arts[first], *common, "--stop-after", STOP])
+    def snn_run(name):
+        return [os.path.join(args.bin, "snn-run"), "--nproc", arts[name][1], "train",
+                arts[name][0]]
+    tc.run(snn_run(first) + [*common, "--stop-after", STOP])
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
-    tc.run(snn_run + [arts[then], *common, "--resume", "--log", log, "--save-params", params])
+    tc.run(snn_run(then) + [*common, "--resume", "--log", log, "--save-params", params])
     weights = tc.load_params(os.path.join(params, "rank0"))
-    tc.compare_params(tc.load_params(os.path.join(params, "rank1")), weights,
-                      f"{first} -> {then}: rank 1 vs rank 0", exact=True)
+    for r in range(1, arts[then][1]):
+        tc.compare_params(tc.load_params(os.path.join(params, f"rank{r}")), weights,
+                          f"{first} -> {then}: rank {r} vs rank 0", exact=True)
     return log, weights
 
 
@@ -87,11 +98,11 @@ def main():
                              S=B * STEPS)
     res, _, trained, _, _ = ttp.reference_training(case, x, y, static, args.model, RANKS)
     arts = compile_artifacts(args.bin, case, work)
-    for first, then in (("dp", "pp"), ("pp", "dp")):
+    for first, then in (("dp", "pp"), ("pp", "dp"), ("pp", "pp_tp"), ("pp_tp", "dp")):
         log, weights = switch_modes(args, arts, f"{x},{y}", first, then)
         check_continued(f"{first} -> {then}", log, weights, res, trained)
-    print("PASS: a dp checkpoint continues as a pipeline and a pipeline's as dp, "
-          "equal to one process")
+    print("PASS: a dp checkpoint continues as a pipeline and a pipeline's as dp, a pipeline's "
+          "with tensor-parallel stages and back, equal to one process")
 
 
 if __name__ == "__main__":
