@@ -494,3 +494,28 @@ TEST(Recommend, SearchCoversEveryMeshFactorisation) {
                                                     << limited->chosen->mesh();
   }
 }
+
+TEST(Recommend, IgnoringTheModelReturnsTheReferenceTablesChoice) {
+  // A countable model whose cost model picks a pipeline for memory on 4 ranks (see
+  // SearchCoversEveryMeshFactorisation's meshes); told to ignore the model, the planner
+  // returns exactly the reference table's row for every objective.
+  ModelInfo model = test::csnn(8);
+  for (Objective objective : {Objective::Speed, Objective::Memory, Objective::Capacity}) {
+    PlanRequest request = requestFor("dp=4", objective, 32);
+    request.useCostModel = false;
+    auto plan = recommend(inputFor(model), request);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    TableDecision want = referenceTableDecision(objective, 4, 32, true, true, request.features);
+    EXPECT_EQ(plan->decidedBy, "reference-table");
+    EXPECT_EQ(plan->mode, want.mode);
+    EXPECT_EQ(plan->optimizer, want.optimizer);
+    EXPECT_TRUE(mentions(plan->rationale, "the cost model is switched off"));
+  }
+  PlanRequest memory = requestFor("dp=4", Objective::Memory, 32);
+  auto modelled = recommend(inputFor(model), memory);
+  ASSERT_TRUE(modelled.ok());
+  memory.useCostModel = false;
+  auto table = recommend(inputFor(model), memory);
+  ASSERT_TRUE(table.ok());
+  EXPECT_NE(modelled->mode, table->mode); // the switch is what changed the answer
+}
