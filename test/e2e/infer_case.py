@@ -5,8 +5,12 @@ it to ONNX, compiles it with snn-compile, runs `snn-run infer`, and compares the
 the PyTorch forward of the same nn.Module. Spike outputs must be identical; real-valued outputs
 (firing rates) must match within 1e-5 relative.
 
+With `--batch-size B` the same input is also streamed B samples at a time (`snn-run infer
+--batch-size B`): the output must compare the same way, and snn-run must report the samples, the
+batches and samples/s.
+
 Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4] [--N 8]
-                     [--repeat-time]
+                     [--repeat-time] [--batch-size B]
 """
 import argparse
 import json
@@ -56,6 +60,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat-time", action="store_true",
                         help="feed the static [N, ...] image and let snn-run repeat it over T")
+    parser.add_argument("--batch-size", type=int, default=0,
+                        help="also stream the input this many samples at a time")
     args = parser.parse_args()
 
     shutil.rmtree(args.work, ignore_errors=True)
@@ -89,6 +95,18 @@ def main():
     got = np.load(output)
     spikes = meta.get("output") == "spikes"
     worst = compare(got, expected, spikes)
+    if args.batch_size:
+        streamed = os.path.join(args.work, "streamed.npy")
+        proc = run(infer + ["--output", streamed, "--batch-size", str(args.batch_size)])
+        worst = max(worst, compare(np.load(streamed), expected, spikes))
+        batches = -(-args.N // args.batch_size)
+        want = f"{args.N} samples in "
+        if want not in proc.stderr or f"{batches} batches of up to {args.batch_size}" not in \
+                proc.stderr or "samples/s" not in proc.stderr:
+            raise SystemExit(f"FAIL: --batch-size {args.batch_size}: expected a report of "
+                             f"'{want}...' in {batches} batches with samples/s, got "
+                             f"{proc.stderr!r}")
+        print(f"streamed in {batches} batches of up to {args.batch_size}: equal as well")
     print(f"PASS: {args.model} T={args.T} N={args.N} output {list(got.shape)} "
           f"({'spikes identical' if spikes else f'max rel err {worst:.3g}'})")
 

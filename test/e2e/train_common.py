@@ -131,9 +131,13 @@ def rel_err(a, b):
     return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-6))
 
 
-def compare_params(got, want, what, tol=TOL, exact=False):
+def compare_params(got, want, what, tol=TOL, exact=False, noise=None):
     """Every entry of `want` must be in `got` with the same shape and within `tol` (or
-    bit-equal when `exact`). Returns the worst relative error; raises Failure listing all."""
+    bit-equal when `exact`). Returns the worst relative error; raises Failure listing all.
+
+    `noise` maps names whose exact-arithmetic gradient is zero (so both runs hold only their
+    own roundoff, and a relative error means nothing) to a float32 bound on |got - want|;
+    those are checked against it instead."""
     problems, worst = [], 0.0
     missing = sorted(set(want) - set(got))
     extra = sorted(set(got) - set(want))
@@ -153,6 +157,12 @@ def compare_params(got, want, what, tol=TOL, exact=False):
             if n:
                 problems.append(f"{k}: {n} of {a.size} values differ "
                                 f"(rel err {rel_err(a, b):.3g})")
+            continue
+        if noise and k in noise:
+            d = float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
+            if not d <= noise[k]:
+                problems.append(f"{k}: |diff| {d:.3g} beyond the roundoff bound "
+                                f"{noise[k]:.3g} of its zero gradient")
             continue
         e = rel_err(a, b)
         worst = max(worst, e)

@@ -147,6 +147,12 @@ void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
       ->add_option("--threads", options.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
+  infer
+      ->add_option("--batch-size", options.batchSize,
+                   "Stream the input N samples at a time: only one batch of the input and "
+                   "of the output is in memory; prints samples/s to stderr (default: the "
+                   "whole input at once)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   infer->add_flag("-v,--verbose", options.verbose,
                   "Print a one-line timing summary to stderr");
   addDistributedOptions(infer, commands);

@@ -10,12 +10,18 @@
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
+#include "snn/Runtime/Support/NpyStream.h"
 #include "snn/Runtime/Support/TensorIO.h"
 
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include <ATen/ops/from_blob.h>
+
 #include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -26,29 +32,111 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// A pipeline: every rank (of dp replica 0) runs its stages on the whole
-/// input; the last stage's output goes to the others over the pp group.
-/// Returns it (on every rank of the replica; undefined on the others).
-at::Tensor inferPipeline(const Artifact &artifact, const DistributedRun *run,
-                         const at::Tensor &input) {
+/// Runs one chunk of the input ([T, n, ...] as the program takes it) and returns its output.
+using ChunkRunner = std::function<at::Tensor(const at::Tensor &)>;
+
+/// What streaming measured.
+struct StreamStats {
+  int64_t samples = 0, chunks = 0;
+  std::vector<int64_t> outputShape;
+};
+
+/// The input file's batch dimension: 0 of a static [N, ...] input repeated over time or of a
+/// program whose input is not time-major, else 1 ([T, N, ...]).
+size_t inputBatchDim(const TensorSpec &spec, int64_t repeatTime) {
+  return repeatTime > 0 || !spec.timeMajor ? 0 : 1;
+}
+
+/// Reads the input `batchSize` samples at a time (all at once for 0), runs each chunk and,
+/// if `writes`, puts its output where it belongs in the output file: only one chunk of
+/// each is held at a time.
+StreamStats streamChunks(const InferOptions &options, const Manifest &manifest, bool writes,
+                         const ChunkRunner &run) {
+  NpyChunkReader reader(options.inputPath);
+  size_t inDim = inputBatchDim(manifest.input, options.repeatTime);
+  std::vector<int64_t> shape = reader.shape();
+  if (shape.size() <= inDim)
+    throw Error(options.inputPath + ": input has shape " + formatShape(shape) +
+                ", the artifact expects " + formatShape(manifest.input.shape) +
+                (options.repeatTime > 0 ? " per time step (with --repeat-time)" : ""));
+  int64_t total = shape[inDim];
+  if (total == 0)
+    throw Error(options.inputPath + ": input has no samples (dimension " +
+                std::to_string(inDim) + " of " + formatShape(shape) + " is 0)");
+  int64_t chunk = options.batchSize > 0 ? std::min(options.batchSize, total) : total;
+  size_t outDim = manifest.output.timeMajor ? 1 : 0;
+  std::unique_ptr<NpyChunkWriter> writer;
+  StreamStats stats;
+  for (int64_t first = 0; first < total; first += chunk, ++stats.chunks) {
+    int64_t count = std::min(chunk, total - first);
+    shape[inDim] = count;
+    std::vector<float> data = reader.read(inDim, first, count);
+    at::Tensor x = at::from_blob(data.data(), shape, at::kFloat);
+    at::Tensor y = run(prepareInput(x, manifest.input, options.repeatTime, options.inputPath));
+    if (!writes)
+      continue;
+    checkOutput(y, manifest.output);
+    if (y.dim() <= int64_t(outDim) || y.size(int64_t(outDim)) != count)
+      throw Error("program output has shape " + formatShape(y.sizes()) + " for " +
+                  std::to_string(count) + " samples (dimension " + std::to_string(outDim) +
+                  " should be the batch)");
+    y = y.contiguous();
+    if (!writer) {
+      stats.outputShape = y.sizes().vec();
+      stats.outputShape[outDim] = total;
+      writer = std::make_unique<NpyChunkWriter>(options.outputPath, stats.outputShape);
+    }
+    writer->write(outDim, first, count, y.data_ptr<float>());
+  }
+  if (writer)
+    writer->finish();
+  stats.samples = total;
+  return stats;
+}
+
+void report(const InferOptions &options, const StreamStats &stats, double loadSeconds,
+            double runSeconds, const std::string &what) {
+  if (!options.verbose && options.batchSize == 0)
+    return;
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.1f samples/s", double(stats.samples) / runSeconds);
+  std::cerr << "snn-run: " << options.outputPath << " " << formatShape(stats.outputShape)
+            << ": " << stats.samples << " samples in " << runSeconds << " s (" << rate;
+  if (options.batchSize > 0)
+    std::cerr << ", " << stats.chunks << " batches of up to " << options.batchSize;
+  std::cerr << "), load " << loadSeconds * 1000.0 << " ms" << what << ", "
+            << at::get_num_threads() << " threads" << std::endl;
+}
+
+/// A pipeline: every rank of dp replica 0 runs its stages on each chunk; the last stage's
+/// output goes to the others over the pp group, and rank 0 writes it.
+void inferPipeline(const InferOptions &options, const Artifact &artifact,
+                   const DistributedRun *run, int rank, Clock::time_point start) {
   MeshContext mesh = createRunMesh(run, artifact.manifest);
   PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
   if (where.replica != 0)
-    return at::Tensor();
+    return;
   Model model(artifact);
   model.setMesh(&mesh);
   PipelineEngine engine(model, where, LossKind::Mse);
-  at::Tensor output;
-  {
-    c10::InferenceMode guard;
-    output = engine.forward(input);
-  }
-  return broadcastFromLastStage(output, where);
+  double loadSeconds = secondsSince(start);
+  Clock::time_point runStart = Clock::now();
+  StreamStats stats = streamChunks(options, artifact.manifest, rank == 0,
+                                   [&](const at::Tensor &input) {
+                                     at::Tensor output;
+                                     {
+                                       c10::InferenceMode guard;
+                                       output = engine.forward(input);
+                                     }
+                                     return broadcastFromLastStage(output, where);
+                                   });
+  if (rank == 0)
+    report(options, stats, loadSeconds, secondsSince(runStart),
+           " (pipeline of " + std::to_string(artifact.manifest.stageCount()) + " stages)");
 }
 
 } // namespace
@@ -64,23 +152,8 @@ void runInfer(const InferOptions &options) {
   const bool partitioned = isPartitioned(manifest);
   const bool manyRanks = run && run->world;
   const int rank = manyRanks ? run->world->rank() : 0;
-  if (isPipeline(manifest)) {
-    at::Tensor input = prepareInput(readTensorNpy(options.inputPath), manifest.input,
-                                    options.repeatTime, options.inputPath);
-    double loadMs = millisecondsSince(start);
-    Clock::time_point runStart = Clock::now();
-    at::Tensor output = inferPipeline(artifact, run, input);
-    if (rank != 0)
-      return;
-    checkOutput(output, manifest.output);
-    writeTensorNpy(options.outputPath, output);
-    if (options.verbose)
-      std::cerr << "snn-run: " << options.outputPath << " " << formatShape(output.sizes())
-                << " load " << loadMs << " ms, run " << millisecondsSince(runStart)
-                << " ms (pipeline of " << manifest.stageCount() << " stages), "
-                << at::get_num_threads() << " threads" << std::endl;
-    return;
-  }
+  if (isPipeline(manifest))
+    return inferPipeline(options, artifact, run, rank, start);
   // The data-parallel family's ranks hold the same program and weights:
   // rank 0 runs the input. A partitioned program needs every rank (each runs
   // its part on the whole input); it ends replicated, so rank 0's output is
@@ -91,28 +164,15 @@ void runInfer(const InferOptions &options) {
                                                : MeshContext();
   Executor executor(artifact.program, manifest.input.name,
                     manifest.output.name);
-  at::Tensor input =
-      prepareInput(readTensorNpy(options.inputPath), manifest.input,
-                   options.repeatTime, options.inputPath);
-  double loadMs = millisecondsSince(start);
-
+  double loadSeconds = secondsSince(start);
   Clock::time_point runStart = Clock::now();
-  at::Tensor output;
-  {
-    c10::InferenceMode guard;
-    output = executor.run(input, false, nullptr, nullptr, &mesh);
-  }
-  double runMs = millisecondsSince(runStart);
-  if (rank != 0)
-    return;
-  checkOutput(output, manifest.output);
-  writeTensorNpy(options.outputPath, output);
-
-  if (options.verbose)
-    std::cerr << "snn-run: " << options.outputPath << " "
-              << formatShape(output.sizes()) << " load " << loadMs
-              << " ms, run " << runMs << " ms, " << at::get_num_threads()
-              << " threads" << std::endl;
+  StreamStats stats =
+      streamChunks(options, manifest, rank == 0, [&](const at::Tensor &input) {
+        c10::InferenceMode guard;
+        return executor.run(input, false, nullptr, nullptr, &mesh);
+      });
+  if (rank == 0)
+    report(options, stats, loadSeconds, secondsSince(runStart), "");
 }
 
 } // namespace snn::runtime

@@ -251,12 +251,17 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return count;
 }
 
-NpyArray parseNpy(std::istream &in, const std::string &name) {
+std::vector<int64_t> readNpyFloatHeader(std::istream &in, const std::string &name) {
   NpyHeader header = HeaderParser(readHeaderText(in, name), name).parse();
   checkDtype(header, name);
-  int64_t count = checkedCount(in, header, int64_t(sizeof(float)), name);
+  checkedCount(in, header, int64_t(sizeof(float)), name);
+  return header.shape;
+}
+
+NpyArray parseNpy(std::istream &in, const std::string &name) {
   NpyArray array;
-  array.shape = header.shape;
+  array.shape = readNpyFloatHeader(in, name);
+  int64_t count = numElements(array.shape);
   array.data.resize(size_t(count));
   if (!in.read(reinterpret_cast<char *>(array.data.data()),
                std::streamsize(count * int64_t(sizeof(float)))))
@@ -291,7 +296,7 @@ NpyArray readNpy(const std::string &path) {
   return parseNpy(in, path);
 }
 
-std::string formatNpy(const std::vector<int64_t> &shape, const float *data) {
+std::string formatNpyHeader(const std::vector<int64_t> &shape) {
   std::ostringstream dict;
   dict << "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -314,6 +319,11 @@ std::string formatNpy(const std::vector<int64_t> &shape, const float *data) {
   for (size_t i = 0; i < (wide ? 4u : 2u); ++i)
     bytes.push_back(char((length >> (8 * i)) & 0xff));
   bytes += header;
+  return bytes;
+}
+
+std::string formatNpy(const std::vector<int64_t> &shape, const float *data) {
+  std::string bytes = formatNpyHeader(shape);
   bytes.append(reinterpret_cast<const char *>(data),
                size_t(numElements(shape)) * sizeof(float));
   return bytes;

@@ -19,6 +19,9 @@ struct InferOptions {
   int threads = 0;
   /// Print a one-line timing summary to stderr.
   bool verbose = false;
+  /// > 0: stream the input this many samples at a time (bounded memory) and report
+  /// samples/s; 0: the whole input at once.
+  int64_t batchSize = 0;
   /// Multi-rank run: rank 0 runs the input, the other ranks check and exit.
   const DistributedRun *distributed = nullptr;
 };

@@ -29,6 +29,11 @@ int64_t numElements(const std::vector<int64_t> &shape);
 /// messages.
 NpyArray parseNpy(std::istream &in, const std::string &name);
 
+/// Reads the header of the float32 .npy stream `in`, checked as parseNpy checks it (dtype,
+/// order, the data size against the bytes left), and returns its shape; `in` is left at the
+/// first data byte.
+std::vector<int64_t> readNpyFloatHeader(std::istream &in, const std::string &name);
+
 /// Reads the .npy file at `path`; throws Error naming the file on failure.
 NpyArray readNpy(const std::string &path);
 
@@ -45,6 +50,9 @@ struct NpyRawArray {
 /// Reads `path` without converting or restricting the dtype (Fortran order,
 /// object arrays and truncated or oversized files are still errors).
 NpyRawArray readNpyRaw(const std::string &path);
+
+/// The .npy header (magic, version, dict, padding) of a float32 array of `shape`.
+std::string formatNpyHeader(const std::vector<int64_t> &shape);
 
 /// Serialises a float32 array as .npy (version 1, or 2 for huge headers).
 std::string formatNpy(const std::vector<int64_t> &shape, const float *data);
