@@ -39,11 +39,13 @@ MODEL_ARGS = {
 
 def topology_of(mesh):
     """A candidate's mesh as a topology: "dp=2 x tp=2" -> "dp=2,tp=2", "pp=4 (vpp 2)" ->
-    "pp=4,vpp=2"."""
+    "pp=4,vpp=2", "pp=4" -> "pp=4,vpp=1"."""
     text = mesh.replace(" x ", ",")
     if "(vpp " in text:
         base, vpp = text.split(" (vpp ")
         text = f"{base},vpp={vpp.rstrip(')')}"
+    elif "pp=" in text:
+        text += ",vpp=1"  # else the forced plan takes the reference's rule, maybe 2
     return text
 
 

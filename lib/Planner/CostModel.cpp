@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Planner/CostModel.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,9 +118,42 @@ Communication reduceScatter(int64_t bytes, int64_t ranks) {
 }
 
 Communication dataParallelCommunication(const ModelCost &cost, int64_t dp) {
-  if (cost.paramBytes == 0)
+  if (cost.paramBytes == 0 || dp <= 1)
     return {};
-  return allReduce(cost.paramBytes, dp);
+  // The runtime reduces the gradients in buckets of kGradientBucketBytes, one all-reduce
+  // each: on a latency-bound link the count matters more than the bytes.
+  int64_t bucket = int64_t(schema::kGradientBucketBytes);
+  int64_t buckets = std::max<int64_t>(1, (cost.paramBytes + bucket - 1) / bucket);
+  Communication total = allReduce(cost.paramBytes, dp);
+  total.collectives = buckets;
+  total.latencySteps *= buckets;
+  total.calls.front().tensorBytes = cost.paramBytes / buckets;
+  total.calls.front().count = buckets;
+  return total;
+}
+
+Communication syncBatchNormCommunication(const ModelInfo &model, int64_t dp,
+                                         const std::vector<double> &channelShare) {
+  Communication total;
+  if (dp <= 1)
+    return total;
+  for (size_t i = 0; i < model.ops.size(); ++i) {
+    const OpInfo &op = model.ops[i];
+    if (op.kind != OpKind::BatchNorm || size_t(op.batchDim + 1) >= op.outputShape.size())
+      continue;
+    double share = i < channelShare.size() ? channelShare[i] : 1.0;
+    int64_t channels = std::max<int64_t>(
+        1, int64_t(double(op.outputShape[size_t(op.batchDim + 1)]) * share));
+    total += allReduce(schema::syncBatchNormForwardElements(channels) *
+                           schema::kSyncBatchNormElementBytes, dp);
+    total += allReduce(schema::syncBatchNormBackwardElements(channels) *
+                           schema::kSyncBatchNormElementBytes, dp);
+  }
+  return total;
+}
+
+Communication stepMetricsCommunication(int64_t dp) {
+  return allReduce(schema::kStepMetricsElements * schema::kStepMetricsElementBytes, dp);
 }
 
 Communication fsdpCommunication(const ModelCost &cost, int64_t dp) {
@@ -145,8 +179,10 @@ double MeasuredCurve::secondsAt(double size) const {
     return 0.0;
   const auto &[firstSize, firstSeconds] = points.front();
   const auto &[lastSize, lastSeconds] = points.back();
+  // A call never costs less than the smallest one measured: its fixed cost (dispatch,
+  // autograd, a collective's latency) is what dominates there.
   if (size <= firstSize)
-    return firstSeconds * size / firstSize;
+    return firstSeconds;
   if (size >= lastSize)
     return lastSeconds * size / lastSize;
   auto upper = std::upper_bound(points.begin(), points.end(), size,
@@ -179,9 +215,27 @@ double Calibration::oversubscription(int64_t ranks) const {
   return std::max(1.0, double(ranks * threadsPerRank) / double(logicalCpus));
 }
 
-double Hardware::sendSeconds(int64_t bytes) const {
+double Calibration::messageLatency(int64_t ranks) const {
+  if (ranks < 2)
+    return 0.0;
+  const MeasuredCurve *nearest = nullptr;
+  int64_t nearestRanks = 0;
+  for (const auto &[key, curve] : collectives)
+    if (key.first == CollectiveKind::AllReduce && key.second >= 2 && !curve.points.empty() &&
+        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
+      nearest = &curve;
+      nearestRanks = key.second;
+    }
+  if (!nearest)
+    return 0.0;
+  return nearest->points.front().second / double(2 * (nearestRanks - 1));
+}
+
+double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks) const {
   if (calibration)
-    return calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, double(bytes));
+    return std::max(
+        calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, double(bytes)),
+        calibration->messageLatency(jobRanks));
   return double(bytes) / linkBytesPerSecond + latencySeconds;
 }
 

@@ -151,6 +151,10 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     comm += fsdpCommunication(shardable, config.dp);
   if (config.mode == Mode::TP || config.mode == Mode::FSDP_TP)
     comm += tensorParallelCommunication(model_, tp_, config.tp, local);
+  // What the runtime's data-parallel training adds every step: the global batch's
+  // BatchNorm statistics and the step's loss (schema/TrainingCommunication.h).
+  comm += syncBatchNormCommunication(model_, config.dp, s.param);
+  comm += stepMetricsCommunication(config.dp);
   e.computeSeconds = compute;
   e.commSeconds = comm.seconds(hw_);
   e.commBytes = comm.bytes;
@@ -196,7 +200,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     double transfer = 0;
     int64_t sent = 0;
     auto send = [&](int64_t bytes) {
-      transfer += hw_.sendSeconds(bytes);
+      transfer += hw_.sendSeconds(bytes, dp * stages * std::max<int64_t>(config.tp, 1));
       sent += bytes;
     };
     if (k + 1 < chunks)

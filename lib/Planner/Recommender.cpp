@@ -642,9 +642,10 @@ int64_t wantedPipelineUnits(const PlanRequest &request, int64_t world) {
     vpp = request.ppVirtualStages;
   else if (request.topology.has("vpp"))
     vpp = request.topology.size("vpp");
-  else if (request.ppSchedule == Schedule::GPipe || request.ppSchedule == Schedule::OneFOneB)
-    vpp = 1;
-  return pp * vpp;
+  // At least the units the search splits for (2 virtual stages on a pipeline of the whole
+  // world), so that forcing a candidate's mode and mesh gets the layout the search
+  // estimated for it.
+  return std::max(pp * vpp, 2 * world);
 }
 
 } // namespace

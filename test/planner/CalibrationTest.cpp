@@ -30,23 +30,23 @@ std::shared_ptr<Calibration> uniformCalibration(double secondsPerUnit,
   auto c = std::make_shared<Calibration>();
   c->source = "test";
   for (MeasuredCurve &curve : c->compute)
-    curve.points = {{1e3, 1e3 * secondsPerUnit}, {1e9, 1e9 * secondsPerUnit}};
+    curve.points = {{1, secondsPerUnit}, {1e9, 1e9 * secondsPerUnit}};
   for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
                               CollectiveKind::ReduceScatter, CollectiveKind::SendRecv})
-    c->collectives[{kind, 2}].points = {{1e3, 1e3 * secondsPerByte},
-                                        {1e9, 1e9 * secondsPerByte}};
+    c->collectives[{kind, 2}].points = {{1, secondsPerByte}, {1e9, 1e9 * secondsPerByte}};
   return c;
 }
 
 } // namespace
 
-TEST(Calibration, CurvesInterpolateInLogLogAndExtrapolateAtTheirEndRates) {
+TEST(Calibration, CurvesInterpolateInLogLogAndHoldTheirEnds) {
   MeasuredCurve curve{{{100, 1e-5}, {10000, 1e-2}}};
   EXPECT_DOUBLE_EQ(curve.secondsAt(100), 1e-5);
   EXPECT_DOUBLE_EQ(curve.secondsAt(10000), 1e-2);
   // Halfway in log size is halfway in log time: sqrt(1e-5 * 1e-2).
   EXPECT_NEAR(curve.secondsAt(1000), std::sqrt(1e-7), 1e-12);
-  EXPECT_DOUBLE_EQ(curve.secondsAt(50), 0.5e-5);  // the first point's rate
+  EXPECT_DOUBLE_EQ(curve.secondsAt(50), 1e-5);    // a call's fixed cost: the first point's
+  EXPECT_DOUBLE_EQ(curve.secondsAt(1), 1e-5);
   EXPECT_DOUBLE_EQ(curve.secondsAt(20000), 2e-2); // the last point's rate
   EXPECT_EQ(MeasuredCurve{}.secondsAt(10), 0.0);
   EXPECT_EQ(curve.secondsAt(0), 0.0);
@@ -90,6 +90,24 @@ TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
   ASSERT_TRUE(alone.ok() && crowded.ok());
   ASSERT_TRUE(alone->chosen && crowded->chosen);
   EXPECT_DOUBLE_EQ(crowded->chosen->computeSeconds, 2.0 * alone->chosen->computeSeconds);
+}
+
+TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
+  Calibration c;
+  c.collectives[{CollectiveKind::SendRecv, 2}].points = {{4096, 5e-5}, {1 << 20, 3e-4}};
+  // The smallest 4-rank all-reduce over its 2 (4 - 1) ring steps: 0.6 ms / 6.
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}, {1 << 20, 8e-3}};
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 2e-4}, {1 << 20, 4e-4}};
+  EXPECT_DOUBLE_EQ(c.messageLatency(4), 1e-3);
+  EXPECT_DOUBLE_EQ(c.messageLatency(2), 1e-4);
+  EXPECT_DOUBLE_EQ(c.messageLatency(8), 6e-3 / 6.0); // the nearest group measured: 4
+  EXPECT_EQ(c.messageLatency(1), 0.0);
+  Hardware hw;
+  hw.calibration = std::make_shared<Calibration>(c);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 1e-3);   // the wait dominates a small message
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 2), 1e-4);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 2), 3e-4); // a large one is the ping-pong's
+  EXPECT_EQ(Calibration().messageLatency(4), 0.0);
 }
 
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {

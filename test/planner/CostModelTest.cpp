@@ -1,5 +1,6 @@
 // Cost model against hand-counted FLOPs and bytes (conventions in CostModel.h).
 #include "snn/Planner/CostModel.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include "TestModels.h"
 
@@ -109,4 +110,40 @@ TEST(CostModel, DataParallelAndFsdpVolumes) {
   EXPECT_EQ(fsdp.collectives, 6);
   EXPECT_EQ(fsdp.latencySteps, 6 * 3);
   EXPECT_EQ(dataParallelCommunication(cost, 1).bytes, 0);
+}
+
+TEST(CostModel, GradientsAreReducedInTheRuntimesBuckets) {
+  ModelCost cost;
+  cost.paramBytes = int64_t(snn::schema::kGradientBucketBytes) * 5 / 2; // 2.5 buckets
+  Communication dp = dataParallelCommunication(cost, 4);
+  ASSERT_EQ(dp.calls.size(), 1u);
+  EXPECT_EQ(dp.calls[0].count, 3);
+  EXPECT_EQ(dp.calls[0].tensorBytes, cost.paramBytes / 3);
+  EXPECT_EQ(dp.collectives, 3);
+  EXPECT_EQ(dp.latencySteps, 3 * 6);
+  EXPECT_EQ(dp.bytes, allReduceBytes(cost.paramBytes, 4)); // bucketing moves the same bytes
+}
+
+TEST(CostModel, SyncBatchNormAllReducesEachLayersStatisticsTwice) {
+  ModelInfo model = test::csnn(8); // a BatchNorm after each conv
+  std::vector<int64_t> channels;
+  for (const OpInfo &op : model.ops)
+    if (op.kind == OpKind::BatchNorm)
+      channels.push_back(op.outputShape[size_t(op.batchDim + 1)]);
+  ASSERT_FALSE(channels.empty());
+  Communication sync = syncBatchNormCommunication(model, 4, {});
+  ASSERT_EQ(sync.calls.size(), 2 * channels.size());
+  for (size_t i = 0; i < channels.size(); ++i) {
+    EXPECT_EQ(sync.calls[2 * i].tensorBytes, (2 * channels[i] + 1) * 8); // sum, sum x^2, count
+    EXPECT_EQ(sync.calls[2 * i + 1].tensorBytes, 2 * channels[i] * 8);   // the gradient sums
+    EXPECT_EQ(sync.calls[2 * i].ranks, 4);
+  }
+  // A tensor-parallel rank holds half of each layer's channels.
+  std::vector<double> half(model.ops.size(), 0.5);
+  EXPECT_EQ(syncBatchNormCommunication(model, 4, half).calls[0].tensorBytes,
+            (2 * (channels[0] / 2) + 1) * 8);
+  EXPECT_TRUE(syncBatchNormCommunication(model, 1, {}).calls.empty());
+  EXPECT_EQ(stepMetricsCommunication(4).calls.size(), 1u);
+  EXPECT_EQ(stepMetricsCommunication(4).calls[0].tensorBytes, 16);
+  EXPECT_TRUE(stepMetricsCommunication(1).calls.empty());
 }

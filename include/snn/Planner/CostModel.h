@@ -39,7 +39,8 @@ namespace snn::planner {
 constexpr int64_t kBytesPerElement = 4;
 
 /// Seconds of one call at a size, measured at a few sizes: piecewise linear in log-log
-/// between the points, and at the end points' rates (seconds per unit) beyond them.
+/// between the points; above the largest, its rate (seconds per unit); below the smallest,
+/// its seconds (a call's fixed cost is what is left at small sizes).
 struct MeasuredCurve {
   std::vector<std::pair<double, double>> points; ///< (size, seconds), ascending size
   double secondsAt(double size) const;
@@ -69,6 +70,11 @@ struct Calibration {
   /// How much slower each rank computes when `ranks` share the machine: ranks x threads
   /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
   double oversubscription(int64_t ranks) const;
+  /// One message between two ranks of a job of `ranks`, all of them running: the smallest
+  /// measured all-reduce of that group size over its 2 (ranks - 1) ring steps, each a
+  /// message that waits for its receiver to be scheduled. The two-rank ping-pong of the
+  /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
+  double messageLatency(int64_t ranks) const;
 };
 
 /// Machine constants the time estimates use, or the measured calibration when one is
@@ -81,8 +87,9 @@ struct Hardware {
   int optimizerStatesPerParam = 2; ///< Adam: exp_avg and exp_avg_sq
   std::shared_ptr<const Calibration> calibration;
 
-  /// A point-to-point message of `bytes`.
-  double sendSeconds(int64_t bytes) const;
+  /// A point-to-point message of `bytes` between two ranks of a job of `jobRanks`: with a
+  /// calibration, the send_recv curve's time, at least messageLatency(jobRanks).
+  double sendSeconds(int64_t bytes, int64_t jobRanks = 2) const;
 };
 
 /// Cost of one op at a given batch size (global: the whole batch on one device).
@@ -156,8 +163,17 @@ Communication allGather(int64_t bytes, int64_t ranks);
 Communication reduceScatter(int64_t bytes, int64_t ranks);
 
 /// Data parallel (also ZeRO-1: its reduce-scatter of gradients plus all-gather of
-/// updated parameters moves what one all-reduce moves): all-reduce of the gradients.
+/// updated parameters moves what one all-reduce moves): all-reduce of the gradients, one
+/// call per gradient bucket of schema::kGradientBucketBytes.
 Communication dataParallelCommunication(const ModelCost &cost, int64_t dp);
+/// Data-parallel training's synchronised BatchNorm: per BatchNorm op, one all-reduce of its
+/// channels' statistics in forward and one of their gradient sums in backward, over the dp
+/// group. `channelShare[i]` is the rank's share of op i's channels (tensor parallelism;
+/// 1 where absent).
+Communication syncBatchNormCommunication(const ModelInfo &model, int64_t dp,
+                                         const std::vector<double> &channelShare);
+/// The step's loss and correct count, all-reduced over the dp group once per step.
+Communication stepMetricsCommunication(int64_t dp);
 /// FSDP: all-gather of every layer's parameters in forward and again in backward, and a
 /// reduce-scatter of its gradients; one collective per parameter-holding op each.
 Communication fsdpCommunication(const ModelCost &cost, int64_t dp);

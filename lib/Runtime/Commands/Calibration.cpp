@@ -215,14 +215,18 @@ CalibrationSizes defaultCalibrationSizes(bool quick) {
   // the first, tiny, point is the fixed cost of a call (autograd, dispatch).
   std::vector<LinearShape> gemm{
       {8, 16, 16},  {32, 64, 64}, {64, 256, 256}, {128, 512, 512}, {256, 1024, 1024}, {512, 2048, 2048}};
-  // 8..128 channels on 8x8..64x64 images: the CSNN, VGG and SEW-ResNet.
-  std::vector<ConvShape> conv{{8, 8, 8, 8, 8},       {16, 8, 16, 32, 32},
+  // 8..128 channels on 8x8..64x64 images: the CSNN, VGG and SEW-ResNet. Every kind's first,
+  // tiny, point is the fixed cost of a call, which the planner charges to smaller calls too
+  // (a pipeline's microbatches of one sample).
+  std::vector<ConvShape> conv{{2, 2, 4, 8, 8},       {8, 8, 8, 8, 8},  {16, 8, 16, 32, 32},
                               {16, 32, 32, 16, 16},  {8, 16, 32, 64, 64},
                               {16, 64, 128, 16, 16}, {16, 128, 128, 16, 16}};
   std::vector<std::vector<int64_t>> neuron{
-      {4, 8, 512}, {4, 32, 2048}, {4, 16, 16, 32, 32}, {4, 16, 64, 32, 32}, {4, 32, 64, 32, 32}};
-  std::vector<std::vector<int64_t>> images{
-      {32, 16, 8, 8}, {16, 64, 16, 16}, {64, 64, 16, 16}, {64, 64, 32, 32}, {64, 128, 32, 32}};
+      {4, 1, 256}, {4, 8, 512}, {4, 32, 2048}, {4, 16, 16, 32, 32}, {4, 16, 64, 32, 32},
+      {4, 32, 64, 32, 32}};
+  std::vector<std::vector<int64_t>> images{{4, 8, 4, 4},     {32, 16, 8, 8},
+                                           {16, 64, 16, 16}, {64, 64, 16, 16},
+                                           {64, 64, 32, 32}, {64, 128, 32, 32}};
   return {gemm, conv, neuron, images, images, images};
 }
 

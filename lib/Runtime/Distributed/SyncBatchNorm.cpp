@@ -8,6 +8,7 @@
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Distributed/Error.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/TensorOperators.h>
@@ -155,7 +156,8 @@ struct SyncBatchNormFunction
     const int64_t channels = x.size(1);
     // [sum x (C), sum x^2 (C), count] of this member, summed over the
     // group: every member gets the same bits from the all_reduce.
-    at::Tensor stats = at::empty({2 * channels + 1}, x.options().dtype(at::kDouble));
+    at::Tensor stats = at::empty({schema::syncBatchNormForwardElements(channels)},
+                                 x.options().dtype(at::kDouble));
     double *s = stats.data_ptr<double>();
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "sync_batch_norm_moments", [&] {
       channelMoments<scalar_t>(x, s, s + channels);
@@ -209,7 +211,8 @@ struct SyncBatchNormFunction
     const int64_t channels = x.size(1);
     at::ScalarType type = x.scalar_type();
     // This member's sum(dy) and sum(dy * (x - mean)), then the group's.
-    at::Tensor local = at::empty({2 * channels}, x.options().dtype(at::kDouble));
+    at::Tensor local = at::empty({schema::syncBatchNormBackwardElements(channels)},
+                                 x.options().dtype(at::kDouble));
     double *l = local.data_ptr<double>();
     AT_DISPATCH_FLOATING_TYPES(type, "sync_batch_norm_grad_sums", [&] {
       gradientSums<scalar_t>(dy, x, mean.data_ptr<double>(), l, l + channels);

@@ -10,6 +10,7 @@
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 #include "snn/Runtime/Training/CommStatsTable.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/ops/empty.h>
 
@@ -149,7 +150,7 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     // The global batch's loss (the mean of the ranks' equal-sized shard
     // means) and correct count, reduced while backward runs; the gradients
     // are averaged over the ranks by the reducer's buckets.
-    at::Tensor totals = at::empty({2}, at::kDouble);
+    at::Tensor totals = at::empty({schema::kStepMetricsElements}, at::kDouble);
     totals.data_ptr<double>()[0] = double(lossValue);
     totals.data_ptr<double>()[1] = double(correct);
     dist::PendingCollective pending =

@@ -7,9 +7,9 @@
 // Two virtual stages per rank on pp=2: four stage functions, the same as pp=4.
 // RUN: snn-opt %t/mlp.mlir --snn-plan="topology=pp=2,vpp=2 batch-size=8 mode=pp" --snn-split-pipeline-stages | FileCheck %s --check-prefixes=FOUR,VIRTUAL
 // A shortcut over two boundaries is received and sent on by the stage in between.
-// RUN: snn-opt %t/residual.mlir --snn-plan="topology=pp=4 batch-size=8 mode=pp pp-schedule=1f1b" --snn-split-pipeline-stages | FileCheck %s --check-prefix=RES
+// RUN: snn-opt %t/residual.mlir --snn-plan="topology=pp=4 batch-size=8 mode=pp pp-schedule=1f1b pp-layout=1|1|1|1" --snn-split-pipeline-stages | FileCheck %s --check-prefix=RES
 // @main's input read by a later stage is sent on like any value (slot 0: arguments come first).
-// RUN: snn-opt %t/input_skip.mlir --snn-plan="topology=pp=3 batch-size=8 mode=pp pp-schedule=1f1b" --snn-split-pipeline-stages | FileCheck %s --check-prefix=INPUT
+// RUN: snn-opt %t/input_skip.mlir --snn-plan="topology=pp=3 batch-size=8 mode=pp pp-schedule=1f1b pp-layout=1|1|1" --snn-split-pipeline-stages | FileCheck %s --check-prefix=INPUT
 // Other modes, an unplanned module and a second run are left as they are.
 // RUN: snn-opt %t/mlp.mlir --snn-plan="topology=dp=2 batch-size=8 mode=dp" --snn-split-pipeline-stages | FileCheck %s --check-prefix=DP
 // RUN: snn-opt %t/mlp.mlir --snn-split-pipeline-stages | FileCheck %s --check-prefix=DP

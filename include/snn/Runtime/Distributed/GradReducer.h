@@ -26,6 +26,7 @@
 #define SNN_RUNTIME_DISTRIBUTED_GRADREDUCER_H
 
 #include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -37,7 +38,7 @@ namespace snn::dist {
 
 struct GradReducerOptions {
   /// Bucket capacity; a parameter larger than this gets a bucket of its own.
-  size_t bucketBytes = size_t(1) << 20;
+  size_t bucketBytes = schema::kGradientBucketBytes;
   /// Divide the sum by the group size (the mean). Off: the sum.
   bool average = true;
 };
