@@ -192,15 +192,21 @@ double MeasuredCurve::secondsAt(double size) const {
   return std::exp(std::log(lower->second) + t * std::log(upper->second / lower->second));
 }
 
-double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const {
+std::pair<const MeasuredCurve *, int64_t> Calibration::nearestCurve(CollectiveKind kind,
+                                                                    int64_t ranks) const {
   const MeasuredCurve *nearest = nullptr;
   int64_t nearestRanks = 0;
   for (const auto &[key, curve] : collectives)
-    if (key.first == kind &&
+    if (key.first == kind && !curve.points.empty() &&
         (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
       nearest = &curve;
       nearestRanks = key.second;
     }
+  return {nearest, nearestRanks};
+}
+
+double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const {
+  auto [nearest, nearestRanks] = nearestCurve(kind, ranks);
   if (!nearest)
     return 0.0;
   double seconds = nearest->secondsAt(bytes);
@@ -218,15 +224,8 @@ double Calibration::oversubscription(int64_t ranks) const {
 double Calibration::messageLatency(int64_t ranks) const {
   if (ranks < 2)
     return 0.0;
-  const MeasuredCurve *nearest = nullptr;
-  int64_t nearestRanks = 0;
-  for (const auto &[key, curve] : collectives)
-    if (key.first == CollectiveKind::AllReduce && key.second >= 2 && !curve.points.empty() &&
-        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
-      nearest = &curve;
-      nearestRanks = key.second;
-    }
-  if (!nearest)
+  auto [nearest, nearestRanks] = nearestCurve(CollectiveKind::AllReduce, ranks);
+  if (!nearest || nearestRanks < 2)
     return 0.0;
   return nearest->points.front().second / double(2 * (nearestRanks - 1));
 }

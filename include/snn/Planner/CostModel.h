@@ -75,6 +75,10 @@ struct Calibration {
   /// message that waits for its receiver to be scheduled. The two-rank ping-pong of the
   /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
   double messageLatency(int64_t ranks) const;
+  /// The measured curve of `kind` whose group size is nearest `ranks`, and that size;
+  /// {nullptr, 0} without one.
+  std::pair<const MeasuredCurve *, int64_t> nearestCurve(CollectiveKind kind,
+                                                         int64_t ranks) const;
 };
 
 /// Machine constants the time estimates use, or the measured calibration when one is

@@ -102,10 +102,11 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
             double runSeconds, const std::string &what) {
   if (!options.verbose && options.batchSize == 0)
     return;
-  char rate[64];
-  std::snprintf(rate, sizeof(rate), "%.1f samples/s", double(stats.samples) / runSeconds);
+  char timing[96];
+  std::snprintf(timing, sizeof(timing), "run %.3f ms (%.1f samples/s", runSeconds * 1000.0,
+                double(stats.samples) / runSeconds);
   std::cerr << "snn-run: " << options.outputPath << " " << formatShape(stats.outputShape)
-            << ": " << stats.samples << " samples in " << runSeconds << " s (" << rate;
+            << ": " << stats.samples << " samples in " << runSeconds << " s, " << timing;
   if (options.batchSize > 0)
     std::cerr << ", " << stats.chunks << " batches of up to " << options.batchSize;
   std::cerr << "), load " << loadSeconds * 1000.0 << " ms" << what << ", "
