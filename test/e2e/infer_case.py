@@ -9,8 +9,11 @@ With `--batch-size B` the same input is also streamed B samples at a time (`snn-
 --batch-size B`): the output must compare the same way, and snn-run must report the samples, the
 batches and samples/s.
 
+With `--spike-linear-density D` snn-run infers with the event-driven Linear kernels: the
+output must compare the same way, and `-v` must report Linear calls on them.
+
 Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4] [--N 8]
-                     [--repeat-time] [--batch-size B]
+                     [--repeat-time] [--batch-size B] [--spike-linear-density D]
 """
 import argparse
 import json
@@ -62,6 +65,8 @@ def main():
                         help="feed the static [N, ...] image and let snn-run repeat it over T")
     parser.add_argument("--batch-size", type=int, default=0,
                         help="also stream the input this many samples at a time")
+    parser.add_argument("--spike-linear-density", type=float, default=0.0,
+                        help="run with the event-driven Linear kernels; -v must show calls")
     args = parser.parse_args()
 
     shutil.rmtree(args.work, ignore_errors=True)
@@ -90,7 +95,16 @@ def main():
     else:
         infer += ["--input", os.path.join(args.work, "input.npy")]
     output = os.path.join(args.work, "output.npy")
-    run(infer + ["--output", output])
+    if args.spike_linear_density:
+        infer += ["--spike-linear-density", str(args.spike_linear_density)]
+        proc = run(infer + ["--output", output, "-v"])
+        if "Linear calls on spike kernels" not in proc.stderr or \
+                " 0 Linear calls on spike kernels" in proc.stderr:
+            raise SystemExit("FAIL: --spike-linear-density: -v reports no Linear call on the "
+                             f"spike kernels: {proc.stderr!r}")
+        print(proc.stderr.strip())
+    else:
+        run(infer + ["--output", output])
 
     got = np.load(output)
     spikes = meta.get("output") == "spikes"

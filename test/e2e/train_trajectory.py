@@ -10,7 +10,14 @@ and requires, per docs/training.md: per-step losses within 1e-4 relative, the sa
 the same learning rates, and every parameter and BatchNorm buffer (--save-params) within 1e-4
 relative (max|a - b| / max(max|b|, 1e-6) per tensor), and the same per-epoch log events.
 
+With `--spike-linear-density D` snn-run trains with the event-driven Linear kernels (spike
+inputs with at most D of them ones); the same tolerances hold, and the log's end event must show
+that they ran (`spike_linear.calls` > 0), or with --expect-dense-fallback that the Linears fell
+back to the dense GEMM (the VGG's classifier reads Dropout's scaled spikes, which are not 0/1).
+
 Usage: train_trajectory.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--threads N]
+                           [--only sgd|adam|adamw] [--spike-linear-density D]
+                           [--expect-dense-fallback]
 """
 import argparse
 import os
@@ -99,6 +106,21 @@ def check_epochs(name, epochs, res):
             raise tc.Failure(f"{name}: epoch event {got} vs reference {want}")
 
 
+def check_spike_kernels_ran(log, expect_fallback):
+    ends = [e for e in tc.read_jsonl(log) if e.get("event") == "end"]
+    spikes = ends[-1].get("spike_linear") if ends else None
+    if not spikes:
+        raise tc.Failure(f"--spike-linear-density: the end event has no spike_linear counts")
+    fallback = spikes["dense_above_density"] + spikes["dense_not_spikes"]
+    if expect_fallback and fallback <= 0:
+        raise tc.Failure(f"expected Linear calls that fell back to the dense GEMM: {spikes}")
+    if not expect_fallback and spikes["calls"] <= 0:
+        raise tc.Failure(f"--spike-linear-density: the end event shows no Linear call on the "
+                         f"spike kernels ({spikes})")
+    print(f"spike kernels: {spikes['calls']} Linear calls at mean density "
+          f"{spikes['mean_density']:.3f}, {fallback} dense")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
@@ -106,6 +128,8 @@ def main():
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--only", help="run only this optimizer case (sgd, adam, adamw)")
+    p.add_argument("--spike-linear-density", type=float, default=0.0)
+    p.add_argument("--expect-dense-fallback", action="store_true")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     kw, sample_shape, static = MODELS[args.model]
@@ -130,7 +154,11 @@ def main():
                os.path.join(d, "params"), "--threads", args.threads]
         if static:
             cmd += ["--repeat-time", T]
+        if args.spike_linear_density:
+            cmd += ["--spike-linear-density", args.spike_linear_density]
         tc.run(cmd)
+        if args.spike_linear_density:
+            check_spike_kernels_ran(os.path.join(d, "log.jsonl"), args.expect_dense_fallback)
         model, _ = tr.model_from_case(case)
         data = tr.load_npy(x, y, static=static)
         res = tr.train(model, data, c)

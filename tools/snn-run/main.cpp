@@ -124,6 +124,17 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
       ->capture_default_str();
 }
 
+/// --spike-linear-density on the commands that run programs.
+void addSpikeLinearOption(CLI::App *command, double &density) {
+  command
+      ->add_option("--spike-linear-density", density,
+                   "Linear layers whose input is spikes with at most this share of ones run "
+                   "event-driven kernels (sums of the active inputs' weights; within float32 "
+                   "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense "
+                   "(default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
   CLI::App *infer = app.add_subcommand(
       "infer", "Run an artifact on an input .npy (inference mode); a "
@@ -155,6 +166,7 @@ void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   infer->add_flag("-v,--verbose", options.verbose,
                   "Print a one-line timing summary to stderr");
+  addSpikeLinearOption(infer, options.spikeLinearDensity);
   addDistributedOptions(infer, commands);
 }
 
@@ -218,6 +230,7 @@ void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
       ->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
+  addSpikeLinearOption(train, o.spikeLinearDensity);
   addNamed(train, "--progress", o.progress, kProgressSettingNames,
            "auto (bar on a terminal, lines otherwise), bar, lines or none");
 }
@@ -294,6 +307,7 @@ void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
   eval->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
+  addSpikeLinearOption(eval, o.spikeLinearDensity);
   addDistributedOptions(eval, commands);
 }
 

@@ -1,6 +1,7 @@
 //===- EvalCommand.cpp - The `snn-run eval` command -----------------------===//
 
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/Error.h"
@@ -14,6 +15,7 @@ namespace snn::runtime {
 
 void runEval(const EvalOptions &options) {
   setIntraOpThreads(options.threads);
+  setSpikeLinearMaxDensity(options.spikeLinearDensity);
   checkParentDirectory(options.logPath, "--log");
   const DistributedRun *run = options.distributed;
   Artifact artifact = loadRunArtifact(options.artifactDir, "eval", run);

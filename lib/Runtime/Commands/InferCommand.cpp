@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/Commands/InferCommand.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/Boundary.h"
@@ -110,7 +111,12 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (options.batchSize > 0)
     std::cerr << ", " << stats.chunks << " batches of up to " << options.batchSize;
   std::cerr << "), load " << loadSeconds * 1000.0 << " ms" << what << ", "
-            << at::get_num_threads() << " threads" << std::endl;
+            << at::get_num_threads() << " threads";
+  SpikeLinearCounts spikes = spikeLinearCounts();
+  if (spikes.calls + spikes.denser + spikes.notSpikes > 0)
+    std::cerr << ", " << spikes.calls << " Linear calls on spike kernels (mean density "
+              << spikes.meanDensity << "), " << spikes.denser + spikes.notSpikes << " dense";
+  std::cerr << std::endl;
 }
 
 /// A pipeline: every rank of dp replica 0 runs its stages on each chunk; the last stage's
@@ -145,6 +151,7 @@ void inferPipeline(const InferOptions &options, const Artifact &artifact,
 void runInfer(const InferOptions &options) {
   Clock::time_point start = Clock::now();
   setIntraOpThreads(options.threads);
+  setSpikeLinearMaxDensity(options.spikeLinearDensity);
   checkParentDirectory(options.outputPath, "--output");
 
   const DistributedRun *run = options.distributed;

@@ -14,6 +14,7 @@
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Commands/FreezeParameters.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
@@ -264,6 +265,11 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.steps = summary.stepsDone;
   end.footprint = trainer.footprint();
   end.peakResidentBytes = peakResidentBytes();
+  SpikeLinearCounts spikes = spikeLinearCounts();
+  end.spikeLinearCalls = spikes.calls;
+  end.spikeLinearMeanDensity = spikes.meanDensity;
+  end.spikeLinearDenser = spikes.denser;
+  end.spikeLinearNotSpikes = spikes.notSpikes;
   if (tensors)
     end.tensors = *tensors;
   if (pipeline)
@@ -303,6 +309,7 @@ void runTrain(const TrainOptions &options) {
   TensorMemory::install();
   Progress::Mode mode = Progress::modeFor(options.progress);
   setIntraOpThreads(options.threads);
+  setSpikeLinearMaxDensity(options.spikeLinearDensity);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
   checkParentDirectory(options.tracePath, "--trace");

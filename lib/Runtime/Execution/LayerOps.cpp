@@ -13,6 +13,7 @@
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Autograd/LinearAutograd.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Autograd/MaxPoolAutograd.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
@@ -81,6 +82,9 @@ Kernel buildLinear(const Node &) {
     return perStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
+      if (double density = spikeLinearMaxDensity(); density > 0)
+        if (std::optional<at::Tensor> y = spikeLinear(x, in[1], optional(in, 2), density))
+          return *y;
       return threadedLinear(x, in[1], optional(in, 2));
     });
   };

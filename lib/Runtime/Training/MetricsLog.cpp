@@ -138,6 +138,11 @@ void MetricsLog::rankEnd(const RankEnd &report) {
                          {"schedule", bubble->schedule}};
   if (report.planCheck)
     end["plan_check"] = planCheckJson(*report.planCheck);
+  if (report.spikeLinearCalls + report.spikeLinearDenser + report.spikeLinearNotSpikes > 0)
+    end["spike_linear"] = Json{{"calls", report.spikeLinearCalls},
+                               {"mean_density", report.spikeLinearMeanDensity},
+                               {"dense_above_density", report.spikeLinearDenser},
+                               {"dense_not_spikes", report.spikeLinearNotSpikes}};
   writeLine(end.dump());
 }
 

@@ -26,6 +26,9 @@ struct EvalOptions {
   LossKind loss = LossKind::Mse;
   std::string logPath;
   int threads = 0;
+  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
+  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
+  double spikeLinearDensity = 0.0;
   /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.
   const DistributedRun *distributed = nullptr;
 };

@@ -17,6 +17,9 @@ struct InferOptions {
   int64_t repeatTime = 0;
   /// Intra-op threads; 0 means the machine's hardware concurrency.
   int threads = 0;
+  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
+  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
+  double spikeLinearDensity = 0.0;
   /// Print a one-line timing summary to stderr.
   bool verbose = false;
   /// > 0: stream the input this many samples at a time (bounded memory) and report

@@ -51,6 +51,9 @@ struct TrainOptions {
   std::string saveParamsDir;
   std::string exportOnnxPath;
   int threads = 0;
+  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
+  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
+  double spikeLinearDensity = 0.0;
   /// Progress output: auto (bar on a terminal, lines otherwise), bar, lines
   /// or none.
   ProgressSetting progress = ProgressSetting::Auto;

@@ -44,6 +44,9 @@ struct RankEnd {
   std::optional<TensorBytes> tensors;
   std::optional<BubbleReport> bubble;
   std::optional<PlanCheck> planCheck;
+  /// Linear calls on the spike kernels (--spike-linear-density), and those that were not.
+  int64_t spikeLinearCalls = 0, spikeLinearDenser = 0, spikeLinearNotSpikes = 0;
+  double spikeLinearMeanDensity = 0;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
