@@ -5,13 +5,11 @@
 #include "snn/Runtime/Kernels/SpikeLinearKernels.h"
 
 #include <ATen/ops/from_blob.h>
-#include <ATen/ops/mm.h>
 #include <ATen/ops/sum.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <atomic>
-#include <cstring>
 
 namespace snn::runtime {
 

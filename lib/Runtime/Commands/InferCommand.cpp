@@ -113,7 +113,7 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   std::cerr << "), load " << loadSeconds * 1000.0 << " ms" << what << ", "
             << at::get_num_threads() << " threads";
   SpikeLinearCounts spikes = spikeLinearCounts();
-  if (spikes.calls + spikes.denser + spikes.notSpikes > 0)
+  if (spikes.any())
     std::cerr << ", " << spikes.calls << " Linear calls on spike kernels (mean density "
               << spikes.meanDensity << "), " << spikes.denser + spikes.notSpikes << " dense";
   std::cerr << std::endl;

@@ -265,11 +265,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.steps = summary.stepsDone;
   end.footprint = trainer.footprint();
   end.peakResidentBytes = peakResidentBytes();
-  SpikeLinearCounts spikes = spikeLinearCounts();
-  end.spikeLinearCalls = spikes.calls;
-  end.spikeLinearMeanDensity = spikes.meanDensity;
-  end.spikeLinearDenser = spikes.denser;
-  end.spikeLinearNotSpikes = spikes.notSpikes;
+  end.spikeLinear = spikeLinearCounts();
   if (tensors)
     end.tensors = *tensors;
   if (pipeline)

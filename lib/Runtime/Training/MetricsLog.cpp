@@ -138,11 +138,11 @@ void MetricsLog::rankEnd(const RankEnd &report) {
                          {"schedule", bubble->schedule}};
   if (report.planCheck)
     end["plan_check"] = planCheckJson(*report.planCheck);
-  if (report.spikeLinearCalls + report.spikeLinearDenser + report.spikeLinearNotSpikes > 0)
-    end["spike_linear"] = Json{{"calls", report.spikeLinearCalls},
-                               {"mean_density", report.spikeLinearMeanDensity},
-                               {"dense_above_density", report.spikeLinearDenser},
-                               {"dense_not_spikes", report.spikeLinearNotSpikes}};
+  if (const SpikeLinearCounts &spikes = report.spikeLinear; spikes.any())
+    end["spike_linear"] = Json{{"calls", spikes.calls},
+                               {"mean_density", spikes.meanDensity},
+                               {"dense_above_density", spikes.denser},
+                               {"dense_not_spikes", spikes.notSpikes}};
   writeLine(end.dump());
 }
 

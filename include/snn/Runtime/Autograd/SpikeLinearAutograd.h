@@ -37,6 +37,9 @@ struct SpikeLinearCounts {
   double meanDensity = 0;
   int64_t denser = 0;    ///< spikes, but above the density
   int64_t notSpikes = 0; ///< values other than 0 and 1
+
+  /// Whether any Linear call consulted the spike kernels.
+  bool any() const { return calls + denser + notSpikes > 0; }
 };
 SpikeLinearCounts spikeLinearCounts();
 

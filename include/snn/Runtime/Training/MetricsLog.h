@@ -9,6 +9,7 @@
 #ifndef SNN_RUNTIME_TRAINING_METRICSLOG_H
 #define SNN_RUNTIME_TRAINING_METRICSLOG_H
 
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Schema/Manifest.h"
@@ -45,8 +46,7 @@ struct RankEnd {
   std::optional<BubbleReport> bubble;
   std::optional<PlanCheck> planCheck;
   /// Linear calls on the spike kernels (--spike-linear-density), and those that were not.
-  int64_t spikeLinearCalls = 0, spikeLinearDenser = 0, spikeLinearNotSpikes = 0;
-  double spikeLinearMeanDensity = 0;
+  SpikeLinearCounts spikeLinear;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
