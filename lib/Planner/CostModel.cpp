@@ -48,6 +48,12 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
   case OpKind::IFNode: return 4.0;
   case OpKind::LIFNode:
   case OpKind::PLIFNode: return 7.0;
+  case OpKind::SpikingAttention: {
+    // Per head, (v k^T) q is two [D, L] x [L, D] / [D, D] x [D, L] products: 4 D^2 L FLOPs
+    // for D L outputs.
+    int64_t channels = op.outputShape.size() == 4 ? op.outputShape[2] : 0;
+    return op.groups > 0 ? 4.0 * double(channels / op.groups) : 0.0;
+  }
   case OpKind::Other: return 1.0;
   }
   return 1.0;
@@ -255,6 +261,7 @@ std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t 
                                    batch));
   switch (op.kind) {
   case OpKind::Linear:
+  case OpKind::SpikingAttention:
     return {WorkKind::Gemm, output * flopsPerOutputElement(model, opIndex, batch)};
   case OpKind::Conv2d:
     return {WorkKind::Conv2d, output * flopsPerOutputElement(model, opIndex, batch)};

@@ -21,6 +21,7 @@ const char *opKindName(OpKind kind) {
   case OpKind::IFNode: return "if_node";
   case OpKind::LIFNode: return "lif_node";
   case OpKind::PLIFNode: return "plif_node";
+  case OpKind::SpikingAttention: return "spiking_attention";
   case OpKind::Other: return "other";
   }
   return "other";

@@ -21,6 +21,8 @@ const std::vector<ArtifactOp> &artifactOps() {
       {op::kMeanTime, 1, 1, {}},
       {op::kConcat, 2, 1024, {kAxis}},
       {op::kSumTime, 1, 1, {}},
+      {op::kReduceMean, 1, 1, {kAxes, kKeepdims}},
+      {op::kSpikingAttention, 1, 1, {kNumHeads, kScale}},
       {op::kIFNode, 1, 1, {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha}},
       {op::kLIFNode, 1, 1,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kTau, kDecayInput}},

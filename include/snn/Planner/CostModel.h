@@ -11,6 +11,8 @@
 //     flatten 0; dropout 1; add 1; mul 1
 //     mean_time     T  (sum over the time steps and divide)
 //     if_node 4 (charge 1, fire 1, reset 2); lif_node 7 and plif_node 7 (charge 4)
+//     spiking_attention   4 * D  (D = C / heads: (v k^T) q is 4 D^2 L FLOPs for D L outputs)
+//     other ops (reduce_mean, ...) 1
 //   backward FLOPs = 2 x forward (gradients of the input and of the weights).
 //
 //   activation bytes kept for backward = the op's output (all T steps), except

@@ -28,6 +28,7 @@ enum class OpKind {
   IFNode,
   LIFNode,
   PLIFNode,
+  SpikingAttention,
   Other,
 };
 
@@ -47,7 +48,7 @@ struct OpInfo {
   /// linear: [out, in]; conv2d: [O, C/groups, kh, kw]; empty for other kinds.
   std::vector<int64_t> weightShape;
   bool hasBias = false;
-  int64_t groups = 1;                ///< conv2d
+  int64_t groups = 1;                ///< conv2d; spiking_attention: its heads
   std::vector<int64_t> window;       ///< pooling kernel (kh, kw)
   int64_t paramElements = 0;         ///< trainable parameters first used by this op
   int64_t bufferElements = 0;        ///< non-trainable state (BatchNorm running statistics)

@@ -37,6 +37,8 @@ inline constexpr const char *kMul = "mul";
 inline constexpr const char *kMeanTime = "mean_time";
 inline constexpr const char *kConcat = "concat";
 inline constexpr const char *kSumTime = "sum_time";
+inline constexpr const char *kReduceMean = "reduce_mean";
+inline constexpr const char *kSpikingAttention = "spiking_attention";
 inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";
@@ -80,6 +82,10 @@ inline constexpr const char *kAxis = "axis";
 inline constexpr const char *kMeshAxis = "mesh_axis";
 inline constexpr const char *kPeer = "peer";
 inline constexpr const char *kSlot = "slot";
+inline constexpr const char *kAxes = "axes";
+inline constexpr const char *kKeepdims = "keepdims";
+inline constexpr const char *kNumHeads = "num_heads";
+inline constexpr const char *kScale = "scale";
 } // namespace attr
 
 /// One op_type: how many inputs its node takes (optional trailing inputs make

@@ -32,6 +32,7 @@ const OpRegistry &OpRegistry::builtin() {
     OpRegistry result;
     registerLayerOps(result);
     registerPerStepShapeOps(result);
+    registerAttentionOps(result);
     registerNeuronOps(result);
     registerCollectiveOps(result);
     registerPipelineOps(result);

@@ -3,7 +3,8 @@
 // The per-step ops SpikingJelly ports need beyond the classic CNN set:
 // group_norm (layer.GroupNorm), reshape (a per-step view, e.g. the [1, 1, F]
 // plane a VotingLayer average-pools), concat (torch.cat on channels) and the
-// sum_time readout (x.sum(0)). Each
+// sum_time readout (x.sum(0)) and reduce_mean (a mean over per-step dims, e.g.
+// a Spikformer's tokens). Each
 // calls the ATen op PyTorch's module or function calls, on the same shapes, so
 // values (and ATen's autograd) match the reference.
 //
@@ -75,6 +76,23 @@ Kernel buildConcat(const Node &node) {
   };
 }
 
+/// x.mean(axes, keepdim) over per-step dims: the ATen call PyTorch makes.
+Kernel buildReduceMean(const Node &node) {
+  NodeAttributes attributes(node);
+  std::vector<int64_t> axes = attributes.getPositiveInts(attr::kAxes);
+  bool keepdim = attributes.getBool(attr::kKeepdims, false);
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 2 || (i > 0 && axes[i] <= axes[i - 1]))
+      attributes.fail("attribute 'axes' must be ascending per-step dims (each >= 2), got " +
+                      formatShape(axes));
+  return [axes, keepdim](const Inputs &in, const RunContext &) {
+    if (in[0].dim() <= axes.back())
+      throw Error("expects a [T, N, ...] input of rank above " + std::to_string(axes.back()) +
+                  ", got " + formatShape(in[0].sizes()));
+    return in[0].mean(axes, keepdim);
+  };
+}
+
 /// The readout x.sum(0): ATen's sum over T, as PyTorch computes it.
 Kernel buildSumTime(const Node &) {
   return [](const Inputs &in, const RunContext &) {
@@ -91,6 +109,7 @@ void registerPerStepShapeOps(OpRegistry &registry) {
   registry.add(op::kReshape, buildReshape);
   registry.add(op::kConcat, buildConcat);
   registry.add(op::kSumTime, buildSumTime);
+  registry.add(op::kReduceMean, buildReduceMean);
 }
 
 } // namespace snn::runtime

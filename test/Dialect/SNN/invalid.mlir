@@ -160,3 +160,48 @@ func.func @recv_negative_peer() -> tensor<4x2x3xf32> {
   %0 = snn.recv from stage -1 slot 0 : tensor<4x2x3xf32>
   return %0 : tensor<4x2x3xf32>
 }
+
+// -----
+
+func.func @attention_heads_do_not_divide(%x: tensor<4x2x48x16xf32>) -> tensor<4x2x16x16xf32> {
+  // expected-error @+2 {{spiking_attention input channels of tensor<4x2x48x16xf32> must be a static multiple of 3 * num_heads = 15 (q, k, v of whole heads)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = snn.spiking_attention %x {num_heads = 5 : i64, scale = 0.125 : f32} : (tensor<4x2x48x16xf32>) -> tensor<4x2x16x16xf32>
+  return %0 : tensor<4x2x16x16xf32>
+}
+
+// -----
+
+func.func @attention_rank(%x: tensor<4x2x48x4x4xf32>) -> tensor<4x2x16x4x4xf32> {
+  // expected-error @+2 {{spiking_attention input must be [T, N, 3*C, L], got tensor<4x2x48x4x4xf32>}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = snn.spiking_attention %x {num_heads = 4 : i64, scale = 0.125 : f32} : (tensor<4x2x48x4x4xf32>) -> tensor<4x2x16x4x4xf32>
+  return %0 : tensor<4x2x16x4x4xf32>
+}
+
+// -----
+
+func.func @attention_no_heads(%x: tensor<4x2x48x16xf32>) -> tensor<4x2x16x16xf32> {
+  // expected-error @+2 {{spiking_attention num_heads must be >= 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = snn.spiking_attention %x {num_heads = 0 : i64, scale = 0.125 : f32} : (tensor<4x2x48x16xf32>) -> tensor<4x2x16x16xf32>
+  return %0 : tensor<4x2x16x16xf32>
+}
+
+// -----
+
+func.func @reduce_mean_over_batch(%x: tensor<4x2x8x16xf32>) -> tensor<4x8x16xf32> {
+  // expected-error @+2 {{reduce_mean axis 1 must be a per-step dim of tensor<4x2x8x16xf32> (2 to 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = snn.reduce_mean %x {axes = array<i64: 1>, keepdims = false} : (tensor<4x2x8x16xf32>) -> tensor<4x8x16xf32>
+  return %0 : tensor<4x8x16xf32>
+}
+
+// -----
+
+func.func @reduce_mean_unsorted(%x: tensor<4x2x8x16xf32>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{reduce_mean axes must be ascending and distinct, got 2 after 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = snn.reduce_mean %x {axes = array<i64: 3, 2>, keepdims = false} : (tensor<4x2x8x16xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

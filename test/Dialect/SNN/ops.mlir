@@ -56,3 +56,15 @@ func.func @stage_1() attributes {snn.pp_stage = 1 : i64} {
   snn.send %h to stage 2 slot 1 : tensor<4x?x8xf32>
   return
 }
+
+// A spiking transformer's ops: the attention product over 4 heads and the mean over tokens.
+// CHECK-LABEL: func.func @attention
+// CHECK: snn.spiking_attention %{{.*}} {num_heads = 4 : i64, scale = 1.250000e-01 : f32} : (tensor<4x?x48x16xf32>) -> tensor<4x?x16x16xf32>
+// CHECK: snn.reduce_mean %{{.*}} {axes = array<i64: 3>, keepdims = false} : (tensor<4x?x16x16xf32>) -> tensor<4x?x16xf32>
+// CHECK: snn.reduce_mean %{{.*}} {axes = array<i64: 2, 3>, keepdims = true} : (tensor<4x?x16x16xf32>) -> tensor<4x?x1x1xf32>
+func.func @attention(%qkv: tensor<4x?x48x16xf32>) -> (tensor<4x?x16xf32>, tensor<4x?x1x1xf32>) {
+  %0 = snn.spiking_attention %qkv {num_heads = 4 : i64, scale = 0.125 : f32} : (tensor<4x?x48x16xf32>) -> tensor<4x?x16x16xf32>
+  %1 = snn.reduce_mean %0 {axes = array<i64: 3>, keepdims = false} : (tensor<4x?x16x16xf32>) -> tensor<4x?x16xf32>
+  %2 = snn.reduce_mean %0 {axes = array<i64: 2, 3>, keepdims = true} : (tensor<4x?x16x16xf32>) -> tensor<4x?x1x1xf32>
+  return %1, %2 : tensor<4x?x16xf32>, tensor<4x?x1x1xf32>
+}

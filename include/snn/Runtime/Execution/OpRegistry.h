@@ -93,8 +93,11 @@ private:
 /// add, mul, mean_time.
 void registerLayerOps(OpRegistry &registry);
 
-/// group_norm, the per-step reshape, concat and sum_time (PerStepShapeOps.cpp).
+/// group_norm, the per-step reshape, concat, sum_time and reduce_mean
+/// (PerStepShapeOps.cpp).
 void registerPerStepShapeOps(OpRegistry &registry);
+/// spiking_attention (AttentionOps.cpp).
+void registerAttentionOps(OpRegistry &registry);
 
 /// Stateful neurons: if_node, lif_node, plif_node.
 void registerNeuronOps(OpRegistry &registry);

@@ -313,6 +313,60 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
+LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "reduce_mean input");
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  int64_t rank = input->getRank();
+  if (axes.empty())
+    return fail(loc, "reduce_mean needs at least one axis");
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 2 || axis >= rank)
+      return fail(loc, llvm::formatv("reduce_mean axis {0} must be a per-step dim of {1} "
+                                     "(2 to {2})",
+                                     axis, *input, rank - 1));
+    if (i > 0 && axis <= axes[i - 1])
+      return fail(loc, llvm::formatv("reduce_mean axes must be ascending and distinct, got "
+                                     "{0} after {1}",
+                                     axis, axes[i - 1]));
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(input->getDimSize(d));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  inferred.push_back(withShape(*input, shape));
+  return success();
+}
+
+LogicalResult SpikingAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                   Adaptor adaptor,
+                                                   SmallVectorImpl<Type> &inferred) {
+  auto input = timeMajor(loc, adaptor.getInput(), 4, "spiking_attention input");
+  if (failed(input))
+    return failure();
+  if (input->getRank() != 4)
+    return fail(loc, "spiking_attention input must be [T, N, 3*C, L], got " +
+                         llvm::formatv("{0}", *input).str());
+  int64_t heads = adaptor.getNumHeads(), channels = input->getDimSize(2);
+  if (heads < 1)
+    return fail(loc, "spiking_attention num_heads must be >= 1, got " + Twine(heads));
+  if (!std::isfinite(adaptor.getScale().convertToFloat()))
+    return fail(loc, "spiking_attention scale must be finite");
+  if (ShapedType::isDynamic(channels) || channels % (3 * heads) != 0)
+    return fail(loc, llvm::formatv("spiking_attention input channels of {0} must be a static "
+                                   "multiple of 3 * num_heads = {1} (q, k, v of whole heads)",
+                                   *input, 3 * heads));
+  inferred.push_back(withShape(*input, {input->getDimSize(0), input->getDimSize(1),
+                                        channels / 3, input->getDimSize(3)}));
+  return success();
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {

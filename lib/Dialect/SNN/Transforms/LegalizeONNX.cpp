@@ -478,22 +478,21 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 };
 
 bool isTimeMajorOp(ONNXNodeOp node) {
+  if (node.getDomain() == kNeuronDomain)
+    return node.getOpType() == "SpikingAttention";
   return node.getDomain().empty() &&
          llvm::is_contained({"Add", "Mul", "ReduceMean", "ReduceSum", "Identity", "Concat"},
                             node.getOpType());
 }
 
-/// A Concat's result type, or the shape error the snn op's inference gives.
-FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
-  FailureOr<int64_t> axis = readConcat(node, errors);
-  if (failed(axis))
-    return failure();
+/// The result type of the `OpTy` that replaces `node`, built from `args`, or the shape
+/// error the snn op's inference gives (its inferring builder would abort instead).
+template <typename OpTy, typename... Args>
+FailureOr<Type> inferredType(ONNXNodeOp node, NodeErrors &errors, Args &&...args) {
   MLIRContext *context = node.getContext();
   OpBuilder builder(context);
-  OperationState state(node.getLoc(), ConcatOp::getOperationName());
-  auto inputs = node.getInputs();
-  ConcatOp::build(builder, state, Type(), inputs[0], inputs[1], inputs.drop_front(2),
-                  builder.getI64IntegerAttr(*axis));
+  OperationState state(node.getLoc(), OpTy::getOperationName());
+  OpTy::build(builder, state, Type(), std::forward<Args>(args)...);
   std::string message;
   SmallVector<Type, 1> types;
   LogicalResult inferred = failure();
@@ -503,13 +502,46 @@ FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
         message = diag.str();
       return success();
     });
-    inferred = ConcatOp::inferReturnTypes(context, state.location, state.operands,
-                                          state.attributes.getDictionary(context),
-                                          state.getRawProperties(), state.regions, types);
+    inferred = OpTy::inferReturnTypes(context, state.location, state.operands,
+                                      state.attributes.getDictionary(context),
+                                      state.getRawProperties(), state.regions, types);
   }
   if (failed(inferred))
-    return errors.report(node, "snn.concat: " + message);
+    return errors.report(node, OpTy::getOperationName() + ": " + message);
   return types.front();
+}
+
+FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
+  FailureOr<int64_t> axis = readConcat(node, errors);
+  if (failed(axis))
+    return failure();
+  auto inputs = node.getInputs();
+  Builder builder(node.getContext());
+  return inferredType<ConcatOp>(node, errors, inputs[0], inputs[1], inputs.drop_front(2),
+                                builder.getI64IntegerAttr(*axis));
+}
+
+/// A per-step ReduceMean's or a SpikingAttention's result type (null for the readout over
+/// T, which needs none).
+FailureOr<Type> perStepType(ONNXNodeOp node, NodeErrors &errors) {
+  Builder builder(node.getContext());
+  Value input = node.getInputs()[0];
+  if (node.getOpType() == "SpikingAttention") {
+    auto params = readSpikingAttention(node, errors);
+    if (failed(params))
+      return failure();
+    return inferredType<SpikingAttentionOp>(node, errors, input,
+                                            builder.getI64IntegerAttr(params->heads),
+                                            builder.getF32FloatAttr(params->scale));
+  }
+  auto params = readReduceMean(node, errors);
+  if (failed(params))
+    return failure();
+  if (params->overTime)
+    return Type();
+  return inferredType<ReduceMeanOp>(node, errors, input,
+                                    builder.getDenseI64ArrayAttr(params->axes),
+                                    builder.getBoolAttr(params->keepdims));
 }
 
 LogicalResult planConcat(ONNXNodeOp node, NodeErrors &errors) {
@@ -520,8 +552,9 @@ LogicalResult planConcat(ONNXNodeOp node, NodeErrors &errors) {
 LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
   auto inputs = node.getInputs();
-  if (type == "ReduceMean" && failed(readReduceMean(node, errors)))
-    return failure();
+  if (type == "ReduceMean" || type == "SpikingAttention")
+    return failure(failed(timeMajorInput(node, inputs[0], errors)) ||
+                   failed(perStepType(node, errors)));
   if (type == "ReduceSum") // its second input is the constant axes, not an activation
     return failure(failed(readReduceSum(node, errors)) ||
                    failed(timeMajorInput(node, inputs[0], errors)));
@@ -537,7 +570,24 @@ LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   return success();
 }
 
-/// Add/Mul of time-major tensors, the ReduceMean readout over T, and Identity.
+/// The op of a planned (valid) ReduceMean or SpikingAttention.
+Value createPerStep(PatternRewriter &rewriter, ONNXNodeOp node, NodeErrors &errors) {
+  Value input = node.getInputs()[0];
+  Location loc = node.getLoc();
+  if (node.getOpType() == "SpikingAttention") {
+    SpikingAttentionParams p = *readSpikingAttention(node, errors);
+    return SpikingAttentionOp::create(rewriter, loc, input, rewriter.getI64IntegerAttr(p.heads),
+                                      rewriter.getF32FloatAttr(p.scale));
+  }
+  ReduceMeanParams p = *readReduceMean(node, errors);
+  if (p.overTime)
+    return MeanTimeOp::create(rewriter, loc, input);
+  return ReduceMeanOp::create(rewriter, loc, input, rewriter.getDenseI64ArrayAttr(p.axes),
+                              rewriter.getBoolAttr(p.keepdims));
+}
+
+/// Add/Mul of time-major tensors, the ReduceMean readout over T or per-step mean, spiking
+/// attention, and Identity.
 struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -554,8 +604,8 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
       result = AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
     else if (type == "Mul")
       result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
-    else if (type == "ReduceMean")
-      result = MeanTimeOp::create(rewriter, node.getLoc(), inputs[0]);
+    else if (type == "ReduceMean" || type == "SpikingAttention")
+      result = createPerStep(rewriter, node, errors);
     else if (type == "ReduceSum")
       result = SumTimeOp::create(rewriter, node.getLoc(), inputs[0]);
     else if (type == "Concat")

@@ -9,6 +9,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -206,17 +207,38 @@ LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors) {
   return success();
 }
 
-LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
+FailureOr<ReduceMeanParams> readReduceMean(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
   SmallVector<int64_t> axes = attrs.getInts("axes", {});
-  int64_t keepdims = attrs.getInt("keepdims", 1);
-  attrs.getFlag("noop_with_empty_axes", false); // irrelevant with axes=[0]; type-checked only
+  bool keepdims = attrs.getFlag("keepdims", true);
+  attrs.getFlag("noop_with_empty_axes", false); // irrelevant with explicit axes; type-checked
   if (attrs.failed())
     return failure();
-  if (axes != SmallVector<int64_t>{0} || keepdims != 0)
-    return errors.report(node, "only the readout over T, ReduceMean(axes=[0], keepdims=0), "
-                               "is supported");
-  return success();
+  if (axes == SmallVector<int64_t>{0} && !keepdims)
+    return ReduceMeanParams{/*overTime=*/true, std::move(axes), false};
+  bool perStep = !axes.empty() && llvm::all_of(axes, [](int64_t a) { return a >= 2; }) &&
+                 llvm::is_sorted(axes) &&
+                 std::adjacent_find(axes.begin(), axes.end()) == axes.end();
+  if (!perStep)
+    return errors.report(node, "ReduceMean is supported as the readout over T (axes=[0], "
+                               "keepdims=0) or over ascending per-step dims (every axis >= 2), "
+                               "got axes " + formatInts(axes));
+  return ReduceMeanParams{/*overTime=*/false, std::move(axes), keepdims};
+}
+
+FailureOr<SpikingAttentionParams> readSpikingAttention(ONNXNodeOp node, NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  int64_t heads = attrs.getInt("num_heads", 0);
+  std::optional<float> scale = attrs.getOptionalFloat("scale");
+  if (attrs.failed())
+    return failure();
+  if (heads < 1)
+    return errors.report(node, "attribute 'num_heads' must be given and >= 1, got " +
+                                   Twine(heads));
+  if (!scale || !std::isfinite(*scale))
+    return errors.report(node, "attribute 'scale' must be given and finite" +
+                                   (scale ? ", got " + formatFloat(*scale) : std::string()));
+  return SpikingAttentionParams{heads, *scale};
 }
 
 FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &errors) {

@@ -201,6 +201,7 @@ constexpr NodeKind kNodeKinds[] = {
      "alpha decay_input detach_reset init_tau surrogate v_reset v_threshold"},
     {kNeuronDomain, "AdaptiveAvgPool2d", 1, 1, "X", "output_size"},
     {kNeuronDomain, "GroupNorm", 3, 3, "X, scale, B", "epsilon num_groups"},
+    {kNeuronDomain, "SpikingAttention", 1, 1, "qkv", "num_heads scale"},
 };
 
 const NodeKind *lookupKind(ONNXNodeOp node) {
@@ -254,6 +255,8 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     return readAdaptiveAvgPool(node, errors);
   if (node.getDomain() == kNeuronDomain && type == "GroupNorm")
     return readGroupNorm(node, errors);
+  if (node.getDomain() == kNeuronDomain && type == "SpikingAttention")
+    return readSpikingAttention(node, errors);
   if (type == "Gemm")
     return readGemm(node, errors);
   if (type == "Conv")

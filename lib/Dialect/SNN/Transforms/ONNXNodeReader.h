@@ -159,8 +159,22 @@ mlir::FailureOr<int64_t> readConcat(ONNXNodeOp node, NodeErrors &errors);
 /// keepdims=0.
 LogicalResult readReduceSum(ONNXNodeOp node, NodeErrors &errors);
 
-/// ReduceMean: only the readout over T, axes=[0] and keepdims=0.
-LogicalResult readReduceMean(ONNXNodeOp node, NodeErrors &errors);
+/// ReduceMean: the readout over T (axes=[0], keepdims=0: `overTime`), or a mean of every
+/// step over per-step dims (every axis >= 2; `axes` ascending).
+struct ReduceMeanParams {
+  bool overTime = false;
+  SmallVector<int64_t> axes;
+  bool keepdims = false;
+};
+mlir::FailureOr<ReduceMeanParams> readReduceMean(ONNXNodeOp node, NodeErrors &errors);
+
+/// spikemesh.SpikingAttention: `num_heads` (required) >= 1 and `scale` (required) finite.
+struct SpikingAttentionParams {
+  int64_t heads;
+  float scale;
+};
+mlir::FailureOr<SpikingAttentionParams> readSpikingAttention(ONNXNodeOp node,
+                                                             NodeErrors &errors);
 /// A Reshape's target shape: its constant 1-D integer second input.
 mlir::FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &errors);
 

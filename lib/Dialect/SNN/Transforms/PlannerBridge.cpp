@@ -30,6 +30,7 @@ pl::OpKind kindOf(Operation *op) {
       .Case([](IFNodeOp) { return pl::OpKind::IFNode; })
       .Case([](LIFNodeOp) { return pl::OpKind::LIFNode; })
       .Case([](PLIFNodeOp) { return pl::OpKind::PLIFNode; })
+      .Case([](SpikingAttentionOp) { return pl::OpKind::SpikingAttention; })
       .Default([](Operation *) { return pl::OpKind::Other; });
 }
 
@@ -121,6 +122,8 @@ void Bridge::addLayerDetails(Operation *op, pl::OpInfo &info) {
     info.weightShape = shapeOf(conv.getWeight().getType());
     info.hasBias = bool(conv.getBias());
     info.groups = int64_t(conv.getGroups());
+  } else if (auto attention = dyn_cast<SpikingAttentionOp>(op)) {
+    info.groups = int64_t(attention.getNumHeads());
   } else if (auto pool = dyn_cast<MaxPool2dOp>(op)) {
     info.window.assign(pool.getKernelSize().begin(), pool.getKernelSize().end());
   } else if (auto pool = dyn_cast<AvgPool2dOp>(op)) {

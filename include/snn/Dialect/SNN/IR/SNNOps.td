@@ -178,6 +178,41 @@ def SNN_DropoutOp : SNN_LayerOp<"dropout"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def SNN_ReduceMeanOp : SNN_LayerOp<"reduce_mean", [Pure]> {
+  let summary = "Mean of every step over per-step dims `axes` (each >= 2)";
+  let description = [{
+    `x.mean(axes, keepdim)` of a time-major tensor over dims after T and N (a Spikformer's
+    mean over its tokens: `[T, N, C, L]` over axis 3 gives `[T, N, C]`). `axes` are
+    ascending; `keepdims` keeps each reduced dim with size 1.
+    ```mlir
+    %m = snn.reduce_mean %x {axes = array<i64: 3>, keepdims = false}
+        : (tensor<4x?x64x16xf32>) -> tensor<4x?x64xf32>
+    ```
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def SNN_SpikingAttentionOp : SNN_LayerOp<"spiking_attention", [Pure]> {
+  let summary = "Spiking self-attention of every step over heads of a fused q, k, v tensor";
+  let description = [{
+    The attention product of SpikingJelly's SpikingSelfAttention (no softmax). The input is
+    the spikes of the fused qkv projection, `[T, N, 3*C, L]`, its channels laid out as
+    `(3, num_heads, D)` with `D = C / num_heads`: q, k and v are its first, second and third
+    thirds, each head a block of D channels. Per step and head,
+    `out = ((v k^T) q) * scale` over `[D, L]` matrices; the result is `[T, N, C, L]` with the
+    heads in order. Tensor parallelism splits it by whole heads.
+    ```mlir
+    %a = snn.spiking_attention %qkv {num_heads = 4 : i64, scale = 1.250000e-01 : f32}
+        : (tensor<4x?x192x16xf32>) -> tensor<4x?x64x16xf32>
+    ```
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, I64Attr:$num_heads, F32Attr:$scale);
+  let results = (outs SNN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 class SNN_ElementwiseOp<string mnemonic> : SNN_Op<mnemonic,
     [Pure, Commutative, TimeDistributedOpTrait, AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let arguments = (ins SNN_F32Tensor:$lhs, SNN_F32Tensor:$rhs);
