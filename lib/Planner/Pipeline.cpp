@@ -190,8 +190,35 @@ size_t sharedPrefixLength(const ModelInfo &model) {
 
 namespace {
 
+/// The module paths no stage boundary may cut: each transformer block, the parent of a
+/// spiking attention's module (`blocks.0` of `blocks.0.attn`). A block's residual stream and
+/// its attention's heads stay on one stage.
+std::vector<std::vector<std::string>> atomicBlocks(const ModelInfo &model) {
+  std::vector<std::vector<std::string>> blocks;
+  for (const OpInfo &op : model.ops) {
+    if (op.kind != OpKind::SpikingAttention)
+      continue;
+    std::vector<std::string> path = pathComponents(op.name.substr(0, op.name.find('/')));
+    if (path.size() >= 2) {
+      path.pop_back();
+      blocks.push_back(std::move(path));
+    }
+  }
+  return blocks;
+}
+
+/// `depth`, or less where `path` lies inside an atomic block.
+size_t keyDepth(const std::vector<std::string> &path, size_t depth,
+                const std::vector<std::vector<std::string>> &blocks) {
+  for (const auto &block : blocks)
+    if (path.size() >= block.size() && std::equal(block.begin(), block.end(), path.begin()))
+      depth = std::min(depth, block.size());
+  return depth;
+}
+
 /// Units keyed by the first `depth` components of each module op's path.
 std::vector<PipelineUnit> unitsAtDepth(const ModelInfo &model, size_t depth) {
+  std::vector<std::vector<std::string>> blocks = atomicBlocks(model);
   std::vector<PipelineUnit> units;
   std::vector<int> pending; // functional ops before the first module
   for (size_t i = 0; i < model.ops.size(); ++i) {
@@ -205,7 +232,7 @@ std::vector<PipelineUnit> unitsAtDepth(const ModelInfo &model, size_t depth) {
     }
     std::vector<std::string> path = pathComponents(op.name.substr(0, op.name.find('/')));
     std::string key;
-    for (size_t c = 0; c < depth && c < path.size(); ++c)
+    for (size_t c = 0, d = keyDepth(path, depth, blocks); c < d && c < path.size(); ++c)
       key += (c ? "." : "") + path[c];
     if (units.empty() || units.back().name != key)
       units.push_back({key, {}});

@@ -32,6 +32,7 @@ from torch import nn
 import sj_zoo as zoo
 from snnexport import encoding, export_onnx, functional, neuron, reference, surrogate
 from snnexport import train as tr
+from snnexport.model import spikformer  # SpikingJelly's activation_based.model.spikformer
 
 STEPS = 5
 SGD = dict(optimizer="sgd", lr=0.05, momentum=0.9, weight_decay=5e-4, schedule="constant",
@@ -77,6 +78,12 @@ CASES = {
                          [3, 32, 32], "direct", 10, "multi"),
     "spiking_vgg11_bn": (lambda: zoo.spiking_vgg11_bn(num_classes=10, **if_node()), 2, 4,
                          [3, 32, 32], "direct", 10, "multi"),
+    # Issue 15: the model zoo's Spikformer, 2 blocks at 64 x 64 (16 tokens of 64 channels, 4
+    # heads); it repeats its [N, C, H, W] input over T itself and returns [T, N, classes].
+    "spikformer": (lambda: spikformer.Spikformer(T=4, img_size_h=64, img_size_w=64,
+                                                 num_classes=10, embed_dims=64, num_heads=4,
+                                                 depths=2), 4, 8, [3, 64, 64], "direct", 10,
+                   "encodes"),
 }
 
 
@@ -164,9 +171,9 @@ def pick_input(tm_net, kind, T, N, shape, gen):
 
 
 def readout_linear(net):
-    """The Linear whose real-valued output the network returns (ResNets, VGG), or None when
-    the output is spikes or a VotingLayer's averages of spikes."""
-    fc = getattr(net, "fc", None)
+    """The Linear whose real-valued output the network returns (ResNets, VGG, Spikformer's
+    head), or None when the output is spikes or a VotingLayer's averages of spikes."""
+    fc = getattr(net, "fc", getattr(net, "head", None))
     if fc is None and hasattr(net, "classifier"):
         fc = net.classifier[-1]
     return fc if isinstance(fc, nn.Linear) else None
