@@ -96,6 +96,9 @@ def _input_spec(name: str, kw: Dict[str, Any]) -> Tuple[List[int], str]:
         return [kw.get("in_channels", 2), s, s], "events"
     if name == "sew_resnet":
         return [kw.get("in_channels", 1), 28, 28], "direct"
+    if name == "spikformer":
+        s = kw.get("img_size", 32)
+        return [kw.get("in_channels", 3), s, s], "direct"
     raise ValueError(f"unknown model {name!r} (known: {', '.join(models.MODELS)})")
 
 
@@ -187,7 +190,7 @@ def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: 
         "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
         "files": files,
         "input_shape": list(x.shape), "output_shape": list(out.shape),
-        "output": "rate" if out.dim() == 2 else "spikes",
+        "output": "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes"),
         "encoding": encoding, "input_attempt": attempt,
         "threshold_margin": _summary(stats),
         "neurons": stats,
