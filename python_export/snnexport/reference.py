@@ -186,11 +186,12 @@ def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: 
     os.makedirs(out_dir, exist_ok=True)
     files = {"model": "model.onnx", "weights": "weights.npz", "input": "input.npy",
              "expected": "expected.npy"}
+    kind = "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes")
     meta = {
         "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
         "files": files,
         "input_shape": list(x.shape), "output_shape": list(out.shape),
-        "output": "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes"),
+        "output": kind,
         "encoding": encoding, "input_attempt": attempt,
         "threshold_margin": _summary(stats),
         "neurons": stats,
