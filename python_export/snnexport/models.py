@@ -173,8 +173,9 @@ def spikformer(img_size=32, in_channels=3, num_classes=10, embed_dims=64, num_he
                mlp_ratio=4.0, T=4, preset=None):
     """SpikingJelly's Spikformer on img_size x img_size images (the stem halves the size four
     times, so 32 gives 2x2 = 4 tokens): [T, N, C, H, W] (or [N, C, H, W], repeated over T) ->
-    [T, N, classes], the head's outputs at every step (no readout). The defaults are a small test size;
-    `preset` "ti" or "s" replaces embed_dims, num_heads and depths with the published ones."""
+    [T, N, classes], the head's outputs at every step (no readout). The defaults are a small
+    test size; `preset` "ti" or "s" replaces embed_dims, num_heads and depths with the
+    published ones."""
     if preset is not None:
         if preset not in SPIKFORMER_PRESETS:
             raise ValueError(f"spikformer preset {preset!r} is not one of "
