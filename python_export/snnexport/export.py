@@ -203,8 +203,8 @@ class _Tracer(torch.fx.Tracer):
         if node.op == "call_module":
             m = self.root.get_submodule(node.target)
             if _kind(m) == "attention":  # refuse here, before its own forward fails on it
-                where = node.target[len(self.prefix):] if self.prefix else node.target
-                check_attention(where, m, args[0] if args else None)
+                check_attention(_strip_prefix(node.target, self.prefix), m,
+                                args[0] if args else None)
             return m(*args, **kwargs)
         if node.op == "call_function":
             return node.target(*args, **kwargs)
@@ -224,6 +224,13 @@ def _pair(v):
 
 
 # ---------------------------------------------------------------- ONNX graph builder
+def _strip_prefix(path, prefix):
+    """The name of module `path` in the file: `prefix` is the wrapper of a bare leaf."""
+    if prefix and (path + ".").startswith(prefix):
+        path = path[len(prefix):]
+    return path or "model"
+
+
 class _Graph:
     def __init__(self, T, prefix):
         self.T = T
@@ -232,9 +239,7 @@ class _Graph:
         self.used_names = {}
 
     def name(self, path):
-        if self.prefix and (path + ".").startswith(self.prefix):
-            path = path[len(self.prefix):]
-        return path or "model"
+        return _strip_prefix(path, self.prefix)
 
     def unique(self, base):
         """Node names must be unique; a module called twice gets '#1', '#2', ..."""

@@ -79,7 +79,9 @@ def _op(node, a, ins):
     raise NotImplementedError(op)
 
 
-def run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+def run(model: onnx.ModelProto, x: np.ndarray, values=None) -> np.ndarray:
+    """The graph's output for input `x`; `values`, a dict, also receives every node's output
+    (by value name) as a NumPy array."""
     env = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy())
            for i in model.graph.initializer}
     env[model.graph.input[0].name] = torch.from_numpy(np.asarray(x, np.float32))
@@ -87,4 +89,6 @@ def run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
         for node in model.graph.node:
             out = _op(node, _attrs(node), [env[i] for i in node.input])
             env[node.output[0]] = out
+            if values is not None:
+                values[node.output[0]] = out.numpy()
     return env[model.graph.output[0].name].numpy()

@@ -60,8 +60,9 @@ class SpikingSelfAttention(nn.Module, MultiStepModule):
 
     def forward(self, x_seq):
         if x_seq.ndim != 4:
-            raise ValueError("SpikingSelfAttention expects input [T, N, C, L], got shape "
-                             f"{list(x_seq.shape)}")
+            # {x_seq.shape}, not list(...): while exporting, the shape is a traced value
+            raise ValueError("SpikingSelfAttention expects input [T, N, C, L], got "
+                             f"{x_seq.shape}")
         T, N, _, L = x_seq.shape
         qkv = self.qkv_lif(self.qkv_conv_bn(x_seq))  # [T, N, 3*C, L]
         c = qkv.shape[2] // 3

@@ -108,8 +108,7 @@ class SpikformerBlock(nn.Module, MultiStepModule):
 
     def forward(self, x_seq):
         if x_seq.ndim != 5:
-            raise ValueError("SpikformerBlock expects input [T, N, C, H, W], got shape "
-                             f"{list(x_seq.shape)}")
+            raise ValueError(f"SpikformerBlock expects input [T, N, C, H, W], got {x_seq.shape}")
         T, N, C, H, W = x_seq.shape
         tokens = x_seq.flatten(3)  # [T, N, C, H*W]
         tokens = tokens + self.attn(tokens)
@@ -157,7 +156,7 @@ class Spikformer(nn.Module, MultiStepModule):
         if x.ndim == 5:
             return x
         raise ValueError("Spikformer expects images [N, C, H, W] or sequences "
-                         f"[T, N, C, H, W], got shape {list(x.shape)}")
+                         f"[T, N, C, H, W], got {x.shape}")
 
     def forward_features(self, x_seq):
         x_seq = self.patch_embed(x_seq)
