@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import onnx
 import torch
-from onnx import helper, numpy_helper
+from onnx import helper
 from torch import nn
 
 import onnx_interp

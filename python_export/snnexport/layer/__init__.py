@@ -130,5 +130,5 @@ STEP_LAYERS = (Linear, Conv1d, Conv2d, BatchNorm2d, BatchNorm1d, GroupNorm, MaxP
                AvgPool2d, AdaptiveAvgPool2d, Flatten, Dropout, Dropout2d, VotingLayer)
 
 # Last: attention builds on SeqToANNContainer above.
-from . import attention  # noqa: E402
+from . import attention  # noqa: E402,F401
 from .attention import SpikingSelfAttention  # noqa: E402

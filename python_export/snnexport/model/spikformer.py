@@ -1,7 +1,6 @@
 """Spikformer (a spiking vision transformer) as SpikingJelly's `model.spikformer` defines it:
 the same classes, constructor arguments, defaults, submodule names (state_dict keys match)
 and forward arithmetic, built from snnexport's modules."""
-import torch
 from torch import nn
 
 from .. import functional, layer, neuron
