@@ -1,5 +1,6 @@
-"""SpikingJelly's module bases: `StepModule` (the `step_mode` switch) and `MemoryModule`
-(state that `functional.reset_net` clears)."""
+"""SpikingJelly's module bases: `StepModule` (the `step_mode` switch), `MultiStepModule` (a
+module that only runs multi-step) and `MemoryModule` (state that `functional.reset_net`
+clears)."""
 from torch import nn
 
 STEP_MODES = ("s", "m")
@@ -29,6 +30,15 @@ class StepModule:
             raise ValueError(f"{type(self).__name__}: step_mode must be one of "
                              f"{self.supported_step_mode()}, got {value!r}")
         self._step_mode = value
+
+
+class MultiStepModule(StepModule):
+    """Marker mixin of a module whose forward always takes time-major [T, N, ...] input
+    (SpikingJelly's Spikformer blocks, SpikingSelfAttention). It keeps no `step_mode` of its
+    own, so `functional.set_step_mode` passes it by; only 'm' may be assigned."""
+
+    def supported_step_mode(self):
+        return ("m",)
 
 
 class MemoryModule(nn.Module, StepModule):

@@ -22,6 +22,7 @@ from torch import nn
 from . import encoding as _encoding
 from . import layer as _layer
 from . import neuron as _neuron
+from .export_attention import check_attention, emit_attention
 from .export_tensor import TensorFunctions, direct_encoding_steps
 from .functional import reset_net
 
@@ -54,8 +55,10 @@ def _named(m, *names):
 
 
 def _kind(m):
-    """'neuron', 'container', 'layer' (multi-step stateless), 'encoder' or None (trace
-    through / torch)."""
+    """'neuron', 'container', 'layer' (multi-step stateless), 'attention' (Spikformer's
+    SpikingSelfAttention), 'encoder' or None (trace through / torch)."""
+    if _named(m, "SpikingSelfAttention"):
+        return "attention"
     if isinstance(m, _neuron.BaseNode) or _sj_module(m, "neuron"):
         return "neuron"
     if _named(m, "SeqToANNContainer"):
@@ -85,9 +88,131 @@ def _prepare(net: nn.Module) -> None:
         net.step_mode = "m"
 
 
+class _ValueProxy(torch.fx.Proxy):
+    """A proxy that knows the value its node takes on the example input, so that Python code
+    on shapes takes the branch that input takes: `if x.ndim != 5: raise ...`, `len(x.shape)`,
+    `range(x.shape[0])`, `T, N, C, L = x.shape`, an f-string of `x.shape`."""
+
+    def _value(self):
+        return self.tracer.values[self.node]
+
+    def __len__(self):
+        return len(self._value())
+
+    def __index__(self):
+        return operator.index(self._value())
+
+    def __int__(self):
+        return int(self._value())
+
+    def __iter__(self):
+        # fx's own __iter__ reads the caller's bytecode to count the targets of an unpacking,
+        # which Python 3.11's instruction caches break; the value knows its length.
+        return self.tracer.iter(self)
+
+    def __format__(self, spec):
+        return format(self._value(), spec)
+
+    def __getattr__(self, k):
+        return _ValueAttribute(self, k)
+
+
+class _ValueAttribute(_ValueProxy, torch.fx.proxy.Attribute):
+    """fx's lazily created attribute proxy (x.shape, x.ndim), with a value as above."""
+
+
+def _fetch_attr(root, target):
+    obj = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_IN_PLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv,
+                       operator.ifloordiv, operator.imod, operator.ipow, operator.iand,
+                       operator.ior, operator.ixor, operator.setitem}
+
+
+def _mutates(node):
+    """An in-place op (x.add_(y), x += y, x[i] = y): dropping it when its result is unused
+    would drop the change it makes."""
+    if node.op == "call_method":
+        return node.target.endswith("_") and not node.target.startswith("__")
+    if node.op == "call_function":
+        return node.target in _IN_PLACE_OPERATORS or \
+            getattr(node.target, "__name__", "").endswith("_")
+    return False
+
+
 class _Tracer(torch.fx.Tracer):
+    """torch.fx tracing that also computes, node by node, the value each node takes on the
+    example input (a placeholder's value is the input; a module call runs the module; a
+    function, method or attribute evaluates on its arguments' values). Proxies use these
+    values where Python needs a real one (bool, len, iteration, an index), so the forward's
+    shape checks run as they do in eager mode; the graph keeps only tensor ops."""
+
+    def __init__(self, example_input, prefix=""):
+        super().__init__()
+        self.pending_input = example_input
+        self.prefix = prefix
+        self.values = {}  # fx node -> its value on the example input
+        self.evaluating = False
+
     def is_leaf_module(self, m, qualname):
         return _kind(m) is not None or super().is_leaf_module(m, qualname)
+
+    # fx patches nn.Module.__call__ and __getattr__ while it traces; a value is computed
+    # eagerly, so the modules and parameters it reaches must be the real ones.
+    def call_module(self, m, forward, args, kwargs):
+        if self.evaluating:
+            return forward(*args, **kwargs)
+        return super().call_module(m, forward, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self.evaluating:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
+    def proxy(self, node):
+        return _ValueProxy(node, self)
+
+    def to_bool(self, obj):
+        return bool(self.values[obj.node])
+
+    def iter(self, obj):
+        return iter([obj[i] for i in range(len(self.values[obj.node]))])
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        self.evaluating = True
+        try:
+            self.values[node] = self._evaluate(node)
+        finally:
+            self.evaluating = False
+        return node
+
+    def _evaluate(self, node):
+        if node.op == "placeholder":
+            if self.pending_input is None:  # a second input: only its default has a value
+                if not node.args:
+                    raise ValueError("the model's forward must take exactly one tensor")
+                return node.args[0]
+            x, self.pending_input = self.pending_input, None
+            return x
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), self.values.__getitem__)
+        if node.op == "call_module":
+            m = self.root.get_submodule(node.target)
+            if _kind(m) == "attention":  # refuse here, before its own forward fails on it
+                check_attention(_strip_prefix(node.target, self.prefix), m,
+                                args[0] if args else None)
+            return m(*args, **kwargs)
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        if node.op == "get_attr":
+            return _fetch_attr(self.root, node.target)
+        return None  # output
 
 
 def _describe(m):
@@ -99,6 +224,13 @@ def _pair(v):
 
 
 # ---------------------------------------------------------------- ONNX graph builder
+def _strip_prefix(path, prefix):
+    """The name of module `path` in the file: `prefix` is the wrapper of a bare leaf."""
+    if prefix and (path + ".").startswith(prefix):
+        path = path[len(prefix):]
+    return path or "model"
+
+
 class _Graph:
     def __init__(self, T, prefix):
         self.T = T
@@ -107,9 +239,7 @@ class _Graph:
         self.used_names = {}
 
     def name(self, path):
-        if self.prefix and (path + ".").startswith(self.prefix):
-            path = path[len(self.prefix):]
-        return path or "model"
+        return _strip_prefix(path, self.prefix)
 
     def unique(self, base):
         """Node names must be unique; a module called twice gets '#1', '#2', ..."""
@@ -148,27 +278,48 @@ def _run_per_step(m, x):
             m.step_mode = mode
 
 
+def _conv_name(m):
+    return "Conv1d" if isinstance(m, nn.Conv1d) else "Conv2d"
+
+
 def _conv_pads(path, m):
+    """The begin pads of each spatial dim (the end pads are the same)."""
+    if m.padding_mode != "zeros":
+        raise ValueError(f"{path}: {_conv_name(m)} padding_mode={m.padding_mode!r} is "
+                         "unsupported")
     if isinstance(m.padding, str):
         if m.padding == "valid":
-            return [0, 0, 0, 0]
+            return [0] * len(m.kernel_size)
         total = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
         if any(t % 2 for t in total):
-            raise ValueError(f"{path}: Conv2d padding='same' with asymmetric pads "
+            raise ValueError(f"{path}: {_conv_name(m)} padding='same' with asymmetric pads "
                              "is unsupported")
-        return [t // 2 for t in total] * 2
-    return list(m.padding) * 2
+        return [t // 2 for t in total]
+    return list(m.padding)
 
 
 def _emit_conv(g, path, m, x, shape):
-    if m.padding_mode != "zeros":
-        raise ValueError(f"{path}: Conv2d padding_mode={m.padding_mode!r} is unsupported")
+    pads = _conv_pads(path, m)
     ins = [x, g.param(path, "weight", m.weight)]
     if m.bias is not None:
         ins.append(g.param(path, "bias", m.bias))
     return g.node("Conv", ins, g.unique(g.name(path)), shape, kernel_shape=list(m.kernel_size),
-                  strides=list(m.stride), pads=_conv_pads(path, m), dilations=list(m.dilation),
+                  strides=list(m.stride), pads=pads * 2, dilations=list(m.dilation),
                   group=m.groups)
+
+
+def _emit_conv1d(g, path, m, x, shape):
+    """Conv1d of a folded [C, 1, L] view as ATen computes conv1d: a conv2d whose kernel,
+    stride, padding and dilation are 1 / 0 along the unit dim; weight [O, C/g, 1, k]."""
+    pads = [0] + _conv_pads(path, m)
+    w = m.weight.detach().cpu().numpy()
+    w = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+    ins = [x, g.init(g.name(f"{path}.weight"), w)]
+    if m.bias is not None:
+        ins.append(g.param(path, "bias", m.bias))
+    return g.node("Conv", ins, g.unique(g.name(path)), shape,
+                  kernel_shape=[1] + list(m.kernel_size), strides=[1] + list(m.stride),
+                  pads=pads * 2, dilations=[1] + list(m.dilation), group=m.groups)
 
 
 def _emit_linear(g, path, m, x, shape, x_rank):
@@ -286,8 +437,6 @@ def _emit_step(g, path, m, x, x_val):
         return _emit_group_norm(g, path, m, x, shape), y
     if _is_dropout(m):
         return _emit_dropout(g, path, m, x, shape), y
-    if isinstance(m, nn.Conv1d):
-        _no_op_for(m, path, g, "SpikeMesh has no 1-D convolution (use Conv2d with a 1xK kernel)")
     if isinstance(m, nn.Dropout2d) or _named(m, "Dropout2d"):
         _no_op_for(m, path, g, "SpikeMesh has no channel-wise dropout (use layer.Dropout)")
     raise ValueError(f"unsupported module {_describe(m)} at '{g.name(path)}'")
@@ -314,7 +463,10 @@ class _Fold:
     """One or more fold regions written around a chain of per-step ops (profile section
     'fold, op, unfold'). The fold Reshape is written lazily, when the first op needs it, so a
     per-step reshape at the start of a chain is the fold's own shape; one further inside
-    closes the region and opens the next with the new shape."""
+    closes the region and opens the next with the new shape.
+
+    Conv1d and BatchNorm1d of per-step [C, L] run on the view [C, 1, L] (the ops of the
+    2-D profile); the view returns to [C', L] before any other op and at the end."""
 
     def __init__(self, g, path, x, x_val):
         self.g, self.base = g, g.name(path)
@@ -323,6 +475,7 @@ class _Fold:
         self.shape = list(self.src_shape)    # per-step dims of the current value
         self.v = None                        # the folded value; None before the fold
         self.y = x_val.flatten(0, 1)         # the current per-step tensor (for shapes)
+        self.view = False                    # the shape is the [C, 1, L] view of [C, L]
 
     def folded(self):
         if self.v is None:
@@ -332,18 +485,52 @@ class _Fold:
         return self.v
 
     def step(self, path, m):
+        if isinstance(m, nn.Conv1d) or (isinstance(m, nn.BatchNorm1d) and
+                                        (self.view or len(self.shape) == 2)):
+            self.token_step(path, m)
+            return
+        self.end_view()
         self.v, self.y = _emit_step(self.g, path, m, self.folded(), self.y)
         self.shape = list(self.y.shape[1:])
+
+    def token_step(self, path, m):
+        """Conv1d / BatchNorm1d of per-step [C, L] on the view [C, 1, L]: a Conv with a
+        [1, k] kernel is what ATen computes for conv1d, and BatchNormalization of the view
+        is BatchNorm1d of [C, L] value for value."""
+        if not self.view:
+            if len(self.shape) != 2:
+                raise ValueError(f"{_describe(m)} at '{self.g.name(path)}' needs per-step "
+                                 f"[C, L] tensors, got per-step dims {self.shape}")
+            self.reshape([self.shape[0], 1, self.shape[1]])
+            self.view = True
+        x = self.folded()
+        c, _, length = self.shape
+        y = _run_per_step(m, self.y.reshape(-1, c, length)).unsqueeze(2)
+        shape = [None] + list(y.shape[1:])
+        if isinstance(m, nn.Conv1d):
+            self.v = _emit_conv1d(self.g, path, m, x, shape)
+        else:
+            self.v = _emit_bn(self.g, path, m, x, shape)
+        self.y, self.shape = y, list(y.shape[1:])
+
+    def end_view(self):
+        if self.view:
+            self.view = False
+            self.reshape([self.shape[0], self.shape[2]])
 
     def reshape(self, dims):
         """A per-step reshape to `dims` (same element count)."""
         if self.v is not None:
-            self.src, self.v = self.close(), None
+            self.src, self.v = self.unfold(), None
             self.src_shape = list(self.shape)
         self.shape = list(dims)
         self.y = self.y.reshape([-1] + self.shape)
 
     def close(self):
+        self.end_view()
+        return self.unfold()
+
+    def unfold(self):
         if self.v is None and self.shape == self.src_shape:
             return self.src  # nothing per-step happened
         g, v = self.g, self.folded()
@@ -362,6 +549,7 @@ class _Fold:
         """VotingLayer: avg_pool1d(x.unsqueeze(1), v, v).squeeze(1) as PyTorch computes it
         (avg_pool1d is avg_pool2d over a [1, F] plane): reshape [F] -> [1, 1, F],
         AveragePool [1, v], Flatten."""
+        self.end_view()
         if len(self.shape) != 1:
             raise ValueError(f"VotingLayer at '{self.g.name(path)}' needs [T, N, F] features, "
                              f"got per-step dims {self.shape}")
@@ -377,15 +565,20 @@ class _Fold:
         self.shape, self.y = [out[-1]], _run_per_step(m, self.y.reshape(self.y.shape[0], -1))
 
 
-def _emit_folded(g, path, steps, x, x_val):
-    """The per-step modules `steps` applied to time-major value `x`; returns the result."""
+def _emit_region(g, path, steps, x, x_val):
+    """The per-step modules `steps` applied to time-major value `x`; returns the result and
+    its per-step dims."""
     region = _Fold(g, path, x, x_val)
     for spath, m in steps:
         if _named(m, "VotingLayer"):
             region.voting(spath, m)
         else:
             region.step(spath, m)
-    return region.close()
+    return region.close(), region.shape
+
+
+def _emit_folded(g, path, steps, x, x_val):
+    return _emit_region(g, path, steps, x, x_val)[0]
 
 
 # ---------------------------------------------------------------- neurons
@@ -461,6 +654,8 @@ class _Translator(TensorFunctions):
             raise ValueError(f"'{where}' ({_describe(m)}) is applied to a tensor that is not "
                              "time-major [T, N, ...] (e.g. after the mean readout)")
         kind = _kind(m)
+        if kind == "attention":
+            return emit_attention(self, n, m, x), True
         if kind == "neuron":
             return self.neuron(n, m, x), True
         if kind == "encoder":
@@ -482,7 +677,10 @@ class _Translator(TensorFunctions):
         return _emit_folded(self.g, path, steps, x, self.env[n.args[0]]), True
 
     def neuron(self, n, m, x):
-        path = n.target
+        return self.emit_neuron(n.target, m, x, self.shape_of(n, True))
+
+    def emit_neuron(self, path, m, x, shape):
+        """The neuron `m` at module path `path` on time-major value `x` of ONNX `shape`."""
         where = self.g.name(path)
         if getattr(m, "step_mode", "s") != "m":
             raise ValueError(f"neuron '{where}' must have step_mode='m' for export")
@@ -493,8 +691,7 @@ class _Translator(TensorFunctions):
         ins = [x]
         if kind == "ParametricLIFNode":
             ins.append(self.g.param(path, "w", m.w))
-        return self.g.node(kind, ins, self.g.unique(where), self.shape_of(n, True),
-                           domain=DOMAIN, **attrs)
+        return self.g.node(kind, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)
 
     def call_function(self, n):
         t = n.target
@@ -522,18 +719,46 @@ class _Translator(TensorFunctions):
                              f"got {tuple(sa)} and {tuple(sb)}")
         return self.g.node(op, [a, b], self.g.unique(n.name), self.shape_of(n, tma)), tma
 
-    def over_time(self, n, name):
-        """The operand of a readout x.mean(0) / x.sum(0) over T; raises for any other."""
+    @staticmethod
+    def reduction_args(n):
+        """(dim, keepdim, well-formed) of x.mean / x.sum / torch.mean / torch.sum."""
         args = list(n.args[1:])
         dim = args[0] if args else n.kwargs.get("dim")
         keepdim = args[1] if len(args) > 1 else n.kwargs.get("keepdim", False)
         extra = set(n.kwargs) - {"dim", "keepdim"}
+        return dim, keepdim, not extra and len(args) <= 2
+
+    def over_time(self, n, name):
+        """The operand of a readout x.mean(0) / x.sum(0) over T; raises for any other."""
+        dim, keepdim, ok = self.reduction_args(n)
         x, tm = self.arg(n.args[0], n.name)
-        if dim not in (0, (0,), [0]) or keepdim or extra or len(args) > 2 or not tm:
-            raise ValueError(f"'{n.name}': only the readout x.{name}(0) over T is supported")
+        if dim not in (0, (0,), [0]) or keepdim or not ok or not tm:
+            also = ", or a mean over per-step dims (>= 2)" if name == "mean" else ""
+            raise ValueError(f"'{n.name}': only the readout x.{name}(0) over T{also} is "
+                             "supported")
         return x
 
+    def per_step_axes(self, n):
+        """The sorted reduced dims when x.mean(dim[, keepdim]) of a time-major x reduces
+        per-step dims only (every one >= 2); None otherwise."""
+        dim, keepdim, ok = self.reduction_args(n)
+        dims = [dim] if isinstance(dim, int) else dim
+        if not ok or not isinstance(keepdim, bool) or not isinstance(dims, (list, tuple)) \
+                or not dims or not all(isinstance(d, int) for d in dims):
+            return None
+        if not self.values.get(n.args[0], (None, False))[1]:
+            return None
+        rank = len(self.env[n.args[0]].shape)
+        axes = sorted({d % rank for d in dims})
+        return axes if axes[0] >= 2 else None
+
     def mean(self, n, name):
+        axes = self.per_step_axes(n)
+        if axes is not None:  # stays time-major: [T, N, ...] minus the reduced dims
+            x, _ = self.arg(n.args[0], n.name)
+            keepdims = int(self.reduction_args(n)[1])
+            return self.g.node("ReduceMean", [x], self.g.unique(n.name),
+                               self.shape_of(n, True), axes=axes, keepdims=keepdims), True
         return self.g.node("ReduceMean", [self.over_time(n, "mean")], self.g.unique(n.name),
                            self.shape_of(n, False), axes=[0], keepdims=0), False
 
@@ -559,20 +784,35 @@ def _detached_copy(model: nn.Module) -> nn.Module:
     return copy.deepcopy(model, memo)
 
 
-def _trace(model: nn.Module) -> Tuple[torch.fx.GraphModule, str]:
+def _remove_dead_code(gm: torch.fx.GraphModule) -> None:
+    """Drops the nodes nothing uses (graph.eliminate_dead_code's rule, in-place ops kept):
+    the shape checks of a forward (x.ndim, the comparison) leave such nodes behind."""
+    for node in reversed(gm.graph.nodes):
+        if not node.users and not node.is_impure() and not _mutates(node):
+            gm.graph.erase_node(node)
+    gm.recompile()
+
+
+def _trace(model: nn.Module,
+           example_input: torch.Tensor) -> Tuple[torch.fx.GraphModule, str]:
     prefix = ""
     if _kind(model) is not None:  # a bare neuron / layer: trace it as the child of a wrapper
         model, prefix = nn.Sequential(model), "0."
-    tracer = _Tracer()
+    tracer = _Tracer(example_input.clone(), prefix)  # clone: in-place ops must not reach it
     try:
-        graph = tracer.trace(model)
+        with torch.no_grad():
+            graph = tracer.trace(model)
     except Exception as e:  # fx raises many types; report them uniformly
         raise ValueError(f"cannot trace {type(model).__name__} with torch.fx: {e}") from None
+    finally:
+        reset_net(model)  # the values were computed by running the neurons
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     if len(placeholders) != 1:
         raise ValueError(f"the model's forward must take exactly one tensor, "
                          f"got {len(placeholders)} inputs")
-    return torch.fx.GraphModule(model, graph), prefix
+    gm = torch.fx.GraphModule(model, graph)
+    _remove_dead_code(gm)
+    return gm, prefix
 
 
 def _run(gm: torch.fx.GraphModule,
@@ -597,7 +837,7 @@ def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto
     net = _detached_copy(model).eval()
     _prepare(net)
     reset_net(net)
-    gm, prefix = _trace(net)
+    gm, prefix = _trace(net, example_input)
     env = _run(gm, example_input)
     placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder")
     direct_T = direct_encoding_steps(placeholder, env)

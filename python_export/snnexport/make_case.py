@@ -26,11 +26,15 @@ def _parser():
     p.add_argument("--seed", type=int, default=0, help="seed for weights and input (default 0)")
     p.add_argument("--width", type=int, help="hidden size / channels of the model")
     p.add_argument("--classes", type=int, help="number of classes (default 10)")
-    p.add_argument("--blocks", type=int, help="vgg_dvs / sew_resnet: number of blocks")
-    p.add_argument("--image", type=int, help="vgg_dvs: input height and width (default 48)")
+    p.add_argument("--blocks", type=int,
+                   help="vgg_dvs / sew_resnet: number of blocks; spikformer: depths")
+    p.add_argument("--image", type=int,
+                   help="vgg_dvs / spikformer: input height and width (default 48 / 32)")
     p.add_argument("--layers", type=int, help="deep_mlp: number of linear layers (default 3)")
     p.add_argument("--neuron", choices=models.DeepMLP.NEURONS,
                    help="deep_mlp: neuron after every layer (default lif)")
+    p.add_argument("--preset", choices=sorted(models.SPIKFORMER_PRESETS),
+                   help="spikformer: the published ti / s embed_dims, num_heads and depths")
     p.add_argument("--attempts", type=int, default=8,
                    help="input draws to try for the largest threshold margin (default 8)")
     p.add_argument("--quiet", action="store_true", help="do not print meta.json")
@@ -42,7 +46,7 @@ def _kwargs(args: argparse.Namespace) -> Dict[str, Any]:
         raise ValueError(f"--attempts must be >= 1, got {args.attempts}")
     return models.model_kwargs(args.model, width=args.width, classes=args.classes,
                                blocks=args.blocks, image=args.image, layers=args.layers,
-                               neuron=args.neuron)
+                               neuron=args.neuron, preset=args.preset)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

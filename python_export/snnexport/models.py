@@ -4,6 +4,7 @@ functional.set_step_mode, as SpikingJelly's own tutorials do."""
 from torch import nn
 
 from . import functional, layer, neuron, surrogate
+from .model import spikformer as _spikformer
 
 
 def spiking_mlp(in_features=784, hidden=128, classes=10, tau=2.0):
@@ -164,25 +165,54 @@ def sew_resnet(channels=32, classes=10, blocks=2, in_channels=1):
     return SEWResNet(channels, classes, blocks, in_channels)
 
 
+# Published Spikformer sizes: (embed_dims, num_heads, depths).
+SPIKFORMER_PRESETS = {"ti": (256, 8, 4), "s": (384, 12, 6)}
+
+
+def spikformer(img_size=32, in_channels=3, num_classes=10, embed_dims=64, num_heads=4, depths=2,
+               mlp_ratio=4.0, T=4, preset=None):
+    """SpikingJelly's Spikformer on img_size x img_size images (the stem halves the size four
+    times, so 32 gives 2x2 = 4 tokens): [T, N, C, H, W] (or [N, C, H, W], repeated over T) ->
+    [T, N, classes], the head's outputs at every step (no readout). The defaults are a small
+    test size; `preset` "ti" or "s" replaces embed_dims, num_heads and depths with the
+    published ones."""
+    if preset is not None:
+        if preset not in SPIKFORMER_PRESETS:
+            raise ValueError(f"spikformer preset {preset!r} is not one of "
+                             f"{', '.join(SPIKFORMER_PRESETS)}")
+        embed_dims, num_heads, depths = SPIKFORMER_PRESETS[preset]
+    return _spikformer.Spikformer(T=T, in_channels=in_channels, img_size_h=img_size,
+                                  img_size_w=img_size, patch_size=16, num_classes=num_classes,
+                                  embed_dims=embed_dims, num_heads=num_heads,
+                                  mlp_ratio=mlp_ratio, depths=depths)
+
+
 MODELS = {
     "spiking_mlp": spiking_mlp,
     "deep_mlp": deep_mlp,
     "csnn": csnn,
     "vgg_dvs": vgg_dvs,
     "sew_resnet": sew_resnet,
+    "spikformer": spikformer,
 }
 
 
 # --width sets the model's main width argument.
 WIDTH_ARG = {"spiking_mlp": "hidden", "deep_mlp": "hidden", "csnn": "channels",
-             "vgg_dvs": "channels", "sew_resnet": "channels"}
+             "vgg_dvs": "channels", "sew_resnet": "channels", "spikformer": "embed_dims"}
 # Options that only some models take.
-_ONLY_FOR = {"blocks": ("vgg_dvs", "sew_resnet"), "image": ("vgg_dvs",),
-             "layers": ("deep_mlp",), "neuron": ("deep_mlp",)}
+_ONLY_FOR = {"blocks": ("vgg_dvs", "sew_resnet", "spikformer"),
+             "image": ("vgg_dvs", "spikformer"), "layers": ("deep_mlp",),
+             "neuron": ("deep_mlp",), "preset": ("spikformer",)}
+# Options whose keyword argument has another name in some model.
+_ARG_NAME = {("spikformer", "blocks"): "depths", ("spikformer", "image"): "img_size",
+             ("spikformer", "classes"): "num_classes"}
+# What a model with a time-major [T, N, classes] output returns (make_case's meta "output").
+TIME_MAJOR_OUTPUT = {"spiking_mlp": "spikes", "spikformer": "logits"}
 
 
 def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers=None,
-                 neuron=None):
+                 neuron=None, preset=None):
     """Keyword arguments of MODELS[name] from the command-line options (None: the default).
     Raises ValueError for a size below 1 or an option the model does not take."""
     given = {"width": width, "classes": classes, "blocks": blocks, "image": image,
@@ -190,12 +220,13 @@ def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers
     for flag, v in given.items():
         if v is not None and v < 1:
             raise ValueError(f"--{flag} must be >= 1, got {v}")
-    given["neuron"] = neuron
+    given["neuron"], given["preset"] = neuron, preset
     kw = {}
     for flag, v in given.items():
         if v is None:
             continue
         if flag in _ONLY_FOR and name not in _ONLY_FOR[flag]:
             raise ValueError(f"--{flag} does not apply to {name}")
-        kw[WIDTH_ARG[name] if flag == "width" else flag] = v
+        key = WIDTH_ARG[name] if flag == "width" else _ARG_NAME.get((name, flag), flag)
+        kw[key] = v
     return kw

@@ -31,10 +31,19 @@ def load_params(directory: PathLike) -> Dict[str, np.ndarray]:
             if f.endswith(".npy")}
 
 
+def _same_values_shape(file_shape, model_shape) -> bool:
+    """Equal, or equal once the dims of size 1 are dropped: the exported Conv1d weight
+    [O, C, 1, k] holds the same values in the same order as the model's [O, C, k]."""
+    if tuple(file_shape) == tuple(model_shape):
+        return True
+    return [d for d in file_shape if d != 1] == [d for d in model_shape if d != 1]
+
+
 def load_state_arrays(model: nn.Module, arrays: Mapping[str, np.ndarray],
                       source: object) -> None:
     """Copies name -> array into the model's state_dict; every float entry must be present
-    with its exact shape. Raises ValueError naming the missing / mismatched keys."""
+    with its shape (or one that differs only by dims of size 1, reshaped to the model's).
+    Raises ValueError naming the missing / mismatched keys."""
     state = model.state_dict()
     missing, mismatched = [], []
     for k, v in state.items():
@@ -42,7 +51,7 @@ def load_state_arrays(model: nn.Module, arrays: Mapping[str, np.ndarray],
             continue
         if k not in arrays:
             missing.append(k)
-        elif tuple(np.shape(arrays[k])) != tuple(v.shape):
+        elif not _same_values_shape(np.shape(arrays[k]), v.shape):
             mismatched.append(f"{k} (file {list(np.shape(arrays[k]))}, model {list(v.shape)})")
     problems = []
     if missing:
@@ -55,14 +64,16 @@ def load_state_arrays(model: nn.Module, arrays: Mapping[str, np.ndarray],
     with torch.no_grad():
         for k, v in state.items():
             if k in arrays:
-                v.copy_(torch.tensor(np.asarray(arrays[k], dtype=np.float32)))
+                value = np.asarray(arrays[k], dtype=np.float32).reshape(tuple(v.shape))
+                v.copy_(torch.tensor(value))
 
 
 def load_onnx_weights(model: ModuleT, path: PathLike) -> ModuleT:
     """Loads the float initializers of an ONNX file (an snnexport model, or a program written
     by `snn-run train --export-onnx`) into `model` by state_dict key: weights, biases,
     BatchNorm running statistics, PLIF `w` (0-d). Every state_dict entry (num_batches_tracked
-    aside) must be present with its shape; an initializer that names no entry and is not an
+    aside) must be present with its shape (dims of size 1 aside: a Conv1d weight is written
+    [O, C/g, 1, k]); an initializer that names no entry and is not an
     exporter constant (names with '/') is an error too. Returns the model."""
     import onnx
     from onnx import numpy_helper

@@ -27,8 +27,24 @@ def _neuron(node, a, ins):
     return torch.from_numpy(s)
 
 
+def _spiking_attention(a, qkv):
+    """The profile's SpikingAttention, associated the other way: v (k^T q) per head. Every
+    partial sum of 0/1 spikes is a small integer, exact in float32, so this equals the
+    exporter's ((v k^T) q) bit for bit."""
+    t, n, c3, length = qkv.shape
+    heads = a["num_heads"]
+    assert c3 % (3 * heads) == 0, (c3, heads)
+    parts = qkv.reshape(t, n, 3, heads, c3 // (3 * heads), length)
+    q, k, v = parts[:, :, 0], parts[:, :, 1], parts[:, :, 2]
+    kq = torch.einsum("tnhel,tnhem->tnhlm", k, q)  # k^T q: [L, L] per head
+    out = torch.einsum("tnhdl,tnhlm->tnhdm", v, kq) * a["scale"]
+    return out.reshape(t, n, c3 // 3, length)
+
+
 def _op(node, a, ins):
     op = node.op_type
+    if node.domain == "spikemesh" and op == "SpikingAttention":
+        return _spiking_attention(a, ins[0])
     if node.domain == "spikemesh":
         return _neuron(node, a, ins)
     x = ins[0]
@@ -63,7 +79,9 @@ def _op(node, a, ins):
     raise NotImplementedError(op)
 
 
-def run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+def run(model: onnx.ModelProto, x: np.ndarray, values=None) -> np.ndarray:
+    """The graph's output for input `x`; `values`, a dict, also receives every node's output
+    (by value name) as a NumPy array."""
     env = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy())
            for i in model.graph.initializer}
     env[model.graph.input[0].name] = torch.from_numpy(np.asarray(x, np.float32))
@@ -71,4 +89,6 @@ def run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
         for node in model.graph.node:
             out = _op(node, _attrs(node), [env[i] for i in node.input])
             env[node.output[0]] = out
+            if values is not None:
+                values[node.output[0]] = out.numpy()
     return env[model.graph.output[0].name].numpy()

@@ -89,7 +89,12 @@ def rule_key(node, attr_name):
 
 
 def ints_validity(node, name, values, original):
-    if name == "axes" or name == "pads":  # axes must be [0]; one changed pad is asymmetric
+    if name == "axes" and node.op_type == "ReduceMean" and list(values) != list(original):
+        # Axes >= 2 only are a mean over per-step dims, valid where they fit the rank; a 0 or
+        # 1 among other axes (or a lone 1) never is.
+        ok = values and all(v >= 2 for v in values) and list(values) == sorted(set(values))
+        return None if ok else False
+    if name == "axes" or name == "pads":  # the readout's axes [0]; one changed pad is asymmetric
         return list(values) == list(original)
     if name == "kernel_shape" and node.op_type == "Conv":  # must be the weight's
         return list(values) == list(original)

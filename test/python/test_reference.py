@@ -20,7 +20,9 @@ SMALL = {
     "csnn": {"channels": 4},
     "vgg_dvs": {"channels": 4, "image": 16, "blocks": 2},
     "sew_resnet": {"channels": 4, "blocks": 1},
+    "spikformer": {"embed_dims": 32, "depths": 1},
 }
+OUTPUT = {"spiking_mlp": "spikes", "spikformer": "logits"}  # the others: "rate"
 
 
 class MakeCaseTest(unittest.TestCase):
@@ -39,7 +41,7 @@ class MakeCaseTest(unittest.TestCase):
                 self.assertEqual(list(x.shape), meta["input_shape"])
                 self.assertEqual(list(y.shape), meta["output_shape"])
                 self.assertEqual(x.shape[:2], (4, 6))
-                self.assertEqual(meta["output"], "spikes" if name == "spiking_mlp" else "rate")
+                self.assertEqual(meta["output"], OUTPUT.get(name, "rate"))
                 for path, s in meta["neurons"].items():
                     self.assertGreater(s["firing_rate"], 0.0, path)
                     self.assertLess(s["firing_rate"], 1.0, path)
@@ -60,6 +62,12 @@ class MakeCaseTest(unittest.TestCase):
             models.model_kwargs("deep_mlp", layers=0)
         with self.assertRaisesRegex(ValueError, "neuron 'alif' is not one of"):
             models.deep_mlp(neuron="alif")
+        self.assertEqual(models.model_kwargs("spikformer", width=128, blocks=3, image=64,
+                                             classes=100, preset="ti"),
+                         {"embed_dims": 128, "depths": 3, "img_size": 64, "num_classes": 100,
+                          "preset": "ti"})
+        with self.assertRaisesRegex(ValueError, "--preset does not apply to csnn"):
+            models.model_kwargs("csnn", preset="s")
 
     def test_deterministic(self):
         kw = SMALL["sew_resnet"]
@@ -82,6 +90,20 @@ def cli(*args):
 
 
 class CliTest(unittest.TestCase):
+    def test_spikformer_case(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = cli("--model", "spikformer", "--out", d, "--N", "2", "--blocks", "1",
+                    "--attempts", "1", "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "meta.json")) as f:
+                meta = json.load(f)
+            self.assertEqual(meta["kwargs"], {"depths": 1})
+            self.assertEqual(meta["input_shape"], [4, 2, 3, 32, 32])
+            self.assertEqual(meta["output_shape"], [4, 2, 10])
+            self.assertEqual(len(meta["neurons"]), 10)
+            for path, s in meta["neurons"].items():
+                self.assertGreater(s["firing_rate"], 0.01, path)
+
     def test_help(self):
         r = cli("--help")
         self.assertEqual(r.returncode, 0)
@@ -95,7 +117,8 @@ class CliTest(unittest.TestCase):
             self.assertEqual(np.load(os.path.join(d, "input.npy")).shape, (3, 2, 784))
             for bad in (["--model", "nope", "--out", d], ["--model", "csnn", "--out", d,
                                                           "--width", "0"],
-                        ["--model", "csnn", "--out", d, "--image", "32"], []):
+                        ["--model", "csnn", "--out", d, "--image", "32"],
+                        ["--model", "spikformer", "--out", d, "--preset", "xl"], []):
                 r = cli(*bad)
                 self.assertEqual(r.returncode, 1, bad)
                 lines = r.stderr.strip().splitlines()

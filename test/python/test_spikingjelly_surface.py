@@ -3,6 +3,7 @@ defaults and behaviour, and its export. One test per failure the issue lists (ea
 the code before the change), plus the real `spikingjelly` package when it is importable."""
 import contextlib
 import importlib.util
+import inspect
 import io
 import os
 import sys
@@ -17,7 +18,8 @@ import torch.nn.functional as F
 from onnx import helper
 from torch import nn
 
-from snnexport import backend, encoding, export_onnx, functional, layer, neuron, surrogate
+from snnexport import backend, base, encoding, export_onnx, functional, layer, neuron, surrogate
+from snnexport.model import spikformer
 
 T = 4
 E2E = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e")
@@ -323,6 +325,132 @@ class SpikingJellyPackageLayoutTest(Exporting):
         self.assertEqual([o for o in ops(proto) if o != "Reshape"],
                          ["Gemm", "IFNode", "AveragePool", "Flatten"])
 
+    def test_attention_class_by_name(self):
+        class SpikingSelfAttention(layer.attention.SpikingSelfAttention):
+            pass
+        sj = _sj_module("layer.attention", SpikingSelfAttention=SpikingSelfAttention)
+        torch.manual_seed(0)
+        ours = layer.attention.SpikingSelfAttention(8, 2)
+        theirs = sj.SpikingSelfAttention(8, 2)
+        theirs.load_state_dict(ours.state_dict())
+        x = (torch.rand(T, 2, 8, 3) < 0.5).float()
+        want = self.export(ours, x).SerializeToString()
+        self.assertIn("SpikingAttention", ops(self.export(ours, x)))
+        self.assertEqual(self.export(theirs, x).SerializeToString(), want)
+
+
+# SpikingJelly's signatures (name -> (parameter, default) in order; inspect.Parameter.empty:
+# required) of the Spikformer surface.
+_EMPTY = inspect.Parameter.empty
+_BACKEND = [("backend", "torch"), ("tau", 2.0), ("detach_reset", True)]
+SPIKFORMER_SIGNATURES = {
+    "SpikformerConv2dBN": [("in_channels", _EMPTY), ("out_channels", _EMPTY),
+                           ("kernel_size", _EMPTY), ("stride", 1), ("padding", 0),
+                           ("pool", False)],
+    "SpikformerConv2dBNLIF": [("in_channels", _EMPTY), ("out_channels", _EMPTY),
+                              ("kernel_size", _EMPTY), ("stride", 1), ("padding", 0),
+                              ("pool", False)] + _BACKEND,
+    "SpikformerPatchStem": [("img_size_h", 224), ("img_size_w", 224), ("patch_size", 16),
+                            ("in_channels", 3), ("embed_dims", 256)] + _BACKEND,
+    "SpikformerMLP": [("in_features", _EMPTY), ("hidden_features", _EMPTY),
+                      ("out_features", _EMPTY)] + _BACKEND,
+    "SpikformerBlock": [("dim", _EMPTY), ("num_heads", _EMPTY), ("mlp_ratio", 4.0)] + _BACKEND,
+    "Spikformer": [("T", 4), ("in_channels", 3), ("img_size_h", 224), ("img_size_w", 224),
+                   ("patch_size", 16), ("num_classes", 1000), ("embed_dims", 256),
+                   ("num_heads", 8), ("mlp_ratio", 4.0), ("depths", 4)] + _BACKEND,
+    "spikformer_ti": [("T", 4), ("in_channels", 3), ("img_size_h", 224), ("img_size_w", 224),
+                      ("num_classes", 1000), ("backend", "torch")],
+}
+SPIKFORMER_SIGNATURES["spikformer_s"] = SPIKFORMER_SIGNATURES["spikformer_ti"]
+
+
+def _signature(obj):
+    return [(p.name, p.default) for p in inspect.signature(obj).parameters.values()]
+
+
+class SpikformerSurfaceTest(unittest.TestCase):
+    """base.MultiStepModule, layer.attention.SpikingSelfAttention and model.spikformer under
+    SpikingJelly's names, signatures, submodule names and behaviour."""
+
+    def test_names(self):
+        from snnexport.layer.attention import SpikingSelfAttention
+        self.assertIs(layer.attention.SpikingSelfAttention, SpikingSelfAttention)
+        self.assertIs(layer.SpikingSelfAttention, SpikingSelfAttention)
+        self.assertEqual(sorted(spikformer.__all__), sorted(SPIKFORMER_SIGNATURES))
+        self.assertEqual(base.MultiStepModule().supported_step_mode(), ("m",))
+        for name in ("Linear", "Conv1d", "SeqToANNContainer", "VotingLayer"):
+            self.assertTrue(hasattr(layer, name), name)  # the package keeps the module's names
+
+    def test_signatures(self):
+        self.assertEqual(_signature(layer.attention.SpikingSelfAttention),
+                         [("dim", _EMPTY), ("num_heads", 8), ("backend", "torch")])
+        for name, want in SPIKFORMER_SIGNATURES.items():
+            self.assertEqual(_signature(getattr(spikformer, name)), want, name)
+
+    def test_attention_parts(self):
+        a = layer.attention.SpikingSelfAttention(16, num_heads=2)
+        self.assertEqual((a.dim, a.num_heads, a.head_dim, a.scale), (16, 2, 8, 0.125))
+        self.assertEqual(list(a.state_dict()), [
+            f"{c}.{k}" for c in ("qkv_conv_bn", "proj_conv_bn")
+            for k in ("0.weight", "1.weight", "1.bias", "1.running_mean", "1.running_var",
+                      "1.num_batches_tracked")])
+        self.assertEqual(tuple(a.qkv_conv_bn[0].weight.shape), (48, 16, 1))
+        self.assertIsNone(a.qkv_conv_bn[0].bias)
+        for name, thr in (("qkv_lif", 1.0), ("attn_lif", 0.5), ("proj_lif", 1.0)):
+            sn = getattr(a, name)
+            self.assertEqual((type(sn).__name__, sn.tau, sn.v_threshold, sn.detach_reset,
+                              sn.step_mode), ("LIFNode", 2.0, thr, True, "m"), name)
+        with self.assertRaisesRegex(ValueError, "step_mode"):
+            a.step_mode = "s"  # a MultiStepModule
+        with self.assertRaisesRegex(ValueError, r"\[T, N, C, L\]"):
+            a(torch.rand(T, 2, 16))
+        self.assertEqual(list(a(torch.rand(T, 2, 16, 5)).shape), [T, 2, 16, 5])
+
+    def test_backend_reaches_every_neuron(self):
+        backend._noted = True  # the one-time note is tested above
+        model = spikformer.Spikformer(img_size_h=32, img_size_w=32, embed_dims=16, num_heads=2,
+                                      depths=1, backend="cupy")
+        attn = model.blocks[0].attn
+        self.assertEqual(attn.backend, "cupy")
+        attn.backend = "torch"
+        self.assertEqual({attn.qkv_lif.backend, attn.attn_lif.backend, attn.proj_lif.backend},
+                         {"torch"})
+        functional.set_backend(model, "triton")
+        self.assertEqual({m.backend for m in model.modules() if isinstance(m, neuron.BaseNode)},
+                         {"triton"})
+
+    def test_spikformer_structure(self):
+        model = spikformer.Spikformer(img_size_h=32, img_size_w=32, num_classes=10,
+                                      embed_dims=16, num_heads=2, depths=2)
+        keys = list(model.state_dict())
+        for k in ("patch_embed.stages.0.conv_bn.block.0.weight",
+                  "patch_embed.stages.3.conv_bn.block.1.running_var",
+                  "patch_embed.positional_encoding.conv_bn.block.1.bias",
+                  "blocks.1.attn.qkv_conv_bn.0.weight", "blocks.0.mlp.fc2.1.weight",
+                  "head.weight", "head.bias"):
+            self.assertIn(k, keys)
+        stem = model.patch_embed
+        self.assertEqual([s.conv_bn.block[0].out_channels for s in stem.stages], [2, 4, 8, 16])
+        self.assertEqual((stem.grid_size, stem.num_patches), ((2, 2), 4))
+        self.assertIsInstance(stem.stages[0].conv_bn.block[2], nn.MaxPool2d)
+        self.assertEqual(len(stem.positional_encoding.conv_bn.block), 2)  # no pool
+        self.assertEqual(model.head.step_mode, "m")
+        self.assertEqual(model.blocks[0].mlp.fc1[0].out_channels, 64)  # mlp_ratio 4
+        images = torch.rand(2, 3, 32, 32)
+        functional.reset_net(model)
+        a = model(images)
+        functional.reset_net(model)
+        b = model(images.unsqueeze(0).repeat(4, 1, 1, 1, 1))
+        self.assertEqual(list(a.shape), [4, 2, 10])
+        self.assertTrue(torch.equal(a, b))  # direct encoding over T=4
+
+
+def _has_module(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # a parent package is missing
+        return False
+
 
 def _load_zoo(import_line):
     """test/e2e/sj_zoo.py with its one snnexport import replaced by `import_line`."""
@@ -368,6 +496,19 @@ class RealSpikingJellyTest(Exporting):
                 want = export_onnx(a, x, self.path).SerializeToString()
                 got = export_onnx(b, x, self.path).SerializeToString()
                 self.assertEqual(got, want)
+
+    @unittest.skipUnless(_has_module("spikingjelly.activation_based.model.spikformer"),
+                         "this spikingjelly has no model.spikformer")
+    def test_spikformer_exports_alike(self):
+        from spikingjelly.activation_based.model import spikformer as sj_spikformer
+        kw = dict(img_size_h=32, img_size_w=32, num_classes=10, embed_dims=32, num_heads=4,
+                  depths=1)
+        a, b = spikformer.Spikformer(**kw), sj_spikformer.Spikformer(**kw)
+        self.assertEqual(list(a.state_dict()), list(b.state_dict()))
+        b.load_state_dict(a.state_dict())
+        x = torch.rand(2, 3, 32, 32)
+        want = export_onnx(a, x, self.path).SerializeToString()
+        self.assertEqual(export_onnx(b, x, self.path).SerializeToString(), want)
 
 
 if __name__ == "__main__":

@@ -203,6 +203,8 @@ class OnnxWeightsTest(unittest.TestCase):
         ("vgg_dvs", lambda: models.vgg_dvs(channels=4, image=16, blocks=2), [4, 2, 2, 16, 16]),
         ("sew_resnet", lambda: models.sew_resnet(channels=4, blocks=1), [4, 2, 1, 28, 28]),
         ("plif", _plif_model, [4, 2, 3, 4]),
+        # Conv1d weights are written [O, C, 1, k] and load back as [O, C, k].
+        ("spikformer", lambda: models.spikformer(embed_dims=32, depths=1), [4, 2, 3, 32, 32]),
     ]
 
     def test_round_trip(self):

@@ -1,14 +1,16 @@
 """Stateless layers with SpikingJelly's step modes: 's' (default, as in SpikingJelly) applies
-the torch layer to [N, ...]; 'm' folds [T, N, ...] -> [T*N, ...], applies it, and unfolds."""
+the torch layer to [N, ...]; 'm' folds [T, N, ...] -> [T*N, ...], applies it, and unfolds.
+`layer.attention` holds Spikformer's SpikingSelfAttention (also importable from here, as in
+SpikingJelly)."""
 import torch.nn.functional as F
 from torch import nn
 
-from .base import StepModule, check_step_mode
-from .functional import multi_step_forward, seq_to_ann_forward
+from ..base import StepModule, check_step_mode
+from ..functional import multi_step_forward, seq_to_ann_forward
 
 __all__ = ["Linear", "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "MaxPool2d",
            "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "Dropout2d", "VotingLayer",
-           "SeqToANNContainer", "MultiStepContainer"]
+           "SeqToANNContainer", "MultiStepContainer", "SpikingSelfAttention"]
 
 
 class _StepLayer(StepModule):
@@ -126,3 +128,7 @@ class MultiStepContainer(nn.Sequential):
 # The stateless multi-step layers export knows (torch.nn subclasses, emitted by type).
 STEP_LAYERS = (Linear, Conv1d, Conv2d, BatchNorm2d, BatchNorm1d, GroupNorm, MaxPool2d,
                AvgPool2d, AdaptiveAvgPool2d, Flatten, Dropout, Dropout2d, VotingLayer)
+
+# Last: attention builds on SeqToANNContainer above.
+from . import attention  # noqa: E402,F401
+from .attention import SpikingSelfAttention  # noqa: E402
