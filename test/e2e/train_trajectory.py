@@ -32,6 +32,8 @@ MODELS = {
     # model kwargs for make_case, per-sample shape, static (direct encoding) or sequences
     "csnn": ({"width": 16}, [1, 28, 28], True),
     "vgg_dvs": ({"width": 16, "image": 32, "blocks": 2}, [2, 32, 32], False),
+    # 2 blocks of 64 channels, 4 heads, over 4 tokens of a 32 x 32 image
+    "spikformer": ({"blocks": 2, "image": 32}, [3, 32, 32], True),
 }
 
 RUNS = [
