@@ -211,15 +211,46 @@ def build_case(model_name: str, T: int = 4, N: int = 8, seed: int = 0, attempts:
     return model, x, out, stats, attempt, encoding
 
 
+def readout_bound(model: nn.Module, x: torch.Tensor) -> Optional[torch.Tensor]:
+    """The elementwise float32 bound K * eps * (|s| |W|^T + |b|) of the GEMM of the Linear
+    whose output the model returns (a Spikformer's head over K features s), or None when the
+    output is not a Linear's. Two GEMMs of the same K-term sums that differ only in their
+    summation order (another batch size, another BLAS blocking) stay within it."""
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    if not linears:
+        return None
+    seen = []
+    hook = linears[-1].register_forward_hook(lambda m, i, o: seen.append((i[0], o)))
+    try:
+        model.eval()
+        reset_net(model)
+        with torch.no_grad():
+            out = model(x)
+    finally:
+        hook.remove()
+        reset_net(model)
+    s, y = seen[-1]
+    if y.shape != out.shape or not torch.equal(y, out):
+        return None
+    fc = linears[-1]
+    bias = fc.bias.detach().abs() if fc.bias is not None else 0.0
+    eps = float(np.finfo(np.float32).eps)
+    return fc.in_features * eps * (s.abs() @ fc.weight.detach().abs().t() + bias)
+
+
 def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: int = 0,
               attempts: int = 8, **kw: Any) -> Dict[str, Any]:
     """Writes model.onnx, weights.npz (the exported state_dict, float32, no
-    num_batches_tracked), input.npy, expected.npy and meta.json into `out_dir`; returns meta."""
+    num_batches_tracked), input.npy, expected.npy, for real-valued logits their bound.npy
+    (readout_bound), and meta.json into `out_dir`; returns meta."""
     model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)
     os.makedirs(out_dir, exist_ok=True)
     files = {"model": "model.onnx", "weights": "weights.npz", "input": "input.npy",
              "expected": "expected.npy"}
     kind = "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes")
+    bound = readout_bound(model, x) if kind == "logits" else None
+    if bound is not None:
+        files["bound"] = "bound.npy"  # what infer checks real-valued logits against
     meta = {
         "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
         "files": files,
@@ -236,7 +267,9 @@ def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: 
         written.append(files["model"])
         save_state_npz(model, os.path.join(out_dir, files["weights"]))
         written.append(files["weights"])
-        for key, arr in (("input", x), ("expected", out)):
+        arrays = [("input", x), ("expected", out)] + ([("bound", bound)] if bound is not None
+                                                      else [])
+        for key, arr in arrays:
             np.save(os.path.join(out_dir, files[key]), arr.numpy().astype(np.float32))
             written.append(files[key])
         with open(os.path.join(out_dir, "meta.json"), "w") as f:

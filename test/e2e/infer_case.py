@@ -2,8 +2,9 @@
 
 Builds a reference model with seeded random weights (snnexport.reference.make_case), exports
 it to ONNX, compiles it with snn-compile, runs `snn-run infer`, and compares the output with
-the PyTorch forward of the same nn.Module. Spike outputs must be identical; real-valued outputs
-(firing rates) must match within 1e-5 relative.
+the PyTorch forward of the same nn.Module. Spike outputs must be identical; firing rates must
+match within 1e-5 relative; a Linear readout's logits (Spikformer) within the float32 bound of
+its GEMM that the case holds (bound.npy).
 
 With `--batch-size B` the same input is also streamed B samples at a time (`snn-run infer
 --batch-size B`): the output must compare the same way, and snn-run must report the samples, the
@@ -35,7 +36,7 @@ def run(cmd):
     return proc
 
 
-def compare(got, expected, spikes):
+def compare(got, expected, spikes, bound=None):
     if got.shape != expected.shape:
         raise SystemExit(f"FAIL: output shape {got.shape} != reference {expected.shape}")
     if got.dtype != np.float32:
@@ -45,6 +46,12 @@ def compare(got, expected, spikes):
         if mismatches:
             raise SystemExit(f"FAIL: {mismatches} of {got.size} spikes differ")
         return 0.0
+    if bound is not None:  # logits: the float32 bound of the readout's GEMM
+        excess = np.abs(got - expected) - bound
+        if (excess > 0).any():
+            raise SystemExit(f"FAIL: {int((excess > 0).sum())} outputs beyond the float32 "
+                             f"bound of the readout's GEMM (worst excess {excess.max():.3g})")
+        return float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-6)))
     scale = np.maximum(np.abs(expected), 1e-6)
     worst = float(np.max(np.abs(got - expected) / scale))
     if worst > 1e-5:
@@ -108,11 +115,13 @@ def main():
 
     got = np.load(output)
     spikes = meta.get("output") == "spikes"
-    worst = compare(got, expected, spikes)
+    bound_file = meta["files"].get("bound")
+    bound = np.load(os.path.join(args.work, bound_file)) if bound_file else None
+    worst = compare(got, expected, spikes, bound)
     if args.batch_size:
         streamed = os.path.join(args.work, "streamed.npy")
         proc = run(infer + ["--output", streamed, "--batch-size", str(args.batch_size)])
-        worst = max(worst, compare(np.load(streamed), expected, spikes))
+        worst = max(worst, compare(np.load(streamed), expected, spikes, bound))
         batches = -(-args.N // args.batch_size)
         want = f"{args.N} samples in "
         if want not in proc.stderr or f"{batches} batches of up to {args.batch_size}" not in \
