@@ -43,6 +43,7 @@ MODELS = {
     "csnn": ({"width": 8, "classes": 8}, [1, 28, 28], True),
     "vgg_dvs": ({"width": 8, "image": 16, "blocks": 2, "classes": 8}, [2, 16, 16], False),
     "sew_resnet": ({"width": 8, "blocks": 1, "classes": 8}, [1, 28, 28], True),
+    "spikformer": ({"blocks": 2, "image": 32, "classes": 8}, [3, 32, 32], True),
 }
 
 
