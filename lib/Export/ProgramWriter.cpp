@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include "snn/Dialect/SNN/Transforms/AttentionHeadLayout.h"
 #include "snn/Schema/ArtifactOps.h"
 #include "snn/Support/ShardAPI.h"
 
@@ -182,6 +183,8 @@ LogicalResult ProgramWriter::writeParameter(ParameterOp param, onnx::GraphProto 
     spec.sharding = schema::kSplit;
     spec.splitDim = int64_t(sliced->slice.getAxis());
     spec.meshAxis = sliced->slice.getMeshAxis().str();
+    if (auto groups = param->getAttrOfType<IntegerAttr>(kSplitGroupsAttrName))
+      spec.splitGroups = groups.getInt();
     // The slice is no node: its users read the program's own part under the parameter name.
     names[sliced->slice.getResult()] = param.getName().str();
   }

@@ -25,13 +25,17 @@ const char *tpRoleName(TPRole role) {
 
 namespace {
 
-/// Per-feature ops that may sit between a colwise layer of `layer` kind and its partner.
-bool allowedBetween(OpKind layer, OpKind op) {
-  if (isNeuron(op) || op == OpKind::Dropout)
+/// Per-feature ops that may sit between a colwise layer of `layer` kind and its partner. A
+/// conv's channels also pass a channel-keeping reshape and a spiking attention (split by
+/// whole heads: its q, k and v channels are relaid out per rank before the split).
+bool allowedBetween(OpKind layer, const OpInfo &op) {
+  if (isNeuron(op.kind) || op.kind == OpKind::Dropout)
     return true;
   if (layer != OpKind::Conv2d)
     return false;
-  return op == OpKind::BatchNorm || op == OpKind::MaxPool2d || op == OpKind::AvgPool2d;
+  return op.kind == OpKind::BatchNorm || op.kind == OpKind::MaxPool2d ||
+         op.kind == OpKind::AvgPool2d || op.kind == OpKind::SpikingAttention ||
+         op.keepsChannels;
 }
 
 bool isModelOutput(const ModelInfo &model, int opIndex) {
@@ -61,7 +65,7 @@ TPPair followRegion(const ModelInfo &model, int col, TPLayout &layout) {
       layout.roles[user] = TPRole::Rowwise;
       return {col, user, -1};
     }
-    if (!allowedBetween(kind, op.kind))
+    if (!allowedBetween(kind, op))
       break;
     layout.roles[user] = TPRole::Sharded;
     layout.splitDims[user] = layout.splitDims[last];
@@ -86,6 +90,12 @@ TPLayout planTensorParallel(const ModelInfo &model) {
       continue;
     if (op.kind != OpKind::Linear && op.kind != OpKind::Conv2d)
       continue;
+    if (isModelOutput(model, int(i))) {
+      // Every rank returns the whole output: a split would only be gathered right away.
+      layout.notes.push_back("'" + displayName(op) + "' computes the model's output: it stays "
+                             "whole");
+      continue;
+    }
     layout.roles[i] = TPRole::Colwise;
     layout.splitDims[i] = featureDim(op);
     TPPair pair = followRegion(model, int(i), layout);
@@ -101,6 +111,16 @@ TPLayout planTensorParallel(const ModelInfo &model) {
 
 Status checkTensorParallelDivisible(const ModelInfo &model, const TPLayout &layout,
                                     int64_t tpSize) {
+  for (size_t i = 0; i < model.ops.size() && i < layout.roles.size(); ++i) {
+    const OpInfo &op = model.ops[i];
+    if (op.kind == OpKind::SpikingAttention && layout.roles[i] == TPRole::Sharded &&
+        tpSize > 0 && op.groups % tpSize != 0)
+      return makeError("cannot split '" + displayName(op) + "' (spiking_attention) over tp=" +
+                           std::to_string(tpSize) + ": its " + std::to_string(op.groups) +
+                           " heads are not divisible by " + std::to_string(tpSize) +
+                           " (each rank computes whole heads)",
+                       int(i));
+  }
   for (const TPPair &pair : layout.pairs) {
     const OpInfo &op = model.ops[pair.colwise];
     int64_t features = op.weightShape.empty() ? 0 : op.weightShape.front();

@@ -22,7 +22,7 @@ const std::vector<ArtifactOp> &artifactOps() {
       {op::kConcat, 2, 1024, {kAxis}},
       {op::kSumTime, 1, 1, {}},
       {op::kReduceMean, 1, 1, {kAxes, kKeepdims}},
-      {op::kSpikingAttention, 1, 1, {kNumHeads, kScale}},
+      {op::kSpikingAttention, 1, 1, {kNumHeads, kScale, kHeadGroups}},
       {op::kIFNode, 1, 1, {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha}},
       {op::kLIFNode, 1, 1,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kTau, kDecayInput}},

@@ -30,7 +30,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "p
                      *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
                      *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
                      *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis", *kStage = "stage",
-                     *kFrozen = "frozen",
+                     *kFrozen = "frozen", *kSplitGroups = "split_groups",
                      *kPlan = "plan", *kExplanation = "explanation";
 } // namespace key
 
@@ -167,6 +167,8 @@ json parametersJson(const std::vector<ParameterSpec> &parameters) {
     if (p.isSplit()) {
       entry[key::kSplitDim] = p.splitDim;
       entry[key::kMeshAxis] = p.meshAxis;
+      if (p.splitGroups != 1)
+        entry[key::kSplitGroups] = p.splitGroups;
     }
     if (p.stage >= 0)
       entry[key::kStage] = p.stage;
@@ -311,6 +313,9 @@ ParameterSpec parseParameter(const FieldReader &entry) {
   parameter.meshAxis = entry.getString(key::kMeshAxis);
   if (parameter.splitDim < 0 || parameter.splitDim >= int64_t(parameter.shape.size()))
     entry.fail("'" + entry.field(key::kSplitDim) + "' must be a dimension of 'shape'");
+  parameter.splitGroups = entry.find(key::kSplitGroups) ? entry.getInt(key::kSplitGroups) : 1;
+  if (parameter.splitGroups < 1)
+    entry.fail("'" + entry.field(key::kSplitGroups) + "' must be >= 1");
   return parameter;
 }
 
@@ -319,12 +324,17 @@ void checkSplit(const FieldReader &entry, const ParameterSpec &parameter, const 
   for (size_t axis = 0; axis < mesh.axes.size(); ++axis) {
     if (mesh.axes[axis] != parameter.meshAxis)
       continue;
-    if (parameter.shape[parameter.splitDim] % mesh.shape[axis] != 0)
+    int64_t parts = mesh.shape[axis] * parameter.splitGroups;
+    if (parameter.shape[parameter.splitDim] % parts != 0)
       entry.fail("parameter '" + parameter.name + "': dimension " +
                  std::to_string(parameter.splitDim) + " (" +
                  std::to_string(parameter.shape[parameter.splitDim]) +
-                 ") does not divide into the " + std::to_string(mesh.shape[axis]) +
-                 " members of mesh axis '" + parameter.meshAxis + "'");
+                 ") does not divide into " +
+                 (parameter.splitGroups > 1
+                      ? std::to_string(parameter.splitGroups) + " blocks (split_groups) for "
+                      : std::string()) +
+                 "the " + std::to_string(mesh.shape[axis]) + " members of mesh axis '" +
+                 parameter.meshAxis + "'");
     return;
   }
   entry.fail("'" + entry.field(key::kMeshAxis) + "' names no axis of the mesh: '" +

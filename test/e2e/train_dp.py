@@ -32,14 +32,6 @@ from snnexport import train as tr
 
 T, B, STEPS = 4, 8, 5
 
-# Spikformer's 0.02-std convs each feed a BatchNorm, so a gradient scales with 1 / |w| and an
-# SGD step at lr 0.01 moves a weight ~25 times its size: the first conv's gradient, a sum of
-# 16k terms that cancel (BatchNorm's backward has zero mean per channel), then differs by its
-# float32 bound between the two ranks' and one process's summation orders (6e-4 measured). At a
-# hundredth of the rate the steps are ~1/4 of the weights and the check means what it does for
-# the others.
-LR_SCALE = {"spikformer": 0.01}
-
 RUNS = [
     ("sgd", 3 * B + 3, dict(optimizer="sgd", lr=0.01, momentum=0.9, weight_decay=5e-4,
                             schedule="step", step_size=2, gamma=0.5, loss="mse", seed=7)),
@@ -163,7 +155,7 @@ def main():
                 data_arg = tc.static_images(x, y, S, sample_shape, seed=S)
             else:
                 data_arg = tc.event_sequences(x, y, S, T, sample_shape, seed=S)
-            opts = dict(opts, lr=opts["lr"] * LR_SCALE.get(args.model, 1.0))
+            opts = dict(opts, lr=opts["lr"] * tc.LR_SCALE.get(args.model, 1.0))
             c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
                                **opts)
             cmd = [snn_run, "--nproc", ranks, "train", art, "--data-npy", data_arg,

@@ -38,7 +38,6 @@ import train_trajectory as tt
 from snnexport import train as tr
 
 T, B, STEPS = ttp.T, ttp.B, 5
-SGD = ttp.SGD
 MODELS = ttp.MODELS
 
 
@@ -101,7 +100,8 @@ def check_tp_split(art, manifest):
 
 def run_training(args, art, ranks, x, y, static, tag, trace=False):
     d = tc.fresh_dir(os.path.join(args.work, f"train_{tag}"))
-    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None, **SGD)
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
+                       **ttp.sgd(args.model))
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
     cmd = [os.path.join(args.bin, "snn-run"), "--nproc", ranks, "train", art,
            "--data-npy", f"{x},{y}", *tt.cli_flags(c), "--log", log, "--save-params", params,

@@ -37,6 +37,12 @@ SGD = dict(optimizer="sgd", lr=0.05, momentum=0.9, weight_decay=5e-4, schedule="
            loss="mse", seed=7)
 RATE_RANGE = (0.05, 0.5)
 
+
+def sgd(what):
+    """SGD with the learning rate of `what` (a model name, or a label starting with one)."""
+    model = what.split("/")[0].split(" ")[0]
+    return dict(SGD, lr=SGD["lr"] * tc.LR_SCALE.get(model, 1.0))
+
 # model -> (make_case options, per-sample shape of the training data, static images?)
 MODELS = {
     "deep_mlp": ({}, [64], False),
@@ -127,7 +133,7 @@ def reference_training(case, x, y, static, what, microbatches=1):
     first, _ = data.batch(range(B), T)
     check_rates(reference.run_reference(model, first)[1], f"{what}: first training batch")
     c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
-                       microbatches=microbatches, **SGD)
+                       microbatches=microbatches, **sgd(what))
     res = tr.train(model, data, c)
     if max(res.losses) - min(res.losses) <= 1e-6 * max(abs(v) for v in res.losses):
         raise tc.Failure(f"{what}: the reference loss does not move over {STEPS} steps: "
@@ -143,7 +149,8 @@ def check_training(args, case, art, manifest, ranks, what):
     _, shape, static = MODELS[args.model]
     d = tc.fresh_dir(os.path.join(args.work, f"train_{args.mode}{ranks}"))
     x, y = training_data(d, shape, static, S=B * STEPS)
-    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None, **SGD)
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
+                       **sgd(args.model))
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
     cmd = [os.path.join(args.bin, "snn-run"), "--nproc", ranks, "train", art,
            "--data-npy", f"{x},{y}", *tt.cli_flags(c), "--log", log, "--save-params", params,

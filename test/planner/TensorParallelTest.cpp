@@ -56,6 +56,54 @@ TEST(TensorParallel, ConvPairKeepsBatchNormAndPoolSplit) {
   EXPECT_EQ(layout.pairs[1].rowwise, 11);
 }
 
+/// qkv conv - batch_norm - LIF - attention - LIF - proj conv - LIF, the Spikformer's
+/// attention over a 2x2 token grid (the model's convs 1x1 candidates).
+ModelInfo attentionBlock(int64_t channels, int64_t heads) {
+  ModelBuilder b({4, -1, channels, 2, 2}, 4);
+  int x = b.conv(-1, 3 * channels, 1, 0, "attn.qkv.0", true);
+  x = b.batchNorm(x, "attn.qkv.1");
+  x = b.neuron(x, OpKind::LIFNode, "attn.qkv_lif");
+  x = b.spikingAttention(x, heads, "attn/attention");
+  x = b.neuron(x, OpKind::LIFNode, "attn.attn_lif");
+  x = b.conv(x, channels, 1, 0, "attn.proj.0", true);
+  x = b.neuron(x, OpKind::LIFNode, "attn.proj_lif");
+  return b.build(x);
+}
+
+TEST(TensorParallel, AttentionSplitsByHeadsBetweenItsProjections) {
+  ModelInfo model = attentionBlock(8, 4);
+  TPLayout layout = planTensorParallel(model);
+  ASSERT_EQ(layout.pairs.size(), 1u);
+  EXPECT_EQ(layout.pairs[0].colwise, 0);  // the fused qkv projection
+  EXPECT_EQ(layout.pairs[0].rowwise, 5);  // the output projection
+  EXPECT_EQ(layout.roles[3], TPRole::Sharded);
+  EXPECT_EQ(layout.splitDims[3], 2);
+  EXPECT_TRUE(checkTensorParallelDivisible(model, layout, 4).ok());
+  Status three = checkTensorParallelDivisible(attentionBlock(12, 4),
+                                              planTensorParallel(attentionBlock(12, 4)), 3);
+  ASSERT_FALSE(three.ok());
+  EXPECT_EQ(three.error().message,
+            "cannot split 'attn/attention' (spiking_attention) over tp=3: its 4 heads are not "
+            "divisible by 3 (each rank computes whole heads)");
+}
+
+TEST(TensorParallel, AModelOutputLayerStaysWhole) {
+  ModelBuilder b({2, -1, 8}, 2);
+  int x = b.linear(-1, 8, false, "a");
+  x = b.neuron(x, OpKind::IFNode, "sa");
+  x = b.linear(x, 4, false, "head");
+  TPLayout layout = planTensorParallel(b.build(x));
+  EXPECT_EQ(layout.roles[0], TPRole::Colwise);
+  EXPECT_EQ(layout.roles[2], TPRole::Rowwise);  // paired: its sum is whole
+  ModelBuilder c({2, -1, 8}, 2);
+  int y = c.neuron(-1, OpKind::IFNode, "s");
+  y = c.linear(y, 4, false, "head");
+  TPLayout alone = planTensorParallel(c.build(y));
+  EXPECT_EQ(alone.roles[1], TPRole::Replicated);
+  ASSERT_EQ(alone.notes.size(), 1u);
+  EXPECT_EQ(alone.notes[0], "'head' computes the model's output: it stays whole");
+}
+
 TEST(TensorParallel, DivisibilityNamesTheOp) {
   ModelInfo mlp = test::spikingMlp(16, 10, 4);
   EXPECT_TRUE(checkTensorParallelDivisible(mlp, planTensorParallel(mlp), 2).ok());

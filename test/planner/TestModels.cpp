@@ -49,6 +49,17 @@ int ModelBuilder::conv(int input, int64_t out, int64_t kernel, int64_t padding,
   return add(op);
 }
 
+int ModelBuilder::spikingAttention(int input, int64_t heads, const std::string &name) {
+  OpInfo op;
+  op.name = name;
+  op.kind = OpKind::SpikingAttention;
+  op.inputs = {input};
+  op.outputShape = shapeOf(input);
+  op.outputShape[2] /= 3;
+  op.groups = heads;
+  return add(op);
+}
+
 int ModelBuilder::batchNorm(int input, const std::string &name) {
   OpInfo op;
   op.name = name;

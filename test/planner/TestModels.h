@@ -22,6 +22,8 @@ public:
   int maxPool(int input, int64_t kernel, const std::string &name);
   int flatten(int input, const std::string &name);
   int meanTime(int input, const std::string &name);
+  /// spiking_attention of `heads` over a [T, N, 3C, H, W] qkv input: [T, N, C, H, W].
+  int spikingAttention(int input, int64_t heads, const std::string &name);
 
   ModelInfo build(int output);
 

@@ -206,6 +206,7 @@ TEST(Manifest, EveryFieldRoundTrips) {
     EXPECT_EQ(read.parameters[i].sharding, written.parameters[i].sharding);
     EXPECT_EQ(read.parameters[i].splitDim, written.parameters[i].splitDim);
     EXPECT_EQ(read.parameters[i].meshAxis, written.parameters[i].meshAxis);
+    EXPECT_EQ(read.parameters[i].splitGroups, written.parameters[i].splitGroups);
     EXPECT_EQ(read.parameters[i].frozen, written.parameters[i].frozen);
   }
   expectSamePlan(read.plan, written.plan);
@@ -280,6 +281,31 @@ TEST(Manifest, RefusesASplitTheMeshCannotHold) {
                               "\"shape\": [10, 33]")),
             "m.json: parameter 'fc.weight': dimension 1 (33) does not divide "
             "into the 2 members of mesh axis 'tp'");
+}
+
+TEST(Manifest, SplitGroupsRoundTripAndMustDivide) {
+  // A fused q, k, v projection relaid out for head-parallel attention: 3 blocks of 8 rows,
+  // each split over the 2 members of "tp".
+  Manifest m = fullManifest();
+  ParameterSpec qkv{"attn.qkv.weight", {24, 8}, ParameterKind::Parameter, kSplit, 0, "tp"};
+  qkv.splitGroups = 3;
+  m.parameters.push_back(qkv);
+  std::string text = formatManifest(m);
+  EXPECT_NE(text.find("\"split_groups\": 3"), std::string::npos);
+  Manifest read = parseManifest(text, "m.json");
+  EXPECT_EQ(read.parameters.back().splitGroups, 3);
+  EXPECT_EQ(read.parameters.front().splitGroups, 1); // not written: one block
+  EXPECT_EQ(text.find("\"split_groups\": 1"), std::string::npos);
+
+  size_t at = text.find("\"split_groups\": 3");
+  std::string zero = text;
+  EXPECT_EQ(parseError(zero.replace(at, 17, "\"split_groups\": 0")),
+            "m.json: 'parameters[" + std::to_string(m.parameters.size() - 1) +
+                "].split_groups' must be >= 1");
+  std::string five = text;
+  EXPECT_EQ(parseError(five.replace(at, 17, "\"split_groups\": 5")),
+            "m.json: parameter 'attn.qkv.weight': dimension 0 (24) does not divide into 5 "
+            "blocks (split_groups) for the 2 members of mesh axis 'tp'");
 }
 
 TEST(Manifest, CommunicationIsOptionalAndNotNegative) {

@@ -50,6 +50,9 @@ struct OpInfo {
   bool hasBias = false;
   int64_t groups = 1;                ///< conv2d; spiking_attention: its heads
   std::vector<int64_t> window;       ///< pooling kernel (kh, kw)
+  /// A per-step reshape that keeps dim 2 (the channels) as it is (a Spikformer's [C, 1, L]
+  /// <-> [C, L] views): a conv's channel split passes through it.
+  bool keepsChannels = false;
   int64_t paramElements = 0;         ///< trainable parameters first used by this op
   int64_t bufferElements = 0;        ///< non-trainable state (BatchNorm running statistics)
   int64_t largestParamElements = 0;  ///< the op's largest single parameter tensor

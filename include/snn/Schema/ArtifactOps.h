@@ -86,6 +86,7 @@ inline constexpr const char *kAxes = "axes";
 inline constexpr const char *kKeepdims = "keepdims";
 inline constexpr const char *kNumHeads = "num_heads";
 inline constexpr const char *kScale = "scale";
+inline constexpr const char *kHeadGroups = "head_groups";
 } // namespace attr
 
 /// One op_type: how many inputs its node takes (optional trailing inputs make

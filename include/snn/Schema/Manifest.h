@@ -73,6 +73,10 @@ struct ParameterSpec {
   /// For kSplit: the split dimension and the mesh axis it is split over.
   int64_t splitDim = -1;
   std::string meshAxis;
+  /// For kSplit: the split dimension holds this many equal blocks (a fused q, k, v
+  /// projection: 3), each split over the members on its own; a member's part is its piece of
+  /// every block, in block order. 1 (not written): one block, a contiguous part.
+  int64_t splitGroups = 1;
   /// Mode pp: the logical pipeline stage whose program holds it (only the
   /// ranks of that stage hold it); -1: every program.
   int64_t stage = -1;

@@ -34,14 +34,20 @@ Kernel buildSpikingAttention(const Node &node) {
   constexpr float kMax = std::numeric_limits<float>::max();
   // PyTorch multiplies by the Python float; the exporter wrote it as a float32.
   double scale = attributes.getFloatIn(attr::kScale, 0.125f, -kMax, kMax);
-  return [heads, scale](const Inputs &in, const RunContext &) {
+  int64_t groups = attributes.getIntIn(attr::kHeadGroups, 1, 1, heads);
+  if (heads % groups != 0)
+    attributes.fail("attribute 'head_groups' " + std::to_string(groups) +
+                    " must divide num_heads " + std::to_string(heads));
+  return [heads, groups, scale](const Inputs &in, const RunContext &) {
     const at::Tensor &x = in[0];
     if (x.dim() != 4 || x.size(2) % (3 * heads) != 0)
       throw Error("expects a [T, N, 3*C, L] input whose 3*C is a multiple of 3 * " +
                   std::to_string(heads) + " heads, got " + formatShape(x.sizes()));
     int64_t channels = x.size(2) / 3, headDim = channels / heads;
-    at::Tensor qkv = x.reshape({x.size(0), x.size(1), 3, heads, headDim, x.size(3)});
-    at::Tensor q = qkv.select(2, 0), k = qkv.select(2, 1), v = qkv.select(2, 2);
+    // Channels as (groups, 3, heads per group, D); one group is SpikingJelly's (3, H, D).
+    at::Tensor qkv = x.reshape(
+        {x.size(0), x.size(1), groups, 3, heads / groups, headDim, x.size(3)});
+    at::Tensor q = qkv.select(3, 0), k = qkv.select(3, 1), v = qkv.select(3, 2);
     at::Tensor out = at::matmul(at::matmul(v, k.transpose(-2, -1)), q).mul(scale);
     return out.reshape({x.size(0), x.size(1), channels, x.size(3)});
   };

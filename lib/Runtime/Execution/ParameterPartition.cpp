@@ -6,6 +6,7 @@
 #include "snn/Runtime/Support/TensorIO.h"
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/cat.h>
 
 namespace snn::runtime {
 
@@ -44,9 +45,15 @@ at::Tensor ParameterPartition::localPart(const std::string &name,
                 formatShape(spec->shape) + " along dimension " +
                 std::to_string(spec->splitDim) + " over mesh axis '" +
                 spec->meshAxis + "' (every rank holds a part of the whole)");
-  int64_t length = spec->shape[size_t(spec->splitDim)] / parts;
+  // Each of the split dimension's blocks (one, or a fused projection's q, k and v) gives
+  // this rank its own piece; the pieces follow one another in block order.
+  int64_t dim = spec->splitDim, groups = spec->splitGroups;
+  int64_t block = spec->shape[size_t(dim)] / groups, length = block / parts;
   int64_t start = length * mesh->coordinate(spec->meshAxis);
-  return whole.narrow(spec->splitDim, start, length).contiguous().clone();
+  std::vector<at::Tensor> pieces;
+  for (int64_t g = 0; g < groups; ++g)
+    pieces.push_back(whole.narrow(dim, g * block + start, length));
+  return groups == 1 ? pieces.front().contiguous().clone() : at::cat(pieces, dim);
 }
 
 at::Tensor ParameterPartition::gatherWhole(const std::string &name,
@@ -57,9 +64,16 @@ at::Tensor ParameterPartition::gatherWhole(const std::string &name,
   at::NoGradGuard noGrad;
   int64_t dim = spec->splitDim;
   // allGather concatenates along dim 0 in group-rank order, which is the
-  // coordinate order on the axis.
+  // coordinate order on the axis: [member, block, piece] rows, reordered to
+  // [block, member, piece] for a split of several blocks.
   at::Tensor rows = local.detach().transpose(0, dim).contiguous();
   at::Tensor all = dist::allGather(mesh->group(spec->meshAxis), rows);
+  if (int64_t groups = spec->splitGroups; groups > 1) {
+    int64_t parts = mesh->axisSize(spec->meshAxis);
+    std::vector<int64_t> blocked{parts, groups, rows.size(0) / groups};
+    blocked.insert(blocked.end(), rows.sizes().begin() + 1, rows.sizes().end());
+    all = all.view(blocked).transpose(0, 1).reshape(all.sizes());
+  }
   return all.transpose(0, dim).contiguous();
 }
 

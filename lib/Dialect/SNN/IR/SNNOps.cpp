@@ -354,8 +354,15 @@ LogicalResult SpikingAttentionOp::inferReturnTypes(MLIRContext *, std::optional<
     return fail(loc, "spiking_attention input must be [T, N, 3*C, L], got " +
                          llvm::formatv("{0}", *input).str());
   int64_t heads = adaptor.getNumHeads(), channels = input->getDimSize(2);
+  // A state built without the default-valued attribute (an inferring builder) has none yet.
+  IntegerAttr groupsAttr = adaptor.getHeadGroupsAttr();
+  int64_t groups = groupsAttr ? groupsAttr.getInt() : 1;
   if (heads < 1)
     return fail(loc, "spiking_attention num_heads must be >= 1, got " + Twine(heads));
+  if (groups < 1 || heads % groups != 0)
+    return fail(loc, llvm::formatv("spiking_attention head_groups {0} must be >= 1 and divide "
+                                   "num_heads {1}",
+                                   groups, heads));
   if (!std::isfinite(adaptor.getScale().convertToFloat()))
     return fail(loc, "spiking_attention scale must be finite");
   if (ShapedType::isDynamic(channels) || channels % (3 * heads) != 0)

@@ -532,7 +532,8 @@ FailureOr<Type> perStepType(ONNXNodeOp node, NodeErrors &errors) {
       return failure();
     return inferredType<SpikingAttentionOp>(node, errors, input,
                                             builder.getI64IntegerAttr(params->heads),
-                                            builder.getF32FloatAttr(params->scale));
+                                            builder.getF32FloatAttr(params->scale),
+                                            builder.getI64IntegerAttr(1));
   }
   auto params = readReduceMean(node, errors);
   if (failed(params))
@@ -577,7 +578,8 @@ Value createPerStep(PatternRewriter &rewriter, ONNXNodeOp node, NodeErrors &erro
   if (node.getOpType() == "SpikingAttention") {
     SpikingAttentionParams p = *readSpikingAttention(node, errors);
     return SpikingAttentionOp::create(rewriter, loc, input, rewriter.getI64IntegerAttr(p.heads),
-                                      rewriter.getF32FloatAttr(p.scale));
+                                      rewriter.getF32FloatAttr(p.scale),
+                                      rewriter.getI64IntegerAttr(1));
   }
   ReduceMeanParams p = *readReduceMean(node, errors);
   if (p.overTime)

@@ -122,6 +122,11 @@ void Bridge::addLayerDetails(Operation *op, pl::OpInfo &info) {
     info.weightShape = shapeOf(conv.getWeight().getType());
     info.hasBias = bool(conv.getBias());
     info.groups = int64_t(conv.getGroups());
+  } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    auto out = cast<RankedTensorType>(reshape.getResult().getType());
+    info.keepsChannels =
+        in.getRank() >= 3 && out.getRank() >= 3 && in.getDimSize(2) == out.getDimSize(2);
   } else if (auto attention = dyn_cast<SpikingAttentionOp>(op)) {
     info.groups = int64_t(attention.getNumHeads());
   } else if (auto pool = dyn_cast<MaxPool2dOp>(op)) {

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Dialect/SNN/Transforms/AttentionHeadLayout.h"
 #include "snn/Support/ShardAPI.h"
 
 using namespace mlir;
@@ -39,6 +40,7 @@ private:
   SplitAxes parameterAxes(ParameterOp param, Operation *user, int userIndex);
   void annotateActivations();
   void annotateParameters();
+  LogicalResult relayoutSplitAttention();
   void setStages();
   /// The first model op (in program order) that reads `param`, and its index; -1 if none.
   int userIndex(ParameterOp param, Operation *&user) const;
@@ -171,6 +173,18 @@ void Annotator::annotateParameters() {
   }
 }
 
+/// Every attention the plan splits gets whole heads per rank (AttentionHeadLayout.h).
+LogicalResult Annotator::relayoutSplitAttention() {
+  if (tpAxis < 0 || plan.tensorParallel.roles.size() != bridged.ops.size())
+    return success();
+  for (size_t i = 0; i < bridged.ops.size(); ++i)
+    if (auto attention = dyn_cast<SpikingAttentionOp>(bridged.ops[i]);
+        attention && plan.tensorParallel.roles[i] == pl::TPRole::Sharded &&
+        failed(relayoutAttentionHeads(attention, plan.meshShape[tpAxis])))
+      return failure();
+  return success();
+}
+
 void Annotator::setStages() {
   if (plan.opStage.size() != bridged.ops.size())
     return;
@@ -203,6 +217,8 @@ LogicalResult Annotator::run() {
   }
   dpAxis = plan.dpMeshDim;
   tpAxis = plan.tpMeshDim;
+  if (failed(relayoutSplitAttention()))
+    return failure();
   annotateParameters();
   annotateActivations();
   return success();

@@ -433,6 +433,94 @@ struct BatchNormModel : public TimeMajorModel<BatchNormModel, BatchNormOp> {
   }
 };
 
+/// reduce_mean: one loop per input dim, its `axes` reductions (parallel, of size 1 in the
+/// result, with keepdims). The reduced dims are never split (a mean of a split dim would need
+/// the parts' counts), nor T.
+struct ReduceMeanModel : public TimeMajorModel<ReduceMeanModel, ReduceMeanOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    auto mean = cast<ReduceMeanOp>(op);
+    IteratorTypes types(rankOf(mean.getInput()), kParallel);
+    if (!mean.getKeepdims())
+      for (int64_t axis : mean.getAxes())
+        types[axis] = kReduction;
+    return types;
+  }
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *op) const {
+    auto mean = cast<ReduceMeanOp>(op);
+    return SmallVector<ReductionKind>(mean.getKeepdims() ? 0 : mean.getAxes().size(),
+                                      ReductionKind::Sum);
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}};
+    for (int64_t axis : cast<ReduceMeanOp>(op).getAxes())
+      whole.push_back({unsigned(axis), "reduce_mean averages over it"});
+    return whole;
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto mean = cast<ReduceMeanOp>(op);
+    int64_t rank = rankOf(mean.getInput());
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineExpr> result;
+    for (int64_t d = 0; d < rank; ++d)
+      if (mean.getKeepdims() || !llvm::is_contained(mean.getAxes(), d))
+        result.push_back(getAffineDimExpr(d, ctx));
+    return {AffineMap::getMultiDimIdentityMap(rank, ctx), AffineMap::get(rank, 0, result, ctx)};
+  }
+};
+
+/// spiking_attention [T, N, 3C, L] -> [T, N, C, L]: loops T, N, a channel block and L, the
+/// block of the input's and the result's channels the same loop (a rank's whole heads: the
+/// partition relaid the fused projection out as `head_groups` groups of q, k and v). The
+/// tokens L are never split (the products sum over them), nor T.
+struct SpikingAttentionModel : public TimeMajorModel<SpikingAttentionModel, SpikingAttentionOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(4, kParallel); }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const {
+    return {{0, kTimeWhy}, {3, "attention sums over its tokens"}};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, op->getContext());
+    return {identity, identity};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings, ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap, SymbolTableCollection &symbols,
+                          OpBuilder &builder) const;
+};
+
+LogicalResult SpikingAttentionModel::partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                                               ArrayRef<Sharding> operandShardings,
+                                               ArrayRef<Sharding> resultShardings,
+                                               IRMapping &partitionMap,
+                                               SymbolTableCollection &symbols,
+                                               OpBuilder &builder) const {
+  if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
+                                getWholeLoops(op))))
+    return failure();
+  auto attention = cast<SpikingAttentionOp>(op);
+  int64_t parts = 1;
+  if (const Sharding &sharding = operandShardings.front();
+      sharding && sharding.getSplitAxes().size() > 2) {
+    GridOp grid = getGrid(op, sharding.getGridAttr(), symbols);
+    parts = collectiveProcessGroupSize(sharding.getSplitAxes()[2].asArrayRef(), grid);
+  }
+  int64_t groups = attention.getHeadGroups();
+  if (parts > 1 && groups % parts != 0)
+    return op->emitOpError() << "cannot split its channels over " << parts
+                             << " processes: its q, k and v are laid out for " << groups
+                             << " head group(s), so a contiguous part would mix heads";
+  auto local = cast<SpikingAttentionOp>(
+      cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder));
+  local.setNumHeads(attention.getNumHeads() / parts);
+  local.setHeadGroups(groups / parts);
+  return success();
+}
+
 /// A parameter: one parallel loop per dim. A split parameter is the whole value sliced on
 /// every process (no communication): the program stays the same on every rank.
 struct ParameterModel : public ShardingInterface::ExternalModel<ParameterModel, ParameterOp> {
@@ -467,25 +555,45 @@ struct ParameterModel : public ShardingInterface::ExternalModel<ParameterModel, 
   }
 };
 
-/// flatten [T, N, d1, ..., dk] -> [T, N, d1*...*dk]: loops T, N and F, where F is d1 of the
-/// input and the flattened dim of the result. A split of d1 is a contiguous block of the
-/// flattened dim; d2..dk take no loop (a constant in the map) and are never split. The maps
-/// are not projected permutations on the input side, which upstream's generic code assumes,
-/// so this model derives and places the shardings itself.
-struct FlattenModel : public ShardingInterface::ExternalModel<FlattenModel, FlattenOp> {
+/// flatten [T, N, d1, ..., dk] -> [T, N, d1*...*dk] and reshape [T, N, d1, ...] -> [T, N,
+/// e1, ...]: loops T, N and F, where F is d1 of the input and e1 (flatten: the flattened dim)
+/// of the result. A split of d1 is a contiguous block of F when F starts with whole d1 blocks:
+/// always for flatten, for a reshape only when e1 == d1 (a Spikformer's [C, 1, L] <-> [C, L]
+/// views keep the channels first); any other reshape keeps F whole. The later dims take no
+/// loop (a constant in the map) and are never split. The maps are not projected permutations,
+/// which upstream's generic code assumes, so this model derives and places the shardings.
+template <typename Op>
+struct LeadingDimsModel : public ShardingInterface::ExternalModel<LeadingDimsModel<Op>, Op> {
   IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(3, kParallel); }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     MLIRContext *ctx = op->getContext();
-    SmallVector<AffineExpr> input = leadingDims(3, ctx);
-    input.resize(rankOf(op->getOperand(0)), getAffineConstantExpr(0, ctx));
-    return {AffineMap::get(3, 0, input, ctx), AffineMap::getMultiDimIdentityMap(3, ctx)};
+    auto map = [&](Value value) {
+      SmallVector<AffineExpr> dims = leadingDims(3, ctx);
+      dims.resize(rankOf(value), getAffineConstantExpr(0, ctx));
+      return AffineMap::get(3, 0, dims, ctx);
+    };
+    return {map(op->getOperand(0)), map(op->getResult(0))};
+  }
+
+  static SmallVector<WholeLoop> wholeLoops(Operation *op) {
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto out = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<WholeLoop> whole = {{0, kTimeWhy}};
+    if (isa<ReshapeOp>(op) && (in.getRank() < 3 || out.getRank() < 3 ||
+                               in.getDimSize(2) != out.getDimSize(2)))
+      whole.push_back({2, "a reshape that regroups its first per-step dim is never split"});
+    return whole;
   }
 
   FailureOr<ShardingOption> getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
                                               ArrayRef<Sharding> resultShardings) const;
+
+  /// The input's later dims are whole, so both sides carry the same split (an interface
+  /// method: propagation calls it too).
   FailureOr<std::vector<Sharding>> getShardingAnnotations(Operation *op,
                                                           const ShardingOption &option) const;
+
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &builder,
                                        const ShardingOption &option) const {
     return addAnnotations(op, builder, getShardingAnnotations(op, option));
@@ -496,9 +604,15 @@ struct FlattenModel : public ShardingInterface::ExternalModel<FlattenModel, Flat
                           IRMapping &partitionMap, SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     if (failed(checkPartitionable(op, operandShardings, resultShardings, symbols,
-                                  {{0, kTimeWhy}})))
+                                  wholeLoops(op))))
       return failure();
-    cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    Operation *local =
+        cloneLocal(*op, partitionedOperands, resultShardings, partitionMap, symbols, builder);
+    if (auto reshape = dyn_cast<ReshapeOp>(local)) {
+      // The per-step dims of the local result, which a split of e1 made smaller.
+      auto type = cast<RankedTensorType>(reshape.getResult().getType());
+      reshape.setShape(type.getShape().drop_front(2));
+    }
     return success();
   }
 };
@@ -525,9 +639,10 @@ LogicalResult mergeFlattenLoops(const Sharding &sharding, ShardingArray &loops,
   return success();
 }
 
-FailureOr<ShardingOption> FlattenModel::getShardingOption(Operation *,
-                                                          ArrayRef<Sharding> operandShardings,
-                                                          ArrayRef<Sharding> resultShardings) const {
+template <typename Op>
+FailureOr<ShardingOption>
+LeadingDimsModel<Op>::getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                                        ArrayRef<Sharding> resultShardings) const {
   ShardingArray loops(3);
   FlatSymbolRefAttr grid;
   if (failed(mergeFlattenLoops(resultShardings.front(), loops, grid)) ||
@@ -536,12 +651,13 @@ FailureOr<ShardingOption> FlattenModel::getShardingOption(Operation *,
   if (!grid)
     return ShardingOption::makeEmpty();
   ShardingOption option(loops, grid);
-  keepWhole(option, {{0, kTimeWhy}});
+  keepWhole(option, wholeLoops(op));
   return option;
 }
 
+template <typename Op>
 FailureOr<std::vector<Sharding>>
-FlattenModel::getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+LeadingDimsModel<Op>::getShardingAnnotations(Operation *op, const ShardingOption &option) const {
   MLIRContext *ctx = op->getContext();
   SmallVector<GridAxesAttr> axes;
   for (int64_t loop = 0; loop < 3; ++loop)
@@ -566,7 +682,10 @@ void registerShardingInterfaceModels(DialectRegistry &registry) {
     ctx->loadDialect<ShardDialect>();
     ParameterOp::attachInterface<ParameterModel>(*ctx);
     LinearOp::attachInterface<LinearModel>(*ctx);
-    FlattenOp::attachInterface<FlattenModel>(*ctx);
+    FlattenOp::attachInterface<LeadingDimsModel<FlattenOp>>(*ctx);
+    ReshapeOp::attachInterface<LeadingDimsModel<ReshapeOp>>(*ctx);
+    ReduceMeanOp::attachInterface<ReduceMeanModel>(*ctx);
+    SpikingAttentionOp::attachInterface<SpikingAttentionModel>(*ctx);
     Conv2dOp::attachInterface<Conv2dModel>(*ctx);
     BatchNormOp::attachInterface<BatchNormModel>(*ctx);
     MaxPool2dOp::attachInterface<PoolModel<MaxPool2dOp>>(*ctx);

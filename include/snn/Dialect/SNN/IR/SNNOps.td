@@ -202,13 +202,17 @@ def SNN_SpikingAttentionOp : SNN_LayerOp<"spiking_attention", [Pure]> {
     `(3, num_heads, D)` with `D = C / num_heads`: q, k and v are its first, second and third
     thirds, each head a block of D channels. Per step and head,
     `out = ((v k^T) q) * scale` over `[D, L]` matrices; the result is `[T, N, C, L]` with the
-    heads in order. Tensor parallelism splits it by whole heads.
+    heads in order. Tensor parallelism splits it by whole heads: before the split, the
+    partition relays the fused projection's channels out as `(head_groups, 3, H / head_groups,
+    D)` (each group the q, k and v of the heads one rank computes), so that a contiguous
+    split of the channels gives every rank whole heads; a rank's own op has `head_groups = 1`.
     ```mlir
     %a = snn.spiking_attention %qkv {num_heads = 4 : i64, scale = 1.250000e-01 : f32}
         : (tensor<4x?x192x16xf32>) -> tensor<4x?x64x16xf32>
     ```
   }];
-  let arguments = (ins SNN_F32Tensor:$input, I64Attr:$num_heads, F32Attr:$scale);
+  let arguments = (ins SNN_F32Tensor:$input, I64Attr:$num_heads, F32Attr:$scale,
+                       DefaultValuedAttr<I64Attr, "1">:$head_groups);
   let results = (outs SNN_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
