@@ -14,9 +14,11 @@ coordinate with explicit collectives. Required, against PyTorch in one process:
   - each rank log's communication per step (calls and bytes per collective kind and mesh axis)
     equal to what the compiler predicted in the manifest (`plan.communication`);
   - every neuron layer of the reference fires at 5-50 % on the case input and on the first
-    training batch.
+    training batch;
+  - the whole weights the run saved, evaluated on the partitioned artifact (each rank cuts its
+    part out of them) and on the one-process one: the same loss and accuracy.
 
-Usage: train_tp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet
+Usage: train_tp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet|spikformer
                    [--layers L] [--neuron lif|if|plif] [--width W] [--ranks 2,4]
                    [--mode tp|fsdp_tp] [--conv-tp]
 """
@@ -168,7 +170,28 @@ def check_training(args, case, art, manifest, ranks, what):
     worst = tc.compare_params(first_rank, trained, f"{what} final weights")
     print(f"{what}: ranks identical; worst rel err vs reference {worst:.3g}")
     check_comm(log, ranks, manifest, what)
+    check_params_load(args, art, ranks, os.path.join(params, "rank0"), f"{x},{y}", static, what)
     return worst
+
+
+def check_params_load(args, art, ranks, params, data, static, what):
+    """The whole weights the run saved, evaluated on the partitioned artifact (every rank cuts
+    its own part out of them, a fused qkv projection's block by block) and on the one-process
+    artifact: the same loss and accuracy."""
+    results = []
+    for nproc, artifact in ((ranks, art), (1, os.path.join(args.work, f"art_{args.model}"))):
+        cmd = [os.path.join(args.bin, "snn-run"), "--nproc", nproc, "eval", artifact,
+               "--params", params, "--data-npy", data, "--batch-size", B, "--threads", 1,
+               "--dist-timeout", 120] + (["--repeat-time", T] if static else [])
+        out = tc.run(cmd).stdout.strip().splitlines()
+        results.append(json.loads(out[-1]))
+    split, whole = results
+    if abs(split["loss"] - whole["loss"]) > tc.TOL * max(abs(whole["loss"]), 1e-6) or \
+            split["accuracy"] != whole["accuracy"]:
+        raise tc.Failure(f"{what}: eval with the saved weights: {split} partitioned vs "
+                         f"{whole} in one process")
+    print(f"{what}: the saved weights evaluate alike partitioned and whole "
+          f"(loss {split['loss']:.6g})")
 
 
 def add_model_args(p):

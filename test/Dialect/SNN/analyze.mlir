@@ -62,3 +62,12 @@
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-analyze=summary=%t/summary.txt -o /dev/null
 // RUN: FileCheck %s --check-prefix=STDERR --input-file=%t/summary.txt
 // STDERR: Analysis (roots: whole model; experimental conv TP: off)
+
+// A Spikformer attention block (issue 15): the attention's heads, and whether tp can split
+// them (its projections are 1x1 convs: candidates with experimental conv TP only).
+// RUN: snn-opt %S/Inputs/attention_block.mlir --snn-analyze=summary=- -o /dev/null | FileCheck %s --check-prefix=ATTN
+// ATTN:      cannot be split (2): attn.qkv_conv_bn.0, attn.proj_conv_bn.0
+// ATTN:      note: spiking attention 'attn/attention': 2 heads of 4 channels over 4 tokens; its 1x1 conv projections split by heads only with experimental-conv-tp
+// RUN: snn-opt %S/Inputs/attention_block.mlir --snn-analyze="summary=- experimental-conv-tp" -o /dev/null | FileCheck %s --check-prefix=ATTNTP
+// ATTNTP:    tensor-parallel candidates (2): attn.qkv_conv_bn.0, attn.proj_conv_bn.0
+// ATTNTP:    note: spiking attention 'attn/attention': 2 heads of 4 channels over 4 tokens; tp splits whole heads between its qkv and output projections (a tp size must divide 2)

@@ -96,6 +96,25 @@ std::string neuronNote(const std::vector<Operation *> &neurons) {
          "neuron's state sharded like its input";
 }
 
+/// One note per spiking attention: its heads, and whether tensor parallelism can split it.
+void attentionNotes(ModelAnalysis &a, const std::vector<Operation *> &ops) {
+  for (Operation *op : ops) {
+    auto attention = dyn_cast<SpikingAttentionOp>(op);
+    if (!attention)
+      continue;
+    auto type = cast<RankedTensorType>(attention.getResult().getType());
+    int64_t heads = attention.getNumHeads();
+    std::string note = "spiking attention '" + displayName(op) + "': " + std::to_string(heads) +
+                       " heads of " + std::to_string(type.getDimSize(2) / heads) +
+                       " channels over " + std::to_string(type.getDimSize(3)) + " tokens; ";
+    note += a.experimentalConvTP && underRoots(a.roots, op)
+                ? "tp splits whole heads between its qkv and output projections (a tp size "
+                  "must divide " + std::to_string(heads) + ")"
+                : "its 1x1 conv projections split by heads only with experimental-conv-tp";
+    a.notes.push_back(std::move(note));
+  }
+}
+
 void addNotes(ModelAnalysis &a, const std::vector<Operation *> &ops) {
   a.notes.push_back(a.roots.empty() ? "no roots: tensor-parallel candidates are searched in the "
                                       "whole model"
@@ -112,6 +131,7 @@ void addNotes(ModelAnalysis &a, const std::vector<Operation *> &ops) {
   if (convs > 0 && a.experimentalConvTP)
     a.notes.push_back(std::to_string(convs) + " grouped conv2d layer" + (convs == 1 ? "" : "s") +
                       " cannot be split (channels tied to the input's)");
+  attentionNotes(a, ops);
   if (a.experimentalConvTP)
     a.notes.push_back("experimental conv TP: a conv2d splits its output channels, with the "
                       "batch_norm after it");
