@@ -21,7 +21,7 @@ the step events' `comm` entries (seconds in collectives / step seconds), when th
 logs them.
 
 Not a test: run it on an otherwise idle machine with at least N x THREADS cores.
-  bench/train_tensor_parallel.py [--models deep_mlp,csnn] [--ranks 2] [--threads 1]
+  bench/train_tensor_parallel.py [--models deep_mlp,csnn,spikformer] [--ranks 2] [--threads 1]
                                  [--batch 32] [--steps 12] [--modes none,dp,tp]
 """
 import argparse
@@ -52,6 +52,13 @@ def prepare(model, args, env, d):
         make += ["--width", args.mlp_width, "--layers", args.mlp_layers]
         x, repeat_time = g.random((S, T, 64), dtype=np.float32), None
         size = f"{args.mlp_layers} x {args.mlp_width} features"
+    elif model == "spikformer":
+        s = args.spikformer_image
+        make += ["--width", args.spikformer_width, "--image", s, "--blocks",
+                 args.spikformer_blocks]
+        x, repeat_time = g.random((S, 3, s, s), dtype=np.float32), T
+        size = (f"{args.spikformer_blocks} blocks of {args.spikformer_width} channels, 4 heads, "
+                f"{s // 16} x {s // 16} tokens")
     else:
         make += ["--width", args.csnn_width]
         x, repeat_time = g.random((S, 1, 28, 28), dtype=np.float32), T
@@ -202,6 +209,9 @@ def main():
     p.add_argument("--mlp-width", type=int, default=2048)
     p.add_argument("--mlp-layers", type=int, default=4)
     p.add_argument("--csnn-width", type=int, default=32)
+    p.add_argument("--spikformer-width", type=int, default=128, help="embed dims (4 heads)")
+    p.add_argument("--spikformer-image", type=int, default=64, help="image side (/16: tokens)")
+    p.add_argument("--spikformer-blocks", type=int, default=2)
     p.add_argument("--conv-tp", action=argparse.BooleanOptionalAction, default=True,
                    help="compile csnn's tp modes with --experimental-conv-tp")
     p.add_argument("--timeout", type=float, default=1800)
