@@ -163,6 +163,30 @@ TEST(Units, NestedBlocksAndFunctionalOps) {
   EXPECT_EQ(units[2].ops, (std::vector<int>{5, 6}));
 }
 
+TEST(Units, ATransformerBlockIsNeverCut) {
+  // stem, then two blocks of attention + MLP: however many units are asked for, a block
+  // (the parent of a spiking attention's module) stays one unit; the stem still splits.
+  test::ModelBuilder b({2, -1, 24, 2, 2}, 2);
+  int x = b.conv(-1, 24, 1, 0, "stem.0");
+  x = b.neuron(x, OpKind::LIFNode, "stem.1");
+  for (const char *block : {"blocks.0", "blocks.1"}) {
+    std::string p = block;
+    int a = b.conv(x, 72, 1, 0, p + ".attn.qkv.0");
+    a = b.neuron(a, OpKind::LIFNode, p + ".attn.qkv_lif");
+    a = b.spikingAttention(a, 4, p + ".attn/attention");
+    a = b.neuron(a, OpKind::LIFNode, p + ".attn.attn_lif");
+    x = b.conv(a, 24, 1, 0, p + ".mlp.fc1.0");
+    x = b.neuron(x, OpKind::LIFNode, p + ".mlp.neuron1");
+  }
+  ModelInfo model = b.build(x);
+  std::vector<PipelineUnit> units = pipelineUnits(model, 16);
+  std::vector<std::string> names;
+  for (const PipelineUnit &unit : units)
+    names.push_back(unit.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"stem.0", "stem.1", "blocks.0", "blocks.1"}));
+  EXPECT_EQ(units[2].ops.size(), 6u);
+}
+
 TEST(Units, TooFewBlocksAreSplitIntoTheirChildren) {
   test::ModelBuilder b({2, -1, 8}, 2);
   int x = b.linear(-1, 8, false, "features.0");
