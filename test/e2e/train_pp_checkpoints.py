@@ -54,7 +54,7 @@ def switch_modes(args, arts, data, first, then):
     """`first` trains STOP steps and checkpoints; `then` resumes it and finishes. Returns the
     continued run's log and rank 0's final weights (every rank's checked equal to them)."""
     d = tc.fresh_dir(os.path.join(args.work, f"{first}_to_{then}"))
-    c = tr.TrainConfig(batch_size=B, steps=STEPS, **tpp.SGD)
+    c = tr.TrainConfig(batch_size=B, steps=STEPS, **ttp.SGD)
     common = ["--data-npy", data, *tt.cli_flags(c), "--threads", 1, "--progress", "none",
               "--dist-timeout", 120, "--checkpoint", os.path.join(d, "ckpt")]
     def snn_run(name):
