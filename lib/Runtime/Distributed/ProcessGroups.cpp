@@ -105,17 +105,21 @@ WorldState::~WorldState() {
   stopLauncherWatch();
   if (!store || !joined || env.worldSize <= 1)
     return;
-  // Rank 0 hosting the store must outlive the others' last use of it.
+  // Rank 0 hosting the store must outlive the others' last use of it: their exit, or after
+  // a failure their diagnosis, which reads the store over three heartbeats (a store gone
+  // mid-diagnosis would make a survivor blame rank 0 instead of the lost peer). Ranks that
+  // died never say they are done, so the wait after a failure is that diagnosis' length.
   bool hostsStore = !env.externalStore && env.rank == 0;
   try {
     store->set("snn/done/" + std::to_string(env.rank), toBytes("1"));
-    if (!hostsStore || failedOnce)
+    if (!hostsStore)
       return;
     std::vector<std::string> keys;
     for (int r = 1; r < env.worldSize; ++r)
       keys.push_back("snn/done/" + std::to_string(r));
-    auto deadline =
-        Clock::now() + std::min(options.timeout, std::chrono::milliseconds(10000));
+    auto grace = failedOnce ? 4 * heartbeatInterval + std::chrono::milliseconds(1000)
+                            : std::chrono::milliseconds(10000);
+    auto deadline = Clock::now() + std::min(options.timeout, grace);
     while (!store->check(keys) && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const std::exception &) {
