@@ -3,7 +3,6 @@ self-attention, means over per-step dims, tracing through shape checks): the ref
 model's node sequence, the independent interpreter against PyTorch, firing rates, weights
 back into PyTorch, and the refusals."""
 import os
-import tempfile
 import unittest
 import warnings
 
@@ -14,6 +13,7 @@ from onnx import helper
 from torch import nn
 
 import onnx_interp
+import test_export
 from snnexport import export_onnx, functional, layer, load_onnx_weights, models, neuron
 from snnexport.layer.attention import SpikingSelfAttention
 from snnexport.model import spikformer as sf
@@ -69,18 +69,8 @@ def reference_spikformer(seed=0):
     return model.eval(), x
 
 
-class Exporting(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.path = os.path.join(self.tmp.name, "m.onnx")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def export(self, model, x):
-        proto = export_onnx(model, x, self.path)
-        onnx.checker.check_model(onnx.load(self.path), full_check=True)
-        return proto
+class Exporting(test_export.ExportCase):
+    """test_export's scratch file and checked export, plus the interpreter comparison."""
 
     def assert_runs_like_torch(self, model, x, proto, reduction=1):
         """Interpreter == PyTorch within float32 rounding of a `reduction`-term sum."""
