@@ -4,12 +4,14 @@ on RANKS ranks, each compiled, trained and measured in one run: predicted agains
 time and per-rank memory, their ratio, and whether the planner's first choice was the fastest
 measured.
 
-1. `snn-run calibrate` measures this machine (or --profile FILE is used as given).
+1. `snn-run calibrate` measures this machine and, with `--model`, each model's whole training
+   step in one process (or --profile FILE is used as given).
 2. For each model: make_case exports it (seeded weights); `snn-compile --topology dp=RANKS
    --batch-size B --device-profile P --explain-json` ranks every feasible candidate by its
    predicted step time (the speed objective); the first TOP and OTHERS more (spread over the
    rest of the ranking) are each forced (`--mode`, `--topology` from the candidate's mesh) and
-   compiled with the same profile.
+   compiled with the same profile. Every compile counts SGD momentum's one state per parameter
+   (`--optimizer-states=1`), as the runs below train with it.
 3. Each artifact trains STEPS SGD steps (lr 1e-3, momentum 0.9, MSE, seed 0) on a synthetic
    dataset with `snn-run --nproc RANKS train --threads THREADS --log`; the measured step time is
    the median of rank 0's step times after WARMUP steps, the measured memory the largest rank's
@@ -82,7 +84,8 @@ def prepare(model, args, env, d):
 def compile_candidate(args, env, case, d, tag, flags):
     art = os.path.join(d, f"art_{tag}")
     td.sh([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
-           "--batch-size", args.batch, "--device-profile", args.profile, *flags, "-o", art], env,
+           "--batch-size", args.batch, "--device-profile", args.profile,
+           "--optimizer-states=1", *flags, "-o", art], env,
           os.path.join(d, f"compile_{tag}.out"))
     with open(os.path.join(art, "manifest.json")) as f:
         return art, json.load(f)["plan"]
@@ -105,10 +108,20 @@ def measure(args, env, art, data, static, d, tag):
     return info
 
 
-def bench_model(model, args, env):
+def whole_model(model, args, env):
+    """Exports the model and compiles it for one process: what calibrate --model times."""
     d = os.path.join(args.work, model)
     os.makedirs(d)
-    case, xp, yp, static = prepare(model, args, env, d)
+    prepared = prepare(model, args, env, d)
+    art = os.path.join(d, "art_whole")
+    td.sh([os.path.join(args.bin, "snn-compile"), os.path.join(prepared[0], "model.onnx"),
+           "--batch-size", args.batch, "-o", art], env, os.path.join(d, "compile_whole.out"))
+    return prepared, art
+
+
+def bench_model(model, prepared, args, env):
+    d = os.path.join(args.work, model)
+    case, xp, yp, static = prepared
     explain = os.path.join(d, "explain.json")
     compile_candidate(args, env, case, d, "auto",
                       ["--topology", f"dp={args.ranks}", "--explain-json", explain])
@@ -180,16 +193,18 @@ def main():
     env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
+    prepared = {m: whole_model(m, args, env) for m in models}
     if not args.profile:
         args.profile = os.path.join(args.work, "device-profile.json")
+        steps = [a for m in models for a in ("--model", prepared[m][1])]
         td.sh([os.path.join(args.bin, "snn-run"), "calibrate", "--out", args.profile,
-               "--threads", args.threads, "--progress", "none"], env,
+               "--threads", args.threads, "--progress", "none", *steps], env,
               os.path.join(args.work, "calibrate.out"))
     rows = []
     for model in models:
         print(f"== {model}: {args.ranks} ranks x {args.threads} threads, batch {args.batch}, "
               f"T={args.T}, {args.steps} steps", flush=True)
-        rows += bench_model(model, args, env)
+        rows += bench_model(model, prepared[model][0], args, env)
     report(rows)
     if args.json:
         with open(args.json, "w") as f:

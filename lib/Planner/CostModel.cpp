@@ -221,6 +221,17 @@ double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double
   return seconds * double(ranks - 1) / double(nearestRanks - 1);
 }
 
+const ModelStepTimes *Calibration::modelStepOf(const ModelInfo &model) const {
+  int64_t parameters = 0;
+  for (const OpInfo &op : model.ops)
+    parameters += op.paramElements;
+  for (const ModelStepTimes &step : modelSteps)
+    if (step.parameters == parameters && step.input == model.inputShape &&
+        !step.curve.points.empty())
+      return &step;
+  return nullptr;
+}
+
 double Calibration::oversubscription(int64_t ranks) const {
   if (logicalCpus <= 0)
     return 1.0;
@@ -237,7 +248,9 @@ double Calibration::messageLatency(int64_t ranks) const {
 }
 
 double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks) const {
-  if (calibration)
+  if (calibration && calibration->collectives.count({CollectiveKind::SendRecv, jobRanks}))
+    return calibration->collectiveSeconds(CollectiveKind::SendRecv, jobRanks, double(bytes));
+  if (calibration) // a profile measured without this job size's pairs exchanging
     return std::max(
         calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, double(bytes)),
         calibration->messageLatency(jobRanks));

@@ -50,6 +50,8 @@ std::string metricOf(const Context &ctx, const Estimate &e);
 std::string modelSentence(const Context &ctx);
 /// Where the times come from: a device profile, or the default constants.
 std::string timesSentence(const Hardware &hw);
+/// Whether op times are scaled to the model's measured step, and by how much at `batch`.
+std::string stepScaleSentence(const Estimator &estimator, int64_t batch);
 std::string estimateSentence(const Estimate &e);
 std::string comparisonSentence(const Context &ctx, const std::vector<Estimate> &candidates,
                                int chosen);

@@ -60,7 +60,19 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
   for (const schema::CommunicationCurve &curve : profile.communication)
     if (std::optional<CollectiveKind> kind = collectiveKindOf(curve.kind))
       calibration->collectives[{*kind, curve.ranks}] = curveOf(curve.points);
+  for (const schema::ModelStepCurve &curve : profile.modelSteps)
+    calibration->modelSteps.push_back(
+        {curve.model, curve.parameters, curve.input, curveOf(curve.points)});
   return calibration;
+}
+
+std::string timesSource(const Hardware &hardware, const ModelInfo &model) {
+  if (!hardware.calibration)
+    return "default constants";
+  std::string source = hardware.calibration->source;
+  if (hardware.calibration->modelStepOf(model))
+    source += ", scaled to this model's measured training step";
+  return source;
 }
 
 } // namespace snn::planner

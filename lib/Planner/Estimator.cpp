@@ -21,6 +21,23 @@ Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t b
     perSample_.push_back(opCost(model, int(i), 1));
   units_ = pipelineUnits(model, minUnits);
   tp_ = planTensorParallel(model);
+  if (hardware.calibration)
+    step_ = hardware.calibration->modelStepOf(model);
+}
+
+double Estimator::stepScale(int64_t batch) const {
+  if (!step_ || batch < 1)
+    return 1.0;
+  auto cached = stepScales_.find(batch);
+  if (cached != stepScales_.end())
+    return cached->second;
+  double ops = 0;
+  for (size_t i = 0; i < model_.ops.size(); ++i)
+    ops += opTrainingSeconds(model_, int(i), batch, 1.0, hw_);
+  double measured = step_->curve.secondsAt(double(batch));
+  double scale = ops > 0 && measured > 0 ? measured / ops : 1.0;
+  stepScales_.emplace(batch, scale);
+  return scale;
 }
 
 std::vector<double> Estimator::unitCosts() const {
@@ -63,7 +80,7 @@ double Estimator::computeSeconds(const std::vector<int> &ops, const Scales &s,
   double total = 0;
   for (int op : ops)
     total += opTrainingSeconds(model_, op, batch, s.compute[op], hw_);
-  return total;
+  return total * stepScale(batch);
 }
 
 int64_t Estimator::params(const std::vector<int> &ops, const Scales &s) const {
@@ -193,7 +210,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
   }
 
-  double slowestCompute = 0, slowestTick = 0;
+  double slowestCompute = 0, slowestTick = 0, busy = 0;
   std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
   for (int64_t k = 0; k < chunks; ++k) {
     double compute = computeSeconds(chunk.ops[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
@@ -212,6 +229,9 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       transfer += tp.seconds(hw_);
       sent += tp.bytes;
     }
+    // Messages keep the CPUs of both ends busy too (loopback copies, Gloo's threads): a
+    // trace of the VGG on dp=2 x pp=2 spent 40% of each rank's step in sends.
+    busy += (compute + 2.0 * transfer) * double(m);
     slowestCompute = std::max(slowestCompute, compute);
     slowestTick = std::max(slowestTick, compute + transfer);
 
@@ -224,6 +244,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   double ticks = double(m * config.virtualStages + stages - 1);
   e.computeSeconds = ticks * slowestCompute;
   e.commSeconds = ticks * (slowestTick - slowestCompute);
+  e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
   pipelineRanks(config, chunk, rankState, rankActivations, rankComm, e);
 }
 
@@ -259,6 +280,21 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
   e.commSeconds += slowestReduce;
 }
 
+/// How much slower compute runs on CPUs shared by more threads than they have (`full`:
+/// ranks x threads / CPUs, the slowdown when every rank computes at once). Flat modes
+/// compute in lockstep: `full`. A pipeline's ranks take turns: over a step of T seconds,
+/// busySeconds / T ranks compute at once on average, so compute slows by
+/// c = busySeconds x full / (ranks T), between 1 and full; with T = c x compute + comm
+/// that is the root of T^2 - comm T - compute busySeconds full / ranks.
+double cpuContention(const Estimate &e, double full) {
+  if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0))
+    return full;
+  double ranks = double(e.dp * std::max<int64_t>(e.tp, 1) * e.pp);
+  double work = e.busySeconds * full / ranks, comm = e.commSeconds;
+  double step = 0.5 * (comm + std::sqrt(comm * comm + 4.0 * e.computeSeconds * work));
+  return std::clamp(work / step, 1.0, full);
+}
+
 Estimate skeleton(const ModeConfig &config) {
   Estimate e;
   static_cast<ModeConfig &>(e) = config;
@@ -274,8 +310,8 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
   // Ranks that share the machine's CPUs compute more slowly than the curves, measured
   // alone, say.
   if (hw_.calibration)
-    e.computeSeconds *=
-        hw_.calibration->oversubscription(config.dp * config.tp * config.pp);
+    e.computeSeconds *= cpuContention(
+        e, hw_.calibration->oversubscription(config.dp * config.tp * config.pp));
   e.stepSeconds = e.computeSeconds + e.commSeconds;
   e.memoryBytes = e.stateBytes + e.activationBytes + e.transientBytes;
   e.fitsBudget = memoryBudget <= 0 || e.memoryBytes <= memoryBudget;

@@ -4,6 +4,8 @@
 
 #include "snn/Planner/Recommender.h"
 
+#include <map>
+
 namespace snn::planner {
 
 /// The shape of an estimate of `config` (mode, mesh, pipeline), without numbers.
@@ -18,6 +20,7 @@ public:
             int64_t minUnits = 0);
 
   const ModelInfo &model() const { return model_; }
+  const Hardware &hardware() const { return hw_; }
   const std::vector<PipelineUnit> &units() const { return units_; }
   const TPLayout &tensorParallel() const { return tp_; }
   int64_t batch() const { return batch_; }
@@ -30,6 +33,13 @@ public:
   std::vector<double> stageCosts(const std::vector<int64_t> &layout) const;
 
   Estimate estimate(const ModeConfig &config, int64_t memoryBudget) const;
+
+  /// How much slower this model's measured training step at `batch` samples is than the
+  /// sum of its ops' curves (1 without a measured step): every compute time is scaled by
+  /// it, so what the op curves leave out is charged in proportion to the ops.
+  double stepScale(int64_t batch) const;
+  /// Whether the calibration measured this model's whole step.
+  bool hasMeasuredStep() const { return step_ != nullptr; }
 
 private:
   struct Scales {
@@ -64,6 +74,8 @@ private:
   std::vector<OpCost> perSample_;
   std::vector<PipelineUnit> units_;
   TPLayout tp_;
+  const ModelStepTimes *step_ = nullptr;
+  mutable std::map<int64_t, double> stepScales_;
 };
 
 } // namespace snn::planner

@@ -27,7 +27,23 @@ std::string modelSentence(const Context &ctx) {
          formatBytes(cost.paramBytes) + " of parameters, " + formatFlops(cost.forwardFlops) +
          " forward per step and " + formatBytes(cost.activationBytes) +
          " of activations kept for backward at batch " + std::to_string(ctx.batch) +
-         " on one device. " + timesSentence(ctx.request.hardware);
+         " on one device. " + timesSentence(ctx.request.hardware) +
+         stepScaleSentence(*ctx.estimator, ctx.batch);
+}
+
+std::string stepScaleSentence(const Estimator &estimator, int64_t batch) {
+  const Hardware &hw = estimator.hardware();
+  if (!hw.calibration)
+    return "";
+  if (!estimator.hasMeasuredStep())
+    return " The profile has no training step of this model (snn-run calibrate --model): "
+           "op curves alone.";
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                " Op times are scaled to this model's measured training step (x%.2f at %lld "
+                "samples on one rank).",
+                estimator.stepScale(batch), (long long)batch);
+  return text;
 }
 
 std::string timesSentence(const Hardware &hw) {

@@ -26,7 +26,9 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kMachine = "machine", *kCpu = "cpu", *kLogicalCpus = "logical_cpus",
                      *kThreads = "threads", *kBackend = "backend", *kCompute = "compute",
                      *kCommunication = "communication", *kKind = "kind", *kRanks = "ranks",
-                     *kPoints = "points", *kSize = "size", *kSeconds = "seconds";
+                     *kPoints = "points", *kSize = "size", *kSeconds = "seconds",
+                     *kModelSteps = "model_steps", *kModel = "model",
+                     *kParameters = "parameters", *kInput = "input";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -90,6 +92,28 @@ void parseCommunication(const FieldReader &top, DeviceProfile &profile) {
   }
 }
 
+void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
+  if (!top.find(key::kModelSteps))
+    return;
+  const json &array = top.getArray(key::kModelSteps);
+  std::set<std::pair<int64_t, std::vector<int64_t>>> seen;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = "model_steps[" + std::to_string(i) + "]";
+    FieldReader curve(array[i], at, top.fileName());
+    ModelStepCurve c{curve.getString(key::kModel, ""), curve.getInt(key::kParameters),
+                     curve.getInts(key::kInput, -1), {}};
+    if (c.parameters < 1)
+      curve.fail("'" + at + ".parameters' must be at least 1");
+    if (std::count(c.input.begin(), c.input.end(), -1) != 1 ||
+        std::count(c.input.begin(), c.input.end(), 0) != 0)
+      curve.fail("'" + at + ".input' must be a shape of positive sizes with one -1 (the batch)");
+    if (!seen.insert({c.parameters, c.input}).second)
+      curve.fail("'" + at + "': the same model (parameters and input) is measured twice");
+    c.points = parsePoints(curve, at);
+    profile.modelSteps.push_back(std::move(c));
+  }
+}
+
 MachineIdentity parseMachine(const FieldReader &top) {
   FieldReader machine(top.get(key::kMachine), key::kMachine, top.fileName());
   MachineIdentity m{machine.getString(key::kCpu), machine.getInt(key::kLogicalCpus),
@@ -141,6 +165,7 @@ DeviceProfile parseDeviceProfile(const std::string &text, const std::string &nam
   profile.machine = parseMachine(top);
   parseCompute(top, profile);
   parseCommunication(top, profile);
+  parseModelSteps(top, profile);
   return profile;
 }
 
@@ -188,6 +213,15 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
         {key::kBackend, m.backend}}},
       {key::kCompute, compute},
       {key::kCommunication, communication}};
+  if (!profile.modelSteps.empty()) {
+    json steps = json::array();
+    for (const ModelStepCurve &c : profile.modelSteps)
+      steps.push_back({{key::kModel, c.model},
+                       {key::kParameters, c.parameters},
+                       {key::kInput, c.input},
+                       {key::kPoints, pointsJson(c.points)}});
+    document[key::kModelSteps] = steps;
+  }
   return document.dump(2) + "\n";
 }
 

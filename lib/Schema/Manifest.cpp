@@ -49,7 +49,8 @@ constexpr const char *kMode = "mode", *kObjective = "objective",
                      *kBytes = "bytes", *kDecidedBy = "decided_by", *kRationale = "rationale",
                      *kPrediction = "prediction", *kStepSeconds = "step_seconds",
                      *kComputeSeconds = "compute_seconds", *kCommSeconds = "comm_seconds",
-                     *kMemoryBytes = "memory_bytes", *kTimes = "times";
+                     *kMemoryBytes = "memory_bytes", *kTimes = "times",
+                     *kOptimizerStates = "optimizer_states";
 } // namespace plankey
 
 /// The explanation's keys (the plan's context and the planner's comparison).
@@ -113,7 +114,7 @@ json planJson(const PlanSpec &plan) {
     const PlanPrediction &p = *plan.prediction;
     object[kPrediction] = {{kStepSeconds, p.stepSeconds}, {kComputeSeconds, p.computeSeconds},
                            {kCommSeconds, p.commSeconds}, {kMemoryBytes, p.memoryBytes},
-                           {kTimes, p.times}};
+                           {kTimes, p.times}, {kOptimizerStates, p.optimizerStates}};
   }
   return object;
 }
@@ -427,9 +428,12 @@ PlanPrediction parsePrediction(const FieldReader &plan) {
   p.commSeconds = reader.getDouble(kCommSeconds);
   p.memoryBytes = reader.getInt(kMemoryBytes);
   p.times = reader.getString(kTimes);
+  p.optimizerStates = reader.getInt(kOptimizerStates, 2); // before it was recorded: Adam's
   if (!(p.stepSeconds >= 0) || !(p.computeSeconds >= 0) || !(p.commSeconds >= 0) ||
       p.memoryBytes < 0)
     reader.fail("'plan.prediction' must hold non-negative times and bytes");
+  if (p.optimizerStates < 0 || p.optimizerStates > 2)
+    reader.fail("'plan.prediction.optimizer_states' must be 0, 1 or 2");
   return p;
 }
 

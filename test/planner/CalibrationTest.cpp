@@ -11,11 +11,13 @@
 #include "TestModels.h"
 
 #include "snn/Planner/CostModel.h"
+#include "snn/Planner/DeviceCalibration.h"
 #include "snn/Planner/Pipeline.h"
 #include "snn/Planner/Recommender.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -104,10 +106,99 @@ TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
   EXPECT_EQ(c.messageLatency(1), 0.0);
   Hardware hw;
   hw.calibration = std::make_shared<Calibration>(c);
-  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 1e-3);   // the wait dominates a small message
-  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 2), 1e-4);
-  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 2), 3e-4); // a large one is the ping-pong's
+  // No pairs measured in a job of 4: the ping-pong's time, at least the wait.
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 1e-3);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4), 1e-3);
+  // The pair measured in a job of 2 is that job's message.
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 2), 5e-5);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 2), 3e-4);
   EXPECT_EQ(Calibration().messageLatency(4), 0.0);
+  // Pairs measured exchanging at once in a job of 4: their curve, whatever the all-reduce.
+  c.collectives[{CollectiveKind::SendRecv, 4}].points = {{4096, 4e-4}, {1 << 20, 9e-4}};
+  hw.calibration = std::make_shared<Calibration>(c);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 4e-4);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4), 9e-4);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 8), 1e-3); // no pairs of a job of 8: the wait
+}
+
+namespace {
+
+/// The chosen estimate of `mode` forced on `topology` for the spiking MLP at batch 64.
+Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
+                        snn::schema::RequestedMode mode, const Hardware &hw) {
+  PlannerInput input;
+  input.model = model;
+  PlanRequest request;
+  request.topology = *parseTopology(topology);
+  request.batchSize = 64;
+  request.forced = *modeRequest(mode);
+  request.hardware = hw;
+  auto plan = recommend(input, request);
+  EXPECT_TRUE(plan.ok() && plan->chosen);
+  return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
+}
+
+int64_t parameterCount(const ModelInfo &model) {
+  int64_t total = 0;
+  for (const OpInfo &op : model.ops)
+    total += op.paramElements;
+  return total;
+}
+
+} // namespace
+
+TEST(Calibration, TheModelsMeasuredStepScalesItsOps) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate opsAlone = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  // The whole step measured at 3x the ops' sum at every batch size.
+  MeasuredCurve step;
+  for (int64_t batch : {1, 8, 32, 64}) {
+    double ops = 0;
+    for (size_t i = 0; i < model.ops.size(); ++i)
+      ops += opTrainingSeconds(model, int(i), batch, 1.0, hw);
+    step.points.push_back({double(batch), 3.0 * ops});
+  }
+  // Another model's step (other parameter count) is not this one's.
+  calibration->modelSteps.push_back({"other", parameterCount(model) + 1, model.inputShape, step});
+  Estimate unmatched = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  EXPECT_DOUBLE_EQ(unmatched.computeSeconds, opsAlone.computeSeconds);
+  EXPECT_EQ(calibration->modelStepOf(model), nullptr);
+  calibration->modelSteps.push_back({"mine", parameterCount(model), model.inputShape, step});
+  ASSERT_NE(calibration->modelStepOf(model), nullptr);
+  EXPECT_EQ(calibration->modelStepOf(model)->model, "mine");
+  Estimate scaled = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  EXPECT_NEAR(scaled.computeSeconds, 3.0 * opsAlone.computeSeconds,
+              1e-9 * opsAlone.computeSeconds);
+  EXPECT_DOUBLE_EQ(scaled.commSeconds, opsAlone.commSeconds); // communication is not scaled
+  EXPECT_NE(timesSource(hw, model).find("scaled to this model's measured training step"),
+            std::string::npos);
+  calibration->modelSteps.clear();
+  EXPECT_EQ(timesSource(hw, model), "test");
+  EXPECT_EQ(timesSource(Hardware{}, model), "default constants");
+}
+
+TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate pipeAlone = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
+  Estimate dpAlone = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
+  calibration->logicalCpus = 1; // 4 ranks on 1 CPU: 4x when all compute at once
+  Estimate pipe = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
+  Estimate dp = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
+  EXPECT_DOUBLE_EQ(dp.computeSeconds, 4.0 * dpAlone.computeSeconds); // lockstep
+  // A pipeline's ranks compute busySeconds in all; over a step of T seconds that is
+  // busySeconds / T ranks at once, each 4 / 4 = 1x slower per rank computing at once.
+  ASSERT_GT(pipe.busySeconds, 0.0);
+  double contention = pipe.computeSeconds / pipeAlone.computeSeconds;
+  EXPECT_GE(contention, 1.0);
+  EXPECT_LT(contention, 4.0);
+  double expected = std::clamp(pipe.busySeconds * 4.0 / (4.0 * pipe.stepSeconds), 1.0, 4.0);
+  EXPECT_NEAR(contention, expected, 1e-9);
 }
 
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {

@@ -519,3 +519,22 @@ TEST(Recommend, IgnoringTheModelReturnsTheReferenceTablesChoice) {
   ASSERT_TRUE(table.ok());
   EXPECT_NE(modelled->mode, table->mode); // the switch is what changed the answer
 }
+
+TEST(Recommend, OptimizerStatesCountedPerParameter) {
+  PlannerInput input;
+  input.model = test::spikingMlp(64, 32, 10);
+  PlanRequest request;
+  request.batchSize = 8;
+  auto stateWith = [&](int states) {
+    request.hardware.optimizerStatesPerParam = states;
+    auto plan = recommend(input, request);
+    EXPECT_TRUE(plan.ok() && plan->chosen);
+    return plan.ok() && plan->chosen ? plan->chosen->stateBytes : int64_t(-1);
+  };
+  ModelCost cost = modelCost(*input.model, 1);
+  int64_t adam = stateWith(2), momentum = stateWith(1), sgd = stateWith(0);
+  // Parameters, gradients and the optimizer's states, plus the buffers.
+  EXPECT_EQ(adam, 4 * cost.paramBytes + cost.bufferBytes);
+  EXPECT_EQ(adam - momentum, cost.paramBytes);
+  EXPECT_EQ(momentum - sgd, cost.paramBytes);
+}

@@ -115,6 +115,42 @@ TEST(DeviceProfile, InvalidFieldsAreNamed) {
             std::string::npos);
 }
 
+TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
+  DeviceProfile profile = sampleProfile();
+  EXPECT_EQ(formatDeviceProfile(profile).find("model_steps"), std::string::npos);
+  profile.modelSteps.push_back({"art", 1234, {4, -1, 2, 8, 8}, {{1, 1e-3}, {8, 4e-3}}});
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.modelSteps.size(), 1u);
+  EXPECT_EQ(back.modelSteps[0].model, "art");
+  EXPECT_EQ(back.modelSteps[0].parameters, 1234);
+  EXPECT_EQ(back.modelSteps[0].input, (std::vector<int64_t>{4, -1, 2, 8, 8}));
+  ASSERT_EQ(back.modelSteps[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.modelSteps[0].points[1].seconds, 4e-3);
+
+  auto refused = [&](const std::function<void(ModelStepCurve &)> &edit) {
+    DeviceProfile bad = profile;
+    edit(bad.modelSteps[0]);
+    return errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); });
+  };
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.parameters = 0; })
+                .find("p.json: 'model_steps[0].parameters' must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.input = {4, 8, 8}; })
+                .find("'model_steps[0].input' must be a shape of positive sizes with one -1"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.input = {-1, -1}; }).find("with one -1"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.points = {{8, 1e-3}, {4, 2e-3}}; })
+                .find("'model_steps[0].points[1].size' must be larger"),
+            std::string::npos);
+  DeviceProfile twice = profile;
+  twice.modelSteps.push_back(profile.modelSteps[0]);
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(twice), "p.json"); })
+                .find("'model_steps[1]': the same model (parameters and input) is measured "
+                      "twice"),
+            std::string::npos);
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

@@ -345,6 +345,16 @@ void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
       ->default_str("2,4");
   command->add_flag("--quick", o.quick,
                     "A few small sizes and fewer repeats (seconds; for tests)");
+  command->add_option("--model", o.models,
+                      "Also time the whole training step of this compiled model (an "
+                      "artifact of one whole-model program; repeatable), which the planner "
+                      "scales its op curves to");
+  command
+      ->add_option("--model-batches", o.modelBatches,
+                   "Samples per step of the --model measurements, comma-separated and "
+                   "ascending")
+      ->delimiter(',')
+      ->default_str("1,2,4,8,16,32,64");
   addNamed(command, "--progress", o.progress, kProgressSettingNames,
            "auto (bar on a terminal, lines otherwise), bar, lines or none");
   command

@@ -55,6 +55,16 @@ inline constexpr int kWorkKinds = 6;
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv };
 inline constexpr int kCollectiveKinds = 4;
 
+/// One model's whole training step in one process, by samples per step (calibrate
+/// --model): what its ops' curves leave out (shapes unlike the measured ones, the autograd
+/// engine, the loss and the update) is in it.
+struct ModelStepTimes {
+  std::string model; ///< where it was measured from
+  int64_t parameters = 0;
+  std::vector<int64_t> input; ///< batch dimension -1
+  MeasuredCurve curve;
+};
+
 /// A machine's measured times (a device profile, `snn-run calibrate`): one training call
 /// (forward and backward) of each kind of op by its work, one collective by its tensor's
 /// bytes for each measured group size.
@@ -64,6 +74,11 @@ struct Calibration {
   int64_t threadsPerRank = 1; ///< during the measurement
   std::array<MeasuredCurve, kWorkKinds> compute;
   std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> collectives;
+  std::vector<ModelStepTimes> modelSteps;
+
+  /// The measured training step of `model` (same trainable parameter count and input
+  /// shape), or null.
+  const ModelStepTimes *modelStepOf(const ModelInfo &model) const;
 
   /// The collective's time over `ranks`: the curve of that group size, else of the
   /// nearest measured one scaled by the ring's (ranks - 1) steps; 0 without a curve of
@@ -90,11 +105,13 @@ struct Hardware {
   double flopsPerSecond = 1.0e12;
   double linkBytesPerSecond = 1.0e10;
   double latencySeconds = 2.0e-5;  ///< per ring step of a collective, per send/recv
-  int optimizerStatesPerParam = 2; ///< Adam: exp_avg and exp_avg_sq
+  int optimizerStatesPerParam = 2; ///< Adam: exp_avg and exp_avg_sq; SGD momentum 1
   std::shared_ptr<const Calibration> calibration;
 
   /// A point-to-point message of `bytes` between two ranks of a job of `jobRanks`: with a
-  /// calibration, the send_recv curve's time, at least messageLatency(jobRanks).
+  /// calibration, its send_recv curve of that group size (pairs of a job of that size
+  /// exchanging at once), else the two-rank curve's time, at least
+  /// messageLatency(jobRanks).
   double sendSeconds(int64_t bytes, int64_t jobRanks = 2) const;
 };
 

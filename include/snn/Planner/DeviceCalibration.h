@@ -21,6 +21,10 @@ namespace snn::planner {
 std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DeviceProfile &profile,
                                                           const std::string &path);
 
+/// Where the plan's times come from, for the manifest's `plan.prediction.times`: the
+/// profile (and whether it measured this model's step), or "default constants".
+std::string timesSource(const Hardware &hardware, const ModelInfo &model);
+
 } // namespace snn::planner
 
 #endif // SNN_PLANNER_DEVICECALIBRATION_H

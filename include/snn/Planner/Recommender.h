@@ -121,6 +121,8 @@ struct Estimate : ModeConfig {
   double computeSeconds = 0;
   double commSeconds = 0;
   double stepSeconds = 0;
+  /// Pipelines: the compute of every rank together per step (alone, before sharing CPUs).
+  double busySeconds = 0;
   int64_t stateBytes = 0;      ///< parameters, gradients, optimizer state, buffers
   int64_t activationBytes = 0; ///< kept for backward
   int64_t transientBytes = 0;  ///< e.g. the layer FSDP gathers

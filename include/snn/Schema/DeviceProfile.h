@@ -16,6 +16,9 @@
 // Communication curves: for each collective kind and group size, the seconds
 // of one call at several tensor sizes (bytes of the whole tensor: the
 // all-reduced one, the gathered output, the scattered input, the message).
+// Model steps (optional, `snn-run calibrate --model DIR`): one model's whole
+// training step in one process, by samples per step; the planner scales its
+// op curves to match them for that model (docs/planner.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_SCHEMA_DEVICEPROFILE_H
@@ -70,6 +73,16 @@ struct CommunicationCurve {
   std::vector<ProfilePoint> points; ///< ascending bytes, at least one
 };
 
+/// One model's whole training step (forward, loss, backward, SGD update) in
+/// one process, at several batch sizes. The model is recognised by its
+/// trainable parameter count and its input shape (batch dimension -1).
+struct ModelStepCurve {
+  std::string model; ///< where it was measured from (the artifact directory)
+  int64_t parameters = 0;
+  std::vector<int64_t> input;
+  std::vector<ProfilePoint> points; ///< size: samples per step, ascending
+};
+
 struct DeviceProfile {
   std::string format = kDeviceProfileFormat;
   int version = kDeviceProfileVersion;
@@ -77,6 +90,7 @@ struct DeviceProfile {
   MachineIdentity machine;
   std::vector<ComputeCurve> compute;
   std::vector<CommunicationCurve> communication;
+  std::vector<ModelStepCurve> modelSteps;
 
   /// The curve of `kind`, or null.
   const ComputeCurve *computeCurve(const std::string &kind) const;
@@ -84,7 +98,9 @@ struct DeviceProfile {
 
 /// Parses and validates a profile (every kind of kComputeKinds present once,
 /// sizes ascending and positive, seconds positive and finite; communication
-/// curves of known kinds, each (kind, ranks) once). Throws
+/// curves of known kinds, each (kind, ranks) once; model steps, when present,
+/// with positive parameter counts, one -1 in the input shape and each model
+/// once). Throws
 /// DeviceProfileError naming `name` and the field.
 DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);
 /// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it.

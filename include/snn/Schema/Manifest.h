@@ -113,6 +113,9 @@ struct PlanPrediction {
   int64_t memoryBytes = 0;
   /// Where the times come from: "device profile p.json (...)" or "default constants".
   std::string times;
+  /// Optimizer state tensors per parameter that memoryBytes counts (0 SGD, 1 SGD with
+  /// momentum, 2 Adam/AdamW).
+  int64_t optimizerStates = 2;
 };
 
 /// The plan's decisions that the runtime acts on, and why they were taken.

@@ -195,6 +195,18 @@ SummaryRow computeRow(const schema::ComputeCurve &curve) {
           siValue(best) + (flops ? "FLOP/s" : " elements/s")};
 }
 
+SummaryRow modelStepRow(const schema::ModelStepCurve &curve) {
+  double best = 0, fastest = INFINITY;
+  for (const schema::ProfilePoint &p : curve.points) {
+    best = std::max(best, p.size / p.seconds);
+    fastest = std::min(fastest, p.seconds);
+  }
+  return {"step of " + curve.model, "-", std::to_string(curve.points.size()),
+          siValue(curve.points.front().size) + " .. " + siValue(curve.points.back().size) +
+              " samples",
+          planner::formatSeconds(fastest), siValue(best) + " samples/s"};
+}
+
 SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
   double best = 0, fastest = INFINITY;
   for (const schema::ProfilePoint &p : curve.points) {
@@ -205,6 +217,39 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
           planner::formatBytes(int64_t(curve.points.front().size)) + " .. " +
               planner::formatBytes(int64_t(curve.points.back().size)),
           planner::formatSeconds(fastest), siValue(best) + "B/s"};
+}
+
+void validateModelOptions(const CalibrateOptions &options) {
+  std::set<std::string> seen;
+  for (const std::string &dir : options.models) {
+    if (!seen.insert(fs::weakly_canonical(dir).string()).second)
+      throw Error("--model " + dir + " is given twice");
+    checkModelToCalibrate(dir);
+  }
+  const std::vector<int64_t> &batches = options.modelBatches;
+  for (size_t i = 0; i < batches.size(); ++i)
+    if (batches[i] < 1 || (i > 0 && batches[i] <= batches[i - 1]))
+      throw Error("--model-batches " + joinedSizes(batches) +
+                  ": sizes must be positive and ascending");
+  if (!options.models.empty() && batches.empty())
+    throw Error("--model-batches: give at least one batch size");
+}
+
+/// The models' steps, each model once (the planner finds a model by its parameter count
+/// and input shape).
+std::vector<schema::ModelStepCurve> measureModels(const CalibrateOptions &options,
+                                                  const CalibrationProgressFn &progress) {
+  std::vector<schema::ModelStepCurve> curves;
+  for (const std::string &dir : options.models) {
+    schema::ModelStepCurve curve = measureModelSteps(dir, options.modelBatches,
+                                                     computeTiming(options.quick), progress);
+    for (const schema::ModelStepCurve &other : curves)
+      if (other.parameters == curve.parameters && other.input == curve.input)
+        throw Error("--model " + dir + " and --model " + other.model +
+                    " are the same model (parameters and input shape); give one");
+    curves.push_back(std::move(curve));
+  }
+  return curves;
 }
 
 } // namespace
@@ -230,6 +275,7 @@ void validateCalibrateOptions(const CalibrateOptions &options) {
   if (!(options.distTimeout > 0))
     throw Error("--dist-timeout must be positive");
   checkOutputFile(options.outPath);
+  validateModelOptions(options);
 }
 
 int runCalibrate(const CalibrateOptions &options) {
@@ -244,13 +290,14 @@ int runCalibrate(const CalibrateOptions &options) {
     CalibrationReporter reporter(Progress::modeFor(options.progress));
     profile.compute = measureCompute(defaultCalibrationSizes(options.quick),
                                      computeTiming(options.quick), reporter.callback());
+    profile.modelSteps = measureModels(options, reporter.callback());
   }
-  bool sendRecv = true; // measured once, in the smallest group
+  // send_recv in every group: pairs exchanging at once wait for each other's turn on
+  // the CPUs as a pipeline's stages do.
   for (int64_t ranks : groupSizesToMeasure(options.ranks, profile.machine.logicalCpus)) {
-    int code = measureGroup(options, ranks, sendRecv, profile.communication);
+    int code = measureGroup(options, ranks, /*sendRecv=*/true, profile.communication);
     if (code != 0)
       return code;
-    sendRecv = false;
   }
   std::string text = schema::formatDeviceProfile(profile);
   // What the planner will read: a profile this command cannot read back is
@@ -295,6 +342,8 @@ std::string formatCalibrationSummary(const schema::DeviceProfile &profile) {
     rows.push_back(computeRow(curve));
   for (const schema::CommunicationCurve &curve : profile.communication)
     rows.push_back(communicationRow(curve));
+  for (const schema::ModelStepCurve &curve : profile.modelSteps)
+    rows.push_back(modelStepRow(curve));
   size_t widths[5] = {};
   for (const SummaryRow &row : rows) {
     const std::string *cells[] = {&row.kind, &row.ranks, &row.points, &row.sizes, &row.fastest};

@@ -56,8 +56,9 @@ schema::ProfilePoint collectivePoint(const dist::Group &group, const std::string
 }
 
 /// One message from rank 0 to rank 1 of `pair` and back; a call's time is
-/// half the round trip.
-schema::ProfilePoint pingPoint(const dist::Group &pair, int64_t bytes,
+/// half the round trip. Every pair of `all` runs it at once (each sample starts
+/// at a barrier of `all`), as a pipeline's stages exchange their tensors.
+schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
                                const CalibrationTiming &timing) {
   at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
   at::Tensor buffer = message.clone();
@@ -72,7 +73,7 @@ schema::ProfilePoint pingPoint(const dist::Group &pair, int64_t bytes,
     }
   };
   double seconds = medianSecondsFixed(roundTrip, callsPerSample(bytes), timing,
-                                      [&pair] { dist::barrier(pair); });
+                                      [&all] { dist::barrier(all); });
   return {double(message.numel() * kFloatBytes), seconds / 2.0};
 }
 
@@ -97,16 +98,25 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
   }
   if (!sendRecv)
     return curves;
-  // Collective over every rank, members or not (ProcessGroups.h).
-  dist::Group pair = world.newGroup({0, 1}, "calibrate send_recv {0, 1}");
-  if (pair) {
-    curves.push_back({"send_recv", 2, {}});
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      report("send_recv between ranks 0 and 1", i);
-      curves.back().points.push_back(pingPoint(pair, bytes[i], timing));
-    }
+  // Ranks 2i and 2i + 1 ping-pong, every pair at once (an odd last rank waits). Each
+  // newGroup is collective over every rank, members or not (ProcessGroups.h).
+  dist::Group mine;
+  for (int first = 0; first + 1 < group.size(); first += 2) {
+    dist::Group pair = world.newGroup({first, first + 1}, "calibrate send_recv {" +
+                                                              std::to_string(first) + ", " +
+                                                              std::to_string(first + 1) + "}");
+    if (pair)
+      mine = pair;
   }
-  // The other ranks wait here rather than leave while 0 and 1 still talk.
+  curves.push_back({"send_recv", group.size(), {}});
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    report("send_recv between pairs of ranks" + onRanks, i);
+    if (mine)
+      curves.back().points.push_back(pingPoint(group, mine, bytes[i], timing));
+    else // the odd rank keeps the barriers' count
+      for (int r = 0; r < timing.repeats; ++r)
+        dist::barrier(group);
+  }
   dist::barrier(group);
   return curves;
 }

@@ -258,7 +258,7 @@ BubbleReport bubbleOf(const PipelineEngine &engine, const Trainer &trainer) {
 /// the measured step time, communication wait and memory (the steps' tensor peak less
 /// what was there before them, plus the parameters: what the planner counts).
 RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
-                  const schema::PlanSpec &plan,
+                  const schema::PlanSpec &plan, const OptimizerConfig &optimizer,
                   const PipelineEngine *pipeline, const TensorBytes *tensors,
                   double blockedSeconds) {
   RankEnd end;
@@ -273,6 +273,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   if (plan.prediction && summary.stepsDone > 0) {
     PlanCheck check;
     check.predicted = *plan.prediction;
+    check.optimizerStates = optimizerStatesOf(optimizer);
     check.stepSeconds = summary.seconds / double(summary.stepsDone);
     check.commSeconds = blockedSeconds / double(summary.stepsDone);
     if (tensors)
@@ -284,14 +285,15 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
 
 /// Runs the steps, measuring what the end event (written to `endLog`) reports.
 TrainSummary runMeasured(Trainer &trainer, const schema::PlanSpec &plan,
-                         const PipelineEngine *pipeline, MetricsLog &endLog) {
+                         const OptimizerConfig &optimizer, const PipelineEngine *pipeline,
+                         MetricsLog &endLog) {
   TensorBytes tensors;
   TensorMemory::resetPeak();
   tensors.beforeSteps = TensorMemory::liveBytes();
   double blockedBefore = dist::blockedSeconds();
   TrainSummary summary = trainer.run();
   tensors.peak = TensorMemory::peakBytes();
-  endLog.rankEnd(rankEndOf(summary, trainer, plan, pipeline,
+  endLog.rankEnd(rankEndOf(summary, trainer, plan, optimizer, pipeline,
                            TensorMemory::installed() ? &tensors : nullptr,
                            dist::blockedSeconds() - blockedBefore));
   return summary;
@@ -364,8 +366,8 @@ void runTrain(const TrainOptions &options) {
     checkStartingWeights(place, trainer, model, true);
   }
   // One process has no rank log: its "end" event goes to the run's log.
-  TrainSummary summary = runMeasured(trainer, artifact.manifest.plan, pipeline.get(),
-                                     place.worldSize > 1 ? rankLog : log);
+  TrainSummary summary = runMeasured(trainer, artifact.manifest.plan, config.optimizer,
+                                     pipeline.get(), place.worldSize > 1 ? rankLog : log);
   if (!options.tracePath.empty())
     trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
                 options.tracePath);

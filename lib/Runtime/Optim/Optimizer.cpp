@@ -68,6 +68,12 @@ double defaultWeightDecay(OptimizerKind kind) {
   return kind == OptimizerKind::AdamW ? 0.01 : 0.0;
 }
 
+int64_t optimizerStatesOf(const OptimizerConfig &config) {
+  if (config.kind != OptimizerKind::Sgd)
+    return 2;
+  return config.momentum != 0.0 ? 1 : 0;
+}
+
 void applyUpdate(const OptimizerConfig &config, double lr,
                  const std::vector<UpdateSlice> &slices) {
   at::NoGradGuard noGrad;

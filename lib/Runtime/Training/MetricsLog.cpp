@@ -116,7 +116,9 @@ Json planCheckJson(const PlanCheck &check) {
               {"ratio",
                {{"step", ratio(check.stepSeconds, p.stepSeconds)},
                 {"comm", ratio(check.commSeconds, p.commSeconds)},
-                {"memory", ratio(double(check.memoryBytes), double(p.memoryBytes))}}}};
+                {"memory", ratio(double(check.memoryBytes), double(p.memoryBytes))}}},
+              {"optimizer_states",
+               {{"planned", p.optimizerStates}, {"trained", check.optimizerStates}}}};
 }
 
 } // namespace

@@ -8,8 +8,11 @@
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2 batch-size=32 explain=- device-profile=%S/Inputs/device-profile-fast-link.json device-profile-any-machine" -o /dev/null | FileCheck %s --check-prefix=FAST
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2 batch-size=32 explain=- device-profile=%S/Inputs/device-profile-slow-link.json device-profile-any-machine" -o /dev/null | FileCheck %s --check-prefix=SLOW
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2 batch-size=32 explain=-" -o /dev/null | FileCheck %s --check-prefix=DEFAULT
+// The optimizer state the memory estimate counts is recorded in the plan when not Adam's 2.
+// RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=2 batch-size=32 optimizer-states=1" | FileCheck %s --check-prefix=STATES
+// STATES:    #snn.plan<{{.*}}optimizer_states = 1{{.*}}>
 // FAST:      Plan: dp on dp=2 (objective speed, decided by cost-model)
-// FAST:      - Model: {{.*}} Times are measured ones: device profile {{.*}}device-profile-fast-link.json (Test CPU @ 2.0GHz, 1 thread per rank, gloo).
+// FAST:      - Model: {{.*}} Times are measured ones: device profile {{.*}}device-profile-fast-link.json (Test CPU @ 2.0GHz, 1 thread per rank, gloo). The profile has no training step of this model (snn-run calibrate --model): op curves alone.
 // SLOW:      Plan: pp on pp=2 (objective speed, decided by cost-model)
 // SLOW:      - Model: {{.*}} Times are measured ones: device profile {{.*}}device-profile-slow-link.json
 // SLOW:      - Chose pp on pp=2 for the speed objective

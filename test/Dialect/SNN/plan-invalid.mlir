@@ -38,6 +38,7 @@
 // RUN: snn-opt %t/one_axis.mlir --snn-plan="topology=dp=2,tp=2 batch-size=8 mode=tp" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/vpp_without_pp.mlir --snn-plan="topology=dp=2,vpp=2 batch-size=8 mode=dp" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/hardware.mlir --snn-plan="topology=dp=2 batch-size=8 device-gflops=0" -verify-diagnostics -o /dev/null
+// RUN: snn-opt %t/optimizer_states.mlir --snn-plan="topology=dp=2 batch-size=8 optimizer-states=3" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/nothing_fits_world.mlir --snn-plan="topology=dp=4 batch-size=2" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/planned.mlir --snn-plan="batch-size=8" -verify-diagnostics -o /dev/null
 // RUN: snn-opt %t/no_main.mlir --snn-plan="batch-size=8" -verify-diagnostics -o /dev/null
@@ -510,6 +511,21 @@ module {
 
 //--- hardware.mlir
 // expected-error@+1 {{device-gflops and link-gbps must be positive and latency-us not negative}}
+module {
+  func.func @main(%x: tensor<2x?x8xf32>) -> tensor<?x4xf32> {
+    %w1 = snn.parameter "fc1.weight" = dense<0.1> : tensor<8x8xf32>
+    %w2 = snn.parameter "fc2.weight" = dense<0.1> : tensor<4x8xf32>
+    %0 = snn.linear %x, %w1 : (tensor<2x?x8xf32>, tensor<8x8xf32>) -> tensor<2x?x8xf32> loc("fc1")
+    %1 = snn.if_node %0 {v_threshold = 1.0 : f32, v_reset = 0.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<2x?x8xf32> loc("sn1")
+    %2 = snn.linear %1, %w2 : (tensor<2x?x8xf32>, tensor<4x8xf32>) -> tensor<2x?x4xf32> loc("fc2")
+    %3 = snn.if_node %2 {v_threshold = 1.0 : f32, v_reset = 0.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 2.0 : f32} : tensor<2x?x4xf32> loc("sn2")
+    %4 = snn.mean_time %3 : (tensor<2x?x4xf32>) -> tensor<?x4xf32> loc("mean")
+    return %4 : tensor<?x4xf32>
+  }
+}
+
+//--- optimizer_states.mlir
+// expected-error@+1 {{optimizer-states must be 0 (SGD), 1 (SGD with momentum) or 2 (Adam, AdamW), got 3}}
 module {
   func.func @main(%x: tensor<2x?x8xf32>) -> tensor<?x4xf32> {
     %w1 = snn.parameter "fc1.weight" = dense<0.1> : tensor<8x8xf32>

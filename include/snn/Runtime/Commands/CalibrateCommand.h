@@ -12,6 +12,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_CALIBRATECOMMAND_H
 #define SNN_RUNTIME_COMMANDS_CALIBRATECOMMAND_H
 
+#include "snn/Runtime/Commands/ModelStepCalibration.h"
 #include "snn/Runtime/Training/Progress.h"
 #include "snn/Schema/DeviceProfile.h"
 
@@ -39,6 +40,10 @@ struct CalibrateOptions {
   double distTimeout = 60.0;
   /// The profile's created_by, e.g. "snn-run calibrate 0.1.0".
   std::string createdBy = "snn-run calibrate";
+  /// Artifacts whose whole training step is measured too (ModelStepCalibration.h).
+  std::vector<std::string> models;
+  /// Samples per step of those measurements, ascending.
+  std::vector<int64_t> modelBatches = defaultModelBatches();
 };
 
 /// Throws Error naming --ranks for a group size below 2 or above
@@ -46,8 +51,10 @@ struct CalibrateOptions {
 void requireCalibrateGroupSize(int64_t ranks);
 
 /// Throws Error (one line naming the flag) for a group size below 2 or above
-/// kMaxCalibrateRanks, the same size twice, threads below 1, or an --out
-/// that cannot be written (missing or read-only directory, a directory).
+/// kMaxCalibrateRanks, the same size twice, threads below 1, an --out
+/// that cannot be written (missing or read-only directory, a directory), a
+/// --model that is not a whole-model artifact or is given twice, or
+/// --model-batches that are not positive and ascending.
 void validateCalibrateOptions(const CalibrateOptions &options);
 
 /// Measures, writes the profile atomically to options.outPath and prints the
@@ -63,7 +70,7 @@ struct CalibrateRanksOptions {
   std::string resultPath;
   int threads = 1;
   bool quick = false;
-  /// Also time the send/recv ping between ranks 0 and 1.
+  /// Also time send/recv between pairs of ranks, every pair at once.
   bool sendRecv = false;
   ProgressSetting progress = ProgressSetting::Auto;
   double distTimeout = 60.0;

@@ -92,9 +92,10 @@ std::vector<int64_t> defaultMessageBytes(bool quick);
 
 /// all_reduce, all_gather and reduce_scatter over every rank of `world` at
 /// each of `bytes` (the whole tensor, rounded to whole float32 elements per
-/// rank), and with `sendRecv` a ping-pong between ranks 0 and 1 (its curve
-/// has ranks 2: one transfer between two ranks). Every rank must call it
-/// with the same arguments; the times are rank 0's.
+/// rank), and with `sendRecv` a ping-pong of ranks 2i and 2i + 1, all pairs
+/// at once (its curve has the group's size as ranks: one transfer while the
+/// group's other pairs exchange theirs). Every rank must call it with the same
+/// arguments; the times are rank 0's.
 std::vector<schema::CommunicationCurve>
 measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool sendRecv,
                    const CalibrationTiming &timing, const CalibrationProgressFn &progress);

@@ -52,6 +52,11 @@ struct OptimizerConfig {
 /// PyTorch's default weight decay of each optimizer (AdamW: 0.01).
 double defaultWeightDecay(OptimizerKind kind);
 
+/// State tensors the optimizer keeps per parameter: 0 for SGD, 1 with momentum (its
+/// buffer), 2 for Adam and AdamW (exp_avg, exp_avg_sq); what the planner's
+/// optimizer-states counts.
+int64_t optimizerStatesOf(const OptimizerConfig &config);
+
 /// The state of one parameter or slice, named as in torch.optim's
 /// state_dict: `step`, `momentum_buffer`, `exp_avg`, `exp_avg_sq`.
 struct ParamState {

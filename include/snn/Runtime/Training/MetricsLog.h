@@ -35,6 +35,9 @@ struct PlanCheck {
   double stepSeconds = 0; ///< mean over the invocation's steps
   double commSeconds = 0; ///< waiting for collectives and transfers, per step
   int64_t memoryBytes = 0; ///< the steps' peak tensor bytes less what they found
+  /// Optimizer state tensors per parameter of the run (predicted.optimizerStates is the
+  /// plan's assumption).
+  int64_t optimizerStates = 0;
 };
 
 /// What a rank's "end" event reports; the optional parts when measured.

@@ -42,7 +42,8 @@ schema::PlanSpec toPlanSpec(PlanAttr plan) {
         predicted.getStepSeconds().convertToDouble(),
         predicted.getComputeSeconds().convertToDouble(),
         predicted.getCommSeconds().convertToDouble(), predicted.getMemoryBytes(),
-        plan.getTimes() ? plan.getTimes().getValue().str() : std::string()};
+        plan.getTimes() ? plan.getTimes().getValue().str() : std::string(),
+        plan.getOptimizerStates()};
   return spec;
 }
 

@@ -55,7 +55,8 @@ snn::PlanAttr markPartitioned(snn::PlanAttr p) {
       p.getPpDelayWgrad(), p.getPpStageUnits(), p.getTensorParallelRoots(),
       p.getTensorParallelPairs(), p.getExperimentalConvTp(), p.getAllowPipeline(),
       p.getAllowZero(), p.getMemoryBudget(), p.getDecidedBy(), p.getRationale(), p.getNotes(),
-      p.getCandidates(), p.getModel(), /*partitioned=*/true, p.getPredicted(), p.getTimes());
+      p.getCandidates(), p.getModel(), /*partitioned=*/true, p.getPredicted(), p.getTimes(),
+      p.getOptimizerStates());
 }
 
 std::string gridAxesText(ArrayRef<int16_t> axes) {

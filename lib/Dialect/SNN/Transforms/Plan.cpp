@@ -105,6 +105,12 @@ FailureOr<pl::PlanRequest> PlanParallelismPass::buildRequest() {
   request.hardware.flopsPerSecond = deviceGflops * 1e9;
   request.hardware.linkBytesPerSecond = linkGBps * 1e9;
   request.hardware.latencySeconds = latencyUs * 1e-6;
+  if (optimizerStates < 0 || optimizerStates > 2) {
+    (void)fail(pl::makeError("optimizer-states must be 0 (SGD), 1 (SGD with momentum) or 2 "
+                             "(Adam, AdamW), got " + std::to_string(optimizerStates)));
+    return failure();
+  }
+  request.hardware.optimizerStatesPerParam = int(optimizerStates);
   if (failed(readDeviceProfile(request.hardware)))
     return failure();
   return request;

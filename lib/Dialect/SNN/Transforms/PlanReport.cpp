@@ -15,6 +15,7 @@
 
 #include "snn/Dialect/SNN/IR/PlanSchema.h"
 #include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
+#include "snn/Planner/DeviceCalibration.h"
 
 using namespace mlir;
 namespace pl = snn::planner;
@@ -103,10 +104,10 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       request.memoryBudget, plan.decidedBy, stringArray(b, plan.rationale),
       stringArray(b, plan.notes), b.getArrayAttr(candidates), model, /*partitioned=*/false,
       plan.chosen ? candidateAttribute(context, *plan.chosen) : PlanCandidateAttr(),
-      plan.chosen ? b.getStringAttr(request.hardware.calibration
-                                        ? request.hardware.calibration->source
-                                        : std::string("default constants"))
-                  : StringAttr());
+      plan.chosen && bridged.input.model
+          ? b.getStringAttr(pl::timesSource(request.hardware, *bridged.input.model))
+          : StringAttr(),
+      int64_t(request.hardware.optimizerStatesPerParam));
 }
 
 // --- JSON -------------------------------------------------------------------------------

@@ -118,6 +118,8 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     fsdp_tp plan (printed only when true). `predicted` is the chosen plan's estimate and
     `times` where its times come from (a device profile, or the default constants); the
     runtime logs both next to what it measures. Absent without estimates.
+    `optimizer_states` is the optimizer state the memory estimate counts per parameter
+    (0: SGD, 1: SGD with momentum, 2: Adam or AdamW; printed only when not 2).
   }];
   let parameters = (ins
     SNN_SchemaEnumParameter<"::snn::schema::ParallelMode", "parallel mode">:$mode,
@@ -153,7 +155,9 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     OptionalParameter<"::snn::ModelSummaryAttr">:$model,
     SNN_FalseByDefaultParameter:$partitioned,
     OptionalParameter<"::snn::PlanCandidateAttr">:$predicted,
-    OptionalParameter<"::mlir::StringAttr">:$times
+    OptionalParameter<"::mlir::StringAttr">:$times,
+    DefaultValuedParameter<"int64_t", "2", "optimizer state tensors per parameter">
+        :$optimizer_states
   );
 }
 

@@ -109,6 +109,9 @@ def PlanParallelism : Pass<"snn-plan", "::mlir::ModuleOp"> {
            "snn-run calibrate), instead of device-gflops, link-gbps and latency-us">,
     Option<"deviceProfileAnyMachine", "device-profile-any-machine", "bool", "false",
            "Accept a device profile measured on another machine (plan for that machine)">,
+    Option<"optimizerStates", "optimizer-states", "int64_t", "2",
+           "Optimizer state tensors per parameter the memory estimate counts: 0 for SGD, 1 "
+           "for SGD with momentum, 2 for Adam or AdamW">,
     Option<"memoptRatio", "memopt-ratio", "double", "0.5",
            "Share of pipeline stages that recompute activations, in (0, 1]">,
     Option<"explain", "explain", "std::string", "\"\"",

@@ -1,0 +1,43 @@
+//===- ModelStepCalibration.h - One model's training step, measured -*- C++ -*-===//
+//
+// `snn-run calibrate --model DIR` times the whole training step of a compiled
+// model (DIR: an artifact whose one program every rank runs whole, e.g.
+// `snn-compile model.onnx -o DIR`) in this process at several batch sizes:
+// forward in training mode, the MSE loss on the firing rate, backward and an
+// SGD step with momentum, as `snn-run train` makes them. The planner scales
+// its op curves to these times for that model (DeviceProfile.h,
+// docs/planner.md), which charges what the curves leave out: shapes unlike
+// the calibrated ones (a convolution of one input channel, a GEMM of few
+// rows), the autograd engine, the loss and the update.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_COMMANDS_MODELSTEPCALIBRATION_H
+#define SNN_RUNTIME_COMMANDS_MODELSTEPCALIBRATION_H
+
+#include "snn/Runtime/Commands/Calibration.h"
+#include "snn/Schema/DeviceProfile.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace snn::runtime {
+
+/// --model-batches' default: 1, 2, 4, ... 64 samples per step.
+std::vector<int64_t> defaultModelBatches();
+
+/// Throws Error (one line naming DIR) unless DIR is an artifact whose single
+/// program runs whole on one rank (not partitioned, not a pipeline) and whose
+/// input shape has exactly one free (batch) dimension.
+void checkModelToCalibrate(const std::string &dir);
+
+/// The median seconds of one training step of DIR's model at each of
+/// `batches` (ascending, positive) samples.
+schema::ModelStepCurve measureModelSteps(const std::string &dir,
+                                         const std::vector<int64_t> &batches,
+                                         const CalibrationTiming &timing,
+                                         const CalibrationProgressFn &progress);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_MODELSTEPCALIBRATION_H

@@ -1,0 +1,88 @@
+//===- ModelStepCalibration.cpp - One model's training step, measured ----===//
+
+#include "snn/Runtime/Commands/ModelStepCalibration.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Optim/Loss.h"
+#include "snn/Runtime/Optim/Optimizer.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <ATen/ops/rand.h>
+#include <ATen/ops/zeros.h>
+
+#include <algorithm>
+
+namespace snn::runtime {
+
+namespace {
+
+/// What calibrate asks of an artifact, with `dir` in every message.
+void checkManifest(const Manifest &manifest, const std::string &dir) {
+  const std::string prefix = "--model " + dir + ": ";
+  if (manifest.plan.partitioned || manifest.programs.size() != 1 ||
+      manifest.plan.mode == schema::ParallelMode::PP)
+    throw Error(prefix + "its programs are per-rank parts (plan mode " +
+                schema::nameOf(manifest.plan.mode) +
+                "); calibrate a compile of the whole model (snn-compile MODEL.onnx -o DIR)");
+  const std::vector<int64_t> &shape = manifest.input.shape;
+  if (std::count(shape.begin(), shape.end(), -1) != 1)
+    throw Error(prefix + "the input shape needs exactly one free (batch) dimension");
+}
+
+std::vector<int64_t> shapeAt(std::vector<int64_t> shape, int64_t batch) {
+  std::replace(shape.begin(), shape.end(), int64_t(-1), batch);
+  return shape;
+}
+
+int64_t trainableElements(const Model &model) {
+  int64_t total = 0;
+  for (const at::Tensor &p : model.params().parameters())
+    total += p.numel();
+  return total;
+}
+
+} // namespace
+
+std::vector<int64_t> defaultModelBatches() { return {1, 2, 4, 8, 16, 32, 64}; }
+
+void checkModelToCalibrate(const std::string &dir) {
+  checkManifest(loadArtifact(dir).manifest, dir);
+}
+
+schema::ModelStepCurve measureModelSteps(const std::string &dir,
+                                         const std::vector<int64_t> &batches,
+                                         const CalibrationTiming &timing,
+                                         const CalibrationProgressFn &progress) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
+  Model model(artifact);
+  const Manifest &manifest = model.manifest();
+  OptimizerConfig sgd;
+  sgd.momentum = 0.9;
+  Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
+  if (trainableElements(model) == 0)
+    throw Error("--model " + dir + ": the model has no trainable parameters");
+
+  schema::ModelStepCurve curve;
+  curve.model = dir;
+  curve.parameters = trainableElements(model);
+  curve.input = manifest.input.shape;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (progress)
+      progress("model step " + dir, i, batches.size());
+    int64_t batch = batches[i];
+    at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
+    at::Tensor labels = at::zeros({batch}, at::kLong);
+    auto step = [&] {
+      model.params().zeroGrad();
+      at::Tensor output = model.forward(input, /*training=*/true);
+      computeLoss(firingRate(output, manifest.output.timeMajor), labels, LossKind::Mse)
+          .backward();
+      optimizer.step(1e-3);
+    };
+    curve.points.push_back({double(batch), medianSeconds(step, timing)});
+  }
+  return curve;
+}
+
+} // namespace snn::runtime
