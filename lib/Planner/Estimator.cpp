@@ -286,10 +286,11 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
 /// busySeconds / T ranks compute at once on average, so compute slows by
 /// c = busySeconds x full / (ranks T), between 1 and full; with T = c x compute + comm
 /// that is the root of T^2 - comm T - compute busySeconds full / ranks.
-double cpuContention(const Estimate &e, double full) {
+static double cpuContention(const Estimate &e, double full) {
   if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0))
     return full;
-  double ranks = double(e.dp * std::max<int64_t>(e.tp, 1) * e.pp);
+  double ranks = double(std::max<int64_t>(e.dp, 1) * std::max<int64_t>(e.tp, 1) *
+                        std::max<int64_t>(e.pp, 1));
   double work = e.busySeconds * full / ranks, comm = e.commSeconds;
   double step = 0.5 * (comm + std::sqrt(comm * comm + 4.0 * e.computeSeconds * work));
   return std::clamp(work / step, 1.0, full);
