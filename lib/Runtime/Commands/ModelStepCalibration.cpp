@@ -60,12 +60,13 @@ schema::ModelStepCurve measureModelSteps(const std::string &dir,
   OptimizerConfig sgd;
   sgd.momentum = 0.9;
   Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
-  if (trainableElements(model) == 0)
+  int64_t parameters = trainableElements(model);
+  if (parameters == 0)
     throw Error("--model " + dir + ": the model has no trainable parameters");
 
   schema::ModelStepCurve curve;
   curve.model = dir;
-  curve.parameters = trainableElements(model);
+  curve.parameters = parameters;
   curve.input = manifest.input.shape;
   for (size_t i = 0; i < batches.size(); ++i) {
     if (progress)
