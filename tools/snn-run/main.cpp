@@ -124,10 +124,13 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
       ->capture_default_str();
 }
 
-/// --spike-linear-density on the commands that run programs.
-void addSpikeLinearOption(CLI::App *command, double &density) {
+/// --spike-linear-density and --no-fusion on the commands that run programs.
+void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
+  command->add_flag("!--no-fusion", kernels.fusion,
+                    "Run every node alone: no spiking blocks (BatchNorm, neuron and max pool "
+                    "in one pass; the same values). For comparisons and debugging");
   command
-      ->add_option("--spike-linear-density", density,
+      ->add_option("--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "
                    "event-driven kernels (sums of the active inputs' weights; within float32 "
                    "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense "
@@ -166,7 +169,7 @@ void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   infer->add_flag("-v,--verbose", options.verbose,
                   "Print a one-line timing summary to stderr");
-  addSpikeLinearOption(infer, options.spikeLinearDensity);
+  addKernelOptions(infer, options.kernels);
   addDistributedOptions(infer, commands);
 }
 
@@ -230,7 +233,7 @@ void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
       ->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
-  addSpikeLinearOption(train, o.spikeLinearDensity);
+  addKernelOptions(train, o.kernels);
   addNamed(train, "--progress", o.progress, kProgressSettingNames,
            "auto (bar on a terminal, lines otherwise), bar, lines or none");
 }
@@ -307,7 +310,7 @@ void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
   eval->add_option("--threads", o.threads,
                    "Intra-op threads (default: hardware concurrency)")
       ->check(CLI::Range(1, 4096));
-  addSpikeLinearOption(eval, o.spikeLinearDensity);
+  addKernelOptions(eval, o.kernels);
   addDistributedOptions(eval, commands);
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
+#include "SavedNeuronConfig.h"
 
 #include <ATen/ops/full_like.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -16,37 +17,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-/// The config travels in the context's IValue map: the Function's node is
-/// the only per-call storage autograd gives us.
-void saveConfig(AutogradContext *ctx, const NeuronConfig &config, double k) {
-  auto &data = ctx->saved_data;
-  data["kind"] = int64_t(config.kind);
-  data["v_threshold"] = double(config.vThreshold);
-  data["hard_reset"] = config.hardReset;
-  data["v_reset"] = double(config.vReset);
-  data["tau"] = double(config.tau);
-  data["decay_input"] = config.decayInput;
-  data["detach_reset"] = config.detachReset;
-  data["surrogate"] = int64_t(config.surrogate);
-  data["alpha"] = double(config.alpha);
-  data["k"] = k;
-}
-
-NeuronConfig loadConfig(AutogradContext *ctx) {
-  auto &data = ctx->saved_data;
-  NeuronConfig config;
-  config.kind = NeuronKind(data["kind"].toInt());
-  config.vThreshold = float(data["v_threshold"].toDouble());
-  config.hardReset = data["hard_reset"].toBool();
-  config.vReset = float(data["v_reset"].toDouble());
-  config.tau = float(data["tau"].toDouble());
-  config.decayInput = data["decay_input"].toBool();
-  config.detachReset = data["detach_reset"].toBool();
-  config.surrogate = Surrogate(data["surrogate"].toInt());
-  config.alpha = float(data["alpha"].toDouble());
-  return config;
-}
 
 struct NeuronFunction : public torch::autograd::Function<NeuronFunction> {
   /// `w` is absent for IF and LIF (an optional, so autograd does not treat

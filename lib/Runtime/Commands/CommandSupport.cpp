@@ -1,6 +1,9 @@
 //===- CommandSupport.cpp - Shared steps of snn-run commands --------------===//
 
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
+#include "snn/Runtime/Commands/KernelChoice.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
@@ -155,6 +158,11 @@ int64_t peakResidentBytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return int64_t(usage.ru_maxrss) * 1024; // Linux reports KiB
+}
+
+void applyKernelChoice(const KernelChoice &choice) {
+  setSpikeLinearMaxDensity(choice.spikeLinearDensity);
+  setSpikingBlocksEnabled(choice.fusion);
 }
 
 } // namespace snn::runtime

@@ -15,7 +15,7 @@ namespace snn::runtime {
 
 void runEval(const EvalOptions &options) {
   setIntraOpThreads(options.threads);
-  setSpikeLinearMaxDensity(options.spikeLinearDensity);
+  applyKernelChoice(options.kernels);
   checkParentDirectory(options.logPath, "--log");
   const DistributedRun *run = options.distributed;
   Artifact artifact = loadRunArtifact(options.artifactDir, "eval", run);

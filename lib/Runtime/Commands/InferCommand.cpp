@@ -151,7 +151,7 @@ void inferPipeline(const InferOptions &options, const Artifact &artifact,
 void runInfer(const InferOptions &options) {
   Clock::time_point start = Clock::now();
   setIntraOpThreads(options.threads);
-  setSpikeLinearMaxDensity(options.spikeLinearDensity);
+  applyKernelChoice(options.kernels);
   checkParentDirectory(options.outputPath, "--output");
 
   const DistributedRun *run = options.distributed;

@@ -307,7 +307,7 @@ void runTrain(const TrainOptions &options) {
   TensorMemory::install();
   Progress::Mode mode = Progress::modeFor(options.progress);
   setIntraOpThreads(options.threads);
-  setSpikeLinearMaxDensity(options.spikeLinearDensity);
+  applyKernelChoice(options.kernels);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
   checkParentDirectory(options.tracePath, "--trace");

@@ -1,6 +1,7 @@
 //===- Executor.cpp - Runs a program's op list ----------------------------===//
 
 #include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Support/Error.h"
 
 namespace snn::runtime {
@@ -83,6 +84,45 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
   }
   constants.resize(size_t(numSlots));
   planReleases();
+  planBlocks(graph, outputName);
+}
+
+void Executor::planBlocks(const Graph &graph, const std::string &outputName) {
+  blockAtStep.assign(steps.size(), -1);
+  for (SpikingBlockPlan &plan : planSpikingBlocks(graph, outputName)) {
+    Block block;
+    block.first = plan.first;
+    block.count = plan.count;
+    block.kernel = std::move(plan.kernel);
+    for (const std::string &input : plan.inputs)
+      block.inputs.push_back(input.empty() ? -1 : slotOf(input, graph.nodes[plan.first]));
+    block.output = slots.at(plan.output);
+    blockAtStep[plan.first] = int(blocks.size());
+    blocks.push_back(std::move(block));
+  }
+}
+
+size_t Executor::runBlockAt(size_t index, std::vector<at::Tensor> &values,
+                            const RunContext &context) const {
+  if (blockAtStep[index] < 0)
+    return 0;
+  const Block &block = blocks[size_t(blockAtStep[index])];
+  std::vector<at::Tensor> arguments;
+  for (int slot : block.inputs)
+    arguments.push_back(slot >= 0 ? values[size_t(slot)] : at::Tensor());
+  at::Tensor result;
+  try {
+    result = block.kernel(arguments, context);
+  } catch (const std::exception &e) {
+    throw Error(file + ": " + steps[index].description + ": " + describeException(e));
+  }
+  if (!result.defined())
+    return 0;
+  values[size_t(block.output)] = result;
+  for (size_t member = index; member < index + block.count; ++member)
+    for (int slot : steps[member].release)
+      values[size_t(slot)].reset();
+  return block.count;
 }
 
 int Executor::slotOf(const std::string &value, const Node &user) const {
@@ -125,6 +165,12 @@ at::Tensor Executor::run(const at::Tensor &input, const RunContext &context,
     values[size_t(inputSlot)] = input;
   std::vector<at::Tensor> arguments;
   for (size_t index = 0; index < steps.size(); ++index) {
+    // An observer sees every node: blocks run only without one.
+    if (!observer)
+      if (size_t covered = runBlockAt(index, values, context)) {
+        index += covered - 1;
+        continue;
+      }
     const Step &step = steps[index];
     if (observer)
       observer->beforeStep(index);

@@ -15,6 +15,7 @@
 #include "snn/Runtime/Autograd/LinearAutograd.h"
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Autograd/MaxPoolAutograd.h"
+#include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Support/TensorIO.h"
@@ -133,10 +134,8 @@ at::Tensor batchNormTraining(const at::Tensor &x, const Inputs &in,
 }
 
 Kernel buildBatchNorm(const Node &node) {
-  NodeAttributes attributes(node);
-  double eps = decimalValue(
-      attributes.getFloatIn(attr::kEps, 1e-5f, 0.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true));
-  double momentum = decimalValue(attributes.getFloatIn(attr::kMomentum, 0.1f, 0.0f, 1.0f));
+  BatchNormAttributes attributes = batchNormAttributesOf(node);
+  double eps = attributes.eps, momentum = attributes.momentum;
   // Inference normalises with the running statistics. Training uses the
   // statistics of the [T*N, C, ...] fold (T*N*H*W values per channel, as
   // SpikingJelly's SeqToANNContainer) and ATen updates the running ones in
@@ -172,18 +171,11 @@ Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
 }
 
 Kernel buildMaxPool2d(const Node &node) {
-  NodeAttributes attributes(node);
-  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
-  Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
-  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
-  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
   // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
   // several times faster than ATen's); ATen's for padded, dilated or
   // ceil-mode pools.
-  if (maxPoolKernelApplies(kernel, stride, padding, dilation, ceilMode)) {
-    MaxPoolWindow window{kernel[0], kernel[1], stride[0], stride[1]};
-    return [=](const Inputs &in, const RunContext &) {
+  if (std::optional<MaxPoolWindow> window = maxPoolKernelWindowOf(node))
+    return [window = *window](const Inputs &in, const RunContext &) {
       requireRank(in[0], 5, 5, "[T, N, C, H, W]");
       return perStep(in[0], [&](const at::Tensor &x) {
         if (c10::GradMode::is_enabled() && x.requires_grad())
@@ -191,7 +183,12 @@ Kernel buildMaxPool2d(const Node &node) {
         return maxPoolForward(x, window, /*saveArgmax=*/false).output;
       });
     };
-  }
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
+  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
+  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
@@ -296,6 +293,28 @@ Kernel buildMeanTime(const Node &) {
 }
 
 } // namespace
+
+BatchNormAttributes batchNormAttributesOf(const Node &node) {
+  NodeAttributes attributes(node);
+  BatchNormAttributes result;
+  result.eps = decimalValue(attributes.getFloatIn(
+      attr::kEps, 1e-5f, 0.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true));
+  result.momentum = decimalValue(attributes.getFloatIn(attr::kMomentum, 0.1f, 0.0f, 1.0f));
+  return result;
+}
+
+std::optional<MaxPoolWindow> maxPoolKernelWindowOf(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
+  Pair stride = poolStride(attributes, kernel);
+  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
+  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
+  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
+  if (!maxPoolKernelApplies(kernel, stride, padding, dilation, ceilMode))
+    return std::nullopt;
+  return MaxPoolWindow{kernel[0], kernel[1], stride[0], stride[1]};
+}
+
 
 void registerLayerOps(OpRegistry &registry) {
   registry.add(op::kLinear, buildLinear);

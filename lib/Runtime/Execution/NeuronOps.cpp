@@ -8,6 +8,7 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
 #include "snn/Runtime/Kernels/NeuronKernels.h"
+#include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Support/TensorIO.h"
@@ -77,35 +78,37 @@ at::Tensor spikes(const at::Tensor &x, const at::Tensor &w,
   return neuronForward(x, config, plif ? plifDecay(w) : 0.0).spikes;
 }
 
-Kernel buildIF(const Node &node) {
-  NeuronConfig config = parseCommon(node, NeuronKind::IF);
+Kernel buildNeuron(const Node &node) {
+  NeuronConfig config = neuronConfigOf(node);
+  if (config.kind == NeuronKind::PLIF)
+    return [config](const Inputs &in, const RunContext &) {
+      return spikes(in[0], in[1], config);
+    };
   return [config](const Inputs &in, const RunContext &) {
     return spikes(in[0], at::Tensor(), config);
-  };
-}
-
-Kernel buildLIF(const Node &node) {
-  NeuronConfig config = parseCommon(node, NeuronKind::LIF);
-  config.tau = NodeAttributes(node).getFloatIn(
-      attr::kTau, 2.0f, 1.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true);
-  return [config](const Inputs &in, const RunContext &) {
-    return spikes(in[0], at::Tensor(), config);
-  };
-}
-
-Kernel buildPLIF(const Node &node) {
-  NeuronConfig config = parseCommon(node, NeuronKind::PLIF);
-  return [config](const Inputs &in, const RunContext &) {
-    return spikes(in[0], in[1], config);
   };
 }
 
 } // namespace
 
+NeuronConfig neuronConfigOf(const Node &node) {
+  if (node.opType == op::kIFNode)
+    return parseCommon(node, NeuronKind::IF);
+  if (node.opType == op::kLIFNode) {
+    NeuronConfig config = parseCommon(node, NeuronKind::LIF);
+    config.tau = NodeAttributes(node).getFloatIn(
+        attr::kTau, 2.0f, 1.0f, std::numeric_limits<float>::infinity(), /*minOpen=*/true);
+    return config;
+  }
+  if (node.opType == op::kPLIFNode)
+    return parseCommon(node, NeuronKind::PLIF);
+  throw Error(node.describe() + " is not a neuron");
+}
+
 void registerNeuronOps(OpRegistry &registry) {
-  registry.add(op::kIFNode, buildIF);
-  registry.add(op::kLIFNode, buildLIF);
-  registry.add(op::kPLIFNode, buildPLIF);
+  registry.add(op::kIFNode, buildNeuron);
+  registry.add(op::kLIFNode, buildNeuron);
+  registry.add(op::kPLIFNode, buildNeuron);
 }
 
 } // namespace snn::runtime

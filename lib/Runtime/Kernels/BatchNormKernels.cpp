@@ -13,7 +13,9 @@
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/ops/batch_norm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <c10/core/GradMode.h>
@@ -21,6 +23,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -134,32 +137,57 @@ void affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
 }
 #endif
 
-/// y = x * alpha[c] + beta[c], alpha = invstd * weight, beta = bias - mean *
-/// alpha (ATen's batch_norm_cpu_contiguous_impl).
-void transform(const float *x, float *y, const Layout &layout,
-               const float *mean, const float *invstd, const float *weight,
-               const float *bias, const Rounding &rounding) {
-  std::vector<float> alpha(size_t(layout.channels)),
-      beta(size_t(layout.channels));
-  for (int64_t c = 0; c < layout.channels; ++c) {
-    alpha[size_t(c)] = invstd[c] * weight[c];
-    beta[size_t(c)] = rounding.fmaShift
-                          ? std::fma(-mean[c], alpha[size_t(c)], bias[c])
-                          : bias[c] - mean[c] * alpha[size_t(c)];
+/// ATen's batch_norm_cpu_collect_linear_and_constant_terms from a per-channel
+/// invstd: scale = invstd * weight, shift = bias - mean * scale.
+ChannelAffine affineTerms(const float *mean, const float *invstd, const float *weight,
+                          const float *bias, int64_t channels, const Rounding &rounding) {
+  ChannelAffine terms{at::empty({channels}, at::kFloat), at::empty({channels}, at::kFloat),
+                      rounding.fmaOutput};
+  float *scale = terms.scale.data_ptr<float>(), *shift = terms.shift.data_ptr<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    scale[c] = invstd[c] * weight[c];
+    shift[c] = rounding.fmaShift ? std::fma(-mean[c], scale[c], bias[c])
+                                 : bias[c] - mean[c] * scale[c];
   }
+  return terms;
+}
+
+/// y = x * scale[c] + shift[c] over [B, C, image] (ATen's
+/// batch_norm_cpu_contiguous_impl).
+void transform(const float *x, float *y, const Layout &layout, const ChannelAffine &terms) {
+  const float *scale = terms.scale.data_ptr<float>(), *shift = terms.shift.data_ptr<float>();
   int64_t planes = layout.batch * layout.channels;
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / layout.image);
   at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
-      size_t c = size_t(p % layout.channels);
+      int64_t c = p % layout.channels;
       const float *in = x + p * layout.image;
       float *out = y + p * layout.image;
-      if (rounding.fmaOutput)
-        affinePlaneFma(in, out, layout.image, alpha[c], beta[c]);
+      if (terms.fma)
+        affinePlaneFma(in, out, layout.image, scale[c], shift[c]);
       else
-        affinePlane(in, out, layout.image, alpha[c], beta[c]);
+        affinePlane(in, out, layout.image, scale[c], shift[c]);
     }
   });
+}
+
+/// Mean, invstd and the running-statistics update of a training forward.
+BatchNormForwardResult statisticsWith(const at::Tensor &x, const at::Tensor &runningMean,
+                                      const at::Tensor &runningVar, double momentum,
+                                      double eps, const Rounding &rounding) {
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+  BatchNormForwardResult result;
+  result.mean = at::empty({layout.channels}, x.options());
+  result.invstd = at::empty({layout.channels}, x.options());
+  at::Tensor varSum = at::empty({layout.channels}, x.options());
+  if (layout.count() == 0)
+    return result;
+  collectStats(x.data_ptr<float>(), layout, result.mean.data_ptr<float>(),
+               varSum.data_ptr<float>());
+  finishStats(layout, result.mean.data_ptr<float>(), varSum.data_ptr<float>(),
+              result.invstd.data_ptr<float>(), runningMean.data_ptr<float>(),
+              runningVar.data_ptr<float>(), momentum, eps, rounding);
+  return result;
 }
 
 BatchNormForwardResult forwardWith(const at::Tensor &x,
@@ -169,23 +197,16 @@ BatchNormForwardResult forwardWith(const at::Tensor &x,
                                    const at::Tensor &runningVar,
                                    double momentum, double eps,
                                    const Rounding &rounding) {
-  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
-  BatchNormForwardResult result;
+  BatchNormForwardResult result =
+      statisticsWith(x, runningMean, runningVar, momentum, eps, rounding);
   result.output = at::empty(x.sizes(), x.options());
-  result.mean = at::empty({layout.channels}, x.options());
-  result.invstd = at::empty({layout.channels}, x.options());
-  at::Tensor varSum = at::empty({layout.channels}, x.options());
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
   if (layout.count() == 0)
     return result;
-  const float *in = x.data_ptr<float>();
-  collectStats(in, layout, result.mean.data_ptr<float>(),
-               varSum.data_ptr<float>());
-  finishStats(layout, result.mean.data_ptr<float>(), varSum.data_ptr<float>(),
-              result.invstd.data_ptr<float>(), runningMean.data_ptr<float>(),
-              runningVar.data_ptr<float>(), momentum, eps, rounding);
-  transform(in, result.output.data_ptr<float>(), layout,
-            result.mean.data_ptr<float>(), result.invstd.data_ptr<float>(),
-            weight.data_ptr<float>(), bias.data_ptr<float>(), rounding);
+  ChannelAffine terms =
+      affineTerms(result.mean.data_ptr<float>(), result.invstd.data_ptr<float>(),
+                  weight.data_ptr<float>(), bias.data_ptr<float>(), layout.channels, rounding);
+  transform(x.data_ptr<float>(), result.output.data_ptr<float>(), layout, terms);
   return result;
 }
 
@@ -233,6 +254,72 @@ const std::optional<Rounding> &probedRounding() {
   return rounding;
 }
 
+/// How eval-mode BatchNorm rounds 1 / sqrt(var + eps) into its scale: in
+/// float, in double rounded to float before the product, or the product
+/// itself taken in double.
+enum class InferenceInvstd { Float, DoubleRounded, DoubleProduct };
+
+struct InferenceRounding {
+  InferenceInvstd invstd;
+  Rounding affine;
+};
+
+ChannelAffine inferenceTerms(const at::Tensor &weight, const at::Tensor &bias,
+                             const at::Tensor &runningMean, const at::Tensor &runningVar,
+                             double eps, const InferenceRounding &rounding) {
+  int64_t channels = weight.size(0);
+  const float *var = runningVar.data_ptr<float>(), *w = weight.data_ptr<float>();
+  // The product in double cannot go through affineTerms' float product: it
+  // gets invstd 1 and the weight as the rounded product.
+  std::vector<float> invstd(static_cast<size_t>(channels)), scaled(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    double exact = 1.0 / std::sqrt(double(var[c]) + eps);
+    switch (rounding.invstd) {
+    case InferenceInvstd::Float:
+      invstd[size_t(c)] = 1.0f / std::sqrt(var[c] + float(eps));
+      scaled[size_t(c)] = w[c];
+      break;
+    case InferenceInvstd::DoubleRounded:
+      invstd[size_t(c)] = float(exact);
+      scaled[size_t(c)] = w[c];
+      break;
+    case InferenceInvstd::DoubleProduct:
+      invstd[size_t(c)] = 1.0f;
+      scaled[size_t(c)] = float(exact * double(w[c]));
+      break;
+    }
+  }
+  return affineTerms(runningMean.data_ptr<float>(), invstd.data(), scaled.data(),
+                     bias.data_ptr<float>(), channels, rounding.affine);
+}
+
+/// The inference variant that reproduces ATen's eval batch_norm, if any.
+std::optional<InferenceRounding> probeInferenceRounding() {
+  c10::AutoGradMode noGrad(false);
+  at::Tensor x = probeTensor({5, 16, 7, 6}, 2.5, 0.3);
+  at::Tensor weight = probeTensor({16}, 0.7, 1.1);
+  at::Tensor bias = probeTensor({16}, 0.4, -0.2);
+  at::Tensor mean = probeTensor({16}, 0.3, 0.1);
+  at::Tensor var = probeTensor({16}, 0.5, 1.5);
+  const double eps = 1e-5;
+  at::Tensor expected = at::batch_norm(x, weight, bias, mean, var, /*training=*/false, 0.1,
+                                       eps, /*cudnn_enabled=*/true);
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+  for (InferenceInvstd invstd : {InferenceInvstd::DoubleProduct, InferenceInvstd::DoubleRounded,
+                                 InferenceInvstd::Float})
+    for (int variant = 0; variant < 4; ++variant) {
+      InferenceRounding rounding{invstd, {(variant & 1) == 0, (variant & 2) == 0, false}};
+      if (rounding.affine.fmaOutput && !fmaAvailable())
+        continue;
+      at::Tensor y = at::empty_like(x);
+      transform(x.data_ptr<float>(), y.data_ptr<float>(), layout,
+                inferenceTerms(weight, bias, mean, var, eps, rounding));
+      if (at::equal(y, expected))
+        return rounding;
+    }
+  return std::nullopt;
+}
+
 bool isChannelVector(const at::Tensor &t, int64_t channels) {
   return t.defined() && t.scalar_type() == at::kFloat &&
          t.device().is_cpu() && t.dim() == 1 && t.size(0) == channels &&
@@ -267,6 +354,31 @@ BatchNormForwardResult batchNormTrainingForward(
     double momentum, double eps) {
   return forwardWith(x, weight, bias, runningMean, runningVar, momentum, eps,
                      probedRounding().value());
+}
+
+BatchNormForwardResult batchNormTrainingStatistics(const at::Tensor &x,
+                                                   const at::Tensor &runningMean,
+                                                   const at::Tensor &runningVar,
+                                                   double momentum, double eps) {
+  return statisticsWith(x, runningMean, runningVar, momentum, eps, probedRounding().value());
+}
+
+ChannelAffine batchNormTrainingAffine(const at::Tensor &mean, const at::Tensor &invstd,
+                                      const at::Tensor &weight, const at::Tensor &bias) {
+  return affineTerms(mean.data_ptr<float>(), invstd.data_ptr<float>(),
+                     weight.data_ptr<float>(), bias.data_ptr<float>(), mean.size(0),
+                     probedRounding().value());
+}
+
+std::optional<ChannelAffine> batchNormInferenceAffine(const at::Tensor &weight,
+                                                      const at::Tensor &bias,
+                                                      const at::Tensor &runningMean,
+                                                      const at::Tensor &runningVar,
+                                                      double eps) {
+  static const std::optional<InferenceRounding> rounding = probeInferenceRounding();
+  if (!rounding)
+    return std::nullopt;
+  return inferenceTerms(weight, bias, runningMean, runningVar, eps, *rounding);
 }
 
 } // namespace snn::runtime

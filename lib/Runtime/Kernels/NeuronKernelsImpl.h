@@ -22,6 +22,7 @@
 #define SNN_NEURON_TARGET
 #endif
 
+#include "NeuronEquations.h"
 #include "NeuronKernelsIsa.h"
 #include "snn/Runtime/Support/Error.h"
 
@@ -30,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace snn::runtime {
@@ -45,51 +47,6 @@ constexpr int64_t kMinWorkPerChunk = 1 << 15;
 int64_t chunkNeurons(int64_t steps) {
   return std::max<int64_t>(kTile,
                            kMinWorkPerChunk / std::max<int64_t>(steps, 1));
-}
-
-//===----------------------------------------------------------------------===//
-// The model equations
-//===----------------------------------------------------------------------===//
-
-// Charges: H from V (before the step) and X. SpikingJelly's expressions.
-template <typename T> struct IFCharge {
-  T operator()(T v, T x) const { return v + x; }
-};
-template <typename T> struct LIFDecayInputCharge {
-  T vReset, tau;
-  T operator()(T v, T x) const { return v + (x - (v - vReset)) / tau; }
-};
-template <typename T> struct LIFCharge {
-  T vReset, tau;
-  T operator()(T v, T x) const { return v - (v - vReset) / tau + x; }
-};
-template <typename T> struct PLIFDecayInputCharge {
-  T vReset, k;
-  T operator()(T v, T x) const { return v + (x - (v - vReset)) * k; }
-};
-template <typename T> struct PLIFCharge {
-  T vReset, k;
-  T operator()(T v, T x) const { return v - (v - vReset) * k + x; }
-};
-
-// Resets: V after the step from H and the spike S (0 or 1), and V's partial
-// derivatives for the backward.
-template <typename T> struct HardReset {
-  T vReset;
-  T operator()(T h, T s) const { return s * vReset + (T(1) - s) * h; }
-  T dVdH(T s) const { return T(1) - s; }
-  T dVdS(T h) const { return vReset - h; }
-};
-template <typename T> struct SoftReset {
-  T vThreshold;
-  T operator()(T h, T s) const { return h - s * vThreshold; }
-  T dVdH(T) const { return T(1); }
-  T dVdS(T) const { return -vThreshold; }
-};
-
-/// Heaviside(h - threshold) as 0 or 1; a compare and a convert, no branch.
-template <typename T> inline T fire(T h, T threshold) {
-  return T(h - threshold >= T(0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -139,90 +96,10 @@ void runAll(const Charge &charge, const Reset &reset, T vThreshold, T vInit,
                    });
 }
 
-template <typename T, typename Charge>
-void dispatchReset(const NeuronConfig &config, const Charge &charge,
-                   const Buffers<T> &buffers) {
-  // The membrane starts at v_reset, or at 0 for soft reset.
-  T vth = T(config.vThreshold);
-  if (config.hardReset) {
-    HardReset<T> reset{T(config.vReset)};
-    T v0 = T(config.vReset);
-    if (buffers.h)
-      runAll<T, Charge, HardReset<T>, true>(charge, reset, vth, v0, buffers);
-    else
-      runAll<T, Charge, HardReset<T>, false>(charge, reset, vth, v0, buffers);
-  } else {
-    SoftReset<T> reset{vth};
-    if (buffers.h)
-      runAll<T, Charge, SoftReset<T>, true>(charge, reset, vth, T(0), buffers);
-    else
-      runAll<T, Charge, SoftReset<T>, false>(charge, reset, vth, T(0), buffers);
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // Backward
 //===----------------------------------------------------------------------===//
-
-/// exp for the Sigmoid surrogate. std::exp is a library call that GCC does
-/// not vectorise without -ffast-math, so float uses a branch-free Cephes-style
-/// expf (about 1 ulp): range reduction by n = round(x / ln 2) with the
-/// 1.5 * 2^23 rounding trick, a degree-6 polynomial, and 2^n built in the
-/// exponent bits. Double (gradient checks only) keeps std::exp.
-inline float expApprox(float x) {
-  x = std::min(88.0f, std::max(-87.0f, x));
-  const float magic = 12582912.0f; // 1.5 * 2^23
-  float shifted = x * 1.44269504088896341f + magic;
-  float n = shifted - magic;
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t bits = (int32_t(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return y * scale;
-}
-inline double expApprox(double x) { return std::exp(x); }
-
-// Surrogates: dS/dx at x = H - v_threshold (docs/semantics.md), in
-// SpikingJelly's operation order.
-template <typename T> struct SigmoidGrad {
-  T alpha;
-  T operator()(T x) const {
-    T s = T(1) / (T(1) + expApprox(-(x * alpha)));
-    return (T(1) - s) * s * alpha;
-  }
-};
-template <typename T> struct ATanGrad {
-  T halfAlpha, scale; // alpha / 2, pi / 2 * alpha
-  T operator()(T x) const {
-    T u = scale * x;
-    return halfAlpha / (T(1) + u * u);
-  }
-};
-
-// Charge derivatives: dH/dX, dH/dV_{t-1}, and for PLIF dH/dk.
-template <typename T> struct LinearChargeGrad { // IF and LIF
-  static constexpr bool kLearnsK = false;
-  T dX, dV;
-  T dK(T, T) const { return T(0); }
-};
-template <typename T> struct PLIFDecayInputChargeGrad {
-  static constexpr bool kLearnsK = true;
-  T dX, dV, vReset; // k, 1 - k
-  T dK(T x, T vPrev) const { return x - (vPrev - vReset); }
-};
-template <typename T> struct PLIFChargeGrad {
-  static constexpr bool kLearnsK = true;
-  T dX, dV, vReset; // 1, 1 - k
-  T dK(T, T vPrev) const { return -(vPrev - vReset); }
-};
 
 template <typename T> struct BackwardBuffers {
   const T *gradSpikes;
@@ -317,78 +194,19 @@ struct Bptt {
   }
 };
 
-template <typename T, typename Surr, typename Reset, typename ChargeGrad>
-double runBptt(const NeuronConfig &config, const Surr &surrogate,
-               const Reset &reset, const ChargeGrad &charge,
-               const BackwardBuffers<T> &buffers) {
-  T vInit = config.hardReset ? T(config.vReset) : T(0);
-  Bptt<T, Surr, Reset, ChargeGrad> bptt{
-      surrogate, reset,
-      charge,    T(config.vThreshold),
-      vInit,     T(config.detachReset ? 0 : 1),
-      buffers};
-  return bptt.run();
-}
-
-template <typename T, typename Surr, typename ChargeGrad>
-double dispatchBackwardReset(const NeuronConfig &config, const Surr &surrogate,
-                             const ChargeGrad &charge,
-                             const BackwardBuffers<T> &buffers) {
-  if (config.hardReset)
-    return runBptt(config, surrogate, HardReset<T>{T(config.vReset)}, charge,
-                   buffers);
-  return runBptt(config, surrogate, SoftReset<T>{T(config.vThreshold)}, charge,
-                 buffers);
-}
-
-/// Returns dL/dk for PLIF, 0 otherwise.
-template <typename T, typename Surr>
-double dispatchBackwardCharge(const NeuronConfig &config, T k,
-                              const Surr &surrogate,
-                              const BackwardBuffers<T> &buffers) {
-  // Soft reset charges with v_reset = 0.
-  T vReset = config.hardReset ? T(config.vReset) : T(0);
-  switch (config.kind) {
-  case NeuronKind::IF:
-    return dispatchBackwardReset(config, surrogate,
-                                 LinearChargeGrad<T>{T(1), T(1)}, buffers);
-  case NeuronKind::LIF: {
-    T inverseTau = T(1) / T(config.tau);
-    LinearChargeGrad<T> charge{config.decayInput ? inverseTau : T(1),
-                               T(1) - inverseTau};
-    return dispatchBackwardReset(config, surrogate, charge, buffers);
-  }
-  case NeuronKind::PLIF:
-    if (config.decayInput)
-      return dispatchBackwardReset(
-          config, surrogate, PLIFDecayInputChargeGrad<T>{k, T(1) - k, vReset},
-          buffers);
-    return dispatchBackwardReset(
-        config, surrogate, PLIFChargeGrad<T>{T(1), T(1) - k, vReset}, buffers);
-  }
-  return 0.0;
-}
-
 template <typename T>
 void forwardRaw(const NeuronConfig &config, T k, const T *x, T *spikes, T *h,
                 int64_t steps, int64_t neuronsPerStep) {
   Buffers<T> buffers{x, spikes, h, steps, neuronsPerStep};
-  // Soft reset charges with v_reset = 0.
-  T vReset = config.hardReset ? T(config.vReset) : T(0);
-  T tau = T(config.tau);
-  switch (config.kind) {
-  case NeuronKind::IF:
-    return dispatchReset(config, IFCharge<T>{}, buffers);
-  case NeuronKind::LIF:
-    if (config.decayInput)
-      return dispatchReset(config, LIFDecayInputCharge<T>{vReset, tau},
-                           buffers);
-    return dispatchReset(config, LIFCharge<T>{vReset, tau}, buffers);
-  case NeuronKind::PLIF:
-    if (config.decayInput)
-      return dispatchReset(config, PLIFDecayInputCharge<T>{vReset, k}, buffers);
-    return dispatchReset(config, PLIFCharge<T>{vReset, k}, buffers);
-  }
+  T vth = T(config.vThreshold);
+  visitForwardEquations<T>(config, k, [&](const auto &charge, const auto &reset, T v0) {
+    using Charge = std::decay_t<decltype(charge)>;
+    using Reset = std::decay_t<decltype(reset)>;
+    if (buffers.h)
+      runAll<T, Charge, Reset, true>(charge, reset, vth, v0, buffers);
+    else
+      runAll<T, Charge, Reset, false>(charge, reset, vth, v0, buffers);
+  });
 }
 
 template <typename T>
@@ -398,19 +216,20 @@ double backwardRaw(const NeuronConfig &config, T k, const T *gradSpikes,
   if (config.kind == NeuronKind::PLIF && !x)
     throw Error("PLIF backward needs the forward's input");
   BackwardBuffers<T> buffers{gradSpikes, h, x, gradX, steps, neuronsPerStep};
-  double gradK;
-  if (config.surrogate == Surrogate::Sigmoid) {
-    gradK = dispatchBackwardCharge(config, k, SigmoidGrad<T>{T(config.alpha)},
-                                   buffers);
-  } else {
-    double alpha = config.alpha;
-    ATanGrad<T> surrogate{T(alpha / 2.0), T(M_PI / 2.0 * alpha)};
-    gradK = dispatchBackwardCharge(config, k, surrogate, buffers);
-  }
+  double gradK = 0.0;
+  visitBackwardEquations<T>(config, k, [&](const auto &surrogate, const auto &reset,
+                                           const auto &charge, T vInit) {
+    using Bp = Bptt<T, std::decay_t<decltype(surrogate)>, std::decay_t<decltype(reset)>,
+                    std::decay_t<decltype(charge)>>;
+    Bp bptt{surrogate, reset, charge, T(config.vThreshold), vInit,
+            T(config.detachReset ? 0 : 1), buffers};
+    gradK = bptt.run();
+  });
   // dk/dw of k = sigmoid(w).
   double kd = double(k);
   return gradK * (kd * (1.0 - kd));
 }
+
 
 } // namespace
 

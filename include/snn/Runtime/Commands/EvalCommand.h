@@ -2,6 +2,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
 #define SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
 
+#include "snn/Runtime/Commands/KernelChoice.h"
 #include "snn/Runtime/Data/DataSource.h"
 #include "snn/Runtime/Optim/Loss.h"
 
@@ -26,9 +27,8 @@ struct EvalOptions {
   LossKind loss = LossKind::Mse;
   std::string logPath;
   int threads = 0;
-  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
-  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
-  double spikeLinearDensity = 0.0;
+  /// --spike-linear-density and --no-fusion (CommandSupport.h).
+  KernelChoice kernels;
   /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.
   const DistributedRun *distributed = nullptr;
 };

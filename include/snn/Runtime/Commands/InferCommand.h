@@ -2,6 +2,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_INFERCOMMAND_H
 #define SNN_RUNTIME_COMMANDS_INFERCOMMAND_H
 
+#include "snn/Runtime/Commands/KernelChoice.h"
 #include <cstdint>
 #include <string>
 
@@ -17,9 +18,8 @@ struct InferOptions {
   int64_t repeatTime = 0;
   /// Intra-op threads; 0 means the machine's hardware concurrency.
   int threads = 0;
-  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
-  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
-  double spikeLinearDensity = 0.0;
+  /// --spike-linear-density and --no-fusion (CommandSupport.h).
+  KernelChoice kernels;
   /// Print a one-line timing summary to stderr.
   bool verbose = false;
   /// > 0: stream the input this many samples at a time (bounded memory) and report

@@ -2,6 +2,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H
 #define SNN_RUNTIME_COMMANDS_TRAINCOMMAND_H
 
+#include "snn/Runtime/Commands/KernelChoice.h"
 #include "snn/Runtime/Data/DataSource.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/LrSchedule.h"
@@ -51,9 +52,8 @@ struct TrainOptions {
   std::string saveParamsDir;
   std::string exportOnnxPath;
   int threads = 0;
-  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
-  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
-  double spikeLinearDensity = 0.0;
+  /// --spike-linear-density and --no-fusion (CommandSupport.h).
+  KernelChoice kernels;
   /// Progress output: auto (bar on a terminal, lines otherwise), bar, lines
   /// or none.
   ProgressSetting progress = ProgressSetting::Auto;

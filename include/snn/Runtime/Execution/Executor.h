@@ -78,8 +78,22 @@ private:
     std::vector<int> release; // slots whose last use is this step
   };
 
+  /// A spiking block (SpikingBlockFusion.h) over steps [first, first +
+  /// count): its kernel, its input slots and its output slot.
+  struct Block {
+    size_t first = 0, count = 0;
+    Kernel kernel;
+    std::vector<int> inputs;
+    int output = -1;
+  };
+
   int slotOf(const std::string &value, const Node &user) const;
   void planReleases();
+  void planBlocks(const Graph &graph, const std::string &outputName);
+  /// Runs the block starting at `index` if there is one and it applies;
+  /// returns the number of steps it covered (0: run the step itself).
+  size_t runBlockAt(size_t index, std::vector<at::Tensor> &values,
+                    const RunContext &context) const;
 
   std::string file;
   std::map<std::string, int> slots;
@@ -88,6 +102,8 @@ private:
   int inputSlot = -1;
   int outputSlot = -1;
   std::vector<Step> steps;
+  std::vector<Block> blocks;
+  std::vector<int> blockAtStep; // index into blocks, or -1
   std::vector<std::vector<std::string>> stepParameters;
 };
 

@@ -16,6 +16,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 namespace snn::runtime {
 
 /// Whether this forward reproduces ATen's on this machine (probed once).
@@ -41,6 +43,35 @@ BatchNormForwardResult batchNormTrainingForward(
     const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
     const at::Tensor &runningMean, const at::Tensor &runningVar,
     double momentum, double eps);
+
+/// The statistics alone (mean, invstd; running statistics updated in place)
+/// as batchNormTrainingForward computes them; `output` stays undefined.
+BatchNormForwardResult batchNormTrainingStatistics(const at::Tensor &x,
+                                                   const at::Tensor &runningMean,
+                                                   const at::Tensor &runningVar,
+                                                   double momentum, double eps);
+
+/// y = x * scale[c] + shift[c] per channel, rounded once (`fma`) or twice,
+/// as ATen's BatchNorm computes its output on this machine.
+struct ChannelAffine {
+  at::Tensor scale; // float32 [C]
+  at::Tensor shift; // float32 [C]
+  bool fma = false;
+};
+
+/// The training forward's affine from the batch statistics. Requires
+/// batchNormKernelAvailable().
+ChannelAffine batchNormTrainingAffine(const at::Tensor &mean, const at::Tensor &invstd,
+                                      const at::Tensor &weight, const at::Tensor &bias);
+
+/// Inference's affine from the running statistics, as ATen's eval-mode
+/// batch_norm rounds it (probed once, like the training forward); nullopt
+/// when no variant reproduces ATen here.
+std::optional<ChannelAffine> batchNormInferenceAffine(const at::Tensor &weight,
+                                                      const at::Tensor &bias,
+                                                      const at::Tensor &runningMean,
+                                                      const at::Tensor &runningVar,
+                                                      double eps);
 
 } // namespace snn::runtime
 

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""Inference throughput: `snn-run infer --batch-size B` against eager PyTorch inference of the
+same model (eval mode, no_grad, the same weights and batches), measured in one run.
+
+For every model and T: make_case exports the model (seeded weights), snn-compile builds the
+artifact and a synthetic input of --samples samples is written (csnn, sew_resnet, spiking_mlp:
+static images that both sides repeat over T, direct encoding; vgg_dvs: binary event
+sequences). Then, interleaved, --repeat times each:
+  snn-run   `snn-run infer ART --input x.npy --batch-size B --threads N -v`: its samples/s
+            (reading, running and writing the whole file in batches of B);
+  PyTorch   this script again as a worker process (`--eager-worker`): the make_case model with
+            its exported weights, eval(), torch.no_grad(), torch.set_num_threads(N), one
+            OpenBLAS thread as snn-run, the same file in batches of B (reset_net before each);
+best of the repeats. The worker also reports each neuron layer's firing rate, and the model's
+multiply-accumulates per sample, from which the table gives each side's GFLOP/s against this
+machine's dense GEMM peak at N threads (a 1024^3 float32 matmul, measured in the worker).
+snn-run's `-v` line says which layers ran on which kernel; it is printed under the row.
+
+Not a test: run it on an otherwise idle machine.
+  bench/infer_throughput.py --bin build/bin [--models csnn,vgg_dvs,sew_resnet,spiking_mlp]
+                            [--T 4,8] [--threads 1,2] [--batch 32] [--samples 256] [--json F]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON = "/usr/bin/python3"
+
+# model -> (make_case width flags, static input?, per-sample input shape given T)
+MODELS = {
+    "csnn": (["--width", "32"], True, lambda T: [1, 28, 28]),
+    "vgg_dvs": (["--width", "64", "--image", "48", "--blocks", "3"], False,
+                lambda T: [T, 2, 48, 48]),
+    "sew_resnet": (["--width", "32", "--blocks", "2"], True, lambda T: [1, 28, 28]),
+    "spiking_mlp": (["--width", "256"], True, lambda T: [1, 28, 28]),
+}
+
+
+def sh(cmd, env=None):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed:\n{proc.stderr.strip()}")
+    return proc
+
+
+def eager_worker(args):
+    """Runs in its own process: eager PyTorch inference over the file, JSON on stdout."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "python_export"))
+    from snnexport import functional
+    from snnexport.neuron import BaseNode
+    from snnexport.training.cli import model_from_case
+
+    torch.set_num_threads(args.threads)
+    model, meta = model_from_case(args.case)
+    model.eval()
+    x = torch.from_numpy(np.load(args.input))
+    T = args.T
+    spikes, counts, macs = {}, {}, [0]
+
+    def count_fire(name):
+        def hook(_, __, out):
+            spikes[name] = spikes.get(name, 0.0) + float(out.sum())
+            counts[name] = counts.get(name, 0) + out.numel()
+        return hook
+
+    def count_macs(module, inputs, out):
+        if isinstance(module, torch.nn.Conv2d):
+            k = module.in_channels // module.groups * module.kernel_size[0] * module.kernel_size[1]
+            macs[0] += out.numel() * k
+        elif isinstance(module, torch.nn.Linear):
+            macs[0] += out.numel() * module.in_features
+
+    handles = []
+    for name, m in model.named_modules():
+        if isinstance(m, BaseNode):
+            handles.append(m.register_forward_hook(count_fire(name)))
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            handles.append(m.register_forward_hook(count_macs))
+
+    def batches():
+        for first in range(0, x.shape[0], args.batch):
+            b = x[first:first + args.batch]
+            yield b.unsqueeze(0).repeat(T, *([1] * b.dim())) if args.static else \
+                b.transpose(0, 1).contiguous()
+
+    with torch.no_grad():
+        functional.reset_net(model)
+        model(next(batches()))  # the counting pass doubles as warm-up
+        for h in handles:
+            h.remove()
+        t0 = time.perf_counter()
+        for xb in batches():
+            functional.reset_net(model)
+            model(xb)
+        seconds = time.perf_counter() - t0
+        a, b = torch.rand(1024, 1024), torch.rand(1024, 1024)
+        torch.mm(a, b)
+        best = min(_timed(lambda: torch.mm(a, b)) for _ in range(5))
+    first = min(args.batch, x.shape[0])
+    json.dump({"samples_per_s": x.shape[0] / seconds,
+               "macs_per_sample": macs[0] / first,
+               "firing": {k: spikes[k] / counts[k] for k in spikes},
+               "gemm_peak_gflops": 2 * 1024 ** 3 / best / 1e9}, sys.stdout)
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def snn_run_infer(snn_run, art, given, out, args, T, static, threads, env):
+    cmd = [snn_run, "infer", art, "--input", given, "--output", out, "--batch-size",
+           args.batch, "--threads", threads, "-v"] + (["--repeat-time", T] if static else [])
+    line = sh(cmd, env).stderr.strip().splitlines()[-1]
+    m = re.search(r"\(([0-9.]+) samples/s", line)
+    if not m:
+        sys.exit(f"error: snn-run infer printed no samples/s: {line}")
+    return float(m.group(1)), line
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
+                   help="directory with snn-compile and snn-run (default build/bin)")
+    p.add_argument("--work", default=os.path.join(ROOT, "build", "bench-infer"))
+    p.add_argument("--models", default="csnn,vgg_dvs,sew_resnet,spiking_mlp")
+    p.add_argument("--T", default="4,8", help="comma-separated time steps (default 4,8)")
+    p.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    p.add_argument("--batch", type=int, default=32, help="samples per batch (default 32)")
+    p.add_argument("--samples", type=int, default=2048,
+                   help="samples in the input (default 2048)")
+    p.add_argument("--repeat", type=int, default=2,
+                   help="runs of each side, interleaved; the best is reported (default 2)")
+    p.add_argument("--json", help="also write the results here")
+    p.add_argument("--eager-worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--case", help=argparse.SUPPRESS)
+    p.add_argument("--input", help=argparse.SUPPRESS)
+    p.add_argument("--static", action="store_true", help=argparse.SUPPRESS)
+    args, _ = p.parse_known_args()
+    if args.eager_worker:
+        args.T, args.threads = int(args.T), int(args.threads)
+        return eager_worker(args)
+
+    snn_run = os.path.join(args.bin, "snn-run")
+    for tool in (snn_run, os.path.join(args.bin, "snn-compile")):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"error: {tool} not found (build first, or pass --bin)")
+    base_env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python_export"),
+                    OPENBLAS_NUM_THREADS="1")
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    rows = []
+    for model in args.models.split(","):
+        if model not in MODELS:
+            sys.exit(f"error: --models: unknown model {model!r} ({', '.join(MODELS)})")
+        flags, static, shape = MODELS[model]
+        for T in (int(t) for t in args.T.split(",")):
+            d = os.path.join(args.work, f"{model}_T{T}")
+            case, art = os.path.join(d, "case"), os.path.join(d, "artifact")
+            sh([PYTHON, "-m", "snnexport.make_case", "--model", model, "--out", case, "--T", T,
+                "--N", min(args.batch, 8), "--attempts", 1, "--quiet", *flags], base_env)
+            sh([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"), "-o",
+                art], base_env)
+            g = np.random.default_rng(0)
+            x = g.random([args.samples] + shape(T), dtype=np.float32)
+            if not static:
+                x = (x < 0.3).astype(np.float32)
+            given = os.path.join(d, "x.npy")
+            # snn-run reads time-major [T, N, ...] unless the input is repeated over time
+            np.save(given, x if static else np.ascontiguousarray(x.transpose(1, 0, 2, 3, 4)))
+            np.save(os.path.join(d, "x_samples.npy"), x)
+            for threads in (int(t) for t in args.threads.split(",")):
+                env = dict(base_env, OMP_NUM_THREADS=str(threads))
+                worker = [PYTHON, os.path.abspath(__file__), "--eager-worker", "--case", case,
+                          "--input", os.path.join(d, "x_samples.npy"), "--T", T, "--threads",
+                          threads, "--batch", args.batch] + (["--static"] if static else [])
+                ours, eager, line = 0.0, None, ""
+                for rep in range(args.repeat):
+                    rate, line = snn_run_infer(snn_run, art, given, os.path.join(d, "y.npy"),
+                                               args, T, static, threads, env)
+                    ours = max(ours, rate)
+                    e = json.loads(sh(worker, env).stdout)
+                    if eager is None or e["samples_per_s"] > eager["samples_per_s"]:
+                        eager = e
+                gflop = 2 * eager["macs_per_sample"] / 1e9  # MACs of all T steps
+                row = {"model": model, "T": T, "threads": threads, "batch": args.batch,
+                       "samples": args.samples, "snn_run_samples_per_s": ours,
+                       "pytorch_samples_per_s": eager["samples_per_s"],
+                       "speedup": ours / eager["samples_per_s"],
+                       "gflop_per_sample": gflop,
+                       "snn_run_gflops": ours * gflop,
+                       "pytorch_gflops": eager["samples_per_s"] * gflop,
+                       "gemm_peak_gflops": eager["gemm_peak_gflops"],
+                       "firing": eager["firing"], "snn_run_report": line}
+                rows.append(row)
+                print(f"== {model} T={T} threads={threads}: snn-run {ours:.1f}/s, PyTorch "
+                      f"{eager['samples_per_s']:.1f}/s, {row['speedup']:.2f}x", flush=True)
+                print("   firing: " + ", ".join(f"{k} {v:.1%}" for k, v in
+                                                eager["firing"].items()), flush=True)
+                print(f"   {line}", flush=True)
+
+    print()
+    print(f"| model | T | threads | snn-run samples/s | PyTorch samples/s | speedup | "
+          f"snn-run GFLOP/s | PyTorch GFLOP/s | GEMM peak GFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['T']} | {r['threads']} | {r['snn_run_samples_per_s']:.1f} | "
+              f"{r['pytorch_samples_per_s']:.1f} | **{r['speedup']:.2f}x** | "
+              f"{r['snn_run_gflops']:.1f} | {r['pytorch_gflops']:.1f} | "
+              f"{r['gemm_peak_gflops']:.1f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"command": " ".join(sys.argv), "results": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

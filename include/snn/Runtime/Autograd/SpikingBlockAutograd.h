@@ -1,0 +1,40 @@
+//===- SpikingBlockAutograd.h - A spiking block as a Function ---*- C++ -*-===//
+//
+// SpikingBlockKernels.h's training forward recorded in the autograd graph as
+// one node: BatchNorm with batch statistics (running statistics updated in
+// place), the neuron and the max pool. Its backward is the block's fused
+// unpool + BPTT + BatchNorm sums, then BatchNorm's input gradient in place.
+// The torch::autograd headers stay in SpikingBlockAutograd.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_AUTOGRAD_SPIKINGBLOCKAUTOGRAD_H
+#define SNN_RUNTIME_AUTOGRAD_SPIKINGBLOCKAUTOGRAD_H
+
+#include "snn/Runtime/Kernels/SpikingBlockKernels.h"
+
+#include <optional>
+
+namespace snn::runtime {
+
+/// A block's BatchNorm: the node's operands and attributes.
+struct BlockNorm {
+  at::Tensor weight, bias, runningMean, runningVar;
+  double momentum = 0.1, eps = 1e-5;
+};
+
+/// What a block computes besides its input.
+struct BlockOperands {
+  std::optional<BlockNorm> norm;
+  NeuronConfig neuron;
+  at::Tensor plifWeight; // PLIF's w, else undefined
+  std::optional<MaxPoolWindow> pool;
+};
+
+/// The training forward with gradients to x, the BatchNorm's weight and bias
+/// and PLIF's w (those that require one). Requires
+/// batchNormKernelAvailable() when there is a BatchNorm.
+at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_AUTOGRAD_SPIKINGBLOCKAUTOGRAD_H

@@ -1,0 +1,22 @@
+//===- KernelChoice.h - Kernel flags of the commands that run programs -*- C++ -*-===//
+#ifndef SNN_RUNTIME_COMMANDS_KERNELCHOICE_H
+#define SNN_RUNTIME_COMMANDS_KERNELCHOICE_H
+
+namespace snn::runtime {
+
+/// The kernel choices of train, eval and infer.
+struct KernelChoice {
+  /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
+  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
+  double spikeLinearDensity = 0.0;
+  /// false with --no-fusion: every node runs alone, no spiking blocks
+  /// (SpikingBlockFusion.h).
+  bool fusion = true;
+};
+
+/// Makes `choice` the process's (call before running a program).
+void applyKernelChoice(const KernelChoice &choice);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_COMMANDS_KERNELCHOICE_H

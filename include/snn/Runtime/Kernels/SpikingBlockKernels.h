@@ -1,0 +1,86 @@
+//===- SpikingBlockKernels.h - BatchNorm, neuron and pool in one pass -*- C++ -*-===//
+//
+// A convolutional SNN layer is conv -> BatchNorm -> neuron -> max pool. After
+// the convolution, the other three are elementwise chains over the same
+// [T, N, C, H, W] tensor: run one op at a time, each writes its whole output
+// and the next reads it back (the BatchNorm output, the spikes), about five
+// passes over memory in the forward and as many in the backward. A spiking
+// block runs them in one pass per (sample, channel) plane: the plane's
+// membrane stays in L1 across the T steps, and only the pooled spikes, the
+// potentials H that BPTT needs and the one-byte argmax are written.
+//
+// The forward rounds exactly like the separate ops (the BatchNorm affine as
+// ATen rounds it, the neuron through the same functors as NeuronKernels), so
+// spikes are bit-identical to the unfused path. The backward computes the
+// unpooling and BPTT as the separate kernels do and, in the same pass, the
+// per-channel sums of BatchNorm's backward (in another order than ATen's:
+// equal within float rounding, docs/semantics.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_KERNELS_SPIKINGBLOCKKERNELS_H
+#define SNN_RUNTIME_KERNELS_SPIKINGBLOCKKERNELS_H
+
+#include "snn/Runtime/Kernels/BatchNormKernels.h"
+#include "snn/Runtime/Kernels/MaxPoolKernels.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
+
+#include <ATen/core/Tensor.h>
+#include <cstdint>
+#include <optional>
+
+namespace snn::runtime {
+
+/// The parts of one block: the BatchNorm's affine (absent: the neuron takes
+/// the input as it is), the neuron, and the max pool (absent: the output is
+/// the spikes).
+struct SpikingBlock {
+  std::optional<ChannelAffine> affine;
+  NeuronConfig neuron;
+  double k = 0.0; // PLIF's decay sigmoid(w)
+  std::optional<MaxPoolWindow> pool;
+};
+
+/// Whether the block kernels take this input: float32 CPU [T, N, C, H, W],
+/// contiguous, a pool (if any) that fits the plane.
+bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block);
+
+struct SpikingBlockForwardResult {
+  at::Tensor output; // spikes, or pooled spikes [T, N, C, OH, OW]
+  at::Tensor h;      // pre-fire potentials [T, N, C, H, W], if saved
+  at::Tensor argmax; // uint8 window offsets of the pool, if saved and pooled
+};
+
+/// Runs the block over x [T, N, C, H, W]. `save`: also keep what the
+/// backward needs (H and the argmax).
+SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x,
+                                              const SpikingBlock &block,
+                                              bool save);
+
+struct SpikingBlockBackwardResult {
+  at::Tensor gradInput; // dL/d(neuron input) [T, N, C, H, W]
+  double gradK = 0.0;   // PLIF: dL/dw of k = sigmoid(w)
+  /// With `mean` given: per channel, the sums of dL/dy and dL/dy * (x -
+  /// mean) over T*N*H*W that BatchNorm's backward needs (double, [C]).
+  at::Tensor sumGrad, sumGradCentered;
+};
+
+/// The unpooling and BPTT of the block from dL/d(output), with the forward's
+/// saved `h` and `argmax`. `x` is the block's input (read for PLIF and for
+/// the BatchNorm sums); `mean` (may be undefined) the BatchNorm's batch mean.
+SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
+                                                const at::Tensor &h, const at::Tensor &argmax,
+                                                const at::Tensor &x,
+                                                const SpikingBlock &block,
+                                                const at::Tensor &mean);
+
+/// BatchNorm's training input gradient from the sums above, in place:
+/// gradY becomes (gradY - sumGrad / M - (x - mean) * invstd^2 *
+/// sumGradCentered / M) * invstd * weight, M = T*N*H*W (ATen's formula).
+void batchNormInputGradInPlace(at::Tensor &gradY, const at::Tensor &x,
+                               const at::Tensor &mean, const at::Tensor &invstd,
+                               const at::Tensor &weight, const at::Tensor &sumGrad,
+                               const at::Tensor &sumGradCentered);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_KERNELS_SPIKINGBLOCKKERNELS_H

@@ -1,0 +1,116 @@
+//===- SpikingBlockAutograd.cpp - A spiking block as a Function -----------===//
+
+#include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
+#include "SavedNeuronConfig.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full_like.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace snn::runtime {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// [T, N, C, H, W] as the [T*N, C, H, W] fold BatchNorm sees.
+at::Tensor folded(const at::Tensor &x) { return x.flatten(0, 1); }
+
+/// BatchNorm's dL/dweight = sum(dy * (x - mean)) * invstd per channel.
+at::Tensor weightGrad(const at::Tensor &sumCentered, const at::Tensor &invstd) {
+  at::Tensor grad = at::empty(invstd.sizes(), invstd.options());
+  const double *sums = sumCentered.data_ptr<double>();
+  const float *is = invstd.data_ptr<float>();
+  float *out = grad.data_ptr<float>();
+  for (int64_t c = 0; c < grad.numel(); ++c)
+    out[c] = float(sums[c] * double(is[c]));
+  return grad;
+}
+
+struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunction> {
+  /// The BatchNorm's weight and bias and PLIF's w are optionals so that
+  /// autograd sees them as inputs only when the block has them.
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+                            const c10::optional<at::Tensor> &normWeight,
+                            const c10::optional<at::Tensor> &normBias,
+                            const c10::optional<at::Tensor> &plifWeight,
+                            const BlockOperands &operands) {
+    SpikingBlock block{std::nullopt, operands.neuron, 0.0, operands.pool};
+    at::Tensor mean, invstd;
+    if (operands.norm) {
+      const BlockNorm &norm = *operands.norm;
+      BatchNormForwardResult stats = batchNormTrainingStatistics(
+          folded(x), norm.runningMean, norm.runningVar, norm.momentum, norm.eps);
+      mean = stats.mean;
+      invstd = stats.invstd;
+      block.affine = batchNormTrainingAffine(mean, invstd, *normWeight, *normBias);
+    }
+    if (operands.neuron.kind == NeuronKind::PLIF)
+      block.k = plifDecay(*plifWeight);
+    SpikingBlockForwardResult result = spikingBlockForward(x, block, /*save=*/true);
+    at::Tensor scale = block.affine ? block.affine->scale : at::Tensor();
+    at::Tensor shift = block.affine ? block.affine->shift : at::Tensor();
+    ctx->save_for_backward({x, result.h, result.argmax, mean, invstd,
+                            normWeight ? *normWeight : at::Tensor(), scale, shift,
+                            plifWeight ? *plifWeight : at::Tensor()});
+    saveConfig(ctx, operands.neuron, block.k);
+    ctx->saved_data["fma"] = block.affine && block.affine->fma;
+    ctx->saved_data["pooled"] = operands.pool.has_value();
+    if (operands.pool) {
+      const MaxPoolWindow &w = *operands.pool;
+      ctx->saved_data["pool"] = std::vector<int64_t>{w.kernelH, w.kernelW, w.strideH, w.strideW};
+    }
+    return result.output;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &mean = saved[3], &invstd = saved[4], &weight = saved[5];
+    SpikingBlock block{std::nullopt, loadConfig(ctx), ctx->saved_data["k"].toDouble(),
+                       std::nullopt};
+    if (saved[6].defined())
+      block.affine = ChannelAffine{saved[6], saved[7], ctx->saved_data["fma"].toBool()};
+    if (ctx->saved_data["pooled"].toBool()) {
+      std::vector<int64_t> w = ctx->saved_data["pool"].toIntVector();
+      block.pool = MaxPoolWindow{w[0], w[1], w[2], w[3]};
+    }
+    SpikingBlockBackwardResult r =
+        spikingBlockBackward(grads[0], saved[1], saved[2], x, block, mean);
+    at::Tensor gradX, gradWeight, gradBias, gradPlif;
+    if (mean.defined()) {
+      if (ctx->needs_input_grad(1))
+        gradWeight = weightGrad(r.sumGradCentered, invstd);
+      if (ctx->needs_input_grad(2))
+        gradBias = r.sumGrad.to(at::kFloat);
+      if (ctx->needs_input_grad(0)) {
+        batchNormInputGradInPlace(r.gradInput, x, mean, invstd, weight, r.sumGrad,
+                                  r.sumGradCentered);
+        gradX = r.gradInput;
+      }
+    } else if (ctx->needs_input_grad(0)) {
+      gradX = r.gradInput;
+    }
+    // needs_input_grad counts the arguments that are tensors: x, the
+    // BatchNorm's two if present, then w.
+    size_t plifInput = mean.defined() ? 3 : 1;
+    if (block.neuron.kind == NeuronKind::PLIF && ctx->needs_input_grad(plifInput))
+      gradPlif = at::full_like(saved[8], r.gradK);
+    return {gradX, gradWeight, gradBias, gradPlif, at::Tensor()};
+  }
+};
+
+} // namespace
+
+at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands) {
+  c10::optional<at::Tensor> normWeight, normBias, plif;
+  if (operands.norm) {
+    normWeight = operands.norm->weight;
+    normBias = operands.norm->bias;
+  }
+  if (operands.neuron.kind == NeuronKind::PLIF)
+    plif = operands.plifWeight;
+  return SpikingBlockFunction::apply(x, normWeight, normBias, plif, operands);
+}
+
+} // namespace snn::runtime

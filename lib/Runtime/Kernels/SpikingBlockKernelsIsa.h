@@ -1,0 +1,68 @@
+//===- SpikingBlockKernelsIsa.h - Per-ISA entry points of the blocks -*- C++ -*-===//
+//
+// Private to the runtime: the raw spiking-block loops (SpikingBlockKernelsImpl.h)
+// compiled for each instruction set; SpikingBlockKernels.cpp dispatches
+// between them as NeuronKernels.cpp does for the neurons.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_SPIKINGBLOCKKERNELSISA_H
+#define SNN_RUNTIME_SPIKINGBLOCKKERNELSISA_H
+
+#include "snn/Runtime/Kernels/MaxPoolKernels.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
+
+#include <cstdint>
+
+namespace snn::runtime {
+
+/// A block's sizes: `planes` = N * C planes of height x width per step; the
+/// pooled plane is outHeight x outWidth (the plane itself without a pool).
+struct BlockDims {
+  int64_t steps, planes, channels, height, width;
+  bool pooled;
+  MaxPoolWindow pool;
+  int64_t outHeight, outWidth;
+  int64_t image() const { return height * width; }
+  int64_t outImage() const { return outHeight * outWidth; }
+};
+
+/// Per-channel y = x * scale + shift (scale 1, shift 0 without a BatchNorm).
+struct BlockAffine {
+  const float *scale;
+  const float *shift;
+  bool fma;
+};
+
+/// What the backward reads and writes. `mean` (null: no BatchNorm sums) is
+/// the batch mean per channel; the sums land per plane.
+struct BlockGradients {
+  const float *gradOutput;
+  const uint8_t *argmax; // null without a pool
+  const float *h;
+  const float *x;
+  const float *mean;
+  float *gradInput;
+  double *planeSumGrad;
+  double *planeSumGradCentered;
+};
+
+#define SNN_DECLARE_BLOCK_KERNELS                                                  \
+  void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,    \
+                    const BlockAffine &affine, const float *x, float *output,      \
+                    float *h, uint8_t *argmax);                                    \
+  double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims, \
+                       const BlockAffine &affine, const BlockGradients &grads);
+
+namespace baseline {
+SNN_DECLARE_BLOCK_KERNELS
+} // namespace baseline
+
+namespace avx2 {
+SNN_DECLARE_BLOCK_KERNELS
+} // namespace avx2
+
+#undef SNN_DECLARE_BLOCK_KERNELS
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_SPIKINGBLOCKKERNELSISA_H

@@ -1,0 +1,307 @@
+//===- SpikingBlockTest.cpp - BatchNorm + neuron + pool in one pass -------===//
+//
+// The spiking block against the same layers run one at a time (the runtime's
+// BatchNorm, neuron and max-pool kernels, each checked against ATen and the
+// PyTorch reference elsewhere): spikes, potentials and running statistics
+// bit for bit; gradients equal where the block computes them in the same
+// order (the neuron's BPTT) and within the float32 bound of their sums where
+// it does not (BatchNorm's per-channel reductions). Every case fires 5-50 %.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "snn/Runtime/Autograd/BatchNormAutograd.h"
+#include "snn/Runtime/Autograd/MaxPoolAutograd.h"
+#include "snn/Runtime/Autograd/NeuronAutograd.h"
+#include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
+#include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/OnnxLoader.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Kernels/SpikingBlockKernels.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace snn::runtime;
+using snn::test::float32Gamma;
+
+namespace {
+
+struct Case {
+  const char *name;
+  NeuronConfig neuron;
+  bool norm;
+  std::optional<MaxPoolWindow> pool;
+};
+
+NeuronConfig neuronOf(NeuronKind kind, bool hardReset, Surrogate surrogate, bool decayInput,
+                      bool detachReset) {
+  NeuronConfig c;
+  c.kind = kind;
+  c.hardReset = hardReset;
+  c.vReset = hardReset ? -0.1f : 0.0f;
+  c.surrogate = surrogate;
+  c.alpha = surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
+  c.tau = 1.7f;
+  c.decayInput = decayInput;
+  c.detachReset = detachReset;
+  c.vThreshold = 0.8f;
+  return c;
+}
+
+std::vector<Case> cases() {
+  MaxPoolWindow two{2, 2, 2, 2}, overlapping{3, 2, 2, 1};
+  return {
+      {"if_bn_pool", neuronOf(NeuronKind::IF, true, Surrogate::ATan, true, false), true, two},
+      {"lif_bn_pool_sigmoid", neuronOf(NeuronKind::LIF, true, Surrogate::Sigmoid, true, true),
+       true, two},
+      {"lif_nodecay_soft_bn", neuronOf(NeuronKind::LIF, false, Surrogate::ATan, false, false),
+       true, std::nullopt},
+      {"plif_bn_pool", neuronOf(NeuronKind::PLIF, true, Surrogate::ATan, true, true), true, two},
+      {"plif_soft_overlapping_pool",
+       neuronOf(NeuronKind::PLIF, false, Surrogate::Sigmoid, false, false), false, overlapping},
+      {"if_soft_pool_only", neuronOf(NeuronKind::IF, false, Surrogate::Sigmoid, true, false),
+       false, overlapping},
+  };
+}
+
+struct Operands {
+  at::Tensor x, weight, bias, runningMean, runningVar, plif;
+};
+
+/// [T, N, C, H, W] = [3, 4, 5, 7, 6]: odd sizes leave rows and columns no
+/// window covers.
+Operands operandsFor(const Case &c) {
+  at::manual_seed(7);
+  int64_t channels = 5;
+  Operands o;
+  o.x = at::randn({3, 4, channels, 7, 6}) * 0.9 + 0.2;
+  o.weight = at::rand({channels}) * 0.5 + 0.6;
+  o.bias = at::randn({channels}) * 0.2 + 0.25;
+  o.runningMean = at::randn({channels}) * 0.1;
+  o.runningVar = at::rand({channels}) + 0.5;
+  o.plif = at::full({1}, 0.3f);
+  return o;
+}
+
+BlockOperands blockOperands(const Case &c, const Operands &o) {
+  BlockOperands b{std::nullopt, c.neuron, o.plif, c.pool};
+  if (c.norm)
+    b.norm = BlockNorm{o.weight, o.bias, o.runningMean, o.runningVar, 0.1, 1e-5};
+  return b;
+}
+
+/// The layers one at a time, as the executor runs them without blocks.
+at::Tensor unfused(const Case &c, const Operands &o, bool training) {
+  at::Tensor y = o.x;
+  if (c.norm) {
+    at::Tensor folded = y.flatten(0, 1);
+    at::Tensor out =
+        training ? batchNormTrainingWithGrad(folded, o.weight, o.bias, o.runningMean,
+                                             o.runningVar, 0.1, 1e-5)
+                 : at::batch_norm(folded, o.weight, o.bias, o.runningMean, o.runningVar,
+                                  false, 0.1, 1e-5, true);
+    y = out.view(o.x.sizes());
+  }
+  at::Tensor spikes = neuronSpikesWithGrad(y, o.plif, c.neuron);
+  if (!c.pool)
+    return spikes;
+  at::Tensor pooled = maxPoolWithGrad(spikes.flatten(0, 1), *c.pool);
+  return pooled.view({o.x.size(0), o.x.size(1), pooled.size(1), pooled.size(2), pooled.size(3)});
+}
+
+Operands cloneWithGrad(const Operands &o, bool grad) {
+  Operands r{o.x.clone(),           o.weight.clone(),     o.bias.clone(),
+             o.runningMean.clone(), o.runningVar.clone(), o.plif.clone()};
+  for (at::Tensor *t : {&r.x, &r.weight, &r.bias, &r.plif})
+    t->requires_grad_(grad);
+  return r;
+}
+
+/// The share of ones among the neuron's spikes (before pooling).
+double firingRate(const Case &c, const Operands &o) {
+  Case noPool = c;
+  noPool.pool.reset();
+  c10::NoGradGuard noGrad;
+  Operands copy = cloneWithGrad(o, false);
+  return unfused(noPool, copy, /*training=*/true).mean().item<double>();
+}
+
+/// |a - b| <= bound elementwise.
+void expectWithin(const at::Tensor &a, const at::Tensor &b, const at::Tensor &bound,
+                  const char *what) {
+  at::Tensor excess = (a - b).abs() - bound;
+  EXPECT_LE(excess.max().item<double>(), 0.0) << what;
+}
+
+} // namespace
+
+TEST(SpikingBlock, TrainingForwardEqualsTheLayersOneAtATime) {
+  KernelIsa best = neuronKernelIsa();
+  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2})
+  for (const Case &c : cases()) {
+    if (!setNeuronKernelIsa(isa))
+      continue; // this CPU or build has no AVX2 loops
+    SCOPED_TRACE(::testing::Message() << c.name << (isa == KernelIsa::Avx2 ? " avx2" : " baseline"));
+    Operands base = operandsFor(c);
+    double rate = firingRate(c, base);
+    EXPECT_GT(rate, 0.05);
+    EXPECT_LT(rate, 0.5);
+    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+    at::Tensor expected = unfused(c, a, /*training=*/true);
+    at::Tensor actual = spikingBlockWithGrad(b.x, blockOperands(c, b));
+    EXPECT_TRUE(at::equal(actual, expected));
+    EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
+    EXPECT_TRUE(at::equal(b.runningVar, a.runningVar));
+  }
+  setNeuronKernelIsa(best);
+}
+
+TEST(SpikingBlock, InferenceForwardEqualsTheLayersOneAtATime) {
+  c10::InferenceMode guard;
+  KernelIsa best = neuronKernelIsa();
+  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2})
+  for (const Case &c : cases()) {
+    if (!setNeuronKernelIsa(isa))
+      continue; // this CPU or build has no AVX2 loops
+    SCOPED_TRACE(::testing::Message() << c.name << (isa == KernelIsa::Avx2 ? " avx2" : " baseline"));
+    Operands o = operandsFor(c);
+    at::Tensor expected = unfused(c, o, /*training=*/false);
+    SpikingBlock block{std::nullopt, c.neuron, 0.0, c.pool};
+    if (c.norm) {
+      block.affine = batchNormInferenceAffine(o.weight, o.bias, o.runningMean, o.runningVar,
+                                              1e-5);
+      ASSERT_TRUE(block.affine.has_value()) << "no variant reproduces ATen's eval BatchNorm";
+    }
+    if (c.neuron.kind == NeuronKind::PLIF)
+      block.k = plifDecay(o.plif);
+    ASSERT_TRUE(spikingBlockApplies(o.x, block));
+    EXPECT_TRUE(at::equal(spikingBlockForward(o.x, block, false).output, expected));
+  }
+  setNeuronKernelIsa(best);
+}
+
+TEST(SpikingBlock, GradientsEqualTheLayersOneAtATimeUpToSumOrder) {
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    Operands base = operandsFor(c);
+    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+    at::Tensor expected = unfused(c, a, /*training=*/true);
+    at::Tensor actual = spikingBlockWithGrad(b.x, blockOperands(c, b));
+    at::Tensor upstream = at::randn(expected.sizes());
+    (expected * upstream).sum().backward();
+    (actual * upstream).sum().backward();
+    if (c.neuron.kind == NeuronKind::PLIF) {
+      // Both add float products in double, in other orders: they differ
+      // by the products' roundings, far below this.
+      double g = a.plif.grad().item<double>();
+      EXPECT_NEAR(b.plif.grad().item<double>(), g, 1e-5 * std::abs(g) + 1e-7);
+    }
+    if (!c.norm) {
+      EXPECT_TRUE(at::equal(b.x.grad(), a.x.grad())); // BPTT in the same order
+      continue;
+    }
+    // BatchNorm's sums over M = T*N*H*W terms: within 2 gamma(M) of their
+    // absolute sums, plus a few roundings of the input gradient's formula.
+    at::Tensor dy; // dL/d(neuron input): bit-equal on both paths
+    {
+      Operands d = cloneWithGrad(base, false);
+      at::Tensor folded = d.x.flatten(0, 1);
+      auto stats = at::native_batch_norm(folded, d.weight, d.bias, d.runningMean.clone(),
+                                         d.runningVar.clone(), true, 0.1, 1e-5);
+      at::Tensor y = std::get<0>(stats).view(d.x.sizes()).requires_grad_(true);
+      Case noNorm = c;
+      noNorm.norm = false;
+      Operands e = cloneWithGrad(base, true);
+      e.x = y;
+      (unfused(noNorm, e, true) * upstream).sum().backward();
+      dy = y.grad().to(at::kDouble);
+      at::Tensor xd = d.x.to(at::kDouble);
+      at::Tensor mean = std::get<1>(stats).to(at::kDouble).view({1, 1, -1, 1, 1});
+      at::Tensor invstd = std::get<2>(stats).to(at::kDouble).view({1, 1, -1, 1, 1});
+      int64_t m = xd.numel() / xd.size(2);
+      double gamma = 2 * float32Gamma(m);
+      std::vector<int64_t> dims{0, 1, 3, 4};
+      at::Tensor centered = xd - mean;
+      at::Tensor absSum = dy.abs().sum(dims), absDot = (dy * centered).abs().sum(dims);
+      at::Tensor invstdC = invstd.flatten();
+      expectWithin(b.bias.grad(), a.bias.grad(), gamma * absSum, "bias");
+      expectWithin(b.weight.grad(), a.weight.grad(), gamma * absDot * invstdC, "weight");
+      at::Tensor w = d.weight.to(at::kDouble).view({1, 1, -1, 1, 1});
+      at::Tensor sumTerm = dy.sum(dims, true).abs() / m;
+      at::Tensor dotTerm = (dy * centered).sum(dims, true).abs() * invstd * invstd / m;
+      double eps = std::numeric_limits<float>::epsilon();
+      at::Tensor bound =
+          (gamma * (absSum.view({1, 1, -1, 1, 1}) / m +
+                    centered.abs() * invstd * invstd * absDot.view({1, 1, -1, 1, 1}) / m) +
+           8 * eps * (dy.abs() + sumTerm + centered.abs() * dotTerm)) *
+          (invstd * w).abs();
+      expectWithin(b.x.grad().to(at::kDouble), a.x.grad().to(at::kDouble), bound, "x");
+    }
+  }
+}
+
+TEST(SpikingBlock, RefusesWhatItDoesNotTake) {
+  SpikingBlock block{std::nullopt, NeuronConfig{}, 0.0, MaxPoolWindow{2, 2, 2, 2}};
+  EXPECT_TRUE(spikingBlockApplies(at::zeros({2, 1, 3, 4, 4}), block));
+  EXPECT_FALSE(spikingBlockApplies(at::zeros({2, 1, 3, 16}), block));        // not 5-D
+  EXPECT_FALSE(spikingBlockApplies(at::zeros({2, 1, 3, 4, 4}, at::kDouble), block));
+  EXPECT_FALSE(spikingBlockApplies(at::zeros({2, 1, 4, 4, 3}).transpose(2, 4), block));
+  EXPECT_FALSE(spikingBlockApplies(at::zeros({2, 1, 3, 1, 4}), block));      // window > plane
+}
+
+namespace {
+
+/// conv -> batch_norm -> lif -> max_pool2d -> flatten: one block in the middle.
+snn::test::ProgramBuilder blockProgram() {
+  using namespace snn::test;
+  at::manual_seed(3);
+  ProgramBuilder b;
+  b.addInitializer("w", at::randn({4, 2, 3, 3}) * 0.4);
+  b.addInitializer("gamma", at::rand({4}) + 0.5);
+  b.addInitializer("beta", at::randn({4}) * 0.2 + 0.3);
+  b.addInitializer("rm", at::zeros({4}));
+  b.addInitializer("rv", at::ones({4}));
+  std::string conv = b.addNode("conv2d", {"input", "w"}, {intsAttr("padding", {1, 1})});
+  std::string bn = b.addNode("batch_norm", {conv, "gamma", "beta", "rm", "rv"});
+  std::string lif = b.addNode("lif_node", {bn}, {floatAttr("tau", 2.0f)});
+  std::string pool = b.addNode("max_pool2d", {lif}, {intsAttr("kernel_size", {2, 2})});
+  b.addNode("flatten", {pool}, {}, "output");
+  return b;
+}
+
+} // namespace
+
+TEST(SpikingBlock, ExecutorRunsTheBlockAndFallsBackWhenTurnedOff) {
+  Graph graph = parseOnnxProgram(blockProgram().serialize(), "block.onnx");
+  Executor executor(graph, "input", "output");
+  at::Tensor x = at::rand({4, 3, 2, 8, 8});
+  auto runOnce = [&](bool fusion) {
+    setSpikingBlocksEnabled(fusion);
+    at::Tensor input = x.clone().requires_grad_(true);
+    at::Tensor out = executor.run(input, /*training=*/true);
+    (out * at::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
+    return std::make_pair(out.detach(), input.grad());
+  };
+  SpikingBlockCounts before = spikingBlockCounts();
+  auto [fused, fusedGrad] = runOnce(true);
+  SpikingBlockCounts middle = spikingBlockCounts();
+  auto [plain, plainGrad] = runOnce(false);
+  SpikingBlockCounts after = spikingBlockCounts();
+  setSpikingBlocksEnabled(true);
+  EXPECT_EQ(middle.fused - before.fused, 1);
+  EXPECT_EQ(after.fused, middle.fused);
+  EXPECT_EQ(after.unfused - middle.unfused, 1);
+  EXPECT_TRUE(at::equal(fused, plain));
+  double rate = fused.mean().item<double>();
+  EXPECT_GT(rate, 0.05);
+  EXPECT_LT(rate, 0.9); // pooled: a window fires if any of its four does
+  // The input gradient passes BatchNorm's reductions (sum order differs).
+  EXPECT_TRUE(at::allclose(fusedGrad, plainGrad, 1e-4, 1e-6));
+  EXPECT_GT(fusedGrad.abs().max().item<double>(), 0.0);
+}
