@@ -14,8 +14,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-/// [T, N, C, H, W] as the [T*N, C, H, W] fold BatchNorm sees.
-at::Tensor folded(const at::Tensor &x) { return x.flatten(0, 1); }
 
 /// BatchNorm's dL/dweight = sum(dy * (x - mean)) * invstd per channel.
 at::Tensor weightGrad(const at::Tensor &sumCentered, const at::Tensor &invstd) {
@@ -27,6 +25,19 @@ at::Tensor weightGrad(const at::Tensor &sumCentered, const at::Tensor &invstd) {
     out[c] = float(sums[c] * double(is[c]));
   return grad;
 }
+
+} // namespace
+
+BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &norm) {
+  // A time-invariant input: the statistics of its one step, T times over.
+  if (x.stride(0) == 0)
+    return batchNormTrainingStatistics(x.select(0, 0), norm.runningMean, norm.runningVar,
+                                       norm.momentum, norm.eps, x.size(0));
+  return batchNormTrainingStatistics(x.flatten(0, 1), norm.runningMean, norm.runningVar,
+                                     norm.momentum, norm.eps);
+}
+
+namespace {
 
 struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunction> {
   /// The BatchNorm's weight and bias and PLIF's w are optionals so that
@@ -40,8 +51,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     at::Tensor mean, invstd;
     if (operands.norm) {
       const BlockNorm &norm = *operands.norm;
-      BatchNormForwardResult stats = batchNormTrainingStatistics(
-          folded(x), norm.runningMean, norm.runningVar, norm.momentum, norm.eps);
+      BatchNormForwardResult stats = blockStatistics(x, norm);
       mean = stats.mean;
       invstd = stats.invstd;
       block.affine = batchNormTrainingAffine(mean, invstd, *normWeight, *normBias);

@@ -18,6 +18,7 @@
 #include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
 
@@ -65,6 +66,15 @@ template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
   return y.reshape(sizes);
 }
 
+/// perStep for a layer that depends on its step's input only: on an input
+/// that is the same at every step (TimeInvariance.h), one step's output
+/// repeated over T.
+template <typename Op> at::Tensor perDistinctStep(const at::Tensor &x, Op &&op) {
+  if (at::Tensor step = timeInvariantStep(x); step.defined())
+    return repeatedOverTime(op(step), x.size(0));
+  return perStep(x, std::forward<Op>(op));
+}
+
 const at::Tensor &optional(const Inputs &inputs, size_t index) {
   static const at::Tensor undefined;
   return index < inputs.size() ? inputs[index] : undefined;
@@ -80,7 +90,7 @@ Kernel buildLinear(const Node &) {
   return [](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
     bool defer = defersWeightGrad(context, in[1]);
-    return perStep(in[0], [&](const at::Tensor &x) {
+    return perDistinctStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
       if (double density = spikeLinearMaxDensity(); density > 0)
@@ -104,7 +114,7 @@ Kernel buildConv2d(const Node &node) {
                   std::to_string(in[0].size(2)) + " input and " +
                   std::to_string(in[1].size(0)) + " output channels");
     bool defer = defersWeightGrad(context, in[1]);
-    return perStep(in[0], [&](const at::Tensor &x) {
+    return perDistinctStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return conv2dDeferringWeightGrad(x, in[1], optional(in, 2),
                                          {stride, padding, dilation, groups},

@@ -64,7 +64,9 @@ bool normApplies(const BlockOperands &operands, const at::Tensor &x, const RunCo
     if (!batchNormKernelAvailable())
       return false;
   }
-  return batchNormKernelApplies(x.flatten(0, 1), norm.weight, norm.bias, norm.runningMean,
+  // One step stands for a time-invariant input (flattening it would copy).
+  at::Tensor layout = x.stride(0) == 0 ? x.select(0, 0) : x.flatten(0, 1);
+  return batchNormKernelApplies(layout, norm.weight, norm.bias, norm.runningMean,
                                 norm.runningVar);
 }
 
@@ -74,8 +76,7 @@ at::Tensor forwardOnly(const at::Tensor &x, const BlockOperands &operands, bool 
   if (operands.norm) {
     const BlockNorm &norm = *operands.norm;
     if (training) {
-      BatchNormForwardResult stats = batchNormTrainingStatistics(
-          x.flatten(0, 1), norm.runningMean, norm.runningVar, norm.momentum, norm.eps);
+      BatchNormForwardResult stats = blockStatistics(x, norm);
       block.affine = batchNormTrainingAffine(stats.mean, stats.invstd, norm.weight, norm.bias);
     } else {
       block.affine = batchNormInferenceAffine(norm.weight, norm.bias, norm.runningMean,

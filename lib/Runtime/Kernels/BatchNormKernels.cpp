@@ -41,7 +41,10 @@ constexpr int64_t kChains = 8;
 
 struct Layout {
   int64_t batch, channels, image;
-  int64_t count() const { return batch * image; }
+  /// The tensor is this many copies of x along the batch (a time-invariant
+  /// input, TimeInvariance.h): its sums are `repeats` times x's.
+  int64_t repeats = 1;
+  int64_t count() const { return repeats * batch * image; }
 };
 
 /// Sums of channels [c0, c0 + K): ATen's order within each channel.
@@ -57,8 +60,9 @@ void channelStats(const float *x, const Layout &layout, int64_t c0,
         sum[k] += double(base[k * image + i]);
   }
   float m[K];
+  const double repeats = double(layout.repeats);
   for (int k = 0; k < K; ++k)
-    mean[c0 + k] = m[k] = float(sum[k] / double(layout.count()));
+    mean[c0 + k] = m[k] = float(sum[k] * repeats / double(layout.count()));
   double var[K] = {};
   for (int64_t n = 0; n < layout.batch; ++n) {
     const float *base = x + (n * layout.channels + c0) * image;
@@ -69,7 +73,7 @@ void channelStats(const float *x, const Layout &layout, int64_t c0,
       }
   }
   for (int k = 0; k < K; ++k)
-    varSum[c0 + k] = float(var[k]);
+    varSum[c0 + k] = float(var[k] * repeats);
 }
 
 void collectStats(const float *x, const Layout &layout, float *mean,
@@ -174,8 +178,9 @@ void transform(const float *x, float *y, const Layout &layout, const ChannelAffi
 /// Mean, invstd and the running-statistics update of a training forward.
 BatchNormForwardResult statisticsWith(const at::Tensor &x, const at::Tensor &runningMean,
                                       const at::Tensor &runningVar, double momentum,
-                                      double eps, const Rounding &rounding) {
-  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+                                      double eps, const Rounding &rounding,
+                                      int64_t repeats = 1) {
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1)), repeats};
   BatchNormForwardResult result;
   result.mean = at::empty({layout.channels}, x.options());
   result.invstd = at::empty({layout.channels}, x.options());
@@ -359,8 +364,10 @@ BatchNormForwardResult batchNormTrainingForward(
 BatchNormForwardResult batchNormTrainingStatistics(const at::Tensor &x,
                                                    const at::Tensor &runningMean,
                                                    const at::Tensor &runningVar,
-                                                   double momentum, double eps) {
-  return statisticsWith(x, runningMean, runningVar, momentum, eps, probedRounding().value());
+                                                   double momentum, double eps,
+                                                   int64_t repeats) {
+  return statisticsWith(x, runningMean, runningVar, momentum, eps, probedRounding().value(),
+                        repeats);
 }
 
 ChannelAffine batchNormTrainingAffine(const at::Tensor &mean, const at::Tensor &invstd,

@@ -24,8 +24,8 @@ namespace {
 
 BlockDims dimsOf(const at::Tensor &x, const SpikingBlock &block) {
   BlockDims dims{x.size(0), x.size(1) * x.size(2), x.size(2), x.size(3), x.size(4),
-                 block.pool.has_value(), block.pool.value_or(MaxPoolWindow{}),
-                 x.size(3), x.size(4)};
+                 x.stride(0),          block.pool.has_value(),
+                 block.pool.value_or(MaxPoolWindow{}), x.size(3), x.size(4)};
   if (dims.pooled) {
     dims.outHeight = (dims.height - dims.pool.kernelH) / dims.pool.strideH + 1;
     dims.outWidth = (dims.width - dims.pool.kernelW) / dims.pool.strideW + 1;
@@ -71,7 +71,10 @@ bool useAvx2() { return false; }
 
 bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block) {
   if (!x.defined() || x.dim() != 5 || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
-      !x.is_contiguous() || x.numel() == 0)
+      x.numel() == 0)
+    return false;
+  // Dense, or one dense step repeated over T (TimeInvariance.h).
+  if (!x.is_contiguous() && !(x.stride(0) == 0 && x.select(0, 0).is_contiguous()))
     return false;
   if (block.affine && (block.affine->scale.numel() != x.size(2) ||
                        block.affine->shift.numel() != x.size(2)))
@@ -166,13 +169,14 @@ void batchNormInputGradInPlace(at::Tensor &gradY, const at::Tensor &x, const at:
   }
   float *g = gradY.data_ptr<float>();
   const float *in = x.data_ptr<float>();
+  const int64_t planesPerStep = x.size(1) * channels, stepStride = x.stride(0);
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(image, 1));
   at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       size_t c = size_t(p % channels);
       float gm = gradMean[c], pr = projection[c], sc = scale[c], mu = m[c];
       float *gp = g + p * image;
-      const float *xp = in + p * image;
+      const float *xp = in + (p / planesPerStep) * stepStride + (p % planesPerStep) * image;
       for (int64_t i = 0; i < image; ++i)
         gp[i] = (gp[i] - gm - (xp[i] - mu) * pr) * sc;
     }

@@ -141,7 +141,8 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
         float *out = output + plane * outImage;
         float *s = dims.pooled ? spikes.data() : out;
         forwardPlaneStep<Charge, Reset, Fma, SaveH>(
-            charge, reset, threshold, affine.scale[c], affine.shift[c], x + plane * image,
+            charge, reset, threshold, affine.scale[c], affine.shift[c],
+            x + t * dims.inputStepStride + p * image,
             v.data(), s, SaveH ? h + plane * image : nullptr, image);
         if (dims.pooled)
           poolPlane(s, dims, out, argmax ? argmax + plane * outImage : nullptr, s + image,
@@ -255,7 +256,7 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
         PlaneStep step{gs,
                        grads.h + plane * image,
                        t > 0 ? grads.h + (plane - dims.planes) * image : nullptr,
-                       grads.x ? grads.x + plane * image : nullptr,
+                       grads.x ? grads.x + t * dims.inputStepStride + p * image : nullptr,
                        affine.scale[c],
                        affine.shift[c],
                        Sums ? grads.mean[c] : 0.0f,

@@ -17,8 +17,10 @@ namespace snn::runtime {
 
 /// A block's sizes: `planes` = N * C planes of height x width per step; the
 /// pooled plane is outHeight x outWidth (the plane itself without a pool).
+/// `inputStepStride`: elements between the input's steps, planes * height *
+/// width, or 0 for an input that is the same at every step.
 struct BlockDims {
-  int64_t steps, planes, channels, height, width;
+  int64_t steps, planes, channels, height, width, inputStepStride;
   bool pooled;
   MaxPoolWindow pool;
   int64_t outHeight, outWidth;

@@ -30,6 +30,10 @@ struct BlockOperands {
   std::optional<MaxPoolWindow> pool;
 };
 
+/// The training statistics of the block's BatchNorm over x [T, N, C, H, W]
+/// (the [T*N, C, H, W] fold), running statistics updated.
+BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &norm);
+
 /// The training forward with gradients to x, the BatchNorm's weight and bias
 /// and PLIF's w (those that require one). Requires
 /// batchNormKernelAvailable() when there is a BatchNorm.

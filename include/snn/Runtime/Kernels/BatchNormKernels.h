@@ -46,10 +46,16 @@ BatchNormForwardResult batchNormTrainingForward(
 
 /// The statistics alone (mean, invstd; running statistics updated in place)
 /// as batchNormTrainingForward computes them; `output` stays undefined.
+/// `repeats` > 1: the statistics of `repeats` copies of x along its batch
+/// (a time-invariant input): x's sums times `repeats`, over the copies'
+/// count. For repeats a power of two that product is exact, so the float
+/// mean and variance differ from summing the copies one by one only where
+/// the double sums round differently (about 1e-16 relative).
 BatchNormForwardResult batchNormTrainingStatistics(const at::Tensor &x,
                                                    const at::Tensor &runningMean,
                                                    const at::Tensor &runningVar,
-                                                   double momentum, double eps);
+                                                   double momentum, double eps,
+                                                   int64_t repeats = 1);
 
 /// y = x * scale[c] + shift[c] per channel, rounded once (`fma`) or twice,
 /// as ATen's BatchNorm computes its output on this machine.

@@ -41,7 +41,8 @@ struct SpikingBlock {
 };
 
 /// Whether the block kernels take this input: float32 CPU [T, N, C, H, W],
-/// contiguous, a pool (if any) that fits the plane.
+/// contiguous or one contiguous step repeated over T (stride 0, an input
+/// that is the same at every step), a pool (if any) that fits the plane.
 bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block);
 
 struct SpikingBlockForwardResult {

@@ -1,0 +1,30 @@
+//===- TimeInvariance.h - Inputs that are the same at every step -*- C++ -*-===//
+//
+// A directly encoded input repeats one image over the T steps, and so does
+// every stateless layer's output until the first neuron. A per-step layer
+// (conv2d, linear) on such an input computes one step and returns it as a
+// view repeated over T (stride 0 along dim 0), so the first layer of a
+// direct-encoded network does 1/T of its forward and weight-gradient work.
+// Layers that cannot use the view read it through reshape or contiguous(),
+// which materialise it: the values are the same either way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_EXECUTION_TIMEINVARIANCE_H
+#define SNN_RUNTIME_EXECUTION_TIMEINVARIANCE_H
+
+#include <ATen/core/Tensor.h>
+
+namespace snn::runtime {
+
+/// Step 0 of x [T, N, ...] (T > 1) when every step equals it: x is a view
+/// repeated over T (stride 0), or x holds no autograd history that would
+/// need per-step gradients and its steps are bytewise equal. Undefined
+/// otherwise.
+at::Tensor timeInvariantStep(const at::Tensor &x);
+
+/// `step` [N, ...] as the view [T, N, ...] repeated over `steps`.
+at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_EXECUTION_TIMEINVARIANCE_H

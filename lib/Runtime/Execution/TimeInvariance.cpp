@@ -1,0 +1,35 @@
+//===- TimeInvariance.cpp - Inputs that are the same at every step --------===//
+
+#include "snn/Runtime/Execution/TimeInvariance.h"
+
+#include <c10/core/GradMode.h>
+
+#include <cstring>
+
+namespace snn::runtime {
+
+at::Tensor timeInvariantStep(const at::Tensor &x) {
+  if (!x.defined() || x.dim() < 2 || x.size(0) < 2 || x.scalar_type() != at::kFloat ||
+      !x.device().is_cpu())
+    return at::Tensor();
+  if (x.stride(0) == 0)
+    return x.select(0, 0);
+  // Equal values are not equal gradients: each step of a tensor with
+  // history gets its own, so only a tensor without one may be collapsed.
+  if ((c10::GradMode::is_enabled() && x.requires_grad()) || !x.is_contiguous())
+    return at::Tensor();
+  const char *base = static_cast<const char *>(x.data_ptr());
+  size_t bytes = size_t(x.stride(0)) * x.element_size();
+  for (int64_t t = 1; t < x.size(0); ++t)
+    if (std::memcmp(base, base + size_t(t) * bytes, bytes) != 0)
+      return at::Tensor();
+  return x.select(0, 0);
+}
+
+at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps) {
+  std::vector<int64_t> sizes{steps};
+  sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
+  return step.unsqueeze(0).expand(sizes);
+}
+
+} // namespace snn::runtime
