@@ -99,6 +99,10 @@ def main():
     p.add_argument("--reference", choices=("default", "tuned", "both"), default="both",
                    help="the PyTorch reference as shipped, with snn-run's process tuning "
                         "(one OpenBLAS thread, heap-kept activations), or both (default)")
+    p.add_argument("--baseline-flags", default="",
+                   help="also run snn-run with these flags as 'snn-run-base' (e.g. "
+                        "'--no-fusion --no-spike-bits': the runtime without its spike-aware "
+                        "paths), reported with its own speedup and RSS")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()
 
@@ -147,6 +151,9 @@ def main():
             print(f"== {model} ({size}), T={T}, B={B}, {args.threads} threads, "
                   f"{args.steps} steps", flush=True)
             trainers = [("snn-run", [snn_run, "train", art, *common], env)]
+            if args.baseline_flags:
+                trainers.append(("snn-run-base", [snn_run, "train", art, *common,
+                                                  *args.baseline_flags.split()], env))
             reference = [PYTHON, "-m", "snnexport.train", "--init-from-case", case, *common,
                          "--quiet"]
             if args.reference in ("default", "both"):
@@ -185,10 +192,10 @@ def main():
                          "threads": args.threads, "steps": args.steps, "warmup": args.warmup,
                          "repeat": args.repeat, "same_first_loss": same, "trainers": runs})
 
-    refs = [n for n in ("pytorch", "pytorch-tuned") if n in rows[0]["trainers"]]
+    refs = [n for n in ("pytorch", "pytorch-tuned", "snn-run-base") if n in rows[0]["trainers"]]
     head = f"{'model':8s} {'T':>2s} {'B':>4s} {'thr':>3s} | {'snn-run/s':>9s} {'RSS MiB':>7s}"
     for n in refs:
-        label = "PyTorch/s" if n == "pytorch" else "tuned/s"
+        label = {"pytorch": "PyTorch/s", "pytorch-tuned": "tuned/s"}.get(n, "base/s")
         head += f" | {label:>9s} {'RSS MiB':>7s} {'speedup':>7s} {'wall':>5s}"
     print()
     print(head)

@@ -19,6 +19,7 @@ Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4]
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +60,23 @@ def compare(got, expected, spikes, bound=None):
     return worst
 
 
+def check_blocks(infer, output, repeat_time, work):
+    """The -v report shows fused spiking blocks (and one-step layers for a direct-encoded
+    input), and running every node alone gives the same output bit for bit."""
+    proc = run(infer + ["--output", output, "-v"])
+    m = re.search(r"spiking blocks (\d+) fused, (\d+) node by node, (\d+) one-step layers",
+                  proc.stderr)
+    if not m or int(m.group(1)) == 0 or (repeat_time and int(m.group(3)) == 0):
+        raise SystemExit(f"FAIL: -v reports no fused spiking block"
+                         f"{' or one-step layer' if repeat_time else ''}: {proc.stderr!r}")
+    alone = os.path.join(work, "no_fusion.npy")
+    run(infer + ["--output", alone, "--no-fusion"])
+    if not np.array_equal(np.load(alone), np.load(output)):
+        raise SystemExit("FAIL: --no-fusion gives another output than the spiking blocks")
+    print(proc.stderr.strip())
+    print("--no-fusion: the same output bit for bit")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="directory with snn-compile and snn-run")
@@ -74,6 +92,10 @@ def main():
                         help="also stream the input this many samples at a time")
     parser.add_argument("--spike-linear-density", type=float, default=0.0,
                         help="run with the event-driven Linear kernels; -v must show calls")
+    parser.add_argument("--expect-blocks", action="store_true",
+                        help="-v must report spiking blocks run fused (and, with "
+                             "--repeat-time, one-step layers), and --no-fusion must give the "
+                             "same output bit for bit")
     args = parser.parse_args()
 
     shutil.rmtree(args.work, ignore_errors=True)
@@ -112,6 +134,9 @@ def main():
         print(proc.stderr.strip())
     else:
         run(infer + ["--output", output])
+
+    if args.expect_blocks:
+        check_blocks(infer, output, args.repeat_time, args.work)
 
     got = np.load(output)
     spikes = meta.get("output") == "spikes"

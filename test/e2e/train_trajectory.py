@@ -10,6 +10,9 @@ and requires, per docs/training.md: per-step losses within 1e-4 relative, the sa
 the same learning rates, and every parameter and BatchNorm buffer (--save-params) within 1e-4
 relative (max|a - b| / max(max|b|, 1e-6) per tensor), and the same per-epoch log events.
 
+For csnn and vgg_dvs the log's end event must also show that the spiking blocks ran fused and
+that conv2d inputs were kept as bits (so the trajectory checks those paths).
+
 With `--spike-linear-density D` snn-run trains with the event-driven Linear kernels (spike
 inputs with at most D of them ones); the same tolerances hold, and the log's end event must show
 that they ran (`spike_linear.calls` > 0), or with --expect-dense-fallback that the Linears fell
@@ -123,6 +126,23 @@ def check_spike_kernels_ran(log, expect_fallback):
           f"{spikes['mean_density']:.3f}, {fallback} dense")
 
 
+def check_fast_paths_ran(log):
+    """The end event shows spiking blocks run fused and conv2d spike inputs kept as bits: the
+    trajectory above then checks them against PyTorch."""
+    ends = [e for e in tc.read_jsonl(log) if e.get("event") == "end"]
+    end = ends[-1] if ends else {}
+    blocks, bits = end.get("spiking_blocks", {}), end.get("spike_bits", {})
+    if blocks.get("fused", 0) <= 0 or bits.get("tensors", 0) <= 0:
+        raise tc.Failure(f"the end event shows no fused spiking block or no spike input kept "
+                         f"as bits: spiking_blocks {blocks}, spike_bits {bits}")
+    if bits["bit_bytes"] * 32 > bits["float_bytes"] + 32 * bits["tensors"]:
+        raise tc.Failure(f"spike_bits: {bits['bit_bytes']} bytes of bits for "
+                         f"{bits['float_bytes']} bytes of float32")
+    print(f"spiking blocks: {blocks['fused']} fused runs, {blocks['one_step_layers']} "
+          f"one-step layers; spike inputs as bits: {bits['float_bytes']} -> "
+          f"{bits['bit_bytes']} bytes")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
@@ -149,14 +169,6 @@ def main():
             data_arg = tc.static_images(x, y, S, sample_shape, seed=S)
         else:
             data_arg = tc.event_sequences(x, y, S, T, sample_shape, seed=S)
-        # Spikformer's BatchNorm-fed convs at full rate: a step moves a weight many times its
-        # size along a gradient whose terms cancel (train_common.LR_SCALE); the first conv's
-        # input is the same at every step, so snn-run sums its weight gradient over the
-        # samples in another order than PyTorch's T * N fold, and at full rate that roundoff
-        # alone reaches 6e-4 of the final weights.
-        scale = tc.LR_SCALE.get(args.model, 1.0)
-        opts = dict(opts, lr=opts["lr"] * scale,
-                    **({"eta_min": opts["eta_min"] * scale} if "eta_min" in opts else {}))
         c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
                            **opts)
         cmd = [snn_run, "train", art, "--data-npy", data_arg, *cli_flags(c),
@@ -169,6 +181,8 @@ def main():
         tc.run(cmd)
         if args.spike_linear_density:
             check_spike_kernels_ran(os.path.join(d, "log.jsonl"), args.expect_dense_fallback)
+        if args.model in ("csnn", "vgg_dvs"):
+            check_fast_paths_ran(os.path.join(d, "log.jsonl"))
         model, _ = tr.model_from_case(case)
         data = tr.load_npy(x, y, static=static)
         res = tr.train(model, data, c)

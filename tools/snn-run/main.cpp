@@ -129,6 +129,10 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
   command->add_flag("!--no-fusion", kernels.fusion,
                     "Run every node alone: no spiking blocks (BatchNorm, neuron and max pool "
                     "in one pass; the same values). For comparisons and debugging");
+  command->add_flag("!--no-spike-bits", kernels.spikeBits,
+                    "Training: a conv2d fed spikes keeps them for its backward as float32 "
+                    "instead of as bits (1/32 of the memory; the same values). For "
+                    "comparisons");
   command
       ->add_option("--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "

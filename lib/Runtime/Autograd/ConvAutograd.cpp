@@ -3,7 +3,10 @@
 #include "snn/Runtime/Autograd/ConvAutograd.h"
 #include "snn/Runtime/Autograd/WeightGradQueue.h"
 
+#include "snn/Runtime/Kernels/SpikeBits.h"
+
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/convolution_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -75,7 +78,102 @@ struct DeferredConvFunction : public torch::autograd::Function<DeferredConvFunct
   }
 };
 
+/// conv2d whose input, spikes, is kept as bits until the backward.
+struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
+                            const c10::optional<at::Tensor> &bias, const Conv2dShape &shape) {
+    at::Tensor b = bias ? *bias : at::Tensor();
+    ctx->save_for_backward({packSpikeBits(x), weight});
+    ctx->saved_data["sizes"] = x.sizes().vec();
+    ctx->saved_data["bias"] = b.defined();
+    ctx->saved_data["geometry"] = std::vector<int64_t>{
+        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
+        shape.dilation[0], shape.dilation[1], shape.groups};
+    return at::conv2d(x, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups);
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    ConvParameters p;
+    p.weight = saved[1];
+    bool hasBias = ctx->saved_data["bias"].toBool();
+    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
+    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    at::Tensor x = unpackSpikeBits(saved[0], ctx->saved_data["sizes"].toIntVector());
+    // convolution_backward reads only the bias's size: a stand-in of it.
+    if (hasBias)
+      p.bias = at::empty({p.weight.size(0)}, p.weight.options());
+    std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
+                             hasBias && ctx->needs_input_grad(2)};
+    auto [gradX, gradWeight, gradBias] = convBackward(grads[0], x, p, mask);
+    return {gradX, gradWeight, gradBias, at::Tensor()};
+  }
+};
+
+/// conv2d of an input that is the same at every step: the forward convolves
+/// one step; the backward runs at::convolution_backward on the [T*N] fold of
+/// the input and of the gradient, as PyTorch's node does for the repeated
+/// input, so the gradients are PyTorch's bit for bit.
+struct RepeatedInputConvFunction
+    : public torch::autograd::Function<RepeatedInputConvFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &step, const at::Tensor &weight,
+                            const c10::optional<at::Tensor> &bias, int64_t steps,
+                            const Conv2dShape &shape) {
+    at::Tensor b = bias ? *bias : at::Tensor();
+    ctx->save_for_backward({step, weight});
+    ctx->saved_data["steps"] = steps;
+    ctx->saved_data["bias"] = b.defined();
+    ctx->saved_data["geometry"] = std::vector<int64_t>{
+        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
+        shape.dilation[0], shape.dilation[1], shape.groups};
+    at::Tensor y =
+        at::conv2d(step, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups);
+    std::vector<int64_t> sizes{steps};
+    sizes.insert(sizes.end(), y.sizes().begin(), y.sizes().end());
+    return y.unsqueeze(0).expand(sizes);
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &step = saved[0];
+    int64_t steps = ctx->saved_data["steps"].toInt();
+    ConvParameters p;
+    p.weight = saved[1];
+    bool hasBias = ctx->saved_data["bias"].toBool();
+    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
+    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    if (hasBias)
+      p.bias = at::empty({p.weight.size(0)}, p.weight.options());
+    std::vector<int64_t> sizes{steps};
+    sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
+    at::Tensor fold = step.unsqueeze(0).expand(sizes).contiguous().flatten(0, 1);
+    at::Tensor gradFold = grads[0].contiguous().flatten(0, 1);
+    std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
+                             hasBias && ctx->needs_input_grad(2)};
+    auto [gradX, gradWeight, gradBias] = convBackward(gradFold, fold, p, mask);
+    if (gradX.defined()) // the step stands for all T: their gradients add up
+      gradX = gradX.view(sizes).sum(0);
+    return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor()};
+  }
+};
+
 } // namespace
+
+at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
+                                 const at::Tensor &bias, const Conv2dShape &shape) {
+  c10::optional<at::Tensor> b;
+  if (bias.defined())
+    b = bias;
+  return RepeatedInputConvFunction::apply(step, weight, b, steps, shape);
+}
+
+at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &weight,
+                                 const at::Tensor &bias, const Conv2dShape &shape) {
+  c10::optional<at::Tensor> b;
+  if (bias.defined())
+    b = bias;
+  return SpikeBitsConvFunction::apply(x, weight, b, shape);
+}
 
 at::Tensor conv2dDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,
                                      const at::Tensor &bias, const Conv2dShape &shape,

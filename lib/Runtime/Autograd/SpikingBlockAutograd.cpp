@@ -3,8 +3,8 @@
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
 #include "SavedNeuronConfig.h"
 
-#include <ATen/ops/empty.h>
 #include <ATen/ops/full_like.h>
+#include <ATen/ops/native_batch_norm_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 namespace snn::runtime {
@@ -14,17 +14,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-
-/// BatchNorm's dL/dweight = sum(dy * (x - mean)) * invstd per channel.
-at::Tensor weightGrad(const at::Tensor &sumCentered, const at::Tensor &invstd) {
-  at::Tensor grad = at::empty(invstd.sizes(), invstd.options());
-  const double *sums = sumCentered.data_ptr<double>();
-  const float *is = invstd.data_ptr<float>();
-  float *out = grad.data_ptr<float>();
-  for (int64_t c = 0; c < grad.numel(); ++c)
-    out[c] = float(sums[c] * double(is[c]));
-  return grad;
-}
 
 } // namespace
 
@@ -65,6 +54,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
                             normWeight ? *normWeight : at::Tensor(), scale, shift,
                             plifWeight ? *plifWeight : at::Tensor()});
     saveConfig(ctx, operands.neuron, block.k);
+    ctx->saved_data["eps"] = operands.norm ? operands.norm->eps : 0.0;
     ctx->saved_data["fma"] = block.affine && block.affine->fma;
     ctx->saved_data["pooled"] = operands.pool.has_value();
     if (operands.pool) {
@@ -85,19 +75,19 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
       std::vector<int64_t> w = ctx->saved_data["pool"].toIntVector();
       block.pool = MaxPoolWindow{w[0], w[1], w[2], w[3]};
     }
-    SpikingBlockBackwardResult r =
-        spikingBlockBackward(grads[0], saved[1], saved[2], x, block, mean);
+    SpikingBlockBackwardResult r = spikingBlockBackward(grads[0], saved[1], saved[2], x, block);
     at::Tensor gradX, gradWeight, gradBias, gradPlif;
     if (mean.defined()) {
-      if (ctx->needs_input_grad(1))
-        gradWeight = weightGrad(r.sumGradCentered, invstd);
-      if (ctx->needs_input_grad(2))
-        gradBias = r.sumGrad.to(at::kFloat);
-      if (ctx->needs_input_grad(0)) {
-        batchNormInputGradInPlace(r.gradInput, x, mean, invstd, weight, r.sumGrad,
-                                  r.sumGradCentered);
-        gradX = r.gradInput;
-      }
+      // ATen's own BatchNorm backward on the [T*N, C, H, W] fold, as the
+      // layers one at a time call it: the gradients are PyTorch's bit for bit.
+      at::Tensor fold = (x.stride(0) == 0 ? x.contiguous() : x).flatten(0, 1);
+      std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
+                               ctx->needs_input_grad(2)};
+      std::tie(gradX, gradWeight, gradBias) = at::native_batch_norm_backward(
+          r.gradInput.flatten(0, 1), fold, weight, at::Tensor(), at::Tensor(), mean, invstd,
+          /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);
+      if (gradX.defined())
+        gradX = gradX.view(x.sizes());
     } else if (ctx->needs_input_grad(0)) {
       gradX = r.gradInput;
     }

@@ -4,6 +4,7 @@
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Commands/KernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
@@ -163,6 +164,7 @@ int64_t peakResidentBytes() {
 void applyKernelChoice(const KernelChoice &choice) {
   setSpikeLinearMaxDensity(choice.spikeLinearDensity);
   setSpikingBlocksEnabled(choice.fusion);
+  setSpikeBitsEnabled(choice.spikeBits);
 }
 
 } // namespace snn::runtime

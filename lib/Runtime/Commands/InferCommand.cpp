@@ -10,6 +10,7 @@
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Support/NpyStream.h"
 #include "snn/Runtime/Support/TensorIO.h"
@@ -116,6 +117,9 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (spikes.any())
     std::cerr << ", " << spikes.calls << " Linear calls on spike kernels (mean density "
               << spikes.meanDensity << "), " << spikes.denser + spikes.notSpikes << " dense";
+  if (SpikingBlockCounts blocks = spikingBlockCounts(); blocks.any())
+    std::cerr << ", spiking blocks " << blocks.fused << " fused, " << blocks.unfused
+              << " node by node, " << blocks.oneStepLayers << " one-step layers";
   std::cerr << std::endl;
 }
 

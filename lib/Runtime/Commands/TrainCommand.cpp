@@ -266,6 +266,8 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.footprint = trainer.footprint();
   end.peakResidentBytes = peakResidentBytes();
   end.spikeLinear = spikeLinearCounts();
+  end.spikingBlocks = spikingBlockCounts();
+  end.spikeBits = spikeBitsCounts();
   if (tensors)
     end.tensors = *tensors;
   if (pipeline)

@@ -9,6 +9,7 @@
 #include "snn/Runtime/Autograd/BatchNormAutograd.h"
 #include "snn/Runtime/Autograd/ConvAutograd.h"
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
+#include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Support/Error.h"
@@ -66,14 +67,7 @@ template <typename Op> at::Tensor perStep(const at::Tensor &x, Op &&op) {
   return y.reshape(sizes);
 }
 
-/// perStep for a layer that depends on its step's input only: on an input
-/// that is the same at every step (TimeInvariance.h), one step's output
-/// repeated over T.
-template <typename Op> at::Tensor perDistinctStep(const at::Tensor &x, Op &&op) {
-  if (at::Tensor step = timeInvariantStep(x); step.defined())
-    return repeatedOverTime(op(step), x.size(0));
-  return perStep(x, std::forward<Op>(op));
-}
+
 
 const at::Tensor &optional(const Inputs &inputs, size_t index) {
   static const at::Tensor undefined;
@@ -90,7 +84,7 @@ Kernel buildLinear(const Node &) {
   return [](const Inputs &in, const RunContext &context) {
     requireRank(in[0], 3, 64, "[T, N, ..., in_features]");
     bool defer = defersWeightGrad(context, in[1]);
-    return perDistinctStep(in[0], [&](const at::Tensor &x) {
+    return perStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
       if (double density = spikeLinearMaxDensity(); density > 0)
@@ -99,6 +93,31 @@ Kernel buildLinear(const Node &) {
       return threadedLinear(x, in[1], optional(in, 2));
     });
   };
+}
+
+/// Whether a conv2d records its input as bits (SpikeBits.h): autograd keeps
+/// the input for the weight's gradient, and the input is spikes.
+bool keepsSpikeBits(const at::Tensor &x, const at::Tensor &weight) {
+  if (!spikeBitsEnabled() || !c10::GradMode::is_enabled() ||
+      !(x.requires_grad() || weight.requires_grad()) || !isSpikeTensor(x))
+    return false;
+  countPackedSpikes(x.numel());
+  return true;
+}
+
+/// A per-step conv2d on an input that is the same at every step
+/// (TimeInvariance.h): one step's convolution, repeated over T.
+at::Tensor convOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
+                               const at::Tensor &bias, const Conv2dShape &shape) {
+  countTimeInvariantRun();
+  bool wantsGrad = c10::GradMode::is_enabled() &&
+                   (step.requires_grad() || weight.requires_grad() ||
+                    (bias.defined() && bias.requires_grad()));
+  if (wantsGrad)
+    return conv2dOfRepeatedInput(step, steps, weight, bias, shape);
+  return repeatedOverTime(
+      at::conv2d(step, weight, bias, shape.stride, shape.padding, shape.dilation, shape.groups),
+      steps);
 }
 
 Kernel buildConv2d(const Node &node) {
@@ -114,11 +133,18 @@ Kernel buildConv2d(const Node &node) {
                   std::to_string(in[0].size(2)) + " input and " +
                   std::to_string(in[1].size(0)) + " output channels");
     bool defer = defersWeightGrad(context, in[1]);
-    return perDistinctStep(in[0], [&](const at::Tensor &x) {
+    Conv2dShape shape{stride, padding, dilation, groups};
+    if (!defer)
+      if (at::Tensor step = timeInvariantStep(in[0]); step.defined())
+        return convOfRepeatedInput(step, in[0].size(0), in[1], optional(in, 2), shape);
+    return perStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return conv2dDeferringWeightGrad(x, in[1], optional(in, 2),
                                          {stride, padding, dilation, groups},
                                          *context.weightGrads);
+      if (keepsSpikeBits(x, in[1]))
+        return conv2dSavingSpikeBits(x, in[1], optional(in, 2),
+                                     {stride, padding, dilation, groups});
       return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
                         groups);
     });

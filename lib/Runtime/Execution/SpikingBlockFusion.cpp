@@ -4,6 +4,7 @@
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/LayerAttributes.h"
+#include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Schema/ArtifactOps.h"
 
 #include <c10/core/GradMode.h>
@@ -177,6 +178,8 @@ std::vector<SpikingBlockPlan> planSpikingBlocks(const Graph &graph,
 void setSpikingBlocksEnabled(bool enabled) { enabledFlag().store(enabled); }
 bool spikingBlocksEnabled() { return enabledFlag().load(); }
 
-SpikingBlockCounts spikingBlockCounts() { return {fusedRuns.load(), unfusedRuns.load()}; }
+SpikingBlockCounts spikingBlockCounts() {
+  return {fusedRuns.load(), unfusedRuns.load(), timeInvariantRuns()};
+}
 
 } // namespace snn::runtime

@@ -4,6 +4,7 @@
 
 #include <c10/core/GradMode.h>
 
+#include <atomic>
 #include <cstring>
 
 namespace snn::runtime {
@@ -25,6 +26,13 @@ at::Tensor timeInvariantStep(const at::Tensor &x) {
       return at::Tensor();
   return x.select(0, 0);
 }
+
+namespace {
+std::atomic<int64_t> oneStepRuns{0};
+} // namespace
+
+int64_t timeInvariantRuns() { return oneStepRuns.load(); }
+void countTimeInvariantRun() { ++oneStepRuns; }
 
 at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps) {
   std::vector<int64_t> sizes{steps};

@@ -50,17 +50,6 @@ AffineTensors affineOf(const SpikingBlock &block, int64_t channels) {
   return {at::ones({channels}, at::kFloat), at::zeros({channels}, at::kFloat), false};
 }
 
-/// Per channel, the sums of its planes in sample order (the same for any
-/// thread count).
-at::Tensor sumPerChannel(const at::Tensor &planeSums, int64_t channels) {
-  at::Tensor sums = at::zeros({channels}, planeSums.options());
-  const double *in = planeSums.data_ptr<double>();
-  double *out = sums.data_ptr<double>();
-  for (int64_t p = 0; p < planeSums.numel(); ++p)
-    out[p % channels] += in[p];
-  return sums;
-}
-
 #if defined(SNN_HAVE_AVX2_KERNELS)
 bool useAvx2() { return neuronKernelIsa() == KernelIsa::Avx2; }
 #else
@@ -114,8 +103,7 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
 
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &h, const at::Tensor &argmax,
-                                                const at::Tensor &x, const SpikingBlock &block,
-                                                const at::Tensor &mean) {
+                                                const at::Tensor &x, const SpikingBlock &block) {
   BlockDims dims = dimsOf(x, block);
   at::Tensor grad = gradOutput.contiguous();
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
@@ -123,64 +111,15 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
     throw Error("spiking block: gradient of shape " + formatShape(grad.sizes()) +
                 " for an output of shape " + formatShape(outShape));
   SpikingBlockBackwardResult result;
-  result.gradInput = at::empty(x.sizes(), x.options());
-  bool sums = mean.defined();
-  at::Tensor planeSums, planeCentered;
-  if (sums) {
-    planeSums = at::empty({dims.planes}, x.options().dtype(at::kDouble));
-    planeCentered = at::empty({dims.planes}, x.options().dtype(at::kDouble));
-  }
-  at::Tensor meanC = sums ? mean.contiguous() : at::Tensor();
+  result.gradInput = at::empty(h.sizes(), h.options());
   AffineTensors affine = affineOf(block, dims.channels);
   BlockGradients grads{grad.data_ptr<float>(),
-                       dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr,
-                       h.data_ptr<float>(),
-                       x.data_ptr<float>(),
-                       sums ? meanC.data_ptr<float>() : nullptr,
-                       result.gradInput.data_ptr<float>(),
-                       sums ? planeSums.data_ptr<double>() : nullptr,
-                       sums ? planeCentered.data_ptr<double>() : nullptr};
+                       dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, h.data_ptr<float>(),
+                       x.data_ptr<float>(), result.gradInput.data_ptr<float>()};
   auto k = float(block.k);
   result.gradK = useAvx2() ? avx2::blockBackward(block.neuron, k, dims, affine.raw(), grads)
                            : baseline::blockBackward(block.neuron, k, dims, affine.raw(), grads);
-  if (sums) {
-    result.sumGrad = sumPerChannel(planeSums, dims.channels);
-    result.sumGradCentered = sumPerChannel(planeCentered, dims.channels);
-  }
   return result;
-}
-
-void batchNormInputGradInPlace(at::Tensor &gradY, const at::Tensor &x, const at::Tensor &mean,
-                               const at::Tensor &invstd, const at::Tensor &weight,
-                               const at::Tensor &sumGrad, const at::Tensor &sumGradCentered) {
-  const int64_t channels = x.size(2), image = x.size(3) * x.size(4);
-  const int64_t planes = x.size(0) * x.size(1) * channels;
-  const double count = double(x.numel() / channels);
-  std::vector<float> gradMean(static_cast<size_t>(channels)),
-      projection(static_cast<size_t>(channels)),
-      scale(static_cast<size_t>(channels));
-  const float *m = mean.data_ptr<float>(), *is = invstd.data_ptr<float>();
-  const float *w = weight.data_ptr<float>();
-  const double *sg = sumGrad.data_ptr<double>(), *sc = sumGradCentered.data_ptr<double>();
-  for (int64_t c = 0; c < channels; ++c) {
-    gradMean[size_t(c)] = float(sg[c] / count);
-    projection[size_t(c)] = float(sc[c] * double(is[c]) * double(is[c]) / count);
-    scale[size_t(c)] = is[c] * w[c];
-  }
-  float *g = gradY.data_ptr<float>();
-  const float *in = x.data_ptr<float>();
-  const int64_t planesPerStep = x.size(1) * channels, stepStride = x.stride(0);
-  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(image, 1));
-  at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      size_t c = size_t(p % channels);
-      float gm = gradMean[c], pr = projection[c], sc = scale[c], mu = m[c];
-      float *gp = g + p * image;
-      const float *xp = in + (p / planesPerStep) * stepStride + (p % planesPerStep) * image;
-      for (int64_t i = 0; i < image; ++i)
-        gp[i] = (gp[i] - gm - (xp[i] - mu) * pr) * sc;
-    }
-  });
 }
 
 } // namespace snn::runtime

@@ -169,23 +169,23 @@ void unpoolPlane(const float *gradOut, const uint8_t *argmax, const BlockDims &d
 /// What one backward step of one plane reads and writes.
 struct PlaneStep {
   const float *gradSpikes, *h, *hPrev, *x;
-  float scale, shift, mean;
-  float *gv, *accK, *sumGrad, *sumCentered, *gradInput;
+  float scale, shift;
+  float *gv, *accK, *gradInput;
 };
 
 /// BPTT of one step of one plane (NeuronKernelsImpl.h's Bptt::step, the
-/// same expressions), plus PLIF's dL/dk and BatchNorm's sums per element.
+/// same expressions), plus PLIF's dL/dk per element.
 /// `First`: step 0, whose previous potential is the initial one. Every
 /// array is a restrict parameter: GCC honours restrict on parameters only,
 /// and otherwise versions the loop on aliasing checks.
-template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool Sums, bool First>
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
 SNN_BLOCK_TARGET void
 backwardPlaneStep(const Surr sg, const Reset rs, const ChargeGrad cg, float threshold,
-                  float keep, float vInit, float scale, float shift, float mean,
+                  float keep, float vInit, float scale, float shift,
                   const float *__restrict h, const float *__restrict hPrev,
                   const float *__restrict gs, const float *__restrict x,
-                  float *__restrict gv, float *__restrict accK, float *__restrict sumGrad,
-                  float *__restrict sumCentered, float *__restrict gx, int64_t n) {
+                  float *__restrict gv, float *__restrict accK, float *__restrict gx,
+                  int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float ht = h[i];
     float s = fire(ht, threshold);
@@ -199,21 +199,18 @@ backwardPlaneStep(const Surr sg, const Reset rs, const ChargeGrad cg, float thre
         vPrev = rs(hPrev[i], fire(hPrev[i], threshold));
       accK[i] += dh * cg.dK(affineOf<Fma>(x[i], scale, shift), vPrev);
     }
-    if constexpr (Sums) {
-      sumGrad[i] += gy;
-      sumCentered[i] += gy * (x[i] - mean);
-    }
     gx[i] = gy;
   }
 }
 
 /// backwardPlaneStep with the step's arrays from `a`.
-template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool Sums, bool First>
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
 void backwardPlaneStepOf(const Surr &sg, const Reset &rs, const ChargeGrad &cg, float threshold,
                          float keep, float vInit, const PlaneStep &a, int64_t n) {
-  backwardPlaneStep<Surr, Reset, ChargeGrad, Fma, Sums, First>(
-      sg, rs, cg, threshold, keep, vInit, a.scale, a.shift, a.mean, a.h, a.hPrev, a.gradSpikes,
-      a.x, a.gv, a.accK, a.sumGrad, a.sumCentered, a.gradInput, n);
+  backwardPlaneStep<Surr, Reset, ChargeGrad, Fma, First>(sg, rs, cg, threshold, keep, vInit,
+                                                         a.scale, a.shift, a.h, a.hPrev,
+                                                         a.gradSpikes, a.x, a.gv, a.accK,
+                                                         a.gradInput, n);
 }
 
 /// sum(values[0..n)) in double, eight independent chains.
@@ -231,7 +228,7 @@ SNN_BLOCK_TARGET double sumAsDouble(const float *values, int64_t n) {
   return total;
 }
 
-template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool Sums>
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma>
 double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGrad &charge,
                       float threshold, float keep, float vInit, const BlockDims &dims,
                       const BlockAffine &affine, const BlockGradients &grads) {
@@ -239,13 +236,11 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
   std::vector<double> planeK(size_t(ChargeGrad::kLearnsK ? dims.planes : 0));
   at::parallel_for(0, dims.planes, planesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> gv(static_cast<size_t>(image)), acc(static_cast<size_t>(image)),
-        sums(Sums ? static_cast<size_t>(2 * image) : 0),
         unpooled(dims.pooled ? static_cast<size_t>(image) : 0);
     for (int64_t p = begin; p < end; ++p) {
       int64_t c = p % dims.channels;
       std::fill(gv.begin(), gv.end(), 0.0f);
       std::fill(acc.begin(), acc.end(), 0.0f);
-      std::fill(sums.begin(), sums.end(), 0.0f);
       for (int64_t t = dims.steps - 1; t >= 0; --t) {
         int64_t plane = t * dims.planes + p;
         const float *gs = grads.gradOutput + plane * outImage;
@@ -259,25 +254,18 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
                        grads.x ? grads.x + t * dims.inputStepStride + p * image : nullptr,
                        affine.scale[c],
                        affine.shift[c],
-                       Sums ? grads.mean[c] : 0.0f,
                        gv.data(),
                        acc.data(),
-                       Sums ? sums.data() : nullptr,
-                       Sums ? sums.data() + image : nullptr,
                        grads.gradInput + plane * image};
         if (t > 0)
-          backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, Sums, false>(
+          backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, false>(
               surrogate, reset, charge, threshold, keep, vInit, step, image);
         else
-          backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, Sums, true>(
+          backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, true>(
               surrogate, reset, charge, threshold, keep, vInit, step, image);
       }
       if constexpr (ChargeGrad::kLearnsK)
         planeK[size_t(p)] = sumAsDouble(acc.data(), image);
-      if constexpr (Sums) {
-        grads.planeSumGrad[p] = sumAsDouble(sums.data(), image);
-        grads.planeSumGradCentered[p] = sumAsDouble(sums.data() + image, image);
-      }
     }
   });
   double total = 0.0; // plane order: the same for any thread count
@@ -314,17 +302,14 @@ double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,
   double gradK = 0.0;
   visitBackwardEquations<float>(config, k, [&](const auto &surrogate, const auto &reset,
                                                const auto &charge, float v0) {
-    auto run = [&](auto fma, auto sums) {
+    auto run = [&](auto fma) {
       gradK = backwardPlanes<std::decay_t<decltype(surrogate)>, std::decay_t<decltype(reset)>,
-                             std::decay_t<decltype(charge)>, decltype(fma)::value,
-                             decltype(sums)::value>(surrogate, reset, charge, threshold, keep,
-                                                    v0, dims, affine, grads);
+                             std::decay_t<decltype(charge)>, decltype(fma)::value>(
+          surrogate, reset, charge, threshold, keep, v0, dims, affine, grads);
     };
-    bool sums = grads.mean != nullptr;
-    if (affine.fma)
-      sums ? run(std::true_type{}, std::true_type{}) : run(std::true_type{}, std::false_type{});
-    else
-      sums ? run(std::false_type{}, std::true_type{}) : run(std::false_type{}, std::false_type{});
+    // Only PLIF's dL/dk reads the affine again.
+    bool fma = affine.fma && std::decay_t<decltype(charge)>::kLearnsK;
+    fma ? run(std::true_type{}) : run(std::false_type{});
   });
   double kd = double(k); // dk/dw of k = sigmoid(w)
   return gradK * (kd * (1.0 - kd));

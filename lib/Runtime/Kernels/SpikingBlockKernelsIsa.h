@@ -35,17 +35,13 @@ struct BlockAffine {
   bool fma;
 };
 
-/// What the backward reads and writes. `mean` (null: no BatchNorm sums) is
-/// the batch mean per channel; the sums land per plane.
+/// What the backward reads and writes.
 struct BlockGradients {
   const float *gradOutput;
   const uint8_t *argmax; // null without a pool
   const float *h;
-  const float *x;
-  const float *mean;
+  const float *x; // the block's input (PLIF)
   float *gradInput;
-  double *planeSumGrad;
-  double *planeSumGradCentered;
 };
 
 #define SNN_DECLARE_BLOCK_KERNELS                                                  \

@@ -145,6 +145,14 @@ void MetricsLog::rankEnd(const RankEnd &report) {
                                {"mean_density", spikes.meanDensity},
                                {"dense_above_density", spikes.denser},
                                {"dense_not_spikes", spikes.notSpikes}};
+  if (const SpikingBlockCounts &blocks = report.spikingBlocks; blocks.any())
+    end["spiking_blocks"] = Json{{"fused", blocks.fused},
+                                 {"node_by_node", blocks.unfused},
+                                 {"one_step_layers", blocks.oneStepLayers}};
+  if (const SpikeBitsCounts &bits = report.spikeBits; bits.tensors > 0)
+    end["spike_bits"] = Json{{"tensors", bits.tensors},
+                             {"float_bytes", bits.floatBytes},
+                             {"bit_bytes", bits.bitBytes}};
   writeLine(end.dump());
 }
 

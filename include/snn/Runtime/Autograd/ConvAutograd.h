@@ -3,7 +3,8 @@
 // The conv2d of a split backward (zero-bubble pipelines, WeightGradQueue.h):
 // backward computes the input's gradient now and queues the weight and bias
 // gradients, each from at::convolution_backward as autograd's
-// ConvolutionBackward node calls it, so the values are autograd's.
+// ConvolutionBackward node calls it, so the values are autograd's. Also the
+// conv2d of a spike input kept as bits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_AUTOGRAD_CONVAUTOGRAD_H
@@ -22,6 +23,23 @@ struct Conv2dShape {
   std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
   int64_t groups = 1;
 };
+
+/// The conv2d of x [T, N, C, H, W] whose steps all equal `step` [N, C, H,
+/// W] (TimeInvariance.h), recorded with grad mode on: the forward convolves
+/// `step` once and returns it repeated over T (a stride-0 view); the
+/// backward convolves the [T*N] fold, as PyTorch's node does, so the
+/// gradients are PyTorch's bit for bit (the weight's is a sum over T*N
+/// samples whose order the fold fixes).
+at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
+                                 const at::Tensor &bias, const Conv2dShape &shape);
+
+/// at::conv2d(x, weight, bias, ...) for spikes x [N, C, H, W]
+/// (isSpikeTensor, SpikeBits.h; bias may be undefined), recorded with grad
+/// mode on, with x kept as bits (1/32 of its float32 bytes) until the
+/// backward, which unpacks it and calls at::convolution_backward as
+/// autograd's ConvolutionBackward node does: the same gradients.
+at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &weight,
+                                 const at::Tensor &bias, const Conv2dShape &shape);
 
 /// at::conv2d(x, weight, bias, ...) for x [N, C, H, W] (bias may be
 /// undefined), recorded with grad mode on; backward returns x's gradient and

@@ -12,6 +12,9 @@ struct KernelChoice {
   /// false with --no-fusion: every node runs alone, no spiking blocks
   /// (SpikingBlockFusion.h).
   bool fusion = true;
+  /// false with --no-spike-bits: conv2d keeps a spike input as float32 for
+  /// its backward instead of as bits (SpikeBits.h).
+  bool spikeBits = true;
 };
 
 /// Makes `choice` the process's (call before running a program).

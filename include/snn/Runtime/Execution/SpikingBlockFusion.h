@@ -44,6 +44,10 @@ bool spikingBlocksEnabled();
 /// to its nodes.
 struct SpikingBlockCounts {
   int64_t fused = 0, unfused = 0;
+  /// Per-step layer runs that computed one step of a time-invariant input
+  /// (TimeInvariance.h).
+  int64_t oneStepLayers = 0;
+  bool any() const { return fused + unfused + oneStepLayers > 0; }
 };
 SpikingBlockCounts spikingBlockCounts();
 

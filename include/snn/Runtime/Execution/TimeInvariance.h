@@ -1,12 +1,13 @@
 //===- TimeInvariance.h - Inputs that are the same at every step -*- C++ -*-===//
 //
-// A directly encoded input repeats one image over the T steps, and so does
-// every stateless layer's output until the first neuron. A per-step layer
-// (conv2d, linear) on such an input computes one step and returns it as a
-// view repeated over T (stride 0 along dim 0), so the first layer of a
-// direct-encoded network does 1/T of its forward and weight-gradient work.
-// Layers that cannot use the view read it through reshape or contiguous(),
-// which materialise it: the values are the same either way.
+// A directly encoded input repeats one image over the T steps. A conv2d on
+// such an input computes one step and returns it as a view repeated over T
+// (stride 0 along dim 0), so the first layer of a direct-encoded network
+// does 1/T of its forward work (its backward convolves the whole fold, to
+// keep PyTorch's gradients to the last bit; ConvAutograd.h), and a spiking
+// block after it reads the one step in place. Layers that cannot use the
+// view read it through reshape or contiguous(), which materialise it: the
+// values are the same either way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_EXECUTION_TIMEINVARIANCE_H
@@ -21,6 +22,11 @@ namespace snn::runtime {
 /// need per-step gradients and its steps are bytewise equal. Undefined
 /// otherwise.
 at::Tensor timeInvariantStep(const at::Tensor &x);
+
+/// conv2d runs so far that computed one step of a time-invariant input.
+int64_t timeInvariantRuns();
+/// Counts one (the layers call it when they take the one-step path).
+void countTimeInvariantRun();
 
 /// `step` [N, ...] as the view [T, N, ...] repeated over `steps`.
 at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps);

@@ -12,9 +12,9 @@
 // The forward rounds exactly like the separate ops (the BatchNorm affine as
 // ATen rounds it, the neuron through the same functors as NeuronKernels), so
 // spikes are bit-identical to the unfused path. The backward computes the
-// unpooling and BPTT as the separate kernels do and, in the same pass, the
-// per-channel sums of BatchNorm's backward (in another order than ATen's:
-// equal within float rounding, docs/semantics.md).
+// unpooling and BPTT in one pass, as the separate kernels do; BatchNorm's
+// backward stays ATen's (SpikingBlockAutograd.h), whose reductions PyTorch's
+// gradients depend on to the last bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_KERNELS_SPIKINGBLOCKKERNELS_H
@@ -60,27 +60,15 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x,
 struct SpikingBlockBackwardResult {
   at::Tensor gradInput; // dL/d(neuron input) [T, N, C, H, W]
   double gradK = 0.0;   // PLIF: dL/dw of k = sigmoid(w)
-  /// With `mean` given: per channel, the sums of dL/dy and dL/dy * (x -
-  /// mean) over T*N*H*W that BatchNorm's backward needs (double, [C]).
-  at::Tensor sumGrad, sumGradCentered;
 };
 
 /// The unpooling and BPTT of the block from dL/d(output), with the forward's
-/// saved `h` and `argmax`. `x` is the block's input (read for PLIF and for
-/// the BatchNorm sums); `mean` (may be undefined) the BatchNorm's batch mean.
+/// saved `h` and `argmax`. `x` is the block's input (read for PLIF, whose
+/// dL/dk needs the neuron's input again).
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &h, const at::Tensor &argmax,
                                                 const at::Tensor &x,
-                                                const SpikingBlock &block,
-                                                const at::Tensor &mean);
-
-/// BatchNorm's training input gradient from the sums above, in place:
-/// gradY becomes (gradY - sumGrad / M - (x - mean) * invstd^2 *
-/// sumGradCentered / M) * invstd * weight, M = T*N*H*W (ATen's formula).
-void batchNormInputGradInPlace(at::Tensor &gradY, const at::Tensor &x,
-                               const at::Tensor &mean, const at::Tensor &invstd,
-                               const at::Tensor &weight, const at::Tensor &sumGrad,
-                               const at::Tensor &sumGradCentered);
+                                                const SpikingBlock &block);
 
 } // namespace snn::runtime
 

@@ -11,6 +11,8 @@
 
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/MeshContext.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Schema/Manifest.h"
 
@@ -50,6 +52,10 @@ struct RankEnd {
   std::optional<PlanCheck> planCheck;
   /// Linear calls on the spike kernels (--spike-linear-density), and those that were not.
   SpikeLinearCounts spikeLinear;
+  /// Spiking blocks run fused and node by node, one-step layers.
+  SpikingBlockCounts spikingBlocks;
+  /// conv2d inputs kept as bits for the backward.
+  SpikeBitsCounts spikeBits;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).

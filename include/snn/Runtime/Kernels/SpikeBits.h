@@ -1,0 +1,42 @@
+//===- SpikeBits.h - Spike tensors stored as bits ----------------*- C++ -*-===//
+//
+// A layer fed by a neuron keeps its input for the weight gradient. That input
+// is spikes, exact zeros and ones, so one bit per value holds it: 1/32 of the
+// float32 tensor between the forward and the backward, unpacked to the same
+// floats when the backward needs them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_KERNELS_SPIKEBITS_H
+#define SNN_RUNTIME_KERNELS_SPIKEBITS_H
+
+#include <ATen/core/Tensor.h>
+
+namespace snn::runtime {
+
+/// Whether x is a dense float32 CPU tensor whose every value is +0 or 1
+/// (what a neuron or a max pool of spikes produces; -0 is not: it would
+/// come back as +0).
+bool isSpikeTensor(const at::Tensor &x);
+
+/// x's values as bits, eight per byte, the first value in the lowest bit.
+/// Requires isSpikeTensor(x).
+at::Tensor packSpikeBits(const at::Tensor &x);
+
+/// The float32 tensor of `sizes` that packSpikeBits packed.
+at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes);
+
+/// Process-wide switch (snn-run --no-spike-bits); on by default.
+void setSpikeBitsEnabled(bool enabled);
+bool spikeBitsEnabled();
+
+/// Tensors packed so far, and their bytes as float32 and as bits.
+struct SpikeBitsCounts {
+  int64_t tensors = 0, floatBytes = 0, bitBytes = 0;
+};
+SpikeBitsCounts spikeBitsCounts();
+/// Counts one packed tensor of `values` values.
+void countPackedSpikes(int64_t values);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_KERNELS_SPIKEBITS_H
