@@ -10,6 +10,7 @@
 #include "snn/Runtime/Kernels/SpikeBits.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -59,6 +60,11 @@ TEST(SpikeBits, ConvKeepingBitsGivesAutogradsGradients) {
     (y * upstream).sum().backward();
     return std::vector<at::Tensor>{y.detach(), x.grad(), w.grad(), b.grad()};
   };
+  // ATen sets its threads up at the first parallel_for of a thread (the
+  // bit-keeping path's unpacking), and oneDNN's weight-gradient reduction
+  // depends on the threads it sees: both paths must run after that, as in
+  // snn-run, which sets its threads before anything.
+  at::init_num_threads();
   std::vector<at::Tensor> expected = gradients(false), actual = gradients(true);
   for (size_t i = 0; i < expected.size(); ++i)
     EXPECT_TRUE(at::equal(actual[i], expected[i])) << "output, x, weight, bias: " << i;

@@ -24,7 +24,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 
 using namespace snn::runtime;
 using snn::test::float32Gamma;
@@ -131,22 +130,25 @@ double firingRate(const Case &c, const Operands &o) {
   return unfused(noPool, copy, /*training=*/true).mean().item<double>();
 }
 
-/// |a - b| <= bound elementwise.
-void expectWithin(const at::Tensor &a, const at::Tensor &b, const at::Tensor &bound,
-                  const char *what) {
-  at::Tensor excess = (a - b).abs() - bound;
-  EXPECT_LE(excess.max().item<double>(), 0.0) << what;
+/// Runs `check` for every case on every instruction set this build and CPU
+/// have, then restores the best one.
+template <typename Check> void forEachIsaAndCase(Check check) {
+  KernelIsa best = neuronKernelIsa();
+  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2}) {
+    if (!setNeuronKernelIsa(isa))
+      continue; // this CPU or build has no AVX2 loops
+    for (const Case &c : cases()) {
+      SCOPED_TRACE(::testing::Message() << c.name << (isa == KernelIsa::Avx2 ? " avx2" : " baseline"));
+      check(c);
+    }
+  }
+  setNeuronKernelIsa(best);
 }
 
 } // namespace
 
 TEST(SpikingBlock, TrainingForwardEqualsTheLayersOneAtATime) {
-  KernelIsa best = neuronKernelIsa();
-  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2})
-  for (const Case &c : cases()) {
-    if (!setNeuronKernelIsa(isa))
-      continue; // this CPU or build has no AVX2 loops
-    SCOPED_TRACE(::testing::Message() << c.name << (isa == KernelIsa::Avx2 ? " avx2" : " baseline"));
+  forEachIsaAndCase([](const Case &c) {
     Operands base = operandsFor(c);
     double rate = firingRate(c, base);
     EXPECT_GT(rate, 0.05);
@@ -157,18 +159,12 @@ TEST(SpikingBlock, TrainingForwardEqualsTheLayersOneAtATime) {
     EXPECT_TRUE(at::equal(actual, expected));
     EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
     EXPECT_TRUE(at::equal(b.runningVar, a.runningVar));
-  }
-  setNeuronKernelIsa(best);
+  });
 }
 
 TEST(SpikingBlock, InferenceForwardEqualsTheLayersOneAtATime) {
   c10::InferenceMode guard;
-  KernelIsa best = neuronKernelIsa();
-  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2})
-  for (const Case &c : cases()) {
-    if (!setNeuronKernelIsa(isa))
-      continue; // this CPU or build has no AVX2 loops
-    SCOPED_TRACE(::testing::Message() << c.name << (isa == KernelIsa::Avx2 ? " avx2" : " baseline"));
+  forEachIsaAndCase([](const Case &c) {
     Operands o = operandsFor(c);
     at::Tensor expected = unfused(c, o, /*training=*/false);
     SpikingBlock block{std::nullopt, c.neuron, 0.0, c.pool};
@@ -181,8 +177,7 @@ TEST(SpikingBlock, InferenceForwardEqualsTheLayersOneAtATime) {
       block.k = plifDecay(o.plif);
     ASSERT_TRUE(spikingBlockApplies(o.x, block));
     EXPECT_TRUE(at::equal(spikingBlockForward(o.x, block, false).output, expected));
-  }
-  setNeuronKernelIsa(best);
+  });
 }
 
 TEST(SpikingBlock, GradientsEqualTheLayersOneAtATime) {

@@ -11,6 +11,7 @@
 #include "snn/Runtime/Execution/TimeInvariance.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
@@ -56,6 +57,7 @@ TEST(TimeInvariance, ConvOfOneStepGivesTheFoldsOutputAndGradients) {
     (y * upstream).sum().backward();
     return std::vector<at::Tensor>{y.detach().contiguous(), w.grad(), b.grad()};
   };
+  at::init_num_threads(); // as snn-run does before anything (SpikeBitsTest.cpp)
   std::vector<at::Tensor> expected = run(false), actual = run(true);
   EXPECT_TRUE(at::equal(actual[0], expected[0])) << "output";
   EXPECT_TRUE(at::equal(actual[1], expected[1])) << "weight gradient";

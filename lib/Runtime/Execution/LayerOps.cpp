@@ -206,6 +206,21 @@ Pair poolStride(const NodeAttributes &attributes, Pair kernel) {
   return attributes.getSizePair(attr::kStride, kernel, 1);
 }
 
+/// A max_pool2d node's attributes (PyTorch's defaults when absent).
+struct MaxPoolGeometry {
+  Pair kernel, stride, padding, dilation;
+  bool ceilMode;
+};
+
+MaxPoolGeometry maxPoolGeometryOf(const Node &node) {
+  NodeAttributes attributes(node);
+  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
+  return {kernel, poolStride(attributes, kernel),
+          attributes.getSizePair(attr::kPadding, {0, 0}, 0),
+          attributes.getSizePair(attr::kDilation, {1, 1}, 1),
+          attributes.getBool(attr::kCeilMode, false)};
+}
+
 Kernel buildMaxPool2d(const Node &node) {
   // The runtime's kernel where it applies (MaxPoolKernels.h: same values,
   // several times faster than ATen's); ATen's for padded, dilated or
@@ -219,16 +234,11 @@ Kernel buildMaxPool2d(const Node &node) {
         return maxPoolForward(x, window, /*saveArgmax=*/false).output;
       });
     };
-  NodeAttributes attributes(node);
-  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
-  Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
-  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
-  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
+  MaxPoolGeometry g = maxPoolGeometryOf(node);
   return [=](const Inputs &in, const RunContext &) {
     requireRank(in[0], 5, 5, "[T, N, C, H, W]");
     return perStep(in[0], [&](const at::Tensor &x) {
-      return at::max_pool2d(x, kernel, stride, padding, dilation, ceilMode);
+      return at::max_pool2d(x, g.kernel, g.stride, g.padding, g.dilation, g.ceilMode);
     });
   };
 }
@@ -340,15 +350,10 @@ BatchNormAttributes batchNormAttributesOf(const Node &node) {
 }
 
 std::optional<MaxPoolWindow> maxPoolKernelWindowOf(const Node &node) {
-  NodeAttributes attributes(node);
-  Pair kernel = attributes.getSizePair(attr::kKernelSize, 1);
-  Pair stride = poolStride(attributes, kernel);
-  Pair padding = attributes.getSizePair(attr::kPadding, {0, 0}, 0);
-  Pair dilation = attributes.getSizePair(attr::kDilation, {1, 1}, 1);
-  bool ceilMode = attributes.getBool(attr::kCeilMode, false);
-  if (!maxPoolKernelApplies(kernel, stride, padding, dilation, ceilMode))
+  MaxPoolGeometry g = maxPoolGeometryOf(node);
+  if (!maxPoolKernelApplies(g.kernel, g.stride, g.padding, g.dilation, g.ceilMode))
     return std::nullopt;
-  return MaxPoolWindow{kernel[0], kernel[1], stride[0], stride[1]};
+  return MaxPoolWindow{g.kernel[0], g.kernel[1], g.stride[0], g.stride[1]};
 }
 
 

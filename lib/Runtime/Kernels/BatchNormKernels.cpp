@@ -225,14 +225,21 @@ at::Tensor probeTensor(at::IntArrayRef shape, double scale, double offset) {
   return t;
 }
 
-/// The variant that reproduces ATen on a fixed input, if any.
-std::optional<Rounding> probeRounding() {
-  c10::AutoGradMode noGrad(false);
+/// The fixed operands both probes run ATen on.
+struct ProbeOperands {
   at::Tensor x = probeTensor({5, 16, 7, 6}, 2.5, 0.3);
   at::Tensor weight = probeTensor({16}, 0.7, 1.1);
   at::Tensor bias = probeTensor({16}, 0.4, -0.2);
-  at::Tensor mean0 = probeTensor({16}, 0.3, 0.1);
-  at::Tensor var0 = probeTensor({16}, 0.5, 1.5);
+  at::Tensor mean = probeTensor({16}, 0.3, 0.1);
+  at::Tensor var = probeTensor({16}, 0.5, 1.5);
+};
+
+/// The variant that reproduces ATen on a fixed input, if any.
+std::optional<Rounding> probeRounding() {
+  c10::AutoGradMode noGrad(false);
+  ProbeOperands o;
+  const at::Tensor &x = o.x, &weight = o.weight, &bias = o.bias, &mean0 = o.mean,
+                   &var0 = o.var;
   const double momentum = 0.1, eps = 1e-5;
   at::Tensor meanA = mean0.clone(), varA = var0.clone();
   auto expected = at::native_batch_norm(x, weight, bias, meanA, varA, true,
@@ -301,11 +308,8 @@ ChannelAffine inferenceTerms(const at::Tensor &weight, const at::Tensor &bias,
 /// The inference variant that reproduces ATen's eval batch_norm, if any.
 std::optional<InferenceRounding> probeInferenceRounding() {
   c10::AutoGradMode noGrad(false);
-  at::Tensor x = probeTensor({5, 16, 7, 6}, 2.5, 0.3);
-  at::Tensor weight = probeTensor({16}, 0.7, 1.1);
-  at::Tensor bias = probeTensor({16}, 0.4, -0.2);
-  at::Tensor mean = probeTensor({16}, 0.3, 0.1);
-  at::Tensor var = probeTensor({16}, 0.5, 1.5);
+  ProbeOperands o;
+  const at::Tensor &x = o.x, &weight = o.weight, &bias = o.bias, &mean = o.mean, &var = o.var;
   const double eps = 1e-5;
   at::Tensor expected = at::batch_norm(x, weight, bias, mean, var, /*training=*/false, 0.1,
                                        eps, /*cudnn_enabled=*/true);
