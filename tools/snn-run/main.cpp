@@ -127,8 +127,9 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
 /// --spike-linear-density and --no-fusion on the commands that run programs.
 void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
   command->add_flag("!--no-fusion", kernels.fusion,
-                    "Run every node alone: no spiking blocks (BatchNorm, neuron and max pool "
-                    "in one pass; the same values). For comparisons and debugging");
+                    "Run every node alone, on every step: no spiking blocks (BatchNorm, neuron "
+                    "and max pool in one pass) and no one-step conv2d of an input repeated over "
+                    "time (the same values). For comparisons and debugging");
   command->add_flag("!--no-spike-bits", kernels.spikeBits,
                     "Training: a conv2d fed spikes keeps them for its backward as float32 "
                     "instead of as bits (1/32 of the memory; the same values). For "

@@ -19,6 +19,7 @@
 #include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
@@ -134,7 +135,8 @@ Kernel buildConv2d(const Node &node) {
                   std::to_string(in[1].size(0)) + " output channels");
     bool defer = defersWeightGrad(context, in[1]);
     Conv2dShape shape{stride, padding, dilation, groups};
-    if (!defer)
+    // --no-fusion also runs this node as PyTorch does, on every step.
+    if (!defer && spikingBlocksEnabled())
       if (at::Tensor step = timeInvariantStep(in[0]); step.defined())
         return convOfRepeatedInput(step, in[0].size(0), in[1], optional(in, 2), shape);
     return perStep(in[0], [&](const at::Tensor &x) {

@@ -9,8 +9,9 @@ struct KernelChoice {
   /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
   /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
   double spikeLinearDensity = 0.0;
-  /// false with --no-fusion: every node runs alone, no spiking blocks
-  /// (SpikingBlockFusion.h).
+  /// false with --no-fusion: every node runs alone and on every step, no
+  /// spiking blocks (SpikingBlockFusion.h) and no one-step conv2d
+  /// (TimeInvariance.h).
   bool fusion = true;
   /// false with --no-spike-bits: conv2d keeps a spike input as float32 for
   /// its backward instead of as bits (SpikeBits.h).

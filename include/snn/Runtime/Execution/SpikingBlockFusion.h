@@ -36,7 +36,8 @@ struct SpikingBlockPlan {
 std::vector<SpikingBlockPlan> planSpikingBlocks(const Graph &graph,
                                                 const std::string &outputName);
 
-/// Process-wide switch (snn-run --no-fusion); on by default.
+/// Process-wide switch (snn-run --no-fusion), which also turns off the
+/// one-step conv2d of TimeInvariance.h; on by default.
 void setSpikingBlocksEnabled(bool enabled);
 bool spikingBlocksEnabled();
 
