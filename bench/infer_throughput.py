@@ -40,7 +40,7 @@ MODELS = {
     "vgg_dvs": (["--width", "64", "--image", "48", "--blocks", "3"], False,
                 lambda T: [T, 2, 48, 48]),
     "sew_resnet": (["--width", "32", "--blocks", "2"], True, lambda T: [1, 28, 28]),
-    "spiking_mlp": (["--width", "256"], True, lambda T: [1, 28, 28]),
+    "spiking_mlp": (["--width", "256"], True, lambda T: [784]),
 }
 
 
@@ -211,7 +211,7 @@ def main():
 
     print()
     print(f"| model | T | threads | snn-run samples/s | PyTorch samples/s | speedup | "
-          f"snn-run GFLOP/s | PyTorch GFLOP/s | GEMM peak GFLOP/s |")
+          f"snn-run GFLOP/s | PyTorch GFLOP/s | 1-core GEMM GFLOP/s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['T']} | {r['threads']} | {r['snn_run_samples_per_s']:.1f} | "

@@ -14,6 +14,9 @@ Peak RSS comes from wait4() on each child (the largest over the repeats). The re
 shipped ("pytorch") and with snn-run's own process tuning given as environment
 ("pytorch-tuned": one OpenBLAS thread, activations kept on the heap); --reference picks.
 
+--baseline-flags "F" also runs snn-run with flags F ("snn-run-base", e.g. "--no-fusion
+--no-spike-bits") and reports snn-run's speedup and memory against it.
+
 Not a test: run it on an otherwise idle machine.
   bench/train_throughput.py --bin build/bin [--threads N] [--batch 32] [--steps 20] [--json F]
 """

@@ -92,6 +92,8 @@ def main():
                         help="also stream the input this many samples at a time")
     parser.add_argument("--spike-linear-density", type=float, default=0.0,
                         help="run with the event-driven Linear kernels; -v must show calls")
+    parser.add_argument("--spike-conv-density", type=float, default=0.0,
+                        help="run with the event-driven conv2d kernel; -v must show calls")
     parser.add_argument("--expect-blocks", action="store_true",
                         help="-v must report spiking blocks run fused (and, with "
                              "--repeat-time, one-step layers), and --no-fusion must give the "
@@ -135,6 +137,14 @@ def main():
     else:
         run(infer + ["--output", output])
 
+    if args.spike_conv_density:
+        infer += ["--spike-conv-density", str(args.spike_conv_density)]
+        proc = run(infer + ["--output", output, "-v"])
+        m = re.search(r"(\d+) conv2d calls on the spike kernel", proc.stderr)
+        if not m or int(m.group(1)) == 0:
+            raise SystemExit("FAIL: --spike-conv-density: -v reports no conv2d call on the "
+                             f"spike kernel: {proc.stderr!r}")
+        print(proc.stderr.strip())
     if args.expect_blocks:
         check_blocks(infer, output, args.repeat_time, args.work)
 

@@ -135,6 +135,13 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                     "instead of as bits (1/32 of the memory; the same values). For "
                     "comparisons");
   command
+      ->add_option("--spike-conv-density", kernels.spikeConvDensity,
+                   "Inference (infer, eval): conv2d layers whose input is spikes with at most "
+                   "this share of ones run the event-driven kernel (sums of the active "
+                   "inputs' weight taps; within float32 rounding of the dense convolution, not "
+                   "bit-equal); 0 keeps every conv2d dense (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  command
       ->add_option("--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "
                    "event-driven kernels (sums of the active inputs' weights; within float32 "

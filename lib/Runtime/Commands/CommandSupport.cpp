@@ -5,6 +5,7 @@
 #include "snn/Runtime/Commands/KernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
@@ -165,6 +166,7 @@ void applyKernelChoice(const KernelChoice &choice) {
   setSpikeLinearMaxDensity(choice.spikeLinearDensity);
   setSpikingBlocksEnabled(choice.fusion);
   setSpikeBitsEnabled(choice.spikeBits);
+  setSpikeConvMaxDensity(choice.spikeConvDensity);
 }
 
 } // namespace snn::runtime

@@ -11,6 +11,7 @@
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Support/NpyStream.h"
 #include "snn/Runtime/Support/TensorIO.h"
@@ -117,6 +118,9 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (spikes.any())
     std::cerr << ", " << spikes.calls << " Linear calls on spike kernels (mean density "
               << spikes.meanDensity << "), " << spikes.denser + spikes.notSpikes << " dense";
+  if (SpikeConvCounts conv = spikeConvCounts(); conv.calls + conv.dense > 0)
+    std::cerr << ", " << conv.calls << " conv2d calls on the spike kernel, " << conv.dense
+              << " dense";
   if (SpikingBlockCounts blocks = spikingBlockCounts(); blocks.any())
     std::cerr << ", spiking blocks " << blocks.fused << " fused, " << blocks.unfused
               << " node by node, " << blocks.oneStepLayers << " one-step layers";

@@ -10,6 +10,7 @@
 #include "snn/Runtime/Autograd/ConvAutograd.h"
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/SyncBatchNorm.h"
 #include "snn/Runtime/Support/Error.h"
@@ -96,6 +97,25 @@ Kernel buildLinear(const Node &) {
   };
 }
 
+/// The event-driven conv2d (SpikeConvKernels.h) for a forward without
+/// gradients whose input is spikes at most --spike-conv-density dense.
+std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tensor &weight,
+                                            const at::Tensor &bias,
+                                            const SpikeConvGeometry &geometry) {
+  double limit = spikeConvMaxDensity();
+  if (limit <= 0.0 || (c10::GradMode::is_enabled() &&
+                       (x.requires_grad() || weight.requires_grad())))
+    return std::nullopt;
+  std::optional<double> density = spikeDensity(x);
+  if (!density)
+    return std::nullopt;
+  bool sparse = *density <= limit;
+  countSpikeConv(sparse);
+  if (!sparse)
+    return std::nullopt;
+  return spikeConv2dForward(x, weight, bias, geometry);
+}
+
 /// Whether a conv2d records its input as bits (SpikeBits.h): autograd keeps
 /// the input for the weight's gradient, and the input is spikes.
 bool keepsSpikeBits(const at::Tensor &x, const at::Tensor &weight) {
@@ -144,6 +164,10 @@ Kernel buildConv2d(const Node &node) {
         return conv2dDeferringWeightGrad(x, in[1], optional(in, 2),
                                          {stride, padding, dilation, groups},
                                          *context.weightGrads);
+      if (groups == 1)
+        if (std::optional<at::Tensor> y = spikeConvIfSparse(x, in[1], optional(in, 2),
+                                                            {stride, padding, dilation}))
+          return *y;
       if (keepsSpikeBits(x, in[1]))
         return conv2dSavingSpikeBits(x, in[1], optional(in, 2),
                                      {stride, padding, dilation, groups});

@@ -1,0 +1,53 @@
+//===- SpikeConvKernels.h - Convolutions fed by spikes -----------*- C++ -*-===//
+//
+// A conv2d after a neuron reads spikes: its output is the bias plus, for every
+// active input (channel c at y, x), the weight taps W[:, c, ky, kx] added at the
+// output positions that tap reaches. Work in proportion to the spikes (20-30 %
+// in the zoo's networks) and additions instead of multiply-adds. The output
+// is accumulated channels-last, so each tap adds one contiguous row of the
+// output channels, then transposed to [B, O, OH, OW]. The additions run in
+// another order than oneDNN's dense convolution, so results are within the
+// float32 bound of the same sums, not bit-equal (docs/semantics.md): the path
+// is opt-in (snn-run --spike-conv-density).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_RUNTIME_KERNELS_SPIKECONVKERNELS_H
+#define SNN_RUNTIME_KERNELS_SPIKECONVKERNELS_H
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace snn::runtime {
+
+struct SpikeConvGeometry {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+};
+
+/// The share of ones in x (float32, dense), or nullopt when x holds any value
+/// other than +0 and 1.
+std::optional<double> spikeDensity(const at::Tensor &x);
+
+/// conv2d(x, weight, bias) for spikes x [B, C, H, W] (groups 1; bias may be
+/// undefined): y [B, O, OH, OW] as sums of the active inputs' weight taps.
+at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
+                              const at::Tensor &bias, const SpikeConvGeometry &geometry);
+
+/// The process's choice (snn-run --spike-conv-density): inference conv2d
+/// layers whose input is spikes with at most this share of ones take
+/// spikeConv2dForward; 0, the default, keeps every conv2d dense.
+void setSpikeConvMaxDensity(double density);
+double spikeConvMaxDensity();
+
+/// conv2d calls on the spike kernel so far, and those that were dense.
+struct SpikeConvCounts {
+  int64_t calls = 0, dense = 0;
+};
+SpikeConvCounts spikeConvCounts();
+void countSpikeConv(bool onSpikes);
+
+} // namespace snn::runtime
+
+#endif // SNN_RUNTIME_KERNELS_SPIKECONVKERNELS_H

@@ -1,0 +1,128 @@
+//===- SpikeConvKernels.cpp - Convolutions fed by spikes ------------------===//
+
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
+#include "snn/Runtime/Support/Error.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace snn::runtime {
+
+namespace {
+
+std::atomic<double> maxDensity{0.0};
+std::atomic<int64_t> spikeCalls{0}, denseCalls{0};
+
+struct Shape {
+  int64_t batch, channels, height, width, outputs, kh, kw, outHeight, outWidth;
+};
+
+/// `row[0..n) += tap[0..n)`: one output position's channels.
+__attribute__((target_clones("avx2", "default"))) void addTap(float *__restrict row,
+                                                             const float *__restrict tap,
+                                                             int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    row[i] += tap[i];
+}
+
+/// The output positions input (y, x) reaches through tap (ky, kx), if any.
+inline bool outputOf(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilation,
+                     int64_t size, int64_t &out) {
+  int64_t shifted = in + pad - k * dilation;
+  if (shifted < 0 || shifted % stride != 0)
+    return false;
+  out = shifted / stride;
+  return out < size;
+}
+
+/// One sample: acc [OH*OW, O] from the active inputs, then y [O, OH*OW].
+void convolveSample(const float *x, const float *taps, const float *bias, const Shape &s,
+                    const SpikeConvGeometry &g, std::vector<float> &acc, float *y) {
+  const int64_t O = s.outputs, positions = s.outHeight * s.outWidth;
+  for (int64_t p = 0; p < positions; ++p)
+    for (int64_t o = 0; o < O; ++o)
+      acc[size_t(p * O + o)] = bias ? bias[o] : 0.0f;
+  for (int64_t c = 0; c < s.channels; ++c)
+    for (int64_t iy = 0; iy < s.height; ++iy)
+      for (int64_t ix = 0; ix < s.width; ++ix) {
+        if (x[(c * s.height + iy) * s.width + ix] == 0.0f)
+          continue;
+        for (int64_t ky = 0; ky < s.kh; ++ky) {
+          int64_t oy;
+          if (!outputOf(iy, ky, g.stride[0], g.padding[0], g.dilation[0], s.outHeight, oy))
+            continue;
+          for (int64_t kx = 0; kx < s.kw; ++kx) {
+            int64_t ox;
+            if (!outputOf(ix, kx, g.stride[1], g.padding[1], g.dilation[1], s.outWidth, ox))
+              continue;
+            addTap(acc.data() + (oy * s.outWidth + ox) * O,
+                   taps + ((c * s.kh + ky) * s.kw + kx) * O, O);
+          }
+        }
+      }
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t p = 0; p < positions; ++p)
+      y[o * positions + p] = acc[size_t(p * O + o)];
+}
+
+} // namespace
+
+std::optional<double> spikeDensity(const at::Tensor &x) {
+  if (!x.defined() || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
+      !x.is_contiguous())
+    return std::nullopt;
+  const float *v = x.data_ptr<float>();
+  const uint32_t one = 0x3f800000u;
+  std::atomic<int64_t> ones{0}, others{0};
+  at::parallel_for(0, x.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
+    int64_t n1 = 0, bad = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, v + i, sizeof(bits));
+      n1 += bits == one;
+      bad += bits != 0 && bits != one;
+    }
+    ones += n1;
+    others += bad;
+  });
+  if (others.load() != 0)
+    return std::nullopt;
+  return x.numel() ? double(ones.load()) / double(x.numel()) : 0.0;
+}
+
+at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
+                              const at::Tensor &bias, const SpikeConvGeometry &g) {
+  if (x.dim() != 4 || weight.dim() != 4 || x.size(1) != weight.size(1))
+    throw Error("spike conv2d: expects x [B, C, H, W] and a weight [O, C, kH, kW]");
+  Shape s{x.size(0), x.size(1), x.size(2), x.size(3), weight.size(0), weight.size(2),
+          weight.size(3), 0, 0};
+  s.outHeight = (s.height + 2 * g.padding[0] - g.dilation[0] * (s.kh - 1) - 1) / g.stride[0] + 1;
+  s.outWidth = (s.width + 2 * g.padding[1] - g.dilation[1] * (s.kw - 1) - 1) / g.stride[1] + 1;
+  // [C, kH, kW, O]: each tap's output channels contiguous.
+  at::Tensor taps = weight.permute({1, 2, 3, 0}).contiguous();
+  at::Tensor b = bias.defined() ? bias.contiguous() : at::Tensor();
+  at::Tensor in = x.contiguous();
+  at::Tensor y = at::empty({s.batch, s.outputs, s.outHeight, s.outWidth}, x.options());
+  const int64_t inSize = s.channels * s.height * s.width;
+  const int64_t outSize = s.outputs * s.outHeight * s.outWidth;
+  at::parallel_for(0, s.batch, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(static_cast<size_t>(outSize));
+    for (int64_t n = begin; n < end; ++n)
+      convolveSample(in.data_ptr<float>() + n * inSize, taps.data_ptr<float>(),
+                     b.defined() ? b.data_ptr<float>() : nullptr, s, g, acc,
+                     y.data_ptr<float>() + n * outSize);
+  });
+  return y;
+}
+
+void setSpikeConvMaxDensity(double density) { maxDensity.store(density); }
+double spikeConvMaxDensity() { return maxDensity.load(); }
+
+SpikeConvCounts spikeConvCounts() { return {spikeCalls.load(), denseCalls.load()}; }
+void countSpikeConv(bool onSpikes) { ++(onSpikes ? spikeCalls : denseCalls); }
+
+} // namespace snn::runtime
