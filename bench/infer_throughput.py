@@ -25,14 +25,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_throughput import PYTHON, sh  # noqa: E402
 
 # model -> (make_case width flags, static input?, per-sample input shape given T)
 MODELS = {
@@ -43,12 +43,6 @@ MODELS = {
     "spiking_mlp": (["--width", "256"], True, lambda T: [784]),
 }
 
-
-def sh(cmd, env=None):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed:\n{proc.stderr.strip()}")
-    return proc
 
 
 def eager_worker(args):
