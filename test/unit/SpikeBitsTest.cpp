@@ -52,7 +52,7 @@ TEST(SpikeBits, ConvKeepingBitsGivesAutogradsGradients) {
   auto gradients = [&](bool bits) {
     at::Tensor x = spikes.clone().requires_grad_(true);
     at::Tensor w = weight.clone().requires_grad_(true), b = bias.clone().requires_grad_(true);
-    at::Tensor y = bits ? conv2dSavingSpikeBits(x, w, b, shape)
+    at::Tensor y = bits ? conv2dSavingSpikeBits(x, packSpikeBits(x), w, b, shape)
                         : at::conv2d(x, w, b, shape.stride, shape.padding, shape.dilation,
                                      shape.groups);
     if (!upstream.defined())

@@ -9,6 +9,7 @@
 
 #include "TestSupport.h"
 
+#include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
 
 #include <ATen/ATen.h>

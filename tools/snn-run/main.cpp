@@ -124,7 +124,13 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
       ->capture_default_str();
 }
 
-/// --spike-linear-density and --no-fusion on the commands that run programs.
+/// A share of ones in [0, 1] up to which an event-driven kernel runs.
+void addDensityOption(CLI::App *command, const std::string &name, double &value,
+                      const std::string &help) {
+  command->add_option(name, value, help)->check(CLI::Range(0.0, 1.0));
+}
+
+/// The kernel flags (KernelChoice.h) on the commands that run programs.
 void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
   command->add_flag("!--no-fusion", kernels.fusion,
                     "Run every node alone, on every step: no spiking blocks (BatchNorm, neuron "
@@ -134,20 +140,16 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                     "Training: a conv2d fed spikes keeps them for its backward as float32 "
                     "instead of as bits (1/32 of the memory; the same values). For "
                     "comparisons");
-  command
-      ->add_option("--spike-conv-density", kernels.spikeConvDensity,
+  addDensityOption(command, "--spike-conv-density", kernels.spikeConvDensity,
                    "Inference (infer, eval): conv2d layers whose input is spikes with at most "
                    "this share of ones run the event-driven kernel (sums of the active "
                    "inputs' weight taps; within float32 rounding of the dense convolution, not "
-                   "bit-equal); 0 keeps every conv2d dense (default 0)")
-      ->check(CLI::Range(0.0, 1.0));
-  command
-      ->add_option("--spike-linear-density", kernels.spikeLinearDensity,
+                   "bit-equal); 0 keeps every conv2d dense (default 0)");
+  addDensityOption(command, "--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "
                    "event-driven kernels (sums of the active inputs' weights; within float32 "
                    "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense "
-                   "(default 0)")
-      ->check(CLI::Range(0.0, 1.0));
+                   "(default 0)");
 }
 
 void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {

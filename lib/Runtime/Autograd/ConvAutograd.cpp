@@ -81,9 +81,10 @@ struct DeferredConvFunction : public torch::autograd::Function<DeferredConvFunct
 /// conv2d whose input, spikes, is kept as bits until the backward.
 struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
-                            const c10::optional<at::Tensor> &bias, const Conv2dShape &shape) {
+                            const c10::optional<at::Tensor> &bias, const at::Tensor &bits,
+                            const Conv2dShape &shape) {
     at::Tensor b = bias ? *bias : at::Tensor();
-    ctx->save_for_backward({packSpikeBits(x), weight});
+    ctx->save_for_backward({bits, weight});
     ctx->saved_data["sizes"] = x.sizes().vec();
     ctx->saved_data["bias"] = b.defined();
     ctx->saved_data["geometry"] = std::vector<int64_t>{
@@ -106,7 +107,7 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
     std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
                              hasBias && ctx->needs_input_grad(2)};
     auto [gradX, gradWeight, gradBias] = convBackward(grads[0], x, p, mask);
-    return {gradX, gradWeight, gradBias, at::Tensor()};
+    return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -167,12 +168,13 @@ at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at
   return RepeatedInputConvFunction::apply(step, weight, b, steps, shape);
 }
 
-at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &weight,
-                                 const at::Tensor &bias, const Conv2dShape &shape) {
+at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &bits,
+                                 const at::Tensor &weight, const at::Tensor &bias,
+                                 const Conv2dShape &shape) {
   c10::optional<at::Tensor> b;
   if (bias.defined())
     b = bias;
-  return SpikeBitsConvFunction::apply(x, weight, b, shape);
+  return SpikeBitsConvFunction::apply(x, weight, b, bits, shape);
 }
 
 at::Tensor conv2dDeferringWeightGrad(const at::Tensor &x, const at::Tensor &weight,

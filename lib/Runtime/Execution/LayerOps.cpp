@@ -116,14 +116,17 @@ std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tenso
   return spikeConv2dForward(x, weight, bias, geometry);
 }
 
-/// Whether a conv2d records its input as bits (SpikeBits.h): autograd keeps
-/// the input for the weight's gradient, and the input is spikes.
-bool keepsSpikeBits(const at::Tensor &x, const at::Tensor &weight) {
+/// The bits a conv2d keeps of its input (SpikeBits.h) when autograd keeps the
+/// input for the weight's gradient and the input is spikes (checked while
+/// packing); nullopt otherwise.
+std::optional<at::Tensor> spikeBitsToKeep(const at::Tensor &x, const at::Tensor &weight) {
   if (!spikeBitsEnabled() || !c10::GradMode::is_enabled() ||
-      !(x.requires_grad() || weight.requires_grad()) || !isSpikeTensor(x))
-    return false;
-  countPackedSpikes(x.numel());
-  return true;
+      !(x.requires_grad() || weight.requires_grad()))
+    return std::nullopt;
+  std::optional<at::Tensor> bits = packSpikeBitsIfSpikes(x);
+  if (bits)
+    countPackedSpikes(x.numel());
+  return bits;
 }
 
 /// A per-step conv2d on an input that is the same at every step
@@ -168,8 +171,8 @@ Kernel buildConv2d(const Node &node) {
         if (std::optional<at::Tensor> y = spikeConvIfSparse(x, in[1], optional(in, 2),
                                                             {stride, padding, dilation}))
           return *y;
-      if (keepsSpikeBits(x, in[1]))
-        return conv2dSavingSpikeBits(x, in[1], optional(in, 2),
+      if (std::optional<at::Tensor> bits = spikeBitsToKeep(x, in[1]))
+        return conv2dSavingSpikeBits(x, *bits, in[1], optional(in, 2),
                                      {stride, padding, dilation, groups});
       return at::conv2d(x, in[1], optional(in, 2), stride, padding, dilation,
                         groups);

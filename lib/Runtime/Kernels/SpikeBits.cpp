@@ -16,17 +16,18 @@ namespace {
 /// Bytes (of eight values) per parallel task.
 constexpr int64_t kBytesPerTask = 1 << 13;
 
-/// Whether values[0..n) are all +0 or 1, compared as bit patterns (so -0
-/// and NaN are not).
-bool allSpikes(const float *values, int64_t n) {
-  const uint32_t one = 0x3f800000u;
-  uint32_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, values + i, sizeof(bits));
-    bad |= uint32_t(bits != 0) & uint32_t(bits != one);
-  }
-  return bad == 0;
+constexpr uint32_t kOneBits = 0x3f800000u; // 1.0f
+
+/// A value's bit pattern (+0 and 1 are spikes; -0 and NaN are not).
+inline uint32_t bitsOf(const float *value) {
+  uint32_t bits;
+  std::memcpy(&bits, value, sizeof(bits));
+  return bits;
+}
+
+bool isDenseFloat(const at::Tensor &x) {
+  return x.defined() && x.scalar_type() == at::kFloat && x.device().is_cpu() &&
+         x.is_contiguous();
 }
 
 std::atomic<bool> enabled{true};
@@ -47,33 +48,60 @@ void countPackedSpikes(int64_t values) {
   packedValues += values;
 }
 
-bool isSpikeTensor(const at::Tensor &x) {
-  if (!x.defined() || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
-      !x.is_contiguous())
-    return false;
-  const float *values = x.data_ptr<float>();
-  std::atomic<bool> spikes{true};
+std::optional<double> spikeDensity(const at::Tensor &x) {
+  if (!isDenseFloat(x))
+    return std::nullopt;
+  const float *v = x.data_ptr<float>();
+  std::atomic<int64_t> ones{0}, others{0};
   at::parallel_for(0, x.numel(), kBytesPerTask * 8, [&](int64_t begin, int64_t end) {
-    if (spikes.load(std::memory_order_relaxed) && !allSpikes(values + begin, end - begin))
-      spikes.store(false, std::memory_order_relaxed);
+    int64_t n1 = 0, bad = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      uint32_t bits = bitsOf(v + i);
+      n1 += bits == kOneBits;
+      bad += bits != 0 && bits != kOneBits;
+    }
+    ones += n1;
+    others += bad;
   });
-  return spikes.load();
+  if (others.load() != 0)
+    return std::nullopt;
+  return x.numel() ? double(ones.load()) / double(x.numel()) : 0.0;
 }
 
-at::Tensor packSpikeBits(const at::Tensor &x) {
+bool isSpikeTensor(const at::Tensor &x) { return spikeDensity(x).has_value(); }
+
+std::optional<at::Tensor> packSpikeBitsIfSpikes(const at::Tensor &x) {
+  if (!isDenseFloat(x))
+    return std::nullopt;
   const int64_t n = x.numel(), bytes = (n + 7) / 8;
   at::Tensor bits = at::empty({bytes}, x.options().dtype(at::kByte));
   const float *values = x.data_ptr<float>();
   uint8_t *out = bits.data_ptr<uint8_t>();
+  std::atomic<bool> spikes{true};
   at::parallel_for(0, bytes, kBytesPerTask, [&](int64_t begin, int64_t end) {
+    uint32_t bad = 0;
     for (int64_t b = begin; b < end; ++b) {
       uint8_t byte = 0;
-      for (int64_t k = 0; k < 8 && b * 8 + k < n; ++k)
-        byte |= uint8_t(values[b * 8 + k] != 0.0f) << k;
+      for (int64_t k = 0; k < 8 && b * 8 + k < n; ++k) {
+        uint32_t pattern = bitsOf(values + b * 8 + k);
+        bad |= uint32_t(pattern != 0) & uint32_t(pattern != kOneBits);
+        byte |= uint8_t(pattern == kOneBits) << k;
+      }
       out[b] = byte;
     }
+    if (bad)
+      spikes.store(false, std::memory_order_relaxed);
   });
+  if (!spikes.load())
+    return std::nullopt;
   return bits;
+}
+
+at::Tensor packSpikeBits(const at::Tensor &x) {
+  std::optional<at::Tensor> bits = packSpikeBitsIfSpikes(x);
+  if (!bits)
+    throw Error("packSpikeBits: the tensor holds values other than +0 and 1");
+  return *bits;
 }
 
 at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes) {

@@ -7,7 +7,6 @@
 #include <ATen/ops/empty.h>
 
 #include <atomic>
-#include <cstring>
 #include <vector>
 
 namespace snn::runtime {
@@ -70,29 +69,6 @@ void convolveSample(const float *x, const float *taps, const float *bias, const 
 }
 
 } // namespace
-
-std::optional<double> spikeDensity(const at::Tensor &x) {
-  if (!x.defined() || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
-      !x.is_contiguous())
-    return std::nullopt;
-  const float *v = x.data_ptr<float>();
-  const uint32_t one = 0x3f800000u;
-  std::atomic<int64_t> ones{0}, others{0};
-  at::parallel_for(0, x.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
-    int64_t n1 = 0, bad = 0;
-    for (int64_t i = begin; i < end; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, v + i, sizeof(bits));
-      n1 += bits == one;
-      bad += bits != 0 && bits != one;
-    }
-    ones += n1;
-    others += bad;
-  });
-  if (others.load() != 0)
-    return std::nullopt;
-  return x.numel() ? double(ones.load()) / double(x.numel()) : 0.0;
-}
 
 at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
                               const at::Tensor &bias, const SpikeConvGeometry &g) {

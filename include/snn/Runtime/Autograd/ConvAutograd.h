@@ -33,13 +33,14 @@ struct Conv2dShape {
 at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
                                  const at::Tensor &bias, const Conv2dShape &shape);
 
-/// at::conv2d(x, weight, bias, ...) for spikes x [N, C, H, W]
-/// (isSpikeTensor, SpikeBits.h; bias may be undefined), recorded with grad
-/// mode on, with x kept as bits (1/32 of its float32 bytes) until the
+/// at::conv2d(x, weight, bias, ...) for spikes x [N, C, H, W] (bias may be
+/// undefined), recorded with grad mode on, with x kept as `bits`
+/// (packSpikeBits(x), SpikeBits.h: 1/32 of its float32 bytes) until the
 /// backward, which unpacks it and calls at::convolution_backward as
 /// autograd's ConvolutionBackward node does: the same gradients.
-at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &weight,
-                                 const at::Tensor &bias, const Conv2dShape &shape);
+at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &bits,
+                                 const at::Tensor &weight, const at::Tensor &bias,
+                                 const Conv2dShape &shape);
 
 /// at::conv2d(x, weight, bias, ...) for x [N, C, H, W] (bias may be
 /// undefined), recorded with grad mode on; backward returns x's gradient and

@@ -11,15 +11,23 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 namespace snn::runtime {
 
-/// Whether x is a dense float32 CPU tensor whose every value is +0 or 1
-/// (what a neuron or a max pool of spikes produces; -0 is not: it would
-/// come back as +0).
+/// The share of ones in a dense float32 CPU tensor x whose every value is +0
+/// or 1 (what a neuron or a max pool of spikes produces; -0 is not: it would
+/// come back as +0), or nullopt for any other tensor.
+std::optional<double> spikeDensity(const at::Tensor &x);
+
+/// Whether spikeDensity(x) has a value.
 bool isSpikeTensor(const at::Tensor &x);
 
-/// x's values as bits, eight per byte, the first value in the lowest bit.
-/// Requires isSpikeTensor(x).
+/// x's values as bits, eight per byte, the first value in the lowest bit, in
+/// one pass that also checks them: nullopt when x is not a spike tensor.
+std::optional<at::Tensor> packSpikeBitsIfSpikes(const at::Tensor &x);
+
+/// packSpikeBitsIfSpikes for an x known to be spikes (throws Error if not).
 at::Tensor packSpikeBits(const at::Tensor &x);
 
 /// The float32 tensor of `sizes` that packSpikeBits packed.

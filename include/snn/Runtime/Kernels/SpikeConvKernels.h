@@ -26,11 +26,8 @@ struct SpikeConvGeometry {
   std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
 };
 
-/// The share of ones in x (float32, dense), or nullopt when x holds any value
-/// other than +0 and 1.
-std::optional<double> spikeDensity(const at::Tensor &x);
-
-/// conv2d(x, weight, bias) for spikes x [B, C, H, W] (groups 1; bias may be
+/// conv2d(x, weight, bias) for spikes x [B, C, H, W] (SpikeBits.h's
+/// spikeDensity tells them) (groups 1; bias may be
 /// undefined): y [B, O, OH, OW] as sums of the active inputs' weight taps.
 at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
                               const at::Tensor &bias, const SpikeConvGeometry &geometry);
