@@ -62,19 +62,29 @@ def compare(got, expected, spikes, bound=None):
 
 def check_blocks(infer, output, repeat_time, work):
     """The -v report shows fused spiking blocks (and one-step layers for a direct-encoded
-    input), and running every node alone gives the same output bit for bit."""
+    input) and channels-last convolutions, and running every node alone, or the
+    convolutions on NCHW tensors, gives the same output bit for bit."""
     proc = run(infer + ["--output", output, "-v"])
     m = re.search(r"spiking blocks (\d+) fused, (\d+) node by node, (\d+) one-step layers",
                   proc.stderr)
     if not m or int(m.group(1)) == 0 or (repeat_time and int(m.group(3)) == 0):
         raise SystemExit(f"FAIL: -v reports no fused spiking block"
                          f"{' or one-step layer' if repeat_time else ''}: {proc.stderr!r}")
+    convs = re.search(r"(\d+) conv2d calls channels-last", proc.stderr)
+    if not convs or int(convs.group(1)) == 0:
+        raise SystemExit(f"FAIL: -v reports no channels-last conv2d: {proc.stderr!r}")
     alone = os.path.join(work, "no_fusion.npy")
     run(infer + ["--output", alone, "--no-fusion"])
     if not np.array_equal(np.load(alone), np.load(output)):
         raise SystemExit("FAIL: --no-fusion gives another output than the spiking blocks")
+    # The case's potentials keep a margin from the threshold, so NCHW convolutions (another
+    # summation order) must give the same spikes too.
+    planar = os.path.join(work, "no_channels_last.npy")
+    run(infer + ["--output", planar, "--no-channels-last"])
+    if not np.array_equal(np.load(planar), np.load(output)):
+        raise SystemExit("FAIL: --no-channels-last gives another output")
     print(proc.stderr.strip())
-    print("--no-fusion: the same output bit for bit")
+    print("--no-fusion, --no-channels-last: the same output bit for bit")
 
 
 def main():
@@ -96,8 +106,9 @@ def main():
                         help="run with the event-driven conv2d kernel; -v must show calls")
     parser.add_argument("--expect-blocks", action="store_true",
                         help="-v must report spiking blocks run fused (and, with "
-                             "--repeat-time, one-step layers), and --no-fusion must give the "
-                             "same output bit for bit")
+                             "--repeat-time, one-step layers) and channels-last conv2d, and "
+                             "--no-fusion and --no-channels-last must give the same output "
+                             "bit for bit")
     args = parser.parse_args()
 
     shutil.rmtree(args.work, ignore_errors=True)

@@ -9,11 +9,14 @@ at a small input size where the zoo takes one. Required, against PyTorch:
     for K inputs (the spikes s it reads must then be the same). The input is the best of 8
     draws by the count of membrane potentials within 1e-4 of the threshold;
   - every neuron layer fires at 5-50 % on that input and on the first training batch;
-  - 5 training steps (`snn-run train`, SGD with momentum, MSE on the firing rate) against the
-    reference trainer (snnexport.train) driving the model the way its SpikingJelly code does:
+  - 5 training steps (`snn-run train --no-channels-last`: NCHW convolutions, as eager PyTorch
+    runs them; SGD with momentum, MSE on the firing rate) against the reference trainer
+    (snnexport.train) driving the model the way its SpikingJelly code does:
     losses within 1e-4 relative, the loss moving, every parameter and buffer within 1e-4
     (a bias a BatchNorm follows has a zero gradient, so it holds only roundoff: it is held to
-    the float32 bound of that roundoff instead, ZeroGradientNoise).
+    the float32 bound of that roundoff instead, ZeroGradientNoise);
+  - 1 training step of snn-run's default (channels-last convolutions): every parameter and
+    buffer within 1e-4 of the reference's after its first step.
 
 Usage: sj_port.py --bin BUILD/bin --work DIR --model NAME
 """
@@ -285,6 +288,22 @@ class ZeroGradientNoise:
         return out
 
 
+def check_first_step(args, snn_run, model, data, opts, N, repeat_time):
+    """One step of snn-run's default (channels-last) convolutions against the reference:
+    every parameter and buffer within 1e-4 (summation order only, before any spike can
+    flip)."""
+    c = tr.TrainConfig(batch_size=N, steps=1, repeat_time=repeat_time, **opts)
+    params = os.path.join(args.work, "train", "params_first_step")
+    tc.run(snn_run + [*tt.cli_flags(c), "--save-params", params])
+    noise = ZeroGradientNoise(model)
+    tr.train(model, data, c)
+    worst = tc.compare_params(tc.load_params(params), strip(tr.state_arrays(model)),
+                              f"{args.model} weights after one channels-last step",
+                              noise=noise.bounds(c.lr, c.momentum, strip_name))
+    print(f"training: one step with channels-last convolutions, worst rel err vs "
+          f"reference {worst:.3g}")
+
+
 def check_training(args, art, net, use, gen):
     _, T, N, shape, kind, classes, _ = CASES[args.model]
     d = tc.fresh_dir(os.path.join(args.work, "train"))
@@ -295,14 +314,20 @@ def check_training(args, art, net, use, gen):
     opts = dict(SGD, lr=LR.get(args.model, SGD["lr"]))
     c = tr.TrainConfig(batch_size=N, steps=STEPS, repeat_time=T if static else None, **opts)
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
-    cmd = [os.path.join(args.bin, "snn-run"), "train", art, "--data-npy", f"{x_path},{y_path}",
-           *tt.cli_flags(c), "--log", log, "--save-params", params, "--threads", 2]
-    tc.run(cmd + (["--repeat-time", T] if static else []))
+    snn_run = [os.path.join(args.bin, "snn-run"), "train", art, "--data-npy",
+               f"{x_path},{y_path}", "--threads", 2] + (["--repeat-time", T] if static else [])
+    # Like with like: eager PyTorch convolves NCHW tensors, so the five steps run snn-run's
+    # NCHW convolutions too. Any other summation order (snn-run's default channels-last
+    # convolutions) moves a deep network's trajectory away once a spike lying within
+    # rounding of the threshold flips; those are checked on one step below.
+    tc.run(snn_run + [*tt.cli_flags(c), "--log", log, "--save-params", params,
+                      "--no-channels-last"])
     data = tr.load_npy(x_path, y_path, static=static)
     first, _ = data.batch(range(N), T)
     ttp.check_rates(reference.run_reference(time_major(net, use), first)[1],
                     f"{args.model}: first training batch")
     model = trainable(net, use)
+    check_first_step(args, snn_run, copy.deepcopy(model), data, opts, N, T if static else None)
     initial = strip(tr.state_arrays(model))
     noise = ZeroGradientNoise(model)
     res = tr.train(model, data, c)

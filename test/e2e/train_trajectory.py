@@ -49,7 +49,8 @@ RUNS = [
 
 
 def cli_flags(c):
-    f = ["--steps", STEPS, "--batch-size", c.batch_size, "--lr", repr(c.lr),
+    steps = c.steps if c.steps is not None else STEPS
+    f = ["--steps", steps, "--batch-size", c.batch_size, "--lr", repr(c.lr),
          "--optimizer", c.optimizer, "--schedule", c.schedule, "--loss", c.loss,
          "--seed", c.seed, "--drop-last" if c.drop_last else "--keep-last"]
     if c.optimizer == "sgd":

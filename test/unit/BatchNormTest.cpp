@@ -57,6 +57,35 @@ TEST(BatchNormKernels, ForwardMatchesATenBitForBit) {
   expectForwardMatches({4, 9, 11}, 0.1, 1e-5);    // [N, C, L]
 }
 
+// A channels-last conv2d's output: the NCHW ATen reference's statistics and
+// values bit for bit, the output in the input's layout. 21 channels: two
+// whole eights of the NHWC sums and a tail.
+TEST(BatchNormKernels, ChannelsLastInputGivesThePlanesBits) {
+  if (!batchNormKernelAvailable())
+    GTEST_SKIP() << "ATen's rounding on this machine is not reproduced";
+  at::manual_seed(12);
+  Operands a = randomOperands({6, 21, 9, 5});
+  at::Tensor nhwc = a.x.contiguous(at::MemoryFormat::ChannelsLast);
+  ASSERT_FALSE(nhwc.is_contiguous());
+  ASSERT_TRUE(batchNormKernelApplies(nhwc, a.weight, a.bias, a.mean, a.var));
+  Operands b{nhwc, a.weight, a.bias, a.mean.clone(), a.var.clone()};
+  auto [y, mean, invstd] =
+      at::native_batch_norm(a.x, a.weight, a.bias, a.mean, a.var, true, 0.1, 1e-5);
+  BatchNormForwardResult r =
+      batchNormTrainingForward(b.x, b.weight, b.bias, b.mean, b.var, 0.1, 1e-5);
+  EXPECT_TRUE(r.output.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(at::equal(r.output, y));
+  EXPECT_TRUE(at::equal(r.mean, mean));
+  EXPECT_TRUE(at::equal(r.invstd, invstd));
+  EXPECT_TRUE(at::equal(b.mean, a.mean));
+  EXPECT_TRUE(at::equal(b.var, a.var));
+  // Its statistics alone, as the spiking block takes them.
+  at::Tensor m = a.mean.clone(), v = a.var.clone();
+  BatchNormForwardResult stats = batchNormTrainingStatistics(nhwc, m, v, 0.1, 1e-5);
+  EXPECT_TRUE(at::equal(stats.mean, mean));
+  EXPECT_TRUE(at::equal(stats.invstd, invstd));
+}
+
 TEST(BatchNormKernels, GradientsMatchATen) {
   if (!batchNormKernelAvailable())
     GTEST_SKIP() << "the runtime uses ATen's batch_norm on this machine";

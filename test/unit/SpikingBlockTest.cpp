@@ -14,6 +14,7 @@
 #include "snn/Runtime/Autograd/MaxPoolAutograd.h"
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
+#include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
@@ -72,11 +73,10 @@ struct Operands {
   at::Tensor x, weight, bias, runningMean, runningVar, plif;
 };
 
-/// [T, N, C, H, W] = [3, 4, 5, 7, 6]: odd sizes leave rows and columns no
+/// [T, N, C, H, W] = [3, 4, C, 7, 6]: odd sizes leave rows and columns no
 /// window covers.
-Operands operandsFor(const Case &c) {
+Operands operandsFor(const Case &c, int64_t channels = 5) {
   at::manual_seed(7);
-  int64_t channels = 5;
   Operands o;
   o.x = at::randn({3, 4, channels, 7, 6}) * 0.9 + 0.2;
   o.weight = at::rand({channels}) * 0.5 + 0.6;
@@ -208,6 +208,80 @@ TEST(SpikingBlock, GradientsEqualTheLayersOneAtATime) {
   }
 }
 
+namespace {
+
+/// x with every step a channels-last (NHWC) image batch, as a channels-last
+/// conv2d writes it.
+at::Tensor channelsLastSteps5d(const at::Tensor &x) {
+  return x.flatten(0, 1).contiguous(at::MemoryFormat::ChannelsLast).view(x.sizes());
+}
+
+} // namespace
+
+// 13 channels: one whole eight and a tail of five in the NHWC statistics.
+TEST(SpikingBlock, ChannelsLastStepsGiveThePlanesSpikesAndStatistics) {
+  forEachIsaAndCase([](const Case &c) {
+    Operands base = operandsFor(c, 13);
+    double rate = firingRate(c, base);
+    EXPECT_GT(rate, 0.05);
+    EXPECT_LT(rate, 0.5);
+    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+    at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
+    at::Tensor nhwc = channelsLastSteps5d(b.x);
+    ASSERT_TRUE(channelsLastSteps(nhwc));
+    at::Tensor pixels = spikingBlockWithGrad(nhwc, blockOperands(c, b));
+    EXPECT_TRUE(channelsLastSteps(pixels));
+    EXPECT_TRUE(at::equal(pixels, planes));
+    EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
+    EXPECT_TRUE(at::equal(b.runningVar, a.runningVar));
+    // Inference: the same through the eval affine.
+    c10::NoGradGuard noGrad;
+    SpikingBlock block{std::nullopt, c.neuron, 0.0, c.pool};
+    if (c.norm)
+      block.affine = batchNormInferenceAffine(base.weight, base.bias, base.runningMean,
+                                              base.runningVar, 1e-5);
+    if (c.neuron.kind == NeuronKind::PLIF)
+      block.k = plifDecay(base.plif);
+    EXPECT_TRUE(at::equal(spikingBlockForward(channelsLastSteps5d(base.x), block, false).output,
+                          spikingBlockForward(base.x, block, false).output));
+  });
+}
+
+TEST(SpikingBlock, ChannelsLastGradientsMatchThePlanes) {
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    Operands base = operandsFor(c, 13);
+    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+    at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
+    at::Tensor pixels = spikingBlockWithGrad(channelsLastSteps5d(b.x), blockOperands(c, b));
+    at::Tensor upstream = at::randn(planes.sizes());
+    (planes * upstream).sum().backward();
+    (pixels * upstream).sum().backward();
+    at::Tensor want = a.x.grad(), got = b.x.grad();
+    ASSERT_TRUE(got.defined());
+    EXPECT_GT(want.abs().max().item<double>(), 0.0);
+    if (!c.norm) {
+      // Unpooling and BPTT: the same expressions in the same order per element.
+      EXPECT_TRUE(at::equal(got, want));
+    } else {
+      // ATen's BatchNorm backward sums each channel's (sample, pixel) terms in
+      // another order on NHWC: within float32 rounding of sums of `count`.
+      int64_t count = base.x.numel() / base.x.size(2);
+      double bound = 4 * float32Gamma(count) * want.abs().max().item<double>();
+      EXPECT_LE((got - want).abs().max().item<double>(), bound);
+      for (auto [x, y] : {std::make_pair(b.weight.grad(), a.weight.grad()),
+                          std::make_pair(b.bias.grad(), a.bias.grad())})
+        EXPECT_LE((x - y).abs().max().item<double>(),
+                  4 * float32Gamma(count) * upstream.abs().sum().item<double>());
+    }
+    if (c.neuron.kind == NeuronKind::PLIF) {
+      double g = a.plif.grad().item<double>();
+      EXPECT_NEAR(b.plif.grad().item<double>(), g,
+                  2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
+    }
+  }
+}
+
 TEST(SpikingBlock, RefusesWhatItDoesNotTake) {
   SpikingBlock block{std::nullopt, NeuronConfig{}, 0.0, MaxPoolWindow{2, 2, 2, 2}};
   EXPECT_TRUE(spikingBlockApplies(at::zeros({2, 1, 3, 4, 4}), block));
@@ -243,6 +317,8 @@ TEST(SpikingBlock, ExecutorRunsTheBlockAndFallsBackWhenTurnedOff) {
   Graph graph = parseOnnxProgram(blockProgram().serialize(), "block.onnx");
   Executor executor(graph, "input", "output");
   at::Tensor x = at::rand({4, 3, 2, 8, 8});
+  // Bit for bit takes the same convolution: NCHW in both runs.
+  setChannelsLastConvolutionEnabled(false);
   auto runOnce = [&](bool fusion) {
     setSpikingBlocksEnabled(fusion);
     at::Tensor input = x.clone().requires_grad_(true);
@@ -265,4 +341,21 @@ TEST(SpikingBlock, ExecutorRunsTheBlockAndFallsBackWhenTurnedOff) {
   EXPECT_LT(rate, 0.9); // pooled: a window fires if any of its four does
   EXPECT_TRUE(at::equal(fusedGrad, plainGrad));
   EXPECT_GT(fusedGrad.abs().max().item<double>(), 0.0);
+  // Channels-last: the convolution writes NHWC, the block runs on it.
+  setChannelsLastConvolutionEnabled(true);
+  int64_t convs = channelsLastConvolutions();
+  SpikingBlockCounts nhwcBefore = spikingBlockCounts();
+  auto [nhwc, nhwcGrad] = runOnce(true);
+  EXPECT_EQ(spikingBlockCounts().fused - nhwcBefore.fused, 1);
+  EXPECT_EQ(channelsLastConvolutions() - convs, 1);
+  // The convolution's own sums round in another order: the spikes may
+  // differ only where a potential lies within rounding of the threshold.
+  EXPECT_LE((nhwc - plain).abs().sum().item<double>(), 0.02 * double(plain.numel()));
+  EXPECT_GT(nhwcGrad.abs().max().item<double>(), 0.0);
+  // ... and node by node on the same NHWC convolution: bit for bit again
+  // (the BatchNorm node's statistics are the block's).
+  auto [nhwcPlain, nhwcPlainGrad] = runOnce(false);
+  setSpikingBlocksEnabled(true);
+  EXPECT_TRUE(at::equal(nhwcPlain, nhwc));
+  EXPECT_TRUE(at::equal(nhwcPlainGrad, nhwcGrad));
 }

@@ -140,6 +140,11 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                     "Training: a conv2d fed spikes keeps them for its backward as float32 "
                     "instead of as bits (1/32 of the memory; the same values). For "
                     "comparisons");
+  command->add_flag("!--no-channels-last", kernels.channelsLast,
+                    "Run conv2d on NCHW tensors, as eager PyTorch does, instead of handing "
+                    "oneDNN channels-last (NHWC) ones, which spares it reordering every "
+                    "convolution's input and output (float32 rounding of the convolutions' "
+                    "sums differs). For comparisons");
   addDensityOption(command, "--spike-conv-density", kernels.spikeConvDensity,
                    "Inference (infer, eval): conv2d layers whose input is spikes with at most "
                    "this share of ones run the event-driven kernel (sums of the active "

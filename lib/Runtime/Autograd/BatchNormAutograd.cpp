@@ -33,8 +33,14 @@ struct BatchNormFunction : public torch::autograd::Function<BatchNormFunction> {
                              ctx->needs_input_grad(2)};
     // What PyTorch's NativeBatchNormBackward0 calls (the running statistics
     // are unused in training).
+    // On a channels-last x (a channels-last conv2d's output), the gradient
+    // in x's layout: ATen's backward takes its NHWC kernel only when both are
+    // NHWC, the one the spiking block's backward calls (same bits either way).
+    at::Tensor grad = grads[0];
+    if (!saved[0].is_contiguous() && saved[0].is_contiguous(at::MemoryFormat::ChannelsLast))
+      grad = grad.contiguous(at::MemoryFormat::ChannelsLast);
     auto [gradX, gradWeight, gradBias] = at::native_batch_norm_backward(
-        grads[0], saved[0], saved[1], at::Tensor(), at::Tensor(), saved[2],
+        grad, saved[0], saved[1], at::Tensor(), at::Tensor(), saved[2],
         saved[3], /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);
     return {gradX,        gradWeight,   gradBias,    at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor()};

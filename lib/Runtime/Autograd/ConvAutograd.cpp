@@ -86,6 +86,7 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
     at::Tensor b = bias ? *bias : at::Tensor();
     ctx->save_for_backward({bits, weight});
     ctx->saved_data["sizes"] = x.sizes().vec();
+    ctx->saved_data["channels_last"] = !x.is_contiguous();
     ctx->saved_data["bias"] = b.defined();
     ctx->saved_data["geometry"] = std::vector<int64_t>{
         shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
@@ -100,7 +101,10 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
     bool hasBias = ctx->saved_data["bias"].toBool();
     std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
     p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
-    at::Tensor x = unpackSpikeBits(saved[0], ctx->saved_data["sizes"].toIntVector());
+    at::Tensor x = unpackSpikeBits(saved[0], ctx->saved_data["sizes"].toIntVector(),
+                                   ctx->saved_data["channels_last"].toBool()
+                                       ? at::MemoryFormat::ChannelsLast
+                                       : at::MemoryFormat::Contiguous);
     // convolution_backward reads only the bias's size: a stand-in of it.
     if (hasBias)
       p.bias = at::empty({p.weight.size(0)}, p.weight.options());

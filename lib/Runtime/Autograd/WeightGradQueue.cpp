@@ -31,7 +31,7 @@ void accumulateGrad(const at::Tensor &parameter, const at::Tensor &grad) {
   at::NoGradGuard noGrad;
   at::Tensor &current = parameter.mutable_grad();
   if (!current.defined())
-    current = grad;
+    current = grad.contiguous(); // a channels-last conv2d's may be NHWC-strided
   else
     current.add_(grad);
 }

@@ -4,6 +4,7 @@
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Commands/KernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
@@ -167,6 +168,7 @@ void applyKernelChoice(const KernelChoice &choice) {
   setSpikingBlocksEnabled(choice.fusion);
   setSpikeBitsEnabled(choice.spikeBits);
   setSpikeConvMaxDensity(choice.spikeConvDensity);
+  setChannelsLastConvolutionEnabled(choice.channelsLast);
 }
 
 } // namespace snn::runtime

@@ -10,6 +10,7 @@
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
@@ -124,6 +125,8 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (SpikingBlockCounts blocks = spikingBlockCounts(); blocks.any())
     std::cerr << ", spiking blocks " << blocks.fused << " fused, " << blocks.unfused
               << " node by node, " << blocks.oneStepLayers << " one-step layers";
+  if (int64_t convs = channelsLastConvolutions(); convs > 0)
+    std::cerr << ", " << convs << " conv2d calls channels-last";
   std::cerr << std::endl;
 }
 

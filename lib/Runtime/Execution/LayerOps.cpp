@@ -21,6 +21,7 @@
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
@@ -161,8 +162,10 @@ Kernel buildConv2d(const Node &node) {
     // --no-fusion also runs this node as PyTorch does, on every step.
     if (!defer && spikingBlocksEnabled())
       if (at::Tensor step = timeInvariantStep(in[0]); step.defined())
-        return convOfRepeatedInput(step, in[0].size(0), in[1], optional(in, 2), shape);
-    return perStep(in[0], [&](const at::Tensor &x) {
+        return convOfRepeatedInput(convolutionInput(step), in[0].size(0), in[1],
+                                   optional(in, 2), shape);
+    return perStep(in[0], [&](const at::Tensor &fold) {
+      at::Tensor x = convolutionInput(fold);
       if (defer)
         return conv2dDeferringWeightGrad(x, in[1], optional(in, 2),
                                          {stride, padding, dilation, groups},

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
+#include "snn/Runtime/Support/Error.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/batch_norm.h>
@@ -20,8 +21,10 @@
 #include <ATen/ops/native_batch_norm.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -44,6 +47,8 @@ struct Layout {
   /// The tensor is this many copies of x along the batch (a time-invariant
   /// input, TimeInvariance.h): its sums are `repeats` times x's.
   int64_t repeats = 1;
+  /// NHWC: each of the batch * image pixels holds the channels side by side.
+  bool channelsLast = false;
   int64_t count() const { return repeats * batch * image; }
 };
 
@@ -76,8 +81,84 @@ void channelStats(const float *x, const Layout &layout, int64_t c0,
     varSum[c0 + k] = float(var[k] * repeats);
 }
 
+/// Eight floats, eight doubles: one value each (GCC's vector extension),
+/// eight channels' independent chains side by side.
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double8 __attribute__((vector_size(64)));
+
+/// channelStats over NHWC channels [c0, c0 + 8 * chunks): every channel's
+/// sums still run over (sample, pixel) in order, so they are the bits that
+/// planes give. `chunks` <= kMaxChunks.
+constexpr int64_t kMaxChunks = 8;
+
+void channelChunkStats(const float *x, const Layout &layout, int64_t c0, int64_t chunks,
+                       float *mean, float *varSum) {
+  const int64_t pixels = layout.batch * layout.image, channels = layout.channels;
+  Double8 sum[kMaxChunks] = {}, var[kMaxChunks] = {};
+  Float8 m[kMaxChunks];
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float *row = x + p * channels + c0;
+    for (int64_t j = 0; j < chunks; ++j) {
+      Float8 v;
+      std::memcpy(&v, row + 8 * j, sizeof(v));
+      sum[j] += __builtin_convertvector(v, Double8);
+    }
+  }
+  const double repeats = double(layout.repeats), count = double(layout.count());
+  for (int64_t j = 0; j < chunks; ++j)
+    for (int k = 0; k < 8; ++k)
+      mean[c0 + 8 * j + k] = m[j][k] = float(sum[j][k] * repeats / count);
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float *row = x + p * channels + c0;
+    for (int64_t j = 0; j < chunks; ++j) {
+      Float8 v;
+      std::memcpy(&v, row + 8 * j, sizeof(v));
+      Float8 d = v - m[j];
+      var[j] += __builtin_convertvector(d * d, Double8);
+    }
+  }
+  for (int64_t j = 0; j < chunks; ++j)
+    for (int k = 0; k < 8; ++k)
+      varSum[c0 + 8 * j + k] = float(var[j][k] * repeats);
+}
+
+/// The same for one NHWC channel c (the channels after the last whole eight).
+void channelStatsStrided(const float *x, const Layout &layout, int64_t c, float *mean,
+                         float *varSum) {
+  const int64_t pixels = layout.batch * layout.image, channels = layout.channels;
+  double sum = 0.0, var = 0.0;
+  for (int64_t p = 0; p < pixels; ++p)
+    sum += double(x[p * channels + c]);
+  const double repeats = double(layout.repeats);
+  float m = mean[c] = float(sum * repeats / double(layout.count()));
+  for (int64_t p = 0; p < pixels; ++p) {
+    float d = x[p * channels + c] - m;
+    var += double(d * d);
+  }
+  varSum[c] = float(var * repeats);
+}
+
+/// Channels [c0, c1) of an NHWC x: runs of up to kMaxChunks * 8 channels.
+void channelStatsChannelsLast(const float *x, const Layout &layout, int64_t c0, int64_t c1,
+                              float *mean, float *varSum) {
+  int64_t c = c0;
+  for (; c + 8 <= c1; c += 8 * kMaxChunks)
+    channelChunkStats(x, layout, c, std::min(kMaxChunks, (c1 - c) / 8), mean, varSum);
+  for (c = c0 + (c1 - c0) / 8 * 8; c < c1; ++c)
+    channelStatsStrided(x, layout, c, mean, varSum);
+}
+
 void collectStats(const float *x, const Layout &layout, float *mean,
                   float *varSum) {
+  if (layout.channelsLast) {
+    // Whole cache lines of each pixel per thread, whole eights of channels.
+    int64_t eights = (layout.channels + 7) / 8;
+    at::parallel_for(0, eights, 2, [&](int64_t first, int64_t last) {
+      int64_t begin = first * 8, end = std::min(layout.channels, last * 8);
+      channelStatsChannelsLast(x, layout, begin, end, mean, varSum);
+    });
+    return;
+  }
   int64_t blocks = (layout.channels + kChains - 1) / kChains;
   at::parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
@@ -175,12 +256,52 @@ void transform(const float *x, float *y, const Layout &layout, const ChannelAffi
   });
 }
 
+void affinePixel(const float *x, float *y, int64_t channels, const float *scale,
+                 const float *shift) {
+  for (int64_t c = 0; c < channels; ++c)
+    y[c] = x[c] * scale[c] + shift[c];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void affinePixelFma(const float *x, float *y,
+                                                         int64_t channels, const float *scale,
+                                                         const float *shift) {
+  for (int64_t c = 0; c < channels; ++c)
+    y[c] = __builtin_fmaf(x[c], scale[c], shift[c]);
+}
+#else
+void affinePixelFma(const float *x, float *y, int64_t channels, const float *scale,
+                    const float *shift) {
+  for (int64_t c = 0; c < channels; ++c)
+    y[c] = std::fma(x[c], scale[c], shift[c]);
+}
+#endif
+
+/// transform over NHWC pixels: the same expression per element.
+void transformChannelsLast(const float *x, float *y, const Layout &layout,
+                           const ChannelAffine &terms) {
+  const float *scale = terms.scale.data_ptr<float>(), *shift = terms.shift.data_ptr<float>();
+  const int64_t channels = layout.channels;
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / channels);
+  at::parallel_for(0, layout.batch * layout.image, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      if (terms.fma)
+        affinePixelFma(x + p * channels, y + p * channels, channels, scale, shift);
+      else
+        affinePixel(x + p * channels, y + p * channels, channels, scale, shift);
+    }
+  });
+}
+
 /// Mean, invstd and the running-statistics update of a training forward.
 BatchNormForwardResult statisticsWith(const at::Tensor &x, const at::Tensor &runningMean,
                                       const at::Tensor &runningVar, double momentum,
                                       double eps, const Rounding &rounding,
                                       int64_t repeats = 1) {
-  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1)), repeats};
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1)), repeats,
+                !x.is_contiguous()};
+  if (layout.channelsLast && !x.is_contiguous(at::MemoryFormat::ChannelsLast))
+    throw Error("BatchNorm statistics: the input is neither dense NCHW nor dense NHWC");
   BatchNormForwardResult result;
   result.mean = at::empty({layout.channels}, x.options());
   result.invstd = at::empty({layout.channels}, x.options());
@@ -204,14 +325,18 @@ BatchNormForwardResult forwardWith(const at::Tensor &x,
                                    const Rounding &rounding) {
   BatchNormForwardResult result =
       statisticsWith(x, runningMean, runningVar, momentum, eps, rounding);
-  result.output = at::empty(x.sizes(), x.options());
-  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+  result.output = at::empty_like(x); // NCHW or NHWC, as x
+  Layout layout{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1)), 1,
+                !x.is_contiguous()};
   if (layout.count() == 0)
     return result;
   ChannelAffine terms =
       affineTerms(result.mean.data_ptr<float>(), result.invstd.data_ptr<float>(),
                   weight.data_ptr<float>(), bias.data_ptr<float>(), layout.channels, rounding);
-  transform(x.data_ptr<float>(), result.output.data_ptr<float>(), layout, terms);
+  if (layout.channelsLast)
+    transformChannelsLast(x.data_ptr<float>(), result.output.data_ptr<float>(), layout, terms);
+  else
+    transform(x.data_ptr<float>(), result.output.data_ptr<float>(), layout, terms);
   return result;
 }
 
@@ -346,12 +471,15 @@ bool batchNormKernelApplies(const at::Tensor &x, const at::Tensor &weight,
   if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.dim() < 3 ||
       x.numel() == 0)
     return false;
-  // ATen takes its per-thread channels-last reduction (whose sums depend on
-  // the thread count) for [N, C] inputs, N*C*1*1 and channels-last strides.
   int64_t c = x.size(1);
-  if (x.numel() / (x.size(0) * c) == 1 ||
-      x.suggest_memory_format() != at::MemoryFormat::Contiguous ||
-      !x.is_contiguous())
+  if (x.numel() / (x.size(0) * c) == 1)
+    return false;
+  // Planes, or an NHWC image batch (a channels-last conv2d's output): the
+  // per-channel sums run over (sample, pixel) in the same order either way.
+  // (ATen's own channels-last statistics differ: their sums depend on the
+  // thread count.)
+  bool planar = x.suggest_memory_format() == at::MemoryFormat::Contiguous && x.is_contiguous();
+  if (!planar && !(x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast)))
     return false;
   return isChannelVector(weight, c) && isChannelVector(bias, c) &&
          isChannelVector(runningMean, c) && isChannelVector(runningVar, c);

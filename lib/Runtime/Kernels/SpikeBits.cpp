@@ -25,9 +25,11 @@ inline uint32_t bitsOf(const float *value) {
   return bits;
 }
 
+/// Dense in memory order: contiguous, or a channels-last image batch.
 bool isDenseFloat(const at::Tensor &x) {
   return x.defined() && x.scalar_type() == at::kFloat && x.device().is_cpu() &&
-         x.is_contiguous();
+         (x.is_contiguous() ||
+          (x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast)));
 }
 
 std::atomic<bool> enabled{true};
@@ -104,8 +106,9 @@ at::Tensor packSpikeBits(const at::Tensor &x) {
   return *bits;
 }
 
-at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes) {
-  at::Tensor x = at::empty(sizes, bits.options().dtype(at::kFloat));
+at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes,
+                           at::MemoryFormat format) {
+  at::Tensor x = at::empty(sizes, bits.options().dtype(at::kFloat).memory_format(format));
   const int64_t n = x.numel();
   if (bits.numel() != (n + 7) / 8)
     throw Error("unpackSpikeBits: " + std::to_string(bits.numel()) + " bytes for " +

@@ -22,10 +22,16 @@ namespace snn::runtime {
 
 namespace {
 
+/// Whether x is NCHW: dense, or one dense step repeated over T.
+bool planarSteps(const at::Tensor &x) {
+  return x.is_contiguous() || (x.stride(0) == 0 && x.select(0, 0).is_contiguous());
+}
+
 BlockDims dimsOf(const at::Tensor &x, const SpikingBlock &block) {
   BlockDims dims{x.size(0), x.size(1) * x.size(2), x.size(2), x.size(3), x.size(4),
                  x.stride(0),          block.pool.has_value(),
-                 block.pool.value_or(MaxPoolWindow{}), x.size(3), x.size(4)};
+                 block.pool.value_or(MaxPoolWindow{}), x.size(3), x.size(4),
+                 !planarSteps(x)};
   if (dims.pooled) {
     dims.outHeight = (dims.height - dims.pool.kernelH) / dims.pool.strideH + 1;
     dims.outWidth = (dims.width - dims.pool.kernelW) / dims.pool.strideW + 1;
@@ -56,14 +62,35 @@ bool useAvx2() { return neuronKernelIsa() == KernelIsa::Avx2; }
 bool useAvx2() { return false; }
 #endif
 
+/// An uninitialised [T, N, C, H, W] tensor laid out as x's steps are.
+at::Tensor emptyLike5d(at::IntArrayRef sizes, const at::TensorOptions &options,
+                       bool channelsLast) {
+  if (!channelsLast)
+    return at::empty(sizes, options);
+  return at::empty({sizes[0] * sizes[1], sizes[2], sizes[3], sizes[4]},
+                   options.memory_format(at::MemoryFormat::ChannelsLast))
+      .view(sizes);
+}
+
 } // namespace
+
+bool channelsLastSteps(const at::Tensor &x) {
+  if (!x.defined() || x.dim() != 5 || x.numel() == 0 || planarSteps(x))
+    return false;
+  if (x.stride(0) == 0)
+    return x.select(0, 0).is_contiguous(at::MemoryFormat::ChannelsLast);
+  // The [T*N] fold must be a view of x for its strides to be x's.
+  return (x.size(0) == 1 || x.stride(0) == x.size(1) * x.stride(1)) &&
+         x.flatten(0, 1).is_contiguous(at::MemoryFormat::ChannelsLast);
+}
 
 bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block) {
   if (!x.defined() || x.dim() != 5 || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
       x.numel() == 0)
     return false;
-  // Dense, or one dense step repeated over T (TimeInvariance.h).
-  if (!x.is_contiguous() && !(x.stride(0) == 0 && x.select(0, 0).is_contiguous()))
+  // Dense NCHW or NHWC steps, possibly one step repeated over T
+  // (TimeInvariance.h).
+  if (!planarSteps(x) && !channelsLastSteps(x))
     return false;
   if (block.affine && (block.affine->scale.numel() != x.size(2) ||
                        block.affine->shift.numel() != x.size(2)))
@@ -81,12 +108,13 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
     throw Error("spiking block: unsupported input " + std::to_string(x.dim()) + "-D");
   BlockDims dims = dimsOf(x, block);
   SpikingBlockForwardResult result;
-  result.output = at::empty({x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth},
-                            x.options());
+  result.output = emptyLike5d({x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth},
+                               x.options(), dims.channelsLast);
   if (save) {
-    result.h = at::empty(x.sizes(), x.options());
+    result.h = emptyLike5d(x.sizes(), x.options(), dims.channelsLast);
     if (dims.pooled)
-      result.argmax = at::empty(result.output.sizes(), x.options().dtype(at::kByte));
+      result.argmax = emptyLike5d(result.output.sizes(), x.options().dtype(at::kByte),
+                                  dims.channelsLast);
   }
   AffineTensors affine = affineOf(block, dims.channels);
   float *h = save ? result.h.data_ptr<float>() : nullptr;
@@ -105,13 +133,17 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &h, const at::Tensor &argmax,
                                                 const at::Tensor &x, const SpikingBlock &block) {
   BlockDims dims = dimsOf(x, block);
-  at::Tensor grad = gradOutput.contiguous();
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
-  if (grad.sizes() != at::IntArrayRef(outShape))
-    throw Error("spiking block: gradient of shape " + formatShape(grad.sizes()) +
+  if (gradOutput.sizes() != at::IntArrayRef(outShape))
+    throw Error("spiking block: gradient of shape " + formatShape(gradOutput.sizes()) +
                 " for an output of shape " + formatShape(outShape));
+  // The gradient in the output's layout (the next layer's backward may give another).
+  at::Tensor grad = dims.channelsLast ? gradOutput.flatten(0, 1)
+                                            .contiguous(at::MemoryFormat::ChannelsLast)
+                                            .view(outShape)
+                                      : gradOutput.contiguous();
   SpikingBlockBackwardResult result;
-  result.gradInput = at::empty(h.sizes(), h.options());
+  result.gradInput = emptyLike5d(h.sizes(), h.options(), dims.channelsLast);
   AffineTensors affine = affineOf(block, dims.channels);
   BlockGradients grads{grad.data_ptr<float>(),
                        dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, h.data_ptr<float>(),

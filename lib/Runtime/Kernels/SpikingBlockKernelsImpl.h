@@ -27,7 +27,10 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace snn::runtime {
@@ -48,7 +51,20 @@ template <bool Fma> inline float affineOf(float x, float scale, float shift) {
     return x * scale + shift;
 }
 
-/// One step of one plane: BatchNorm affine, charge, fire, reset.
+/// One element of one step: BatchNorm affine, charge, fire, reset.
+template <typename Charge, typename Reset, bool Fma, bool SaveH>
+inline __attribute__((always_inline)) void
+forwardElement(const Charge &charge, const Reset &reset, float threshold, float scale,
+               float shift, float x, float &v, float &spike, float &h) {
+  float hi = charge(v, affineOf<Fma>(x, scale, shift));
+  float s = fire(hi, threshold);
+  spike = s;
+  if constexpr (SaveH)
+    h = hi;
+  v = reset(hi, s);
+}
+
+/// One step of one plane (one channel).
 template <typename Charge, typename Reset, bool Fma, bool SaveH>
 SNN_BLOCK_FMA_TARGET void forwardPlaneStep(const Charge &charge, const Reset &reset,
                                        float threshold, float scale, float shift,
@@ -57,13 +73,28 @@ SNN_BLOCK_FMA_TARGET void forwardPlaneStep(const Charge &charge, const Reset &re
                                        int64_t n) {
   const Charge ch = charge;
   const Reset rs = reset;
-  for (int64_t i = 0; i < n; ++i) {
-    float hi = ch(v[i], affineOf<Fma>(x[i], scale, shift));
-    float s = fire(hi, threshold);
-    spikes[i] = s;
-    if constexpr (SaveH)
-      h[i] = hi;
-    v[i] = rs(hi, s);
+  float unused;
+  for (int64_t i = 0; i < n; ++i)
+    forwardElement<Charge, Reset, Fma, SaveH>(ch, rs, threshold, scale, shift, x[i], v[i],
+                                              spikes[i], SaveH ? h[i] : unused);
+}
+
+/// One step of NHWC pixels: an element's channel is its place in its pixel.
+template <typename Charge, typename Reset, bool Fma, bool SaveH>
+SNN_BLOCK_FMA_TARGET void
+forwardPixelsStep(const Charge &charge, const Reset &reset, float threshold,
+                  const float *__restrict scale, const float *__restrict shift,
+                  const float *__restrict x, float *__restrict v, float *__restrict spikes,
+                  float *__restrict h, int64_t pixels, int64_t channels) {
+  const Charge ch = charge;
+  const Reset rs = reset;
+  float unused;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t o = p * channels;
+    for (int64_t c = 0; c < channels; ++c)
+      forwardElement<Charge, Reset, Fma, SaveH>(ch, rs, threshold, scale[c], shift[c],
+                                                x[o + c], v[o + c], spikes[o + c],
+                                                SaveH ? h[o + c] : unused);
   }
 }
 
@@ -173,11 +204,33 @@ struct PlaneStep {
   float *gv, *accK, *gradInput;
 };
 
-/// BPTT of one step of one plane (NeuronKernelsImpl.h's Bptt::step, the
-/// same expressions), plus PLIF's dL/dk per element.
-/// `First`: step 0, whose previous potential is the initial one. Every
-/// array is a restrict parameter: GCC honours restrict on parameters only,
-/// and otherwise versions the loop on aliasing checks.
+/// BPTT of one element of one step (NeuronKernelsImpl.h's Bptt::step, the
+/// same expressions), plus PLIF's dL/dk. `First`: step 0, whose previous
+/// potential is the initial one. hPrev[i] and x[i] are read for PLIF only
+/// (hPrev only after step 0; either may be null otherwise).
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
+inline __attribute__((always_inline)) void
+backwardElement(const Surr &sg, const Reset &rs, const ChargeGrad &cg, float threshold,
+                float keep, float vInit, float scale, float shift, float ht,
+                const float *hPrev, float gs, const float *x, int64_t i, float &gv,
+                float &accK, float &gx) {
+  float s = fire(ht, threshold);
+  float g = gv;
+  float dh = (gs + g * rs.dVdS(ht) * keep) * sg(ht - threshold) + g * rs.dVdH(s);
+  float gy = dh * cg.dX;
+  gv = dh * cg.dV;
+  if constexpr (ChargeGrad::kLearnsK) {
+    float vPrev = vInit;
+    if constexpr (!First)
+      vPrev = rs(hPrev[i], fire(hPrev[i], threshold));
+    accK += dh * cg.dK(affineOf<Fma>(x[i], scale, shift), vPrev);
+  }
+  gx = gy;
+}
+
+/// BPTT of one step of one plane. Every array is a restrict parameter: GCC
+/// honours restrict on parameters only, and otherwise versions the loop on
+/// aliasing checks.
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
 SNN_BLOCK_TARGET void
 backwardPlaneStep(const Surr sg, const Reset rs, const ChargeGrad cg, float threshold,
@@ -186,20 +239,27 @@ backwardPlaneStep(const Surr sg, const Reset rs, const ChargeGrad cg, float thre
                   const float *__restrict gs, const float *__restrict x,
                   float *__restrict gv, float *__restrict accK, float *__restrict gx,
                   int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    float ht = h[i];
-    float s = fire(ht, threshold);
-    float g = gv[i];
-    float dh = (gs[i] + g * rs.dVdS(ht) * keep) * sg(ht - threshold) + g * rs.dVdH(s);
-    float gy = dh * cg.dX;
-    gv[i] = dh * cg.dV;
-    if constexpr (ChargeGrad::kLearnsK) {
-      float vPrev = vInit;
-      if constexpr (!First)
-        vPrev = rs(hPrev[i], fire(hPrev[i], threshold));
-      accK[i] += dh * cg.dK(affineOf<Fma>(x[i], scale, shift), vPrev);
-    }
-    gx[i] = gy;
+  for (int64_t i = 0; i < n; ++i)
+    backwardElement<Surr, Reset, ChargeGrad, Fma, First>(sg, rs, cg, threshold, keep, vInit,
+                                                         scale, shift, h[i], hPrev, gs[i], x, i,
+                                                         gv[i], accK[i], gx[i]);
+}
+
+/// BPTT of one step of NHWC pixels (the affine's channel: the place in the pixel).
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
+SNN_BLOCK_TARGET void
+backwardPixelsStep(const Surr sg, const Reset rs, const ChargeGrad cg, float threshold,
+                   float keep, float vInit, const float *__restrict scale,
+                   const float *__restrict shift, const float *__restrict h,
+                   const float *__restrict hPrev, const float *__restrict gs,
+                   const float *__restrict x, float *__restrict gv, float *__restrict accK,
+                   float *__restrict gx, int64_t pixels, int64_t channels) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t o = p * channels;
+    for (int64_t c = 0; c < channels; ++c)
+      backwardElement<Surr, Reset, ChargeGrad, Fma, First>(
+          sg, rs, cg, threshold, keep, vInit, scale[c], shift[c], h[o + c], hPrev, gs[o + c],
+          x, o + c, gv[o + c], accK[o + c], gx[o + c]);
   }
 }
 
@@ -274,6 +334,200 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
   return total;
 }
 
+// NHWC blocks. One parallel task per run of samples; per sample, a band of
+// image rows goes through all T steps before the next band, so the band's
+// state stays in cache (a whole NHWC image is C planes at once): the rows of
+// one pooling window when windows neither overlap nor skip rows, a few rows
+// without a pool, else the whole image.
+
+int64_t bandRows(const BlockDims &dims) {
+  if (!dims.pooled)
+    return std::clamp<int64_t>(8192 / std::max<int64_t>(1, dims.width * dims.channels), 1,
+                               dims.height);
+  if (dims.pool.kernelH == dims.pool.strideH)
+    return dims.pool.strideH;
+  return dims.height;
+}
+
+/// The pooled rows whose windows lie in image rows [r0, r1).
+std::pair<int64_t, int64_t> pooledRowsOf(const BlockDims &dims, int64_t r0, int64_t r1) {
+  if (!dims.pooled)
+    return {0, 0};
+  const int64_t kh = dims.pool.kernelH, sh = dims.pool.strideH;
+  int64_t begin = (r0 + sh - 1) / sh;
+  int64_t end = r1 >= kh ? std::min(dims.outHeight, (r1 - kh) / sh + 1) : 0;
+  return {begin, std::max(begin, end)};
+}
+
+int64_t samplesPerTask(const BlockDims &dims) {
+  return std::max<int64_t>(
+      1, kMinBlockWork / std::max<int64_t>(1, dims.steps * dims.image() * dims.channels));
+}
+
+/// Eight floats as one value (GCC's vector extension: one AVX register, two
+/// SSE ones in the baseline build).
+typedef float Float8 __attribute__((vector_size(32)));
+
+/// The window of one pooled pixel over eight channels from `px0` (the
+/// window's first pixel): poolPlaneWith's arithmetic, eight channels a value.
+SNN_BLOCK_TARGET inline void poolChannels8(const float *px0, const MaxPoolWindow &w,
+                                           int64_t rowStride, int64_t pixelStride, float *out,
+                                           uint8_t *argmax) {
+  Float8 best = {}, code = {};
+  for (int64_t pos = w.kernelH * w.kernelW - 1; pos >= 0; --pos) {
+    Float8 v;
+    std::memcpy(&v, px0 + (pos / w.kernelW) * rowStride + (pos % w.kernelW) * pixelStride,
+                sizeof(v));
+    best = best < v ? v : best;
+    code += v * (float(pos) - code);
+  }
+  std::memcpy(out, &best, sizeof(best));
+  if (argmax)
+    for (int c = 0; c < 8; ++c)
+      argmax[c] = uint8_t(code[c]);
+}
+
+/// poolChannels8 for the last `width` < 8 channels.
+void poolChannelsTail(const float *px0, const MaxPoolWindow &w, int64_t rowStride,
+                      int64_t pixelStride, int64_t width, float *out, uint8_t *argmax) {
+  for (int64_t c = 0; c < width; ++c) {
+    float best = 0.0f, code = 0.0f;
+    for (int64_t pos = w.kernelH * w.kernelW - 1; pos >= 0; --pos) {
+      float v = px0[(pos / w.kernelW) * rowStride + (pos % w.kernelW) * pixelStride + c];
+      best = std::max(best, v);
+      code += v * (float(pos) - code);
+    }
+    out[c] = best;
+    if (argmax)
+      argmax[c] = uint8_t(code);
+  }
+}
+
+/// Max pool of pooled rows [oyBegin, oyEnd) of one NHWC image of spikes held
+/// from image row `rowBase` on, eight channels at a time. `out` and `argmax`
+/// are the image's.
+SNN_BLOCK_TARGET void poolPixels(const float *spikes, const BlockDims &dims, int64_t rowBase,
+                                 int64_t oyBegin, int64_t oyEnd, float *out, uint8_t *argmax) {
+  const MaxPoolWindow &w = dims.pool;
+  const int64_t channels = dims.channels, rowStride = dims.width * channels;
+  for (int64_t oy = oyBegin; oy < oyEnd; ++oy)
+    for (int64_t ox = 0; ox < dims.outWidth; ++ox) {
+      const float *px0 =
+          spikes + (oy * w.strideH - rowBase) * rowStride + ox * w.strideW * channels;
+      const int64_t o = (oy * dims.outWidth + ox) * channels;
+      for (int64_t c = 0; c < channels; c += 8) {
+        uint8_t *a = argmax ? argmax + o + c : nullptr;
+        if (c + 8 <= channels)
+          poolChannels8(px0 + c, w, rowStride, channels, out + o + c, a);
+        else
+          poolChannelsTail(px0 + c, w, rowStride, channels, channels - c, out + o + c, a);
+      }
+    }
+}
+
+/// unpoolPlane for the band of `rows` image rows from `rowBase` of one NHWC
+/// image: dL/dspikes from the gradient of its pooled rows [oyBegin, oyEnd).
+void unpoolPixels(const float *gradOut, const uint8_t *argmax, const BlockDims &dims,
+                  int64_t rowBase, int64_t rows, int64_t oyBegin, int64_t oyEnd, float *grad) {
+  const MaxPoolWindow &w = dims.pool;
+  const int64_t channels = dims.channels;
+  std::fill(grad, grad + rows * dims.width * channels, 0.0f);
+  for (int64_t oy = oyBegin; oy < oyEnd; ++oy)
+    for (int64_t ox = 0; ox < dims.outWidth; ++ox) {
+      const int64_t o = (oy * dims.outWidth + ox) * channels;
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t ky = argmax[o + c] / w.kernelW, kx = argmax[o + c] % w.kernelW;
+        grad[((oy * w.strideH + ky - rowBase) * dims.width + ox * w.strideW + kx) * channels +
+             c] += gradOut[o + c];
+      }
+    }
+}
+
+template <typename Charge, typename Reset, bool Fma, bool SaveH>
+void forwardPixels(const Charge &charge, const Reset &reset, float threshold, float vInit,
+                   const BlockDims &dims, const BlockAffine &affine, const float *x,
+                   float *output, float *h, uint8_t *argmax) {
+  const int64_t channels = dims.channels, samples = dims.samples();
+  const int64_t imageSize = dims.image() * channels, outSize = dims.outImage() * channels;
+  const int64_t rowSize = dims.width * channels, band = bandRows(dims);
+  at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
+    std::vector<float> v(size_t(band * rowSize)),
+        spikes(dims.pooled ? size_t(band * rowSize) : 0);
+    for (int64_t n = begin; n < end; ++n)
+      for (int64_t r0 = 0; r0 < dims.height; r0 += band) {
+        const int64_t rows = std::min(band, dims.height - r0), offset = r0 * rowSize;
+        auto [oyBegin, oyEnd] = pooledRowsOf(dims, r0, r0 + rows);
+        std::fill(v.begin(), v.begin() + rows * rowSize, vInit);
+        for (int64_t t = 0; t < dims.steps; ++t) {
+          const int64_t image = t * samples + n;
+          float *out = output + image * outSize;
+          float *s = dims.pooled ? spikes.data() : out + offset;
+          forwardPixelsStep<Charge, Reset, Fma, SaveH>(
+              charge, reset, threshold, affine.scale, affine.shift,
+              x + t * dims.inputStepStride + n * imageSize + offset, v.data(), s,
+              SaveH ? h + image * imageSize + offset : nullptr, rows * dims.width, channels);
+          if (dims.pooled)
+            poolPixels(s, dims, r0, oyBegin, oyEnd, out,
+                       argmax ? argmax + image * outSize : nullptr);
+        }
+      }
+  });
+}
+
+template <typename Surr, typename Reset, typename ChargeGrad, bool Fma>
+double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGrad &charge,
+                      float threshold, float keep, float vInit, const BlockDims &dims,
+                      const BlockAffine &affine, const BlockGradients &grads) {
+  const int64_t channels = dims.channels, samples = dims.samples();
+  const int64_t imageSize = dims.image() * channels, outSize = dims.outImage() * channels;
+  const int64_t rowSize = dims.width * channels, band = bandRows(dims);
+  std::vector<double> sampleK(size_t(ChargeGrad::kLearnsK ? samples : 0));
+  at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
+    std::vector<float> gv(size_t(band * rowSize)), acc(size_t(band * rowSize)),
+        unpooled(dims.pooled ? size_t(band * rowSize) : 0);
+    for (int64_t n = begin; n < end; ++n) {
+      double k = 0.0;
+      for (int64_t r0 = 0; r0 < dims.height; r0 += band) {
+        const int64_t rows = std::min(band, dims.height - r0), offset = r0 * rowSize;
+        const int64_t count = rows * rowSize;
+        auto [oyBegin, oyEnd] = pooledRowsOf(dims, r0, r0 + rows);
+        std::fill(gv.begin(), gv.begin() + count, 0.0f);
+        std::fill(acc.begin(), acc.begin() + count, 0.0f);
+        for (int64_t t = dims.steps - 1; t >= 0; --t) {
+          const int64_t image = t * samples + n;
+          const float *gs = grads.gradOutput + image * outSize + offset;
+          if (dims.pooled) {
+            unpoolPixels(grads.gradOutput + image * outSize, grads.argmax + image * outSize,
+                         dims, r0, rows, oyBegin, oyEnd, unpooled.data());
+            gs = unpooled.data();
+          }
+          const float *h = grads.h + image * imageSize + offset;
+          const float *x =
+              grads.x ? grads.x + t * dims.inputStepStride + n * imageSize + offset : nullptr;
+          float *gx = grads.gradInput + image * imageSize + offset;
+          const int64_t pixels = rows * dims.width;
+          if (t > 0)
+            backwardPixelsStep<Surr, Reset, ChargeGrad, Fma, false>(
+                surrogate, reset, charge, threshold, keep, vInit, affine.scale, affine.shift, h,
+                h - samples * imageSize, gs, x, gv.data(), acc.data(), gx, pixels, channels);
+          else
+            backwardPixelsStep<Surr, Reset, ChargeGrad, Fma, true>(
+                surrogate, reset, charge, threshold, keep, vInit, affine.scale, affine.shift, h,
+                nullptr, gs, x, gv.data(), acc.data(), gx, pixels, channels);
+        }
+        if constexpr (ChargeGrad::kLearnsK)
+          k += sumAsDouble(acc.data(), count);
+      }
+      if constexpr (ChargeGrad::kLearnsK)
+        sampleK[size_t(n)] = k;
+    }
+  });
+  double total = 0.0; // sample order: the same for any thread count
+  for (double value : sampleK)
+    total += value;
+  return total;
+}
+
 } // namespace
 
 namespace SNN_BLOCK_ISA {
@@ -286,8 +540,13 @@ void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,
     using Charge = std::decay_t<decltype(charge)>;
     using Reset = std::decay_t<decltype(reset)>;
     auto run = [&](auto fma, auto saveH) {
-      forwardPlanes<Charge, Reset, decltype(fma)::value, decltype(saveH)::value>(
-          charge, reset, threshold, v0, dims, affine, x, output, h, argmax);
+      constexpr bool F = decltype(fma)::value, S = decltype(saveH)::value;
+      if (dims.channelsLast)
+        forwardPixels<Charge, Reset, F, S>(charge, reset, threshold, v0, dims, affine, x,
+                                           output, h, argmax);
+      else
+        forwardPlanes<Charge, Reset, F, S>(charge, reset, threshold, v0, dims, affine, x,
+                                           output, h, argmax);
     };
     if (affine.fma)
       h ? run(std::true_type{}, std::true_type{}) : run(std::true_type{}, std::false_type{});
@@ -302,10 +561,16 @@ double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,
   double gradK = 0.0;
   visitBackwardEquations<float>(config, k, [&](const auto &surrogate, const auto &reset,
                                                const auto &charge, float v0) {
+    using Surr = std::decay_t<decltype(surrogate)>;
+    using Reset = std::decay_t<decltype(reset)>;
+    using Charge = std::decay_t<decltype(charge)>;
     auto run = [&](auto fma) {
-      gradK = backwardPlanes<std::decay_t<decltype(surrogate)>, std::decay_t<decltype(reset)>,
-                             std::decay_t<decltype(charge)>, decltype(fma)::value>(
-          surrogate, reset, charge, threshold, keep, v0, dims, affine, grads);
+      constexpr bool F = decltype(fma)::value;
+      gradK = dims.channelsLast
+                  ? backwardPixels<Surr, Reset, Charge, F>(surrogate, reset, charge, threshold,
+                                                           keep, v0, dims, affine, grads)
+                  : backwardPlanes<Surr, Reset, Charge, F>(surrogate, reset, charge, threshold,
+                                                           keep, v0, dims, affine, grads);
     };
     // Only PLIF's dL/dk reads the affine again.
     bool fma = affine.fma && std::decay_t<decltype(charge)>::kLearnsK;

@@ -19,13 +19,18 @@ namespace snn::runtime {
 /// pooled plane is outHeight x outWidth (the plane itself without a pool).
 /// `inputStepStride`: elements between the input's steps, planes * height *
 /// width, or 0 for an input that is the same at every step.
+/// `channelsLast`: every step holds N images of height x width pixels of C
+/// channels each (NHWC, the layout of a channels-last convolution's output),
+/// and so do the output, H and the argmax; otherwise N * C planes (NCHW).
 struct BlockDims {
   int64_t steps, planes, channels, height, width, inputStepStride;
   bool pooled;
   MaxPoolWindow pool;
   int64_t outHeight, outWidth;
+  bool channelsLast = false;
   int64_t image() const { return height * width; }
   int64_t outImage() const { return outHeight * outWidth; }
+  int64_t samples() const { return planes / channels; }
 };
 
 /// Per-channel y = x * scale + shift (scale 1, shift 0 without a BatchNorm).

@@ -19,6 +19,9 @@ struct KernelChoice {
   /// false with --no-spike-bits: conv2d keeps a spike input as float32 for
   /// its backward instead of as bits (SpikeBits.h).
   bool spikeBits = true;
+  /// false with --no-channels-last: conv2d reads and writes NCHW tensors
+  /// instead of channels-last ones (ConvolutionLayout.h).
+  bool channelsLast = true;
 };
 
 /// Makes `choice` the process's (call before running a program).

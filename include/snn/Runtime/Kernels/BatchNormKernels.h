@@ -24,8 +24,10 @@ namespace snn::runtime {
 bool batchNormKernelAvailable();
 
 /// Whether the forward handles these operands: float32 CPU, x [B, C, ...]
-/// contiguous with more than one element per (sample, channel), weight,
-/// bias and running statistics defined, float32 [C].
+/// contiguous, or a dense channels-last [B, C, H, W] (its statistics are the
+/// same bits: each channel's sums run over (sample, pixel) in the same
+/// order), with more than one element per (sample, channel), weight, bias
+/// and running statistics defined, float32 [C]. The output takes x's layout.
 bool batchNormKernelApplies(const at::Tensor &x, const at::Tensor &weight,
                             const at::Tensor &bias,
                             const at::Tensor &runningMean,

@@ -15,7 +15,8 @@
 
 namespace snn::runtime {
 
-/// The share of ones in a dense float32 CPU tensor x whose every value is +0
+/// The share of ones in a dense float32 CPU tensor x (contiguous, or a
+/// channels-last [N, C, H, W]: values in memory order) whose every value is +0
 /// or 1 (what a neuron or a max pool of spikes produces; -0 is not: it would
 /// come back as +0), or nullopt for any other tensor.
 std::optional<double> spikeDensity(const at::Tensor &x);
@@ -30,8 +31,10 @@ std::optional<at::Tensor> packSpikeBitsIfSpikes(const at::Tensor &x);
 /// packSpikeBitsIfSpikes for an x known to be spikes (throws Error if not).
 at::Tensor packSpikeBits(const at::Tensor &x);
 
-/// The float32 tensor of `sizes` that packSpikeBits packed.
-at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes);
+/// The float32 tensor of `sizes` that packSpikeBits packed, in the memory
+/// format the packed tensor had (the bits follow memory order).
+at::Tensor unpackSpikeBits(const at::Tensor &bits, at::IntArrayRef sizes,
+                           at::MemoryFormat format = at::MemoryFormat::Contiguous);
 
 /// Process-wide switch (snn-run --no-spike-bits); on by default.
 void setSpikeBitsEnabled(bool enabled);

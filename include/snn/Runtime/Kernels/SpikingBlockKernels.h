@@ -40,9 +40,16 @@ struct SpikingBlock {
   std::optional<MaxPoolWindow> pool;
 };
 
+/// Whether x [T, N, C, H, W] holds every step as a dense channels-last
+/// (NHWC) image batch, as a channels-last conv2d writes it, or one such step
+/// repeated over T (stride 0).
+bool channelsLastSteps(const at::Tensor &x);
+
 /// Whether the block kernels take this input: float32 CPU [T, N, C, H, W],
-/// contiguous or one contiguous step repeated over T (stride 0, an input
-/// that is the same at every step), a pool (if any) that fits the plane.
+/// contiguous, channels-last steps (channelsLastSteps), or either's one step
+/// repeated over T (stride 0, an input that is the same at every step); a
+/// pool (if any) that fits the plane. The output, the saved H and argmax
+/// and the input's gradient take the input's layout.
 bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block);
 
 struct SpikingBlockForwardResult {
