@@ -11,7 +11,10 @@ With `--batch-size B` the same input is also streamed B samples at a time (`snn-
 batches and samples/s.
 
 With `--spike-linear-density D` snn-run infers with the event-driven Linear kernels: the
-output must compare the same way, and `-v` must report Linear calls on them.
+output must compare the same way, and `-v` must report Linear calls on them. With
+`--measured-densities` it infers with `--spike-linear-density auto --spike-conv-density
+auto`: `-v` must report a measured crossover in [0, 1] for every Linear and conv2d shape of
+the model, and the output must compare the same way (whichever kernels the timings chose).
 
 Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4] [--N 8]
                      [--repeat-time] [--batch-size B] [--spike-linear-density D]
@@ -60,6 +63,20 @@ def compare(got, expected, spikes, bound=None):
     return worst
 
 
+def check_measured(infer, output):
+    """--spike-linear-density auto --spike-conv-density auto: one measured crossover in
+    [0, 1] per Linear and conv2d layer shape of the model."""
+    proc = run(infer + ["--output", output, "-v", "--spike-linear-density", "auto",
+                        "--spike-conv-density", "auto"])
+    found = re.findall(r"measured (linear|conv2d) (.*?): dense .* up to density ([0-9.e-]+)",
+                       proc.stderr)
+    kinds = {kind for kind, _, _ in found}
+    if kinds != {"linear", "conv2d"} or any(not 0 <= float(t) <= 1 for _, _, t in found):
+        raise SystemExit(f"FAIL: auto densities: expected measured Linear and conv2d "
+                         f"crossovers in [0, 1], -v printed {proc.stderr!r}")
+    print("\n".join(line for line in proc.stderr.splitlines() if "measured" in line))
+
+
 def check_blocks(infer, output, repeat_time, work):
     """The -v report shows fused spiking blocks (and one-step layers for a direct-encoded
     input) and channels-last convolutions, and running every node alone, or the
@@ -104,6 +121,9 @@ def main():
                         help="run with the event-driven Linear kernels; -v must show calls")
     parser.add_argument("--spike-conv-density", type=float, default=0.0,
                         help="run with the event-driven conv2d kernel; -v must show calls")
+    parser.add_argument("--measured-densities", action="store_true",
+                        help="run with both densities auto; -v must show each layer "
+                             "shape's measured crossover")
     parser.add_argument("--expect-blocks", action="store_true",
                         help="-v must report spiking blocks run fused (and, with "
                              "--repeat-time, one-step layers) and channels-last conv2d, and "
@@ -156,6 +176,8 @@ def main():
             raise SystemExit("FAIL: --spike-conv-density: -v reports no conv2d call on the "
                              f"spike kernel: {proc.stderr!r}")
         print(proc.stderr.strip())
+    if args.measured_densities:
+        check_measured(infer, output)
     if args.expect_blocks:
         check_blocks(infer, output, args.repeat_time, args.work)
 

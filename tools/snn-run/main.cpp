@@ -14,6 +14,7 @@
 
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Launcher.h"
@@ -124,10 +125,32 @@ void addDistributedOptions(CLI::App *command, Commands &commands) {
       ->capture_default_str();
 }
 
-/// A share of ones in [0, 1] up to which an event-driven kernel runs.
+/// A share of ones in [0, 1] up to which an event-driven kernel runs, or
+/// `auto`: the crossover measured per layer shape (EventKernelChoice.h).
 void addDensityOption(CLI::App *command, const std::string &name, double &value,
                       const std::string &help) {
-  command->add_option(name, value, help)->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option_function<std::string>(
+          name,
+          [&value, name](const std::string &text) {
+            if (text == "auto") {
+              value = kMeasuredDensity;
+              return;
+            }
+            double density = -1.0;
+            size_t used = 0;
+            try {
+              density = std::stod(text, &used);
+            } catch (const std::exception &) {
+              used = 0;
+            }
+            if (used != text.size() || !(density >= 0.0 && density <= 1.0))
+              throw CLI::ValidationError(name, "'" + text +
+                                                   "' is neither a share in [0, 1] nor auto");
+            value = density;
+          },
+          help)
+      ->type_name("D|auto");
 }
 
 /// The kernel flags (KernelChoice.h) on the commands that run programs.
@@ -149,12 +172,16 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                    "Inference (infer, eval): conv2d layers whose input is spikes with at most "
                    "this share of ones run the event-driven kernel (sums of the active "
                    "inputs' weight taps; within float32 rounding of the dense convolution, not "
-                   "bit-equal); 0 keeps every conv2d dense (default 0)");
+                   "bit-equal); 0 keeps every conv2d dense (default 0); auto: the density "
+                   "up to which the event-driven kernel was faster, timed on each layer "
+                   "shape's first spike input on this machine");
   addDensityOption(command, "--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "
                    "event-driven kernels (sums of the active inputs' weights; within float32 "
                    "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense "
-                   "(default 0)");
+                   "(default 0); auto: the density up to which the event-driven kernels were "
+                   "faster (forward, and the weight gradient in training), timed on each "
+                   "layer shape's first spike input on this machine");
 }
 
 void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {

@@ -11,6 +11,7 @@
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Execution/ConvolutionLayout.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
@@ -128,6 +129,12 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (int64_t convs = channelsLastConvolutions(); convs > 0)
     std::cerr << ", " << convs << " conv2d calls channels-last";
   std::cerr << std::endl;
+  for (const auto &[layer, c] : measuredCrossovers())
+    std::cerr << "snn-run: measured " << layer << ": dense " << c.denseSeconds * 1e3
+              << " ms, event-driven " << c.eventSeconds * 1e3 << " ms at density "
+              << c.density << " (" << c.fixedSeconds * 1e3
+              << " ms without spikes): event-driven up to density " << c.threshold
+              << std::endl;
 }
 
 /// A pipeline: every rank of dp replica 0 runs its stages on each chunk; the last stage's

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Commands/TrainCommand.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
@@ -266,6 +267,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.footprint = trainer.footprint();
   end.peakResidentBytes = peakResidentBytes();
   end.spikeLinear = spikeLinearCounts();
+  end.eventKernels = measuredCrossovers();
   end.spikingBlocks = spikingBlockCounts();
   end.spikeBits = spikeBitsCounts();
   if (tensors)

@@ -22,6 +22,7 @@
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Execution/ConvolutionLayout.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
@@ -90,7 +91,10 @@ Kernel buildLinear(const Node &) {
     return perStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
-      if (double density = spikeLinearMaxDensity(); density > 0)
+      double density = spikeLinearMaxDensity();
+      if (density == kMeasuredDensity)
+        density = linearEventThreshold(x, in[1], optional(in, 2));
+      if (density > 0)
         if (std::optional<at::Tensor> y = spikeLinear(x, in[1], optional(in, 2), density))
           return *y;
       return threadedLinear(x, in[1], optional(in, 2));
@@ -104,9 +108,11 @@ std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tenso
                                             const at::Tensor &bias,
                                             const SpikeConvGeometry &geometry) {
   double limit = spikeConvMaxDensity();
-  if (limit <= 0.0 || (c10::GradMode::is_enabled() &&
-                       (x.requires_grad() || weight.requires_grad())))
+  if ((limit <= 0.0 && limit != kMeasuredDensity) ||
+      (c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())))
     return std::nullopt;
+  if (limit == kMeasuredDensity)
+    limit = convEventThreshold(x, weight, bias, geometry);
   std::optional<double> density = spikeDensity(x);
   if (!density)
     return std::nullopt;

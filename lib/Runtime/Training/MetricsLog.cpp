@@ -153,6 +153,17 @@ void MetricsLog::rankEnd(const RankEnd &report) {
     end["spike_bits"] = Json{{"tensors", bits.tensors},
                              {"float_bytes", bits.floatBytes},
                              {"bit_bytes", bits.bitBytes}};
+  if (!report.eventKernels.empty()) {
+    Json layers = Json::array();
+    for (const auto &[layer, c] : report.eventKernels)
+      layers.push_back(Json{{"layer", layer},
+                            {"dense_seconds", c.denseSeconds},
+                            {"event_seconds", c.eventSeconds},
+                            {"event_seconds_without_spikes", c.fixedSeconds},
+                            {"density", c.density},
+                            {"threshold", c.threshold}});
+    end["event_kernels"] = layers;
+  }
   writeLine(end.dump());
 }
 

@@ -11,6 +11,7 @@
 
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/MeshContext.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Optim/Metrics.h"
@@ -56,6 +57,8 @@ struct RankEnd {
   SpikingBlockCounts spikingBlocks;
   /// conv2d inputs kept as bits for the backward.
   SpikeBitsCounts spikeBits;
+  /// Event-or-dense crossovers measured per layer shape (--spike-*-density auto).
+  std::vector<std::pair<std::string, KernelCrossover>> eventKernels;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
