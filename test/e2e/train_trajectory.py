@@ -18,9 +18,13 @@ inputs with at most D of them ones); the same tolerances hold, and the log's end
 that they ran (`spike_linear.calls` > 0), or with --expect-dense-fallback that the Linears fell
 back to the dense GEMM (the VGG's classifier reads Dropout's scaled spikes, which are not 0/1).
 
+With `--spike-conv-density D` snn-run trains its conv2d layers on the event-driven kernels
+(forward over the active inputs' weight taps, the weight gradient over the active inputs); the
+same tolerances hold, and the end event must show calls on them (`spike_conv.calls` > 0).
+
 Usage: train_trajectory.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--threads N]
                            [--only sgd|adam|adamw] [--spike-linear-density D]
-                           [--expect-dense-fallback]
+                           [--expect-dense-fallback] [--spike-conv-density D]
 """
 import argparse
 import os
@@ -127,6 +131,15 @@ def check_spike_kernels_ran(log, expect_fallback):
           f"{spikes['mean_density']:.3f}, {fallback} dense")
 
 
+def check_event_convolutions_ran(log):
+    ends = [e for e in tc.read_jsonl(log) if e.get("event") == "end"]
+    conv = ends[-1].get("spike_conv") if ends else None
+    if not conv or conv["calls"] <= 0:
+        raise tc.Failure(f"--spike-conv-density: the end event shows no conv2d call on the "
+                         f"event-driven kernels ({conv})")
+    print(f"event-driven conv2d: {conv['calls']} calls, {conv['dense']} dense")
+
+
 def check_fast_paths_ran(log):
     """The end event shows spiking blocks run fused and conv2d spike inputs kept as bits: the
     trajectory above then checks them against PyTorch."""
@@ -153,6 +166,7 @@ def main():
     p.add_argument("--only", help="run only this optimizer case (sgd, adam, adamw)")
     p.add_argument("--spike-linear-density", type=float, default=0.0)
     p.add_argument("--expect-dense-fallback", action="store_true")
+    p.add_argument("--spike-conv-density", type=float, default=0.0)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     kw, sample_shape, static = MODELS[args.model]
@@ -179,7 +193,11 @@ def main():
             cmd += ["--repeat-time", T]
         if args.spike_linear_density:
             cmd += ["--spike-linear-density", args.spike_linear_density]
+        if args.spike_conv_density:
+            cmd += ["--spike-conv-density", args.spike_conv_density]
         tc.run(cmd)
+        if args.spike_conv_density:
+            check_event_convolutions_ran(os.path.join(d, "log.jsonl"))
         if args.spike_linear_density:
             check_spike_kernels_ran(os.path.join(d, "log.jsonl"), args.expect_dense_fallback)
         if args.model in ("csnn", "vgg_dvs"):

@@ -169,10 +169,11 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                     "convolution's input and output (float32 rounding of the convolutions' "
                     "sums differs). For comparisons");
   addDensityOption(command, "--spike-conv-density", kernels.spikeConvDensity,
-                   "Inference (infer, eval): conv2d layers whose input is spikes with at most "
-                   "this share of ones run the event-driven kernel (sums of the active "
-                   "inputs' weight taps; within float32 rounding of the dense convolution, not "
-                   "bit-equal); 0 keeps every conv2d dense (default 0); auto: the density "
+                   "conv2d layers whose input is spikes with at most this share of ones run "
+                   "the event-driven kernels (sums of the active inputs' weight taps; in "
+                   "training also the weight gradient over the active inputs; within float32 "
+                   "rounding of the dense convolution, not bit-equal); 0 keeps every conv2d "
+                   "dense (default 0); auto: the density "
                    "up to which the event-driven kernel was faster, timed on each layer "
                    "shape's first spike input on this machine");
   addDensityOption(command, "--spike-linear-density", kernels.spikeLinearDensity,

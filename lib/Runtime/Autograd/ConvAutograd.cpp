@@ -4,6 +4,8 @@
 #include "snn/Runtime/Autograd/WeightGradQueue.h"
 
 #include "snn/Runtime/Kernels/SpikeBits.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
+#include "snn/Runtime/Support/Error.h"
 
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/empty.h>
@@ -162,7 +164,58 @@ struct RepeatedInputConvFunction
   }
 };
 
+/// conv2d of spikes on the event-driven kernels (SpikeConvKernels.h): the
+/// forward sums the active inputs' weight taps; the backward computes x's
+/// gradient densely (it does not depend on x: the stand-in x is never read)
+/// and the weight's from the spikes kept as NHWC bits.
+struct EventConvFunction : public torch::autograd::Function<EventConvFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &weight,
+                            const c10::optional<at::Tensor> &bias, const at::Tensor &bits,
+                            const Conv2dShape &shape) {
+    ctx->save_for_backward({bits, weight});
+    ctx->saved_data["sizes"] = x.sizes().vec();
+    ctx->saved_data["bias"] = bias.has_value();
+    ctx->saved_data["geometry"] = std::vector<int64_t>{
+        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
+        shape.dilation[0], shape.dilation[1], shape.groups};
+    return spikeConv2dForward(x, weight, bias ? *bias : at::Tensor(),
+                              {shape.stride, shape.padding, shape.dilation});
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    variable_list saved = ctx->get_saved_variables();
+    ConvParameters p;
+    p.weight = saved[1];
+    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
+    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    std::vector<int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    at::Tensor gradX, gradWeight, gradBias;
+    if (ctx->needs_input_grad(0)) {
+      at::Tensor standIn = at::empty(sizes, grads[0].options());
+      gradX = std::get<0>(convBackward(grads[0], standIn, p, {true, false, false}));
+    }
+    if (ctx->needs_input_grad(1))
+      gradWeight = spikeConv2dWeightGrad(saved[0], sizes, grads[0], p.weight.sizes(),
+                                         {p.shape.stride, p.shape.padding, p.shape.dilation});
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2))
+      gradBias = grads[0].sum({0, 2, 3});
+    return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor()};
+  }
+};
+
 } // namespace
+
+at::Tensor eventConv2dWithGrad(const at::Tensor &x, const at::Tensor &weight,
+                               const at::Tensor &bias, const Conv2dShape &shape) {
+  if (shape.groups != 1)
+    throw Error("event-driven conv2d: groups must be 1, got " + std::to_string(shape.groups));
+  at::Tensor bits = packSpikeBits(x.detach().contiguous(at::MemoryFormat::ChannelsLast));
+  countPackedSpikes(x.numel());
+  c10::optional<at::Tensor> b;
+  if (bias.defined())
+    b = bias;
+  return EventConvFunction::apply(x, weight, b, bits, shape);
+}
 
 at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
                                  const at::Tensor &bias, const Conv2dShape &shape) {

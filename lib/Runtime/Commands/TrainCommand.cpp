@@ -267,6 +267,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.footprint = trainer.footprint();
   end.peakResidentBytes = peakResidentBytes();
   end.spikeLinear = spikeLinearCounts();
+  end.spikeConv = spikeConvCounts();
   end.eventKernels = measuredCrossovers();
   end.spikingBlocks = spikingBlockCounts();
   end.spikeBits = spikeBitsCounts();

@@ -7,6 +7,7 @@
 #include "snn/Runtime/Support/TensorIO.h"
 
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros_like.h>
@@ -109,26 +110,40 @@ double linearEventThreshold(const at::Tensor &x, const at::Tensor &weight,
 }
 
 double convEventThreshold(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
-                          const SpikeConvGeometry &g) {
+                          const SpikeConvGeometry &g, bool training) {
   std::string key = "conv2d " + formatShape(x.sizes()) + " -> " + formatShape(weight.sizes()) +
                     " stride " + std::to_string(g.stride[0]) + "x" + std::to_string(g.stride[1]) +
                     " padding " + std::to_string(g.padding[0]) + "x" +
-                    std::to_string(g.padding[1]);
+                    std::to_string(g.padding[1]) + (training ? ", training" : "");
   if (std::optional<double> known = rememberedThreshold(key))
     return *known;
   std::optional<double> density = spikeDensity(x);
   if (!density)
     return 0.0;
   c10::NoGradGuard noGrad;
-  at::Tensor none = at::zeros_like(x);
+  at::Tensor input = x.detach(), w = weight.detach();
+  at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
+  at::Tensor none = at::zeros_like(input);
+  // The dense path as a training call runs it: forward, then the weight's
+  // gradient (x's is dense on both paths).
+  auto dense = [&] {
+    at::Tensor y = at::conv2d(input, w, b, g.stride, g.padding, g.dilation);
+    if (training)
+      at::convolution_backward(y, input, w, c10::nullopt, g.stride, g.padding, g.dilation,
+                               false, {0, 0}, 1, {false, true, false});
+  };
+  auto event = [&](const at::Tensor &in) {
+    at::Tensor y = spikeConv2dForward(in, w, b, g);
+    if (training)
+      spikeConv2dWeightGrad(packSpikeBits(in.contiguous(at::MemoryFormat::ChannelsLast)),
+                            in.sizes(), y, w.sizes(), g);
+  };
   return measuredThreshold(key, [&] {
     KernelCrossover c;
     c.density = *density;
-    c.denseSeconds = bestSeconds([&] {
-      at::conv2d(x, weight, bias, g.stride, g.padding, g.dilation);
-    });
-    c.eventSeconds = bestSeconds([&] { spikeConv2dForward(x, weight, bias, g); });
-    c.fixedSeconds = bestSeconds([&] { spikeConv2dForward(none, weight, bias, g); });
+    c.denseSeconds = bestSeconds(dense);
+    c.eventSeconds = bestSeconds([&] { event(input); });
+    c.fixedSeconds = bestSeconds([&] { event(none); });
     return c;
   });
 }

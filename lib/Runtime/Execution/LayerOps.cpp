@@ -102,17 +102,20 @@ Kernel buildLinear(const Node &) {
   };
 }
 
-/// The event-driven conv2d (SpikeConvKernels.h) for a forward without
-/// gradients whose input is spikes at most --spike-conv-density dense.
+/// The event-driven conv2d (SpikeConvKernels.h, ConvAutograd.h's
+/// eventConv2dWithGrad in training) whose input is spikes at most
+/// --spike-conv-density dense.
 std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tensor &weight,
                                             const at::Tensor &bias,
                                             const SpikeConvGeometry &geometry) {
   double limit = spikeConvMaxDensity();
-  if ((limit <= 0.0 && limit != kMeasuredDensity) ||
-      (c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad())))
+  if (limit <= 0.0 && limit != kMeasuredDensity)
     return std::nullopt;
+  bool training = c10::GradMode::is_enabled() &&
+                  (x.requires_grad() || weight.requires_grad() ||
+                   (bias.defined() && bias.requires_grad()));
   if (limit == kMeasuredDensity)
-    limit = convEventThreshold(x, weight, bias, geometry);
+    limit = convEventThreshold(x, weight, bias, geometry, training);
   std::optional<double> density = spikeDensity(x);
   if (!density)
     return std::nullopt;
@@ -120,6 +123,9 @@ std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tenso
   countSpikeConv(sparse);
   if (!sparse)
     return std::nullopt;
+  if (training)
+    return eventConv2dWithGrad(x, weight, bias,
+                               {geometry.stride, geometry.padding, geometry.dilation, 1});
   return spikeConv2dForward(x, weight, bias, geometry);
 }
 

@@ -5,6 +5,9 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+
+#include <algorithm>
 
 #include <atomic>
 #include <vector>
@@ -93,6 +96,77 @@ at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
                      y.data_ptr<float>() + n * outSize);
   });
   return y;
+}
+
+namespace {
+
+/// Samples whose weight-gradient terms one partial sum holds: partials are
+/// added in sample order, so the result does not depend on the thread count.
+constexpr int64_t kSamplesPerPartial = 4;
+
+/// Adds one sample's terms to acc [C, kH, kW, O]: for each input that fired
+/// (bits in NHWC order), the gradient rows of the outputs each tap reached.
+void weightGradOfSample(const uint8_t *bits, int64_t firstBit, const float *grad,
+                        const Shape &s, const SpikeConvGeometry &g, float *acc) {
+  const int64_t O = s.outputs;
+  for (int64_t iy = 0; iy < s.height; ++iy)
+    for (int64_t ix = 0; ix < s.width; ++ix) {
+      const int64_t pixel = firstBit + (iy * s.width + ix) * s.channels;
+      for (int64_t c = 0; c < s.channels; ++c) {
+        int64_t bit = pixel + c;
+        if (((bits[bit >> 3] >> (bit & 7)) & 1) == 0)
+          continue;
+        for (int64_t ky = 0; ky < s.kh; ++ky) {
+          int64_t oy;
+          if (!outputOf(iy, ky, g.stride[0], g.padding[0], g.dilation[0], s.outHeight, oy))
+            continue;
+          for (int64_t kx = 0; kx < s.kw; ++kx) {
+            int64_t ox;
+            if (!outputOf(ix, kx, g.stride[1], g.padding[1], g.dilation[1], s.outWidth, ox))
+              continue;
+            addTap(acc + ((c * s.kh + ky) * s.kw + kx) * O, grad + (oy * s.outWidth + ox) * O,
+                   O);
+          }
+        }
+      }
+    }
+}
+
+} // namespace
+
+at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSizes,
+                                 const at::Tensor &grad, at::IntArrayRef weightSizes,
+                                 const SpikeConvGeometry &g) {
+  if (inputSizes.size() != 4 || weightSizes.size() != 4 || grad.dim() != 4 ||
+      grad.size(0) != inputSizes[0] || grad.size(1) != weightSizes[0] ||
+      inputSizes[1] != weightSizes[1])
+    throw Error("spike conv2d weight gradient: expects x [B, C, H, W], a gradient "
+                "[B, O, OH, OW] and a weight [O, C, kH, kW]");
+  Shape s{inputSizes[0],  inputSizes[1],  inputSizes[2], inputSizes[3], weightSizes[0],
+          weightSizes[2], weightSizes[3], grad.size(2),  grad.size(3)};
+  const int64_t imageBits = s.channels * s.height * s.width;
+  if (bits.numel() != (s.batch * imageBits + 7) / 8)
+    throw Error("spike conv2d weight gradient: " + std::to_string(bits.numel()) +
+                " bytes of bits for " + std::to_string(s.batch * imageBits) + " inputs");
+  at::Tensor g32 = grad.contiguous(at::MemoryFormat::ChannelsLast); // rows of O channels
+  const int64_t tapsSize = s.channels * s.kh * s.kw * s.outputs;
+  const int64_t partials = (s.batch + kSamplesPerPartial - 1) / kSamplesPerPartial;
+  std::vector<float> sums(size_t(partials * tapsSize), 0.0f);
+  const uint8_t *b = bits.data_ptr<uint8_t>();
+  const float *gradData = g32.data_ptr<float>();
+  const int64_t gradImage = s.outputs * s.outHeight * s.outWidth;
+  at::parallel_for(0, partials, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      for (int64_t n = p * kSamplesPerPartial;
+           n < std::min(s.batch, (p + 1) * kSamplesPerPartial); ++n)
+        weightGradOfSample(b, n * imageBits, gradData + n * gradImage, s, g,
+                           sums.data() + p * tapsSize);
+  });
+  for (int64_t p = 1; p < partials; ++p)
+    addTap(sums.data(), sums.data() + p * tapsSize, tapsSize);
+  at::Tensor taps = at::from_blob(sums.data(), {s.channels, s.kh, s.kw, s.outputs},
+                                  grad.options());
+  return taps.permute({3, 0, 1, 2}).contiguous();
 }
 
 void setSpikeConvMaxDensity(double density) { maxDensity.store(density); }

@@ -153,6 +153,8 @@ void MetricsLog::rankEnd(const RankEnd &report) {
     end["spike_bits"] = Json{{"tensors", bits.tensors},
                              {"float_bytes", bits.floatBytes},
                              {"bit_bytes", bits.bitBytes}};
+  if (const SpikeConvCounts &conv = report.spikeConv; conv.calls + conv.dense > 0)
+    end["spike_conv"] = Json{{"calls", conv.calls}, {"dense", conv.dense}};
   if (!report.eventKernels.empty()) {
     Json layers = Json::array();
     for (const auto &[layer, c] : report.eventKernels)

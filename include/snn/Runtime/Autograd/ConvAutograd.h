@@ -42,6 +42,14 @@ at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &bits,
                                  const at::Tensor &weight, const at::Tensor &bias,
                                  const Conv2dShape &shape);
 
+/// conv2d(x, weight, bias, ...) for spikes x [N, C, H, W] (groups 1; bias
+/// may be undefined) on the event-driven kernels (SpikeConvKernels.h),
+/// recorded with grad mode on: forward the active inputs' weight taps,
+/// backward x's gradient dense and the weight's over the spikes, kept as
+/// bits. Within float32 rounding of at::conv2d and its gradients.
+at::Tensor eventConv2dWithGrad(const at::Tensor &x, const at::Tensor &weight,
+                               const at::Tensor &bias, const Conv2dShape &shape);
+
 /// at::conv2d(x, weight, bias, ...) for x [N, C, H, W] (bias may be
 /// undefined), recorded with grad mode on; backward returns x's gradient and
 /// queues the parameters' in `queue`.

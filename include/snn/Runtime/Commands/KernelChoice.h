@@ -9,8 +9,10 @@ struct KernelChoice {
   /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
   /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
   double spikeLinearDensity = 0.0;
-  /// --spike-conv-density: inference conv2d layers fed spikes with at most this share of
-  /// ones run the event-driven kernel (SpikeConvKernels.h); 0 keeps every conv2d dense.
+  /// --spike-conv-density: conv2d layers fed spikes with at most this share of ones run
+  /// the event-driven kernels (SpikeConvKernels.h; eventConv2dWithGrad in training); 0
+  /// keeps every conv2d dense; kMeasuredDensity (auto): the crossover measured per layer
+  /// shape (EventKernelChoice.h). --spike-linear-density likewise.
   double spikeConvDensity = 0.0;
   /// false with --no-fusion: every node runs alone and on every step, no
   /// spiking blocks (SpikingBlockFusion.h) and no one-step conv2d

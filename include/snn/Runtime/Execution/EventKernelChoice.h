@@ -57,9 +57,10 @@ std::optional<double> rememberedThreshold(const std::string &key);
 double linearEventThreshold(const at::Tensor &x, const at::Tensor &weight,
                             const at::Tensor &bias);
 
-/// --spike-conv-density auto: the same for an inference conv2d of x [B, C, H, W].
+/// --spike-conv-density auto: the same for a conv2d of x [B, C, H, W]
+/// (`training`: forward plus the weight gradient).
 double convEventThreshold(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
-                          const SpikeConvGeometry &geometry);
+                          const SpikeConvGeometry &geometry, bool training);
 
 /// The shapes measured so far with their crossovers, in the order measured.
 std::vector<std::pair<std::string, KernelCrossover>> measuredCrossovers();

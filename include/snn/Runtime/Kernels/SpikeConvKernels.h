@@ -8,7 +8,8 @@
 // output channels, then transposed to [B, O, OH, OW]. The additions run in
 // another order than oneDNN's dense convolution, so results are within the
 // float32 bound of the same sums, not bit-equal (docs/semantics.md): the path
-// is opt-in (snn-run --spike-conv-density).
+// is opt-in (snn-run --spike-conv-density). The weight gradient of training
+// runs over the active inputs likewise, from the input kept as bits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_KERNELS_SPIKECONVKERNELS_H
@@ -32,9 +33,21 @@ struct SpikeConvGeometry {
 at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight,
                               const at::Tensor &bias, const SpikeConvGeometry &geometry);
 
-/// The process's choice (snn-run --spike-conv-density): inference conv2d
-/// layers whose input is spikes with at most this share of ones take
-/// spikeConv2dForward; 0, the default, keeps every conv2d dense.
+/// dL/dW [O, C, kH, kW] of conv2d(x, W) for spikes x [B, C, H, W] kept as
+/// `bits` (SpikeBits.h, packed in NHWC order: a channels-last x's memory
+/// order) and grad = dL/dy [B, O, OH, OW]: for every input that fired, the
+/// gradient rows (all O channels) of the outputs each tap reached, added
+/// without multiplies. Partial sums of four samples each, added in sample
+/// order: the same result for any thread count, within the float32 bound of
+/// the dense weight gradient's sums (another order).
+at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSizes,
+                                 const at::Tensor &grad, at::IntArrayRef weightSizes,
+                                 const SpikeConvGeometry &geometry);
+
+/// The process's choice (snn-run --spike-conv-density): conv2d layers whose
+/// input is spikes with at most this share of ones take the event-driven
+/// kernels; 0, the default, keeps every conv2d dense; kMeasuredDensity
+/// (EventKernelChoice.h): up to the crossover measured per layer shape.
 void setSpikeConvMaxDensity(double density);
 double spikeConvMaxDensity();
 

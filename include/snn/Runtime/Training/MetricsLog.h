@@ -14,6 +14,7 @@
 #include "snn/Runtime/Execution/EventKernelChoice.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Schema/Manifest.h"
 
@@ -57,6 +58,8 @@ struct RankEnd {
   SpikingBlockCounts spikingBlocks;
   /// conv2d inputs kept as bits for the backward.
   SpikeBitsCounts spikeBits;
+  /// conv2d calls on the event-driven kernels (--spike-conv-density), and dense ones.
+  SpikeConvCounts spikeConv;
   /// Event-or-dense crossovers measured per layer shape (--spike-*-density auto).
   std::vector<std::pair<std::string, KernelCrossover>> eventKernels;
 };
