@@ -221,6 +221,17 @@ double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double
   return seconds * double(ranks - 1) / double(nearestRanks - 1);
 }
 
+double Calibration::concurrentCollectiveSeconds(CollectiveKind kind, int64_t ranks,
+                                                int64_t jobRanks, double bytes) const {
+  double alone = collectiveSeconds(kind, ranks, bytes);
+  if (jobRanks <= ranks || ranks < 2 || oversubscription(jobRanks) <= 1.0 ||
+      !collectives.count({kind, jobRanks}))
+    return alone;
+  double contended =
+      collectiveSeconds(kind, jobRanks, bytes) * double(ranks - 1) / double(jobRanks - 1);
+  return std::max(alone, contended);
+}
+
 const ModelStepTimes *Calibration::modelStepOf(const ModelInfo &model) const {
   int64_t parameters = 0;
   for (const OpInfo &op : model.ops)
@@ -257,13 +268,13 @@ double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks) const {
   return double(bytes) / linkBytesPerSecond + latencySeconds;
 }
 
-double Communication::seconds(const Hardware &hw) const {
+double Communication::seconds(const Hardware &hw, int64_t jobRanks) const {
   if (!hw.calibration)
     return double(bytes) / hw.linkBytesPerSecond + double(latencySteps) * hw.latencySeconds;
   double total = 0;
   for (const CollectiveCall &call : calls)
-    total += double(call.count) *
-             hw.calibration->collectiveSeconds(call.kind, call.ranks, double(call.tensorBytes));
+    total += double(call.count) * hw.calibration->concurrentCollectiveSeconds(
+                                      call.kind, call.ranks, jobRanks, double(call.tensorBytes));
   return total;
 }
 

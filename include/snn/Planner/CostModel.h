@@ -84,6 +84,13 @@ struct Calibration {
   /// nearest measured one scaled by the ring's (ranks - 1) steps; 0 without a curve of
   /// the kind.
   double collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const;
+  /// A collective of `ranks` while the job's other groups run theirs (`jobRanks` in all):
+  /// on CPUs the job oversubscribes, a ring step waits as long as one of the job-size
+  /// curve's steps (a peer may be descheduled), so the job's curve scaled to this group's
+  /// ring steps, (ranks - 1) / (jobRanks - 1), when that is the slower; else
+  /// collectiveSeconds.
+  double concurrentCollectiveSeconds(CollectiveKind kind, int64_t ranks, int64_t jobRanks,
+                                     double bytes) const;
   /// How much slower each rank computes when `ranks` share the machine: ranks x threads
   /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
   double oversubscription(int64_t ranks) const;
@@ -168,8 +175,9 @@ struct Communication {
     return *this;
   }
   /// Ring bytes over the link plus latency per step; with a calibration, the measured
-  /// time of each call instead.
-  double seconds(const Hardware &hw) const;
+  /// time of each call instead. `jobRanks`: the ranks of the whole job, when its groups
+  /// run their collectives at the same time (Calibration::concurrentCollectiveSeconds).
+  double seconds(const Hardware &hw, int64_t jobRanks = 0) const;
 };
 
 /// The work of op `opIndex` at `batch` in its kind's unit (docs/planner.md): forward FLOPs
