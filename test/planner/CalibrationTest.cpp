@@ -201,6 +201,42 @@ TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   EXPECT_NEAR(contention, expected, 1e-9);
 }
 
+TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsRingSteps) {
+  Calibration c;
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 4e-4}};
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}};
+  // Alone, or the job's CPUs to spare: the group's own curve.
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096), 4e-4);
+  c.logicalCpus = 2;
+  c.threadsPerRank = 1;
+  // 4 ranks on 2 CPUs: the 4-rank curve over its 3 ring steps, one of the group's.
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096),
+                   6e-3 / 3.0);
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 2, 4096), 4e-4);
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 4, 4, 4096), 6e-3);
+  // No curve of the job's size: the group's own.
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 8, 4096), 4e-4);
+  // The contended time never undercuts the group's own.
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-4}};
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096), 4e-4);
+}
+
+TEST(Calibration, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
+  // Messages only cost (compute nearly free): a middle stage's tick of a 1F1B pipeline sends
+  // an activation and a gradient of the same size, which overlap.
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-15, 1e-6));
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate pipe = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
+  ASSERT_GT(pipe.commSeconds, 0.0);
+  // Every boundary carries [T, micro, 32] floats: the larger message of a tick.
+  int64_t micro = (64 + pipe.microbatches - 1) / pipe.microbatches;
+  double message = hw.sendSeconds(4 * micro * 32 * 4, 4);
+  double ticks = double(pipe.microbatches * pipe.virtualStages + pipe.pp - 1);
+  EXPECT_NEAR(pipe.commSeconds, ticks * message, 1e-9 * ticks * message);
+}
+
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {
   ModelInfo model = test::csnn(8);
   for (size_t i = 0; i < model.ops.size(); ++i) {
