@@ -19,6 +19,18 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+/// A Function's conv geometry, kept in its saved data.
+void saveShape(AutogradContext *ctx, const Conv2dShape &s) {
+  ctx->saved_data["geometry"] = std::vector<int64_t>{
+      s.stride[0], s.stride[1], s.padding[0], s.padding[1], s.dilation[0], s.dilation[1],
+      s.groups};
+}
+
+Conv2dShape loadShape(AutogradContext *ctx) {
+  std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
+  return {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+}
+
 /// The parameters and geometry, for the queued task that adds the
 /// parameters' gradients. The weight is also a (tracked) input, so that the
 /// output requires grad when x does not; backward gives it no gradient.
@@ -48,9 +60,7 @@ struct DeferredConvFunction : public torch::autograd::Function<DeferredConvFunct
     ctx->save_for_backward({x});
     ctx->saved_data["weight"] = p.weight;
     ctx->saved_data["bias"] = p.bias;
-    ctx->saved_data["geometry"] = std::vector<int64_t>{
-        p.shape.stride[0], p.shape.stride[1], p.shape.padding[0], p.shape.padding[1],
-        p.shape.dilation[0], p.shape.dilation[1], p.shape.groups};
+    saveShape(ctx, p.shape);
     ctx->saved_data["queue"] = int64_t(reinterpret_cast<intptr_t>(p.queue));
     const Conv2dShape &s = p.shape;
     return at::conv2d(x, p.weight, p.bias, s.stride, s.padding, s.dilation, s.groups);
@@ -60,8 +70,7 @@ struct DeferredConvFunction : public torch::autograd::Function<DeferredConvFunct
     ConvParameters p;
     p.weight = ctx->saved_data["weight"].toTensor();
     p.bias = ctx->saved_data["bias"].toTensor();
-    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
-    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    p.shape = loadShape(ctx);
     auto *queue = reinterpret_cast<WeightGradQueue *>(
         intptr_t(ctx->saved_data["queue"].toInt()));
     at::Tensor x = ctx->get_saved_variables()[0];
@@ -90,9 +99,7 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
     ctx->saved_data["sizes"] = x.sizes().vec();
     ctx->saved_data["channels_last"] = !x.is_contiguous();
     ctx->saved_data["bias"] = b.defined();
-    ctx->saved_data["geometry"] = std::vector<int64_t>{
-        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
-        shape.dilation[0], shape.dilation[1], shape.groups};
+    saveShape(ctx, shape);
     return at::conv2d(x, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups);
   }
 
@@ -101,8 +108,7 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
     ConvParameters p;
     p.weight = saved[1];
     bool hasBias = ctx->saved_data["bias"].toBool();
-    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
-    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    p.shape = loadShape(ctx);
     at::Tensor x = unpackSpikeBits(saved[0], ctx->saved_data["sizes"].toIntVector(),
                                    ctx->saved_data["channels_last"].toBool()
                                        ? at::MemoryFormat::ChannelsLast
@@ -130,9 +136,7 @@ struct RepeatedInputConvFunction
     ctx->save_for_backward({step, weight});
     ctx->saved_data["steps"] = steps;
     ctx->saved_data["bias"] = b.defined();
-    ctx->saved_data["geometry"] = std::vector<int64_t>{
-        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
-        shape.dilation[0], shape.dilation[1], shape.groups};
+    saveShape(ctx, shape);
     at::Tensor y =
         at::conv2d(step, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups);
     std::vector<int64_t> sizes{steps};
@@ -147,8 +151,7 @@ struct RepeatedInputConvFunction
     ConvParameters p;
     p.weight = saved[1];
     bool hasBias = ctx->saved_data["bias"].toBool();
-    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
-    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    p.shape = loadShape(ctx);
     if (hasBias)
       p.bias = at::empty({p.weight.size(0)}, p.weight.options());
     std::vector<int64_t> sizes{steps};
@@ -175,9 +178,7 @@ struct EventConvFunction : public torch::autograd::Function<EventConvFunction> {
     ctx->save_for_backward({bits, weight});
     ctx->saved_data["sizes"] = x.sizes().vec();
     ctx->saved_data["bias"] = bias.has_value();
-    ctx->saved_data["geometry"] = std::vector<int64_t>{
-        shape.stride[0],   shape.stride[1],   shape.padding[0], shape.padding[1],
-        shape.dilation[0], shape.dilation[1], shape.groups};
+    saveShape(ctx, shape);
     return spikeConv2dForward(x, weight, bias ? *bias : at::Tensor(),
                               {shape.stride, shape.padding, shape.dilation});
   }
@@ -186,8 +187,7 @@ struct EventConvFunction : public torch::autograd::Function<EventConvFunction> {
     variable_list saved = ctx->get_saved_variables();
     ConvParameters p;
     p.weight = saved[1];
-    std::vector<int64_t> g = ctx->saved_data["geometry"].toIntVector();
-    p.shape = {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
+    p.shape = loadShape(ctx);
     std::vector<int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
     at::Tensor gradX, gradWeight, gradBias;
     if (ctx->needs_input_grad(0)) {

@@ -23,6 +23,14 @@ namespace snn::runtime {
 namespace {
 std::mutex mutex;
 std::vector<std::pair<std::string, KernelCrossover>> measured;
+
+/// The remembered crossover of `key`; `mutex` held.
+std::optional<double> findLocked(const std::string &key) {
+  for (const auto &[name, crossover] : measured)
+    if (name == key)
+      return crossover.threshold;
+  return std::nullopt;
+}
 } // namespace
 
 double crossoverDensity(double denseSeconds, double fixedSeconds, double eventSeconds,
@@ -39,9 +47,8 @@ double measuredThreshold(const std::string &key,
                          const std::function<KernelCrossover()> &measure) {
   // Held while measuring: two threads never time kernels against each other.
   std::lock_guard<std::mutex> lock(mutex);
-  for (const auto &[name, crossover] : measured)
-    if (name == key)
-      return crossover.threshold;
+  if (std::optional<double> known = findLocked(key))
+    return *known;
   KernelCrossover c = measure();
   c.threshold = crossoverDensity(c.denseSeconds, c.fixedSeconds, c.eventSeconds, c.density);
   measured.emplace_back(key, c);
@@ -50,10 +57,7 @@ double measuredThreshold(const std::string &key,
 
 std::optional<double> rememberedThreshold(const std::string &key) {
   std::lock_guard<std::mutex> lock(mutex);
-  for (const auto &[name, crossover] : measured)
-    if (name == key)
-      return crossover.threshold;
-  return std::nullopt;
+  return findLocked(key);
 }
 
 std::vector<std::pair<std::string, KernelCrossover>> measuredCrossovers() {

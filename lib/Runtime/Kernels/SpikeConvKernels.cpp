@@ -41,6 +41,23 @@ inline bool outputOf(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t
   return out < size;
 }
 
+/// Calls visit(ky * kW + kx, oy * OW + ox) for every tap (ky, kx) through
+/// which input (iy, ix) reaches an output (oy, ox).
+template <typename Visit>
+inline void forEachTap(int64_t iy, int64_t ix, const Shape &s, const SpikeConvGeometry &g,
+                       Visit visit) {
+  for (int64_t ky = 0; ky < s.kh; ++ky) {
+    int64_t oy;
+    if (!outputOf(iy, ky, g.stride[0], g.padding[0], g.dilation[0], s.outHeight, oy))
+      continue;
+    for (int64_t kx = 0; kx < s.kw; ++kx) {
+      int64_t ox;
+      if (outputOf(ix, kx, g.stride[1], g.padding[1], g.dilation[1], s.outWidth, ox))
+        visit(ky * s.kw + kx, oy * s.outWidth + ox);
+    }
+  }
+}
+
 /// One sample: acc [OH*OW, O] from the active inputs, then y [O, OH*OW].
 void convolveSample(const float *x, const float *taps, const float *bias, const Shape &s,
                     const SpikeConvGeometry &g, std::vector<float> &acc, float *y) {
@@ -53,18 +70,9 @@ void convolveSample(const float *x, const float *taps, const float *bias, const 
       for (int64_t ix = 0; ix < s.width; ++ix) {
         if (x[(c * s.height + iy) * s.width + ix] == 0.0f)
           continue;
-        for (int64_t ky = 0; ky < s.kh; ++ky) {
-          int64_t oy;
-          if (!outputOf(iy, ky, g.stride[0], g.padding[0], g.dilation[0], s.outHeight, oy))
-            continue;
-          for (int64_t kx = 0; kx < s.kw; ++kx) {
-            int64_t ox;
-            if (!outputOf(ix, kx, g.stride[1], g.padding[1], g.dilation[1], s.outWidth, ox))
-              continue;
-            addTap(acc.data() + (oy * s.outWidth + ox) * O,
-                   taps + ((c * s.kh + ky) * s.kw + kx) * O, O);
-          }
-        }
+        forEachTap(iy, ix, s, g, [&](int64_t tap, int64_t position) {
+          addTap(acc.data() + position * O, taps + (c * s.kh * s.kw + tap) * O, O);
+        });
       }
   for (int64_t o = 0; o < O; ++o)
     for (int64_t p = 0; p < positions; ++p)
@@ -116,18 +124,9 @@ void weightGradOfSample(const uint8_t *bits, int64_t firstBit, const float *grad
         int64_t bit = pixel + c;
         if (((bits[bit >> 3] >> (bit & 7)) & 1) == 0)
           continue;
-        for (int64_t ky = 0; ky < s.kh; ++ky) {
-          int64_t oy;
-          if (!outputOf(iy, ky, g.stride[0], g.padding[0], g.dilation[0], s.outHeight, oy))
-            continue;
-          for (int64_t kx = 0; kx < s.kw; ++kx) {
-            int64_t ox;
-            if (!outputOf(ix, kx, g.stride[1], g.padding[1], g.dilation[1], s.outWidth, ox))
-              continue;
-            addTap(acc + ((c * s.kh + ky) * s.kw + kx) * O, grad + (oy * s.outWidth + ox) * O,
-                   O);
-          }
-        }
+        forEachTap(iy, ix, s, g, [&](int64_t tap, int64_t position) {
+          addTap(acc + (c * s.kh * s.kw + tap) * O, grad + position * O, O);
+        });
       }
     }
 }
