@@ -32,84 +32,35 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_models import (gemm_peak_gflops, layer_stats, model_named,  # noqa: E402
+                          synthetic_input, time_major)
 from train_throughput import PYTHON, sh  # noqa: E402
-
-# model -> (make_case width flags, static input?, per-sample input shape given T)
-MODELS = {
-    "csnn": (["--width", "32"], True, lambda T: [1, 28, 28]),
-    "vgg_dvs": (["--width", "64", "--image", "48", "--blocks", "3"], False,
-                lambda T: [T, 2, 48, 48]),
-    "sew_resnet": (["--width", "32", "--blocks", "2"], True, lambda T: [1, 28, 28]),
-    "spiking_mlp": (["--width", "256"], True, lambda T: [784]),
-}
-
-
 
 def eager_worker(args):
     """Runs in its own process: eager PyTorch inference over the file, JSON on stdout."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "python_export"))
     from snnexport import functional
-    from snnexport.neuron import BaseNode
     from snnexport.training.cli import model_from_case
 
     torch.set_num_threads(args.threads)
     model, meta = model_from_case(args.case)
     model.eval()
     x = torch.from_numpy(np.load(args.input))
-    T = args.T
-    spikes, counts, macs = {}, {}, [0]
-
-    def count_fire(name):
-        def hook(_, __, out):
-            spikes[name] = spikes.get(name, 0.0) + float(out.sum())
-            counts[name] = counts.get(name, 0) + out.numel()
-        return hook
-
-    def count_macs(module, inputs, out):
-        if isinstance(module, torch.nn.Conv2d):
-            k = module.in_channels // module.groups * module.kernel_size[0] * module.kernel_size[1]
-            macs[0] += out.numel() * k
-        elif isinstance(module, torch.nn.Linear):
-            macs[0] += out.numel() * module.in_features
-
-    handles = []
-    for name, m in model.named_modules():
-        if isinstance(m, BaseNode):
-            handles.append(m.register_forward_hook(count_fire(name)))
-        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
-            handles.append(m.register_forward_hook(count_macs))
 
     def batches():
         for first in range(0, x.shape[0], args.batch):
-            b = x[first:first + args.batch]
-            yield b.unsqueeze(0).repeat(T, *([1] * b.dim())) if args.static else \
-                b.transpose(0, 1).contiguous()
+            yield time_major(x[first:first + args.batch], args.T, args.static)
 
     with torch.no_grad():
-        functional.reset_net(model)
-        model(next(batches()))  # the counting pass doubles as warm-up
-        for h in handles:
-            h.remove()
+        stats = layer_stats(model, next(batches()), train=False)  # doubles as warm-up
         t0 = time.perf_counter()
         for xb in batches():
             functional.reset_net(model)
             model(xb)
         seconds = time.perf_counter() - t0
-        a, b = torch.rand(1024, 1024), torch.rand(1024, 1024)
-        torch.mm(a, b)
-        best = min(_timed(lambda: torch.mm(a, b)) for _ in range(5))
-    first = min(args.batch, x.shape[0])
-    json.dump({"samples_per_s": x.shape[0] / seconds,
-               "macs_per_sample": macs[0] / first,
-               "firing": {k: spikes[k] / counts[k] for k in spikes},
-               "gemm_peak_gflops": 2 * 1024 ** 3 / best / 1e9}, sys.stdout)
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    stats.update(samples_per_s=x.shape[0] / seconds, gemm_peak_gflops=gemm_peak_gflops())
+    json.dump(stats, sys.stdout)
 
 
 def snn_run_infer(snn_run, art, given, out, args, T, static, threads, env):
@@ -155,9 +106,7 @@ def main():
     os.makedirs(args.work)
     rows = []
     for model in args.models.split(","):
-        if model not in MODELS:
-            sys.exit(f"error: --models: unknown model {model!r} ({', '.join(MODELS)})")
-        flags, static, shape = MODELS[model]
+        flags, static = model_named(model).flags, model_named(model).static
         for T in (int(t) for t in args.T.split(",")):
             d = os.path.join(args.work, f"{model}_T{T}")
             case, art = os.path.join(d, "case"), os.path.join(d, "artifact")
@@ -166,9 +115,7 @@ def main():
             sh([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"), "-o",
                 art], base_env)
             g = np.random.default_rng(0)
-            x = g.random([args.samples] + shape(T), dtype=np.float32)
-            if not static:
-                x = (x < 0.3).astype(np.float32)
+            x = synthetic_input(model_named(model), T, args.samples, g)
             given = os.path.join(d, "x.npy")
             # snn-run reads time-major [T, N, ...] unless the input is repeated over time
             np.save(given, x if static else np.ascontiguousarray(x.transpose(1, 0, 2, 3, 4)))
@@ -204,8 +151,8 @@ def main():
                 print(f"   {line}", flush=True)
 
     print()
-    print(f"| model | T | threads | snn-run samples/s | PyTorch samples/s | speedup | "
-          f"snn-run GFLOP/s | PyTorch GFLOP/s | 1-core GEMM GFLOP/s |")
+    print("| model | T | threads | snn-run samples/s | PyTorch samples/s | speedup | "
+          "snn-run GFLOP/s | PyTorch GFLOP/s | 1-core GEMM GFLOP/s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['T']} | {r['threads']} | {r['snn_run_samples_per_s']:.1f} | "
