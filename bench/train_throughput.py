@@ -152,7 +152,8 @@ def describe_kernels(kernels):
     if "spiking_blocks" in kernels:
         b = kernels["spiking_blocks"]
         parts.append(f"spiking blocks {b['fused']} fused, {b['node_by_node']} node by node, "
-                     f"{b['one_step_layers']} one-step layers")
+                     f"{b['one_step_layers']} one-step layers, "
+                     f"{b.get('fused_norm_backward', 0)} BatchNorm backwards in the BPTT pass")
     if "spike_bits" in kernels:
         b = kernels["spike_bits"]
         parts.append(f"{b['tensors']} spike tensors kept as bits "

@@ -153,7 +153,8 @@ def check_fast_paths_ran(log):
         raise tc.Failure(f"spike_bits: {bits['bit_bytes']} bytes of bits for "
                          f"{bits['float_bytes']} bytes of float32")
     print(f"spiking blocks: {blocks['fused']} fused runs, {blocks['one_step_layers']} "
-          f"one-step layers; spike inputs as bits: {bits['float_bytes']} -> "
+          f"one-step layers, {blocks['fused_norm_backward']} BatchNorm backwards in the BPTT "
+          f"pass; spike inputs as bits: {bits['float_bytes']} -> "
           f"{bits['bit_bytes']} bytes")
 
 

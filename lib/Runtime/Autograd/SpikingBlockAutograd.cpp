@@ -2,8 +2,10 @@
 
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
 #include "SavedNeuronConfig.h"
+#include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 
 #include <ATen/ops/full_like.h>
+#include <atomic>
 #include <ATen/ops/native_batch_norm_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -13,6 +15,16 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
+
+std::atomic<int64_t> fusedNormRuns{0};
+
+/// Whether the block's BatchNorm backward runs fused with its BPTT: NCHW
+/// steps (a channels-last input keeps ATen's backward) and ATen's rounding
+/// reproduced on this machine.
+bool fusedNormBackward(const at::Tensor &x) {
+  return !channelsLastSteps(x) && batchNormBackwardKernelApplies(x) &&
+         batchNormBackwardKernelAvailable();
+}
 
 
 } // namespace
@@ -27,6 +39,29 @@ BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &nor
 }
 
 namespace {
+
+/// The block's backward with its BatchNorm's plane sums taken in the BPTT
+/// pass; the BatchNorm backward (ATen's arithmetic, BatchNormBackwardKernels.h)
+/// reads a repeated input in place and overwrites the BPTT's gradient.
+SpikingBlockBackwardResult backwardWithFusedNorm(const at::Tensor &gradOutput,
+                                                 const variable_list &saved,
+                                                 const SpikingBlock &block,
+                                                 std::array<bool, 3> mask, at::Tensor &gradX,
+                                                 at::Tensor &gradWeight, at::Tensor &gradBias) {
+  const at::Tensor &x = saved[0], &mean = saved[3], &invstd = saved[4], &weight = saved[5];
+  std::vector<float> sums(size_t(x.size(0) * x.size(1) * x.size(2))), dots(sums.size());
+  BlockNormSums norm{mean.data_ptr<float>(), sums.data(), dots.data()};
+  SpikingBlockBackwardResult r =
+      spikingBlockBackward(gradOutput, saved[1], saved[2], x, block, &norm);
+  BatchNormPlaneTotals totals{sums.data(), dots.data()};
+  BatchNormBackwardResult b = batchNormTrainingBackward(r.gradInput, x, weight, mean, invstd, mask,
+                                                        &totals, /*inPlace=*/true);
+  gradX = b.gradInput;
+  gradWeight = b.gradWeight;
+  gradBias = b.gradBias;
+  ++fusedNormRuns;
+  return r;
+}
 
 struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunction> {
   /// The BatchNorm's weight and bias and PLIF's w are optionals so that
@@ -75,21 +110,27 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
       std::vector<int64_t> w = ctx->saved_data["pool"].toIntVector();
       block.pool = MaxPoolWindow{w[0], w[1], w[2], w[3]};
     }
-    SpikingBlockBackwardResult r = spikingBlockBackward(grads[0], saved[1], saved[2], x, block);
+    // needs_input_grad(1, 2): the BatchNorm's weight and bias, inputs only with a BatchNorm.
+    std::array<bool, 3> mask{ctx->needs_input_grad(0), mean.defined() && ctx->needs_input_grad(1),
+                             mean.defined() && ctx->needs_input_grad(2)};
     at::Tensor gradX, gradWeight, gradBias, gradPlif;
-    if (mean.defined()) {
-      // ATen's own BatchNorm backward on the [T*N, C, H, W] fold, as the
-      // layers one at a time call it: the gradients are PyTorch's bit for bit.
-      at::Tensor fold = (x.stride(0) == 0 ? x.contiguous() : x).flatten(0, 1);
-      std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
-                               ctx->needs_input_grad(2)};
-      std::tie(gradX, gradWeight, gradBias) = at::native_batch_norm_backward(
-          r.gradInput.flatten(0, 1), fold, weight, at::Tensor(), at::Tensor(), mean, invstd,
-          /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);
-      if (gradX.defined())
-        gradX = gradX.view(x.sizes());
-    } else if (ctx->needs_input_grad(0)) {
-      gradX = r.gradInput;
+    SpikingBlockBackwardResult r;
+    if (mean.defined() && fusedNormBackward(x)) {
+      r = backwardWithFusedNorm(grads[0], saved, block, mask, gradX, gradWeight, gradBias);
+    } else {
+      r = spikingBlockBackward(grads[0], saved[1], saved[2], x, block);
+      if (mean.defined()) {
+        // ATen's own BatchNorm backward on the [T*N, C, H, W] fold, as the
+        // layers one at a time call it: the gradients are PyTorch's bit for bit.
+        at::Tensor fold = (x.stride(0) == 0 ? x.contiguous() : x).flatten(0, 1);
+        std::tie(gradX, gradWeight, gradBias) = at::native_batch_norm_backward(
+            r.gradInput.flatten(0, 1), fold, weight, at::Tensor(), at::Tensor(), mean, invstd,
+            /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);
+        if (gradX.defined())
+          gradX = gradX.view(x.sizes());
+      } else if (ctx->needs_input_grad(0)) {
+        gradX = r.gradInput;
+      }
     }
     // needs_input_grad counts the arguments that are tensors: x, the
     // BatchNorm's two if present, then w.
@@ -101,6 +142,8 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
 };
 
 } // namespace
+
+int64_t fusedNormBackwards() { return fusedNormRuns.load(); }
 
 at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands) {
   c10::optional<at::Tensor> normWeight, normBias, plif;

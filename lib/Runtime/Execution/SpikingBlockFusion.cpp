@@ -179,7 +179,7 @@ void setSpikingBlocksEnabled(bool enabled) { enabledFlag().store(enabled); }
 bool spikingBlocksEnabled() { return enabledFlag().load(); }
 
 SpikingBlockCounts spikingBlockCounts() {
-  return {fusedRuns.load(), unfusedRuns.load(), timeInvariantRuns()};
+  return {fusedRuns.load(), unfusedRuns.load(), timeInvariantRuns(), fusedNormBackwards()};
 }
 
 } // namespace snn::runtime

@@ -131,8 +131,11 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
 
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &h, const at::Tensor &argmax,
-                                                const at::Tensor &x, const SpikingBlock &block) {
+                                                const at::Tensor &x, const SpikingBlock &block,
+                                                const BlockNormSums *norm) {
   BlockDims dims = dimsOf(x, block);
+  if (norm && dims.channelsLast)
+    throw Error("spiking block: BatchNorm plane sums need NCHW steps");
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
   if (gradOutput.sizes() != at::IntArrayRef(outShape))
     throw Error("spiking block: gradient of shape " + formatShape(gradOutput.sizes()) +
@@ -148,6 +151,11 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
   BlockGradients grads{grad.data_ptr<float>(),
                        dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, h.data_ptr<float>(),
                        x.data_ptr<float>(), result.gradInput.data_ptr<float>()};
+  if (norm) {
+    grads.normMean = norm->mean;
+    grads.normSum = norm->sum;
+    grads.normDot = norm->dot;
+  }
   auto k = float(block.k);
   result.gradK = useAvx2() ? avx2::blockBackward(block.neuron, k, dims, affine.raw(), grads)
                            : baseline::blockBackward(block.neuron, k, dims, affine.raw(), grads);

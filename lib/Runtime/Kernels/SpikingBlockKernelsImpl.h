@@ -24,6 +24,7 @@
 
 #include "NeuronEquations.h"
 #include "SpikingBlockKernelsIsa.h"
+#include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 
 #include <ATen/Parallel.h>
 
@@ -323,6 +324,9 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
         else
           backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, true>(
               surrogate, reset, charge, threshold, keep, vInit, step, image);
+        if (grads.normSum) // while the plane's gradient is in cache
+          batchNormPlaneSums(step.gradInput, step.x, grads.normMean[c], image,
+                             grads.normSum[plane], grads.normDot[plane]);
       }
       if constexpr (ChargeGrad::kLearnsK)
         planeK[size_t(p)] = sumAsDouble(acc.data(), image);

@@ -45,8 +45,13 @@ struct BlockGradients {
   const float *gradOutput;
   const uint8_t *argmax; // null without a pool
   const float *h;
-  const float *x; // the block's input (PLIF)
+  const float *x; // the block's input (PLIF, BatchNorm's plane sums)
   float *gradInput;
+  /// Non-null (NCHW blocks): also each gradInput plane's BatchNorm sums
+  /// (batchNormPlaneSums with the channel's normMean), per plane of the
+  /// [T * N, C] fold.
+  const float *normMean = nullptr;
+  float *normSum = nullptr, *normDot = nullptr;
 };
 
 #define SNN_DECLARE_BLOCK_KERNELS                                                  \

@@ -148,7 +148,8 @@ void MetricsLog::rankEnd(const RankEnd &report) {
   if (const SpikingBlockCounts &blocks = report.spikingBlocks; blocks.any())
     end["spiking_blocks"] = Json{{"fused", blocks.fused},
                                  {"node_by_node", blocks.unfused},
-                                 {"one_step_layers", blocks.oneStepLayers}};
+                                 {"one_step_layers", blocks.oneStepLayers},
+                                 {"fused_norm_backward", blocks.fusedNormBackwards}};
   if (const SpikeBitsCounts &bits = report.spikeBits; bits.tensors > 0)
     end["spike_bits"] = Json{{"tensors", bits.tensors},
                              {"float_bytes", bits.floatBytes},

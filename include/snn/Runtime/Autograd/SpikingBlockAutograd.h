@@ -39,6 +39,10 @@ BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &nor
 /// batchNormKernelAvailable() when there is a BatchNorm.
 at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands);
 
+/// Block backwards so far whose BatchNorm backward took its plane sums in
+/// the BPTT pass (BatchNormBackwardKernels.h), for the logs and the tests.
+int64_t fusedNormBackwards();
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_AUTOGRAD_SPIKINGBLOCKAUTOGRAD_H

@@ -48,6 +48,8 @@ struct SpikingBlockCounts {
   /// Per-step layer runs that computed one step of a time-invariant input
   /// (TimeInvariance.h).
   int64_t oneStepLayers = 0;
+  /// Block backwards whose BatchNorm backward ran in the BPTT pass.
+  int64_t fusedNormBackwards = 0;
   bool any() const { return fused + unfused + oneStepLayers > 0; }
 };
 SpikingBlockCounts spikingBlockCounts();

@@ -13,8 +13,9 @@
 // ATen rounds it, the neuron through the same functors as NeuronKernels), so
 // spikes are bit-identical to the unfused path. The backward computes the
 // unpooling and BPTT in one pass, as the separate kernels do; BatchNorm's
-// backward stays ATen's (SpikingBlockAutograd.h), whose reductions PyTorch's
-// gradients depend on to the last bit.
+// backward is ATen's, or its bit-for-bit reproduction
+// (BatchNormBackwardKernels.h) with the plane sums taken in this pass:
+// PyTorch's gradients depend on its reductions to the last bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_KERNELS_SPIKINGBLOCKKERNELS_H
@@ -69,13 +70,24 @@ struct SpikingBlockBackwardResult {
   double gradK = 0.0;   // PLIF: dL/dw of k = sigmoid(w)
 };
 
+/// Where the backward of an NCHW block also leaves BatchNorm's plane sums
+/// of dL/d(input) (batchNormPlaneSums per plane of the [T * N, C] fold, with
+/// the channel's batch mean), for batchNormTrainingBackward: the sums are
+/// taken while each plane's gradient is still in cache, instead of in a
+/// pass of their own over the gradient and the input.
+struct BlockNormSums {
+  const float *mean; // [C]
+  float *sum, *dot;  // [T * N * C] each
+};
+
 /// The unpooling and BPTT of the block from dL/d(output), with the forward's
 /// saved `h` and `argmax`. `x` is the block's input (read for PLIF, whose
-/// dL/dk needs the neuron's input again).
+/// dL/dk needs the neuron's input again, and for `norm`'s sums).
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &h, const at::Tensor &argmax,
                                                 const at::Tensor &x,
-                                                const SpikingBlock &block);
+                                                const SpikingBlock &block,
+                                                const BlockNormSums *norm = nullptr);
 
 } // namespace snn::runtime
 
