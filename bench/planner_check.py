@@ -13,15 +13,18 @@ measured.
    compiled with the same profile. Every compile counts SGD momentum's one state per parameter
    (`--optimizer-states=1`), as the runs below train with it.
 3. Each artifact trains STEPS SGD steps (lr 1e-3, momentum 0.9, MSE, seed 0) on a synthetic
-   dataset with `snn-run --nproc RANKS train --threads THREADS --log`; the measured step time is
-   the median of rank 0's step times after WARMUP steps, the measured memory the largest rank's
+   dataset with `snn-run --nproc RANKS train --threads THREADS --log`, REPEAT times, in rounds
+   over all of the model's candidates (so that a slow spell of the host does not land on one
+   candidate only); a run's step time is the median of rank 0's step times after WARMUP steps,
+   the measured step time the median over the runs; the measured memory the largest rank's
    `plan_check.measured.memory_bytes` (docs/training.md), the predictions the manifest's
    `plan.prediction`.
 
 Goal (issue 12): predictions within 25% of measurement; the first choice the fastest measured or
 within 10% of it. Not a test: run it on an otherwise idle machine.
   bench/planner_check.py [--models deep_mlp,csnn,vgg_dvs] [--ranks 4] [--threads 1]
-                         [--batch 32] [--steps 12] [--top 3] [--others 2] [--profile FILE]
+                         [--batch 32] [--steps 12] [--repeat 3] [--top 3] [--others 2]
+                         [--profile FILE]
 """
 import argparse
 import json
@@ -133,15 +136,21 @@ def bench_model(model, prepared, args, env):
         art, plan = compile_candidate(args, env, case, d, tag,
                                       ["--mode", mode_of(c["mode"]), "--topology",
                                        topology_of(c["mesh"])])
-        got = measure(args, env, art, (xp, yp), static, d, tag)
         rows.append({"model": model, "rank": rank, "mode": c["mode"], "mesh": c["mesh"],
                      "predicted_s": plan["prediction"]["step_seconds"],
-                     "measured_s": got["step_seconds"],
-                     "predicted_mem": plan["prediction"]["memory_bytes"],
-                     "measured_mem": got["memory_bytes"]})
-        r = rows[-1]
-        print(f"   {model} #{rank} {c['mode']} {c['mesh']}: predicted {r['predicted_s'] * 1e3:.2f} "
-              f"ms, measured {r['measured_s'] * 1e3:.2f} ms", flush=True)
+                     "predicted_mem": plan["prediction"]["memory_bytes"], "runs": [],
+                     "art": art, "tag": tag})
+    for rep in range(args.repeat):
+        for r in rows:
+            got = measure(args, env, r["art"], (xp, yp), static, d, f"{r['tag']}.{rep}")
+            r["runs"].append(got["step_seconds"])
+            r["measured_mem"] = max(r.get("measured_mem", 0), got["memory_bytes"])
+            print(f"   {model} #{r['rank']} {r['mode']} {r['mesh']} (run {rep + 1}): predicted "
+                  f"{r['predicted_s'] * 1e3:.2f} ms, measured {got['step_seconds'] * 1e3:.2f} "
+                  "ms", flush=True)
+    for r in rows:
+        r["measured_s"] = float(np.median(r["runs"]))
+        del r["art"], r["tag"]
     return rows
 
 
@@ -180,6 +189,8 @@ def main():
     p.add_argument("--T", type=int, default=4)
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs of each candidate, in rounds; the median is reported")
     p.add_argument("--top", type=int, default=3)
     p.add_argument("--others", type=int, default=2)
     p.add_argument("--profile", help="a device profile to use instead of calibrating")

@@ -33,9 +33,10 @@ Case randomCase(at::IntArrayRef shape) {
   return {at::randn(shape), x, at::rand({shape[x.dim() - 3]}) + 0.5, mean, invstd};
 }
 
+/// ATen's backward on the NCHW fold of the same values, whatever c's layout.
 void expectMatches(const Case &c, std::array<bool, 3> mask = {true, true, true}) {
-  at::Tensor fold = c.x.dim() == 5 ? c.x.contiguous().flatten(0, 1) : c.x;
-  at::Tensor dyFold = c.dy.dim() == 5 ? c.dy.flatten(0, 1) : c.dy;
+  at::Tensor fold = (c.x.dim() == 5 ? c.x.contiguous().flatten(0, 1) : c.x).contiguous();
+  at::Tensor dyFold = (c.dy.dim() == 5 ? c.dy.contiguous().flatten(0, 1) : c.dy).contiguous();
   auto [gx, gw, gb] = at::native_batch_norm_backward(dyFold, fold, c.weight, {}, {}, c.mean,
                                                      c.invstd, true, 1e-5, mask);
   BatchNormBackwardResult r =
@@ -43,8 +44,10 @@ void expectMatches(const Case &c, std::array<bool, 3> mask = {true, true, true})
   ASSERT_EQ(r.gradInput.defined(), mask[0]);
   ASSERT_EQ(r.gradWeight.defined(), mask[1]);
   ASSERT_EQ(r.gradBias.defined(), mask[2]);
-  if (mask[0])
-    EXPECT_TRUE(at::equal(r.gradInput.view(dyFold.sizes()), gx));
+  if (mask[0]) {
+    EXPECT_EQ(r.gradInput.strides(), c.dy.strides()); // the gradient keeps the layout
+    EXPECT_TRUE(at::equal(r.gradInput.reshape(dyFold.sizes()), gx));
+  }
   if (mask[1])
     EXPECT_TRUE(at::equal(r.gradWeight, gw));
   if (mask[2])
@@ -92,6 +95,42 @@ TEST(BatchNormBackwardKernels, StepsAndRepeatedStep) {
   ASSERT_EQ(c.x.stride(0), 0);
   ASSERT_TRUE(batchNormBackwardKernelApplies(c.x));
   expectMatches(c);
+}
+
+/// Every step of x [T, N, C, H, W] (or x [N, C, H, W]) stored channels-last.
+at::Tensor channelsLast(const at::Tensor &x) {
+  if (x.dim() == 4)
+    return x.contiguous(at::MemoryFormat::ChannelsLast);
+  return x.flatten(0, 1).contiguous(at::MemoryFormat::ChannelsLast).view(x.sizes());
+}
+
+// NHWC input (a channels-last convolution's output) gives ATen's NCHW bits:
+// 13 channels, planes of 63 and 196 pixels (tails for 8 and 16 lanes).
+TEST(BatchNormBackwardKernels, ChannelsLastGivesTheNchwBits) {
+  if (!available())
+    GTEST_SKIP() << "not reproduced on this machine";
+  at::manual_seed(8);
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{4, 13, 7, 9}, {3, 2, 13, 14, 14}, {2, 3, 8, 4, 4}}) {
+    SCOPED_TRACE(::testing::Message() << "shape " << at::IntArrayRef(shape));
+    Case c = randomCase(shape);
+    c.x = channelsLast(c.x);
+    c.dy = channelsLast(c.dy);
+    ASSERT_FALSE(c.x.is_contiguous());
+    ASSERT_TRUE(batchNormBackwardKernelApplies(c.x));
+    expectMatches(c);
+    expectMatches(c, {false, true, false});
+  }
+  // One NHWC step repeated over T.
+  Case c = randomCase({1, 3, 5, 8, 6});
+  c.x = channelsLast(c.x).expand({4, 3, 5, 8, 6});
+  c.dy = channelsLast(at::randn({4, 3, 5, 8, 6}));
+  ASSERT_TRUE(batchNormBackwardKernelApplies(c.x));
+  expectMatches(c);
+  // The gradient must come in x's layout.
+  EXPECT_THROW(batchNormTrainingBackward(c.dy.contiguous(), c.x, c.weight, c.mean, c.invstd,
+                                         {true, true, true}),
+               std::exception);
 }
 
 TEST(BatchNormBackwardKernels, MasksAndInPlace) {
@@ -142,7 +181,8 @@ TEST(BatchNormBackwardKernels, AppliesOnlyToDenseFloat32Planes) {
   EXPECT_FALSE(batchNormBackwardKernelApplies(at::zeros({2, 3, 3, 3})));        // < 16 per plane
   EXPECT_FALSE(batchNormBackwardKernelApplies(at::zeros({2, 3, 4, 4}, at::kDouble)));
   EXPECT_FALSE(batchNormBackwardKernelApplies(at::zeros({2, 3, 8, 8}).transpose(2, 3)));
-  EXPECT_FALSE(batchNormBackwardKernelApplies(
+  EXPECT_TRUE(batchNormBackwardKernelApplies(
       at::zeros({2, 3, 8, 8}).contiguous(at::MemoryFormat::ChannelsLast)));
+  EXPECT_FALSE(batchNormBackwardKernelApplies(at::zeros({2, 3, 8, 8}).permute({0, 2, 1, 3})));
   EXPECT_FALSE(batchNormBackwardKernelApplies(at::zeros({2, 3, 16})));         // [N, C, L]
 }

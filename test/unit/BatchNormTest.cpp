@@ -4,7 +4,8 @@
 // gradients must equal ATen's training batch_norm bit for bit, for channel
 // counts that fill the eight-channel blocks and ones that do not. The
 // kernel is float32-only (float64 runs take ATen's batch_norm, which
-// OpGradTest checks against finite differences); its backward is ATen's own.
+// OpGradTest checks against finite differences); its backward is
+// BatchNormBackwardTest's.
 //
 //===----------------------------------------------------------------------===//
 

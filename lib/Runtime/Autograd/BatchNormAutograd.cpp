@@ -1,6 +1,7 @@
 //===- BatchNormAutograd.cpp - Training BatchNorm as a Function -----------===//
 
 #include "snn/Runtime/Autograd/BatchNormAutograd.h"
+#include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 
 #include <ATen/ops/native_batch_norm_backward.h>
@@ -31,14 +32,21 @@ struct BatchNormFunction : public torch::autograd::Function<BatchNormFunction> {
     std::array<bool, 3> mask{ctx->needs_input_grad(0),
                              ctx->needs_input_grad(1),
                              ctx->needs_input_grad(2)};
-    // What PyTorch's NativeBatchNormBackward0 calls (the running statistics
-    // are unused in training).
     // On a channels-last x (a channels-last conv2d's output), the gradient
-    // in x's layout: ATen's backward takes its NHWC kernel only when both are
-    // NHWC, the one the spiking block's backward calls (same bits either way).
+    // in x's layout, as the backward kernels read it.
     at::Tensor grad = grads[0];
     if (!saved[0].is_contiguous() && saved[0].is_contiguous(at::MemoryFormat::ChannelsLast))
       grad = grad.contiguous(at::MemoryFormat::ChannelsLast);
+    // ATen's arithmetic, on NHWC too (its own NHWC kernel sums in another
+    // order): the bits a spiking block's backward gives.
+    if (batchNormBackwardKernelApplies(saved[0]) && batchNormBackwardKernelAvailable()) {
+      BatchNormBackwardResult r =
+          batchNormTrainingBackward(grad, saved[0], saved[1], saved[2], saved[3], mask);
+      return {r.gradInput,  r.gradWeight,  r.gradBias,  at::Tensor(),
+              at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+    // What PyTorch's NativeBatchNormBackward0 calls (the running statistics
+    // are unused in training).
     auto [gradX, gradWeight, gradBias] = at::native_batch_norm_backward(
         grad, saved[0], saved[1], at::Tensor(), at::Tensor(), saved[2],
         saved[3], /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);

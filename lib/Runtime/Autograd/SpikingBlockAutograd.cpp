@@ -18,12 +18,10 @@ using torch::autograd::variable_list;
 
 std::atomic<int64_t> fusedNormRuns{0};
 
-/// Whether the block's BatchNorm backward runs fused with its BPTT: NCHW
-/// steps (a channels-last input keeps ATen's backward) and ATen's rounding
-/// reproduced on this machine.
+/// Whether the block's BatchNorm backward runs fused with its BPTT: ATen's
+/// rounding reproduced on this machine, planes of 16 elements or more.
 bool fusedNormBackward(const at::Tensor &x) {
-  return !channelsLastSteps(x) && batchNormBackwardKernelApplies(x) &&
-         batchNormBackwardKernelAvailable();
+  return batchNormBackwardKernelApplies(x) && batchNormBackwardKernelAvailable();
 }
 
 

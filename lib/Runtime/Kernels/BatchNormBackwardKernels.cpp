@@ -148,6 +148,93 @@ SNN_BN_FMA_TARGET void inputGradFma(const float *dy, const float *x, float *dx, 
   inputGradBody<FmaInput>(dy, x, dx, n, mean, k, meanDy, invstd, w);
 }
 
+/// One pixel's C channels into one lane of each channel's accumulators: the
+/// lane's first element (ATen loads it) or a later one (added).
+template <bool FmaDot, bool First>
+inline __attribute__((always_inline)) void
+pixelIntoLane(const float *__restrict dy, const float *__restrict x,
+              const float *__restrict mean, float *__restrict s, float *__restrict d,
+              int64_t channels) {
+  for (int64_t c = 0; c < channels; ++c) {
+    float xm = x[c] - mean[c];
+    if constexpr (First) {
+      s[c] = dy[c];
+      d[c] = xm * dy[c];
+    } else {
+      s[c] = s[c] + dy[c];
+      d[c] = FmaDot ? __builtin_fmaf(xm, dy[c], d[c]) : d[c] + xm * dy[c];
+    }
+  }
+}
+
+/// Pixels [first, first + count) of an NHWC image into lanes [lanes][C]: the
+/// pixel a plane holds at i goes where planeSumsBody puts element i.
+template <bool FmaDot>
+inline __attribute__((always_inline)) void
+pixelSumsBody(const float *dy, const float *x, const float *mean, int64_t first, int64_t count,
+              int64_t channels, int64_t image, int lanes, float *s, float *d) {
+  const int64_t body = image - image % lanes;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t i = first + k, lane = i < body ? i % lanes : i - body;
+    float *sl = s + lane * channels, *dl = d + lane * channels;
+    if (i < lanes)
+      pixelIntoLane<FmaDot, true>(dy + k * channels, x + k * channels, mean, sl, dl, channels);
+    else
+      pixelIntoLane<FmaDot, false>(dy + k * channels, x + k * channels, mean, sl, dl, channels);
+  }
+}
+
+template <bool FmaDot>
+void pixelSumsPortable(const float *dy, const float *x, const float *mean, int64_t first,
+                       int64_t count, int64_t channels, int64_t image, int lanes, float *s,
+                       float *d) {
+  pixelSumsBody<FmaDot>(dy, x, mean, first, count, channels, image, lanes, s, d);
+}
+
+template <bool FmaDot>
+SNN_BN_FMA_TARGET void pixelSumsFma(const float *dy, const float *x, const float *mean,
+                                    int64_t first, int64_t count, int64_t channels,
+                                    int64_t image, int lanes, float *s, float *d) {
+  pixelSumsBody<FmaDot>(dy, x, mean, first, count, channels, image, lanes, s, d);
+}
+
+/// dx over NHWC pixels, the per-channel terms from arrays. dx may be dy.
+template <bool FmaInput>
+inline __attribute__((always_inline)) void
+pixelInputGradBody(const float *dy, const float *x, float *dx, int64_t pixels, int64_t channels,
+                   const float *mean, const float *k, const float *meanDy, const float *invstd,
+                   const float *w) {
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t o = p * channels + c;
+      float xm = x[o] - mean[c];
+      float centred = FmaInput ? __builtin_fmaf(-xm, k[c], dy[o] - meanDy[c])
+                               : (dy[o] - meanDy[c]) - xm * k[c];
+      dx[o] = centred * invstd[c] * w[c];
+    }
+}
+
+template <bool FmaInput>
+void pixelInputGradPortable(const float *dy, const float *x, float *dx, int64_t pixels,
+                            int64_t channels, const float *mean, const float *k,
+                            const float *meanDy, const float *invstd, const float *w) {
+  pixelInputGradBody<FmaInput>(dy, x, dx, pixels, channels, mean, k, meanDy, invstd, w);
+}
+
+template <bool FmaInput>
+SNN_BN_FMA_TARGET void pixelInputGradFma(const float *dy, const float *x, float *dx,
+                                         int64_t pixels, int64_t channels, const float *mean,
+                                         const float *k, const float *meanDy,
+                                         const float *invstd, const float *w) {
+  pixelInputGradBody<FmaInput>(dy, x, dx, pixels, channels, mean, k, meanDy, invstd, w);
+}
+
+using PixelSumsFn = void (*)(const float *, const float *, const float *, int64_t, int64_t,
+                             int64_t, int64_t, int, float *, float *);
+using PixelInputGradFn = void (*)(const float *, const float *, float *, int64_t, int64_t,
+                                  const float *, const float *, const float *, const float *,
+                                  const float *);
+
 using PlaneSumsFn = void (*)(const float *, const float *, float, int64_t, float &, float &);
 using InputGradFn = void (*)(const float *, const float *, float *, int64_t, float, float, float,
                              float, float);
@@ -183,27 +270,130 @@ InputGradFn inputGradFor(const Reduction &r) {
                     : (fast ? inputGradFma<false> : inputGradPortable<false>);
 }
 
-/// x as S steps of P planes of `image` elements; a step's planes are dense,
-/// the steps `stepStride` apart (0: one step repeated).
+PixelSumsFn pixelSumsFor(bool fmaDot) {
+  const bool fast = fmaUsable();
+  return fmaDot ? (fast ? pixelSumsFma<true> : pixelSumsPortable<true>)
+                : (fast ? pixelSumsFma<false> : pixelSumsPortable<false>);
+}
+
+PixelInputGradFn pixelInputGradFor(const Reduction &r) {
+  const bool fast = fmaUsable();
+  return r.fmaInput ? (fast ? pixelInputGradFma<true> : pixelInputGradPortable<true>)
+                    : (fast ? pixelInputGradFma<false> : pixelInputGradPortable<false>);
+}
+
+template <int L> float foldLanesOf(float *a, bool pairwise) {
+  return pairwise ? foldLanes<L, true>(a) : foldLanes<L, false>(a);
+}
+
+/// x as S steps of P = N * C planes of `image` elements: a step holds N
+/// images, as C planes each (NCHW) or as `image` pixels of C channels
+/// (NHWC); the steps `stepStride` apart (0: one step repeated).
 struct Fold {
   int64_t steps, planes, channels, image, stepStride;
-  int64_t count() const { return steps * planes / channels * image; } // per channel
+  bool channelsLast;
+  int64_t images() const { return steps * planes / channels; }
+  int64_t count() const { return images() * image; } // per channel
+  /// Image b (of the steps * N) of x.
+  const float *imageOf(const float *x, int64_t b) const {
+    const int64_t samples = planes / channels;
+    return x + (b / samples) * stepStride + (b % samples) * image * channels;
+  }
+  /// Plane p (of the steps * N * C) of NCHW x.
+  const float *planeOf(const float *x, int64_t p) const {
+    return x + (p / planes) * stepStride + (p % planes) * image;
+  }
 };
+
+/// Whether x's steps (one step, if it repeats) are dense in `format`.
+bool stepsAre(const at::Tensor &x, at::MemoryFormat format) {
+  if (x.dim() == 4)
+    return x.is_contiguous(format);
+  if (x.stride(0) == 0)
+    return x.select(0, 0).is_contiguous(format);
+  return x.flatten(0, 1).is_contiguous(format);
+}
 
 Fold foldOf(const at::Tensor &x) {
   const int64_t channels = x.dim() == 5 ? x.size(2) : x.size(1);
   const int64_t steps = x.dim() == 5 ? x.size(0) : 1;
   const int64_t planes = (x.dim() == 5 ? x.size(1) : x.size(0)) * channels;
   const int64_t image = x.size(-1) * x.size(-2);
-  return {steps, planes, channels, image, x.dim() == 5 ? x.stride(0) : 0};
+  return {steps, planes, channels, image, x.dim() == 5 ? x.stride(0) : 0,
+          !stepsAre(x, at::MemoryFormat::Contiguous)};
 }
 
-const float *planeOf(const float *x, const Fold &f, int64_t plane) {
-  return x + (plane / f.planes) * f.stepStride + (plane % f.planes) * f.image;
+int64_t tasksOf(int64_t elementsPerItem) {
+  return std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, elementsPerItem));
 }
 
-int64_t planesPerTask(const Fold &f) {
-  return std::max<int64_t>(1, (int64_t(1) << 14) / f.image);
+/// Every plane's sums, ATen's way, into sum[b * C + c] and dot[b * C + c].
+void planeSums(const float *dy, const float *x, const float *mean, const Fold &f,
+               const Reduction &reduction, float *sum, float *dot) {
+  if (f.channelsLast) {
+    at::parallel_for(0, f.images(), tasksOf(f.image * f.channels), [&](int64_t b0, int64_t b1) {
+      BatchNormPixelSums acc(f.channels, f.image);
+      for (int64_t b = b0; b < b1; ++b) {
+        acc.add(dy + b * f.image * f.channels, f.imageOf(x, b), mean, 0, f.image);
+        acc.finish(sum + b * f.channels, dot + b * f.channels);
+      }
+    });
+    return;
+  }
+  PlaneSumsFn reduce = planeSumsFor(reduction);
+  at::parallel_for(0, f.steps * f.planes, tasksOf(f.image), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      reduce(dy + p * f.image, f.planeOf(x, p), mean[p % f.channels], f.image, sum[p], dot[p]);
+  });
+}
+
+/// ATen's per-channel terms of dx.
+struct ChannelTerms {
+  std::vector<float> k, meanDy;
+};
+
+/// The terms, and the weight and bias gradients where `result` holds them.
+ChannelTerms channelTerms(const BatchNormPlaneTotals &planes, const Fold &f,
+                          const float *invstd, BatchNormBackwardResult &result) {
+  const int64_t C = f.channels, total = f.steps * f.planes, count = f.count();
+  ChannelTerms terms{std::vector<float>(size_t(C)), std::vector<float>(size_t(C))};
+  for (int64_t c = 0; c < C; ++c) { // in ATen's types
+    double sum = 0.0, dot = 0.0;
+    for (int64_t p = c; p < total; p += C) {
+      sum += double(planes.sum[p]);
+      dot += double(planes.dot[p]);
+    }
+    terms.k[size_t(c)] = float(dot) * invstd[c] * invstd[c] / float(count);
+    terms.meanDy[size_t(c)] = float(sum / double(count));
+    if (result.gradWeight.defined())
+      result.gradWeight.data_ptr<float>()[c] = float(dot * double(invstd[c]));
+    if (result.gradBias.defined())
+      result.gradBias.data_ptr<float>()[c] = float(sum);
+  }
+  return terms;
+}
+
+void inputGrad(const float *dy, const float *x, float *dx, const Fold &f, const float *mean,
+               const ChannelTerms &terms, const float *invstd, const float *w,
+               const Reduction &reduction) {
+  if (f.channelsLast) {
+    PixelInputGradFn apply = pixelInputGradFor(reduction);
+    const int64_t size = f.image * f.channels;
+    at::parallel_for(0, f.images(), tasksOf(size), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b)
+        apply(dy + b * size, f.imageOf(x, b), dx + b * size, f.image, f.channels, mean,
+              terms.k.data(), terms.meanDy.data(), invstd, w);
+    });
+    return;
+  }
+  InputGradFn apply = inputGradFor(reduction);
+  at::parallel_for(0, f.steps * f.planes, tasksOf(f.image), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t c = p % f.channels;
+      apply(dy + p * f.image, f.planeOf(x, p), dx + p * f.image, f.image, mean[c],
+            terms.k[size_t(c)], terms.meanDy[size_t(c)], invstd[c], w[c]);
+    }
+  });
 }
 
 BatchNormBackwardResult backwardWith(const at::Tensor &gradOutput, const at::Tensor &x,
@@ -212,7 +402,6 @@ BatchNormBackwardResult backwardWith(const at::Tensor &gradOutput, const at::Ten
                                      const BatchNormPlaneTotals *given, bool inPlace,
                                      const Reduction &reduction) {
   const Fold f = foldOf(x);
-  const int64_t total = f.steps * f.planes;
   const float *dy = gradOutput.data_ptr<float>(), *xs = x.data_ptr<float>();
   const float *meanC = mean.data_ptr<float>(), *invstdC = invstd.data_ptr<float>();
   std::vector<float> sums, dots;
@@ -220,49 +409,27 @@ BatchNormBackwardResult backwardWith(const at::Tensor &gradOutput, const at::Ten
   if (given) {
     planes = *given;
   } else {
-    sums.resize(size_t(total));
-    dots.resize(size_t(total));
-    PlaneSumsFn reduce = planeSumsFor(reduction);
-    at::parallel_for(0, total, planesPerTask(f), [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p)
-        reduce(dy + p * f.image, planeOf(xs, f, p), meanC[p % f.channels], f.image,
-               sums[size_t(p)], dots[size_t(p)]);
-    });
+    sums.resize(size_t(f.steps * f.planes));
+    dots.resize(sums.size());
+    planeSums(dy, xs, meanC, f, reduction, sums.data(), dots.data());
     planes = {sums.data(), dots.data()};
   }
   BatchNormBackwardResult result;
-  const int64_t C = f.channels, count = f.count();
-  std::vector<float> k(static_cast<size_t>(C)), meanDy(static_cast<size_t>(C));
   if (mask[1])
-    result.gradWeight = at::empty({C}, x.options());
+    result.gradWeight = at::empty({f.channels}, x.options());
   if (mask[2])
-    result.gradBias = at::empty({C}, x.options());
-  for (int64_t c = 0; c < C; ++c) { // ATen's per-channel arithmetic, in its types
-    double sum = 0.0, dot = 0.0;
-    for (int64_t p = c; p < total; p += C) {
-      sum += double(planes.sum[p]);
-      dot += double(planes.dot[p]);
-    }
-    k[size_t(c)] = float(dot) * invstdC[c] * invstdC[c] / float(count);
-    meanDy[size_t(c)] = float(sum / double(count));
-    if (mask[1])
-      result.gradWeight.data_ptr<float>()[c] = float(dot * double(invstdC[c]));
-    if (mask[2])
-      result.gradBias.data_ptr<float>()[c] = float(sum);
-  }
+    result.gradBias = at::empty({f.channels}, x.options());
+  ChannelTerms terms = channelTerms(planes, f, invstdC, result);
   if (!mask[0])
     return result;
   result.gradInput = inPlace ? gradOutput : at::empty_like(gradOutput);
-  float *dx = result.gradInput.data_ptr<float>();
+  std::vector<float> ones;
   const float *w = weight.defined() ? weight.data_ptr<float>() : nullptr;
-  InputGradFn apply = inputGradFor(reduction);
-  at::parallel_for(0, total, planesPerTask(f), [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const int64_t c = p % C;
-      apply(dy + p * f.image, planeOf(xs, f, p), dx + p * f.image, f.image, meanC[c],
-            k[size_t(c)], meanDy[size_t(c)], invstdC[c], w ? w[c] : 1.0f);
-    }
-  });
+  if (!w) {
+    ones.assign(size_t(f.channels), 1.0f);
+    w = ones.data();
+  }
+  inputGrad(dy, xs, result.gradInput.data_ptr<float>(), f, meanC, terms, invstdC, w, reduction);
   return result;
 }
 
@@ -313,9 +480,36 @@ bool batchNormBackwardKernelApplies(const at::Tensor &x) {
   if (!x.defined() || x.scalar_type() != at::kFloat || !x.device().is_cpu() ||
       (x.dim() != 4 && x.dim() != 5) || x.size(-1) * x.size(-2) < 16)
     return false;
-  if (x.dim() == 4)
-    return x.is_contiguous();
-  return x.is_contiguous() || (x.stride(0) == 0 && x.select(0, 0).is_contiguous());
+  return stepsAre(x, at::MemoryFormat::Contiguous) || stepsAre(x, at::MemoryFormat::ChannelsLast);
+}
+
+BatchNormPixelSums::BatchNormPixelSums(int64_t channels, int64_t image)
+    : channels(channels), image(image) {
+  const Reduction &r = probedReduction().value();
+  lanes = r.lanes;
+  fmaDot = r.fmaDot;
+  pairwise = r.pairwise;
+  sums.assign(size_t(lanes * channels), 0.0f);
+  dots.assign(sums.size(), 0.0f);
+}
+
+void BatchNormPixelSums::add(const float *dy, const float *x, const float *mean, int64_t first,
+                             int64_t count) {
+  static const PixelSumsFn fused = pixelSumsFor(true), unfused = pixelSumsFor(false);
+  (fmaDot ? fused : unfused)(dy, x, mean, first, count, channels, image, lanes, sums.data(),
+                             dots.data());
+}
+
+void BatchNormPixelSums::finish(float *sum, float *dot) {
+  float s[16], d[16];
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int l = 0; l < lanes; ++l) {
+      s[l] = sums[size_t(l * channels + c)];
+      d[l] = dots[size_t(l * channels + c)];
+    }
+    sum[c] = lanes == 16 ? foldLanesOf<16>(s, pairwise) : foldLanesOf<8>(s, pairwise);
+    dot[c] = lanes == 16 ? foldLanesOf<16>(d, pairwise) : foldLanesOf<8>(d, pairwise);
+  }
 }
 
 void batchNormPlaneSums(const float *dy, const float *x, float mean, int64_t image, float &sum,
@@ -331,8 +525,11 @@ BatchNormBackwardResult batchNormTrainingBackward(const at::Tensor &gradOutput,
                                                   std::array<bool, 3> mask,
                                                   const BatchNormPlaneTotals *planes,
                                                   bool inPlace) {
+  const at::MemoryFormat layout = foldOf(x).channelsLast ? at::MemoryFormat::ChannelsLast
+                                                         : at::MemoryFormat::Contiguous;
   if (!batchNormBackwardKernelApplies(x) || gradOutput.sizes() != x.sizes() ||
-      !gradOutput.is_contiguous() || gradOutput.scalar_type() != at::kFloat)
+      gradOutput.scalar_type() != at::kFloat || (x.dim() == 5 && gradOutput.stride(0) == 0) ||
+      !stepsAre(gradOutput, layout))
     throw Error("BatchNorm backward kernel: unsupported operands");
   return backwardWith(gradOutput, x, weight, mean, invstd, mask, planes, inPlace,
                       probedReduction().value());

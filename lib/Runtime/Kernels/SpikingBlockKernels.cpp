@@ -134,8 +134,6 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &x, const SpikingBlock &block,
                                                 const BlockNormSums *norm) {
   BlockDims dims = dimsOf(x, block);
-  if (norm && dims.channelsLast)
-    throw Error("spiking block: BatchNorm plane sums need NCHW steps");
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
   if (gradOutput.sizes() != at::IntArrayRef(outShape))
     throw Error("spiking block: gradient of shape " + formatShape(gradOutput.sizes()) +

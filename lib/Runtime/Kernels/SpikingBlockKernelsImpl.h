@@ -489,6 +489,10 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
   at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> gv(size_t(band * rowSize)), acc(size_t(band * rowSize)),
         unpooled(dims.pooled ? size_t(band * rowSize) : 0);
+    // BatchNorm's plane sums of each step's image, a band at a time.
+    std::vector<BatchNormPixelSums> norm;
+    if (grads.normSum)
+      norm.assign(size_t(dims.steps), BatchNormPixelSums(channels, dims.image()));
     for (int64_t n = begin; n < end; ++n) {
       double k = 0.0;
       for (int64_t r0 = 0; r0 < dims.height; r0 += band) {
@@ -518,12 +522,18 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
             backwardPixelsStep<Surr, Reset, ChargeGrad, Fma, true>(
                 surrogate, reset, charge, threshold, keep, vInit, affine.scale, affine.shift, h,
                 nullptr, gs, x, gv.data(), acc.data(), gx, pixels, channels);
+          if (grads.normSum)
+            norm[size_t(t)].add(gx, x, grads.normMean, r0 * dims.width, pixels);
         }
         if constexpr (ChargeGrad::kLearnsK)
           k += sumAsDouble(acc.data(), count);
       }
       if constexpr (ChargeGrad::kLearnsK)
         sampleK[size_t(n)] = k;
+      for (int64_t t = 0; t < int64_t(norm.size()); ++t) {
+        const int64_t plane = (t * samples + n) * channels; // (t * N + n, 0) of the fold
+        norm[size_t(t)].finish(grads.normSum + plane, grads.normDot + plane);
+      }
     }
   });
   double total = 0.0; // sample order: the same for any thread count

@@ -47,9 +47,9 @@ struct BlockGradients {
   const float *h;
   const float *x; // the block's input (PLIF, BatchNorm's plane sums)
   float *gradInput;
-  /// Non-null (NCHW blocks): also each gradInput plane's BatchNorm sums
-  /// (batchNormPlaneSums with the channel's normMean), per plane of the
-  /// [T * N, C] fold.
+  /// Non-null: also each gradInput plane's BatchNorm sums (batchNormPlaneSums
+  /// with the channel's normMean, or BatchNormPixelSums on NHWC steps), per
+  /// plane of the [T * N, C] fold.
   const float *normMean = nullptr;
   float *normSum = nullptr, *normDot = nullptr;
 };

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -26,15 +27,36 @@ namespace snn::runtime {
 bool batchNormBackwardKernelAvailable();
 
 /// Whether batchNormTrainingBackward takes x: float32 CPU [B, C, H, W] or
-/// [T, N, C, H, W] whose steps are dense NCHW, contiguous or one step
-/// repeated over T (stride 0), with at least 16 elements per plane (ATen
-/// reduces shorter planes another way).
+/// [T, N, C, H, W] whose steps are dense NCHW or dense channels-last (NHWC),
+/// every step or one step repeated over T (stride 0), with at least 16
+/// elements per plane (ATen reduces shorter planes another way). On NHWC
+/// input the result is what ATen gives for the same values in NCHW.
 bool batchNormBackwardKernelApplies(const at::Tensor &x);
 
 /// One (sample, channel) plane's sum(dy) and sum((x - mean) * dy), rounded
 /// as ATen's backward computes them. Requires batchNormBackwardKernelAvailable().
 void batchNormPlaneSums(const float *dy, const float *x, float mean, int64_t image,
                         float &sum, float &dot);
+
+/// batchNormPlaneSums of the C planes of one image stored channels-last
+/// (NHWC): each channel's pixels go into ATen's lanes in the order its plane
+/// holds them, so the sums are the planes' bit for bit. Pixels are added in
+/// increasing order, in runs of any length (a band of image rows at a time).
+/// Requires batchNormBackwardKernelAvailable().
+class BatchNormPixelSums {
+public:
+  BatchNormPixelSums(int64_t channels, int64_t image);
+  /// Pixels [first, first + count) of the image: C floats each from dy and x.
+  void add(const float *dy, const float *x, const float *mean, int64_t first, int64_t count);
+  /// The image's sums per channel into sum[0, C) and dot[0, C); starts over.
+  void finish(float *sum, float *dot);
+
+private:
+  int64_t channels, image;
+  int lanes;
+  bool fmaDot, pairwise;
+  std::vector<float> sums, dots; // [lanes][channels]
+};
 
 /// Per plane of the [B, C] fold (plane b * C + c), what batchNormPlaneSums gives.
 struct BatchNormPlaneTotals {
@@ -48,7 +70,7 @@ struct BatchNormBackwardResult {
 
 /// at::native_batch_norm_backward(gradOutput, x, weight, -, -, mean, invstd,
 /// train=true, eps, mask) on the [B, C, ...] fold of x, bit for bit.
-/// gradOutput: contiguous, x's shape. `planes`: the plane sums if the caller
+/// gradOutput: x's shape and layout (NCHW or NHWC steps). `planes`: the plane sums if the caller
 /// has them (else computed here). `inPlace`: gradInput overwrites
 /// gradOutput. Requires batchNormBackwardKernelAvailable() and
 /// batchNormBackwardKernelApplies(x).

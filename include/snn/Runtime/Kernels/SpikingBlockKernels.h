@@ -70,11 +70,12 @@ struct SpikingBlockBackwardResult {
   double gradK = 0.0;   // PLIF: dL/dw of k = sigmoid(w)
 };
 
-/// Where the backward of an NCHW block also leaves BatchNorm's plane sums
-/// of dL/d(input) (batchNormPlaneSums per plane of the [T * N, C] fold, with
-/// the channel's batch mean), for batchNormTrainingBackward: the sums are
-/// taken while each plane's gradient is still in cache, instead of in a
-/// pass of their own over the gradient and the input.
+/// Where the backward also leaves BatchNorm's plane sums of dL/d(input)
+/// (batchNormPlaneSums per plane of the [T * N, C] fold, with the channel's
+/// batch mean; on NHWC steps BatchNormPixelSums, the same bits), for
+/// batchNormTrainingBackward: the sums are taken while each plane's (or
+/// band's) gradient is still in cache, instead of in a pass of their own
+/// over the gradient and the input.
 struct BlockNormSums {
   const float *mean; // [C]
   float *sum, *dot;  // [T * N * C] each
