@@ -54,6 +54,23 @@ TEST(Calibration, CurvesInterpolateInLogLogAndHoldTheirEnds) {
   EXPECT_EQ(curve.secondsAt(0), 0.0);
 }
 
+// A profile's communication curve never falls with the bytes: a point below a
+// smaller message's time (noise of a loaded machine) takes that time.
+TEST(Calibration, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
+  snn::schema::DeviceProfile profile;
+  profile.machine = {"cpu", 2, 1, "gloo"};
+  profile.communication.push_back(
+      {"send_recv", 4, {{4096, 1.4e-3}, {262144, 1.2e-3}, {1048576, 4.7e-4}, {4194304, 2.7e-3}}});
+  profile.compute.push_back({"gemm", {{1e6, 2e-3}, {1e7, 1e-3}}});
+  std::shared_ptr<const Calibration> c = calibrationFromProfile(profile, "p.json");
+  EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::SendRecv, 4, 4096), 1.4e-3);
+  EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::SendRecv, 4, 262144), 1.4e-3);
+  EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::SendRecv, 4, 1048576), 1.4e-3);
+  EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::SendRecv, 4, 4194304), 2.7e-3);
+  // Compute curves are read as measured.
+  EXPECT_DOUBLE_EQ(c->compute[size_t(WorkKind::Gemm)].secondsAt(1e7), 1e-3);
+}
+
 TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheRingSteps) {
   Calibration c;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{1024, 1e-4}};
