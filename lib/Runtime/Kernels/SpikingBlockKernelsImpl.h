@@ -186,10 +186,34 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
 
 /// dL/dspikes of one plane from dL/dpooled: added to +0 at each window's
 /// argmax in output order, as ATen's max-pool backward does.
+/// unpoolPlane where the windows neither overlap nor skip pixels: every
+/// pixel written once (0 + g at the argmax, as the scatter gives), no
+/// division per window; the rows and columns no window covers get 0.
+void unpoolTiledPlane(const float *gradOut, const uint8_t *argmax, const BlockDims &dims,
+                      float *grad) {
+  const MaxPoolWindow &w = dims.pool;
+  const int64_t coveredW = dims.outWidth * w.kernelW, coveredH = dims.outHeight * w.kernelH;
+  for (int64_t oy = 0; oy < dims.outHeight; ++oy)
+    for (int64_t ky = 0; ky < w.kernelH; ++ky) {
+      float *row = grad + (oy * w.kernelH + ky) * dims.width;
+      const float *g = gradOut + oy * dims.outWidth;
+      const uint8_t *a = argmax + oy * dims.outWidth;
+      for (int64_t ox = 0; ox < dims.outWidth; ++ox)
+        for (int64_t kx = 0; kx < w.kernelW; ++kx)
+          row[ox * w.kernelW + kx] = a[ox] == ky * w.kernelW + kx ? 0.0f + g[ox] : 0.0f;
+      std::fill(row + coveredW, row + dims.width, 0.0f);
+    }
+  std::fill(grad + coveredH * dims.width, grad + dims.image(), 0.0f);
+}
+
 void unpoolPlane(const float *gradOut, const uint8_t *argmax, const BlockDims &dims,
                  float *grad) {
-  std::fill(grad, grad + dims.image(), 0.0f);
   const MaxPoolWindow &w = dims.pool;
+  if (w.kernelH == w.strideH && w.kernelW == w.strideW) {
+    unpoolTiledPlane(gradOut, argmax, dims, grad);
+    return;
+  }
+  std::fill(grad, grad + dims.image(), 0.0f);
   for (int64_t oy = 0; oy < dims.outHeight; ++oy)
     for (int64_t ox = 0; ox < dims.outWidth; ++ox) {
       int64_t o = oy * dims.outWidth + ox;
@@ -431,10 +455,43 @@ SNN_BLOCK_TARGET void poolPixels(const float *spikes, const BlockDims &dims, int
 
 /// unpoolPlane for the band of `rows` image rows from `rowBase` of one NHWC
 /// image: dL/dspikes from the gradient of its pooled rows [oyBegin, oyEnd).
+/// One pixel's channels of a tiling window's unpooled gradient: the pooled
+/// gradient where the argmax is this pixel's offset `k`, else 0. 0 + g, as
+/// the scatter adds g to a zero (a -0 gradient becomes +0 either way).
+SNN_BLOCK_TARGET void unpoolWindowPixel(const float *__restrict gradOut,
+                                        const uint8_t *__restrict argmax, uint8_t k,
+                                        float *__restrict grad, int64_t channels) {
+  for (int64_t c = 0; c < channels; ++c)
+    grad[c] = argmax[c] == k ? 0.0f + gradOut[c] : 0.0f;
+}
+
+/// unpoolPixels for a band that is exactly one row of windows that neither
+/// overlap nor skip pixels: every pixel written once, no scatter.
+void unpoolWindowRow(const float *gradOut, const uint8_t *argmax, const BlockDims &dims,
+                     int64_t oy, float *grad) {
+  const MaxPoolWindow &w = dims.pool;
+  const int64_t channels = dims.channels, covered = dims.outWidth * w.kernelW;
+  for (int64_t ky = 0; ky < w.kernelH; ++ky) {
+    float *row = grad + ky * dims.width * channels;
+    for (int64_t ox = 0; ox < dims.outWidth; ++ox) {
+      const int64_t o = (oy * dims.outWidth + ox) * channels;
+      for (int64_t kx = 0; kx < w.kernelW; ++kx)
+        unpoolWindowPixel(gradOut + o, argmax + o, uint8_t(ky * w.kernelW + kx),
+                          row + (ox * w.kernelW + kx) * channels, channels);
+    }
+    std::fill(row + covered * channels, row + dims.width * channels, 0.0f);
+  }
+}
+
 void unpoolPixels(const float *gradOut, const uint8_t *argmax, const BlockDims &dims,
                   int64_t rowBase, int64_t rows, int64_t oyBegin, int64_t oyEnd, float *grad) {
   const MaxPoolWindow &w = dims.pool;
   const int64_t channels = dims.channels;
+  if (w.kernelH == w.strideH && w.kernelW == w.strideW && rows == w.kernelH &&
+      oyEnd == oyBegin + 1 && rowBase == oyBegin * w.strideH) {
+    unpoolWindowRow(gradOut, argmax, dims, oyBegin, grad);
+    return;
+  }
   std::fill(grad, grad + rows * dims.width * channels, 0.0f);
   for (int64_t oy = oyBegin; oy < oyEnd; ++oy)
     for (int64_t ox = 0; ox < dims.outWidth; ++ox) {
