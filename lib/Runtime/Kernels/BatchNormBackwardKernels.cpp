@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
+#include "RoundingProbe.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <ATen/Parallel.h>
@@ -40,7 +41,7 @@ struct Reduction {
   int lanes = 8;         // its CPU capability's float vector width
   bool fmaDot = false;   // acc + (x - mean) * dy fused
   bool fmaInput = false; // (dy - mean_dy) - (x - mean) * k fused
-  bool pairwise = true;   // lanes folded pairwise (vector code), else in order (generic)
+  bool pairwise = true;  // lanes folded pairwise (vector code), else in order (generic)
 };
 
 /// Lanes folded as ATen's reductions do: halves added pairwise (its AVX2 and
@@ -59,23 +60,19 @@ template <int L, bool Pairwise> inline float foldLanes(float *a) {
 }
 
 /// Eight float lanes (GCC vector extension: one AVX register where the
-/// target has one, lane-wise operations otherwise).
+/// target has one, lane-wise operations otherwise). Passed by reference, so
+/// no call depends on the vector ABI of the target it is built for.
 typedef float Lanes8 __attribute__((vector_size(32)));
 
-inline Lanes8 load8(const float *p) {
-  Lanes8 v;
-  __builtin_memcpy(&v, p, sizeof(v));
-  return v;
-}
+inline void load8(Lanes8 &v, const float *p) { __builtin_memcpy(&v, p, sizeof(v)); }
 
-template <bool Fma> inline Lanes8 mulAdd8(Lanes8 a, Lanes8 b, Lanes8 c) {
+/// c += a * b, rounded once (Fma) or twice.
+template <bool Fma> inline void mulAdd8(Lanes8 &c, const Lanes8 &a, const Lanes8 &b) {
   if constexpr (Fma) {
-    Lanes8 r;
     for (int l = 0; l < 8; ++l)
-      r[l] = __builtin_fmaf(a[l], b[l], c[l]);
-    return r;
+      c[l] = __builtin_fmaf(a[l], b[l], c[l]);
   } else {
-    return c + a * b;
+    c = c + a * b;
   }
 }
 
@@ -89,16 +86,20 @@ planeSumsBody(const float *__restrict dy, const float *__restrict x, float mean,
   const Lanes8 m = {mean, mean, mean, mean, mean, mean, mean, mean};
   Lanes8 s[V], d[V];
   for (int v = 0; v < V; ++v) {
-    s[v] = load8(dy + 8 * v);
-    d[v] = (load8(x + 8 * v) - m) * load8(dy + 8 * v);
+    Lanes8 xv;
+    load8(s[v], dy + 8 * v);
+    load8(xv, x + 8 * v);
+    d[v] = (xv - m) * s[v];
   }
   const int64_t body = n - n % L;
   int64_t i = L;
   for (; i < body; i += L)
     for (int v = 0; v < V; ++v) {
-      Lanes8 g = load8(dy + i + 8 * v);
+      Lanes8 g, xv;
+      load8(g, dy + i + 8 * v);
+      load8(xv, x + i + 8 * v);
       s[v] = s[v] + g;
-      d[v] = mulAdd8<FmaDot>(load8(x + i + 8 * v) - m, g, d[v]);
+      mulAdd8<FmaDot>(d[v], xv - m, g);
     }
   float sl[L], dl[L];
   __builtin_memcpy(sl, s, sizeof(sl));
@@ -239,16 +240,9 @@ using PlaneSumsFn = void (*)(const float *, const float *, float, int64_t, float
 using InputGradFn = void (*)(const float *, const float *, float *, int64_t, float, float, float,
                              float, float);
 
-bool fmaUsable() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
 template <int L, bool FmaDot, bool Pairwise> PlaneSumsFn planeSumsOf() {
-  return fmaUsable() ? planeSumsFma<L, FmaDot, Pairwise> : planeSumsPortable<L, FmaDot, Pairwise>;
+  return fmaAvailable() ? planeSumsFma<L, FmaDot, Pairwise>
+                        : planeSumsPortable<L, FmaDot, Pairwise>;
 }
 
 template <int L, bool FmaDot> PlaneSumsFn planeSumsOf(bool pairwise) {
@@ -265,19 +259,19 @@ PlaneSumsFn planeSumsFor(const Reduction &r) {
 }
 
 InputGradFn inputGradFor(const Reduction &r) {
-  const bool fast = fmaUsable();
+  const bool fast = fmaAvailable();
   return r.fmaInput ? (fast ? inputGradFma<true> : inputGradPortable<true>)
                     : (fast ? inputGradFma<false> : inputGradPortable<false>);
 }
 
 PixelSumsFn pixelSumsFor(bool fmaDot) {
-  const bool fast = fmaUsable();
+  const bool fast = fmaAvailable();
   return fmaDot ? (fast ? pixelSumsFma<true> : pixelSumsPortable<true>)
                 : (fast ? pixelSumsFma<false> : pixelSumsPortable<false>);
 }
 
 PixelInputGradFn pixelInputGradFor(const Reduction &r) {
-  const bool fast = fmaUsable();
+  const bool fast = fmaAvailable();
   return r.fmaInput ? (fast ? pixelInputGradFma<true> : pixelInputGradPortable<true>)
                     : (fast ? pixelInputGradFma<false> : pixelInputGradPortable<false>);
 }
@@ -433,29 +427,21 @@ BatchNormBackwardResult backwardWith(const at::Tensor &gradOutput, const at::Ten
   return result;
 }
 
-/// A fixed input with distinct values and no RNG (the probe must not move
-/// the default generator, which Dropout draws from).
-at::Tensor probeTensor(at::IntArrayRef shape, double scale, double offset) {
-  at::Tensor t = at::empty(shape, at::kFloat);
-  float *data = t.data_ptr<float>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    data[i] = float(std::sin(0.377 * double(i) + offset) * scale + offset);
-  return t;
-}
-
 /// The variant that reproduces ATen on a fixed input, if any. 63 elements
 /// per plane: a tail for either lane count.
 std::optional<Reduction> probeReduction() {
   c10::AutoGradMode noGrad(false);
-  at::Tensor x = probeTensor({5, 3, 7, 9}, 2.5, 0.3), dy = probeTensor({5, 3, 7, 9}, 1.5, -0.1);
-  at::Tensor weight = probeTensor({3}, 0.7, 1.1), mean = probeTensor({3}, 0.3, 0.2);
-  at::Tensor invstd = probeTensor({3}, 0.2, 0.9);
+  const double f = 0.377;
+  at::Tensor x = probeTensor({5, 3, 7, 9}, 2.5, 0.3, f);
+  at::Tensor dy = probeTensor({5, 3, 7, 9}, 1.5, -0.1, f);
+  at::Tensor weight = probeTensor({3}, 0.7, 1.1, f), mean = probeTensor({3}, 0.3, 0.2, f);
+  at::Tensor invstd = probeTensor({3}, 0.2, 0.9, f);
   auto expected = at::native_batch_norm_backward(dy, x, weight, at::Tensor(), at::Tensor(), mean,
                                                  invstd, true, 1e-5, {true, true, true});
   for (int lanes : {8, 16})
     for (int variant = 0; variant < 8; ++variant) {
       Reduction r{lanes, (variant & 1) == 0, (variant & 2) == 0, (variant & 4) == 0};
-      if ((r.fmaDot || r.fmaInput) && !fmaUsable())
+      if ((r.fmaDot || r.fmaInput) && !fmaAvailable())
         continue;
       BatchNormBackwardResult got =
           backwardWith(dy, x, weight, mean, invstd, {true, true, true}, nullptr, false, r);

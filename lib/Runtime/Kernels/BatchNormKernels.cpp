@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
+#include "RoundingProbe.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <ATen/Parallel.h>
@@ -204,9 +205,6 @@ void affinePlane(const float *x, float *y, int64_t size, float alpha,
 }
 
 #if defined(__x86_64__)
-bool fmaAvailable() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 __attribute__((target("avx2,fma"))) void
 affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
                float beta) {
@@ -214,7 +212,6 @@ affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
     y[i] = __builtin_fmaf(x[i], alpha, beta);
 }
 #else
-bool fmaAvailable() { return false; }
 void affinePlaneFma(const float *x, float *y, int64_t size, float alpha,
                     float beta) {
   for (int64_t i = 0; i < size; ++i)
@@ -338,16 +335,6 @@ BatchNormForwardResult forwardWith(const at::Tensor &x,
   else
     transform(x.data_ptr<float>(), result.output.data_ptr<float>(), layout, terms);
   return result;
-}
-
-/// A fixed input with distinct values and no RNG (the probe must not move
-/// the default generator, which Dropout draws from).
-at::Tensor probeTensor(at::IntArrayRef shape, double scale, double offset) {
-  at::Tensor t = at::empty(shape, at::kFloat);
-  float *data = t.data_ptr<float>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    data[i] = float(std::sin(0.731 * double(i) + offset) * scale + offset);
-  return t;
 }
 
 /// The fixed operands both probes run ATen on.
