@@ -5,9 +5,10 @@
 #include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 
 #include <ATen/ops/full_like.h>
-#include <atomic>
 #include <ATen/ops/native_batch_norm_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
+
+#include <atomic>
 
 namespace snn::runtime {
 
@@ -46,11 +47,11 @@ SpikingBlockBackwardResult backwardWithFusedNorm(const at::Tensor &gradOutput,
                                                  const SpikingBlock &block,
                                                  std::array<bool, 3> mask, at::Tensor &gradX,
                                                  at::Tensor &gradWeight, at::Tensor &gradBias) {
-  const at::Tensor &x = saved[0], &mean = saved[3], &invstd = saved[4], &weight = saved[5];
+  const at::Tensor &x = saved[0], &mean = saved[2], &invstd = saved[3], &weight = saved[4];
   std::vector<float> sums(size_t(x.size(0) * x.size(1) * x.size(2))), dots(sums.size());
   BlockNormSums norm{mean.data_ptr<float>(), sums.data(), dots.data()};
   SpikingBlockBackwardResult r =
-      spikingBlockBackward(gradOutput, saved[1], saved[2], x, block, &norm);
+      spikingBlockBackward(gradOutput, saved[1], x, block, &norm);
   BatchNormPlaneTotals totals{sums.data(), dots.data()};
   BatchNormBackwardResult b = batchNormTrainingBackward(r.gradInput, x, weight, mean, invstd, mask,
                                                         &totals, /*inPlace=*/true);
@@ -83,7 +84,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     SpikingBlockForwardResult result = spikingBlockForward(x, block, /*save=*/true);
     at::Tensor scale = block.affine ? block.affine->scale : at::Tensor();
     at::Tensor shift = block.affine ? block.affine->shift : at::Tensor();
-    ctx->save_for_backward({x, result.h, result.argmax, mean, invstd,
+    ctx->save_for_backward({x, result.argmax, mean, invstd,
                             normWeight ? *normWeight : at::Tensor(), scale, shift,
                             plifWeight ? *plifWeight : at::Tensor()});
     saveConfig(ctx, operands.neuron, block.k);
@@ -99,11 +100,11 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &mean = saved[3], &invstd = saved[4], &weight = saved[5];
+    const at::Tensor &x = saved[0], &mean = saved[2], &invstd = saved[3], &weight = saved[4];
     SpikingBlock block{std::nullopt, loadConfig(ctx), ctx->saved_data["k"].toDouble(),
                        std::nullopt};
-    if (saved[6].defined())
-      block.affine = ChannelAffine{saved[6], saved[7], ctx->saved_data["fma"].toBool()};
+    if (saved[5].defined())
+      block.affine = ChannelAffine{saved[5], saved[6], ctx->saved_data["fma"].toBool()};
     if (ctx->saved_data["pooled"].toBool()) {
       std::vector<int64_t> w = ctx->saved_data["pool"].toIntVector();
       block.pool = MaxPoolWindow{w[0], w[1], w[2], w[3]};
@@ -116,7 +117,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     if (mean.defined() && fusedNormBackward(x)) {
       r = backwardWithFusedNorm(grads[0], saved, block, mask, gradX, gradWeight, gradBias);
     } else {
-      r = spikingBlockBackward(grads[0], saved[1], saved[2], x, block);
+      r = spikingBlockBackward(grads[0], saved[1], x, block);
       if (mean.defined()) {
         // ATen's own BatchNorm backward on the [T*N, C, H, W] fold, as the
         // layers one at a time call it: the gradients are PyTorch's bit for bit.
@@ -134,7 +135,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     // BatchNorm's two if present, then w.
     size_t plifInput = mean.defined() ? 3 : 1;
     if (block.neuron.kind == NeuronKind::PLIF && ctx->needs_input_grad(plifInput))
-      gradPlif = at::full_like(saved[8], r.gradK);
+      gradPlif = at::full_like(saved[7], r.gradK);
     return {gradX, gradWeight, gradBias, gradPlif, at::Tensor()};
   }
 };

@@ -110,28 +110,24 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
   SpikingBlockForwardResult result;
   result.output = emptyLike5d({x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth},
                                x.options(), dims.channelsLast);
-  if (save) {
-    result.h = emptyLike5d(x.sizes(), x.options(), dims.channelsLast);
-    if (dims.pooled)
-      result.argmax = emptyLike5d(result.output.sizes(), x.options().dtype(at::kByte),
-                                  dims.channelsLast);
-  }
+  if (save && dims.pooled)
+    result.argmax = emptyLike5d(result.output.sizes(), x.options().dtype(at::kByte),
+                                dims.channelsLast);
   AffineTensors affine = affineOf(block, dims.channels);
-  float *h = save ? result.h.data_ptr<float>() : nullptr;
   uint8_t *argmax = result.argmax.defined() ? result.argmax.data_ptr<uint8_t>() : nullptr;
   auto k = float(block.k);
   if (useAvx2())
     avx2::blockForward(block.neuron, k, dims, affine.raw(), x.data_ptr<float>(),
-                       result.output.data_ptr<float>(), h, argmax);
+                       result.output.data_ptr<float>(), argmax);
   else
     baseline::blockForward(block.neuron, k, dims, affine.raw(), x.data_ptr<float>(),
-                           result.output.data_ptr<float>(), h, argmax);
+                           result.output.data_ptr<float>(), argmax);
   return result;
 }
 
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
-                                                const at::Tensor &h, const at::Tensor &argmax,
-                                                const at::Tensor &x, const SpikingBlock &block,
+                                                const at::Tensor &argmax, const at::Tensor &x,
+                                                const SpikingBlock &block,
                                                 const BlockNormSums *norm) {
   BlockDims dims = dimsOf(x, block);
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
@@ -144,11 +140,11 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                             .view(outShape)
                                       : gradOutput.contiguous();
   SpikingBlockBackwardResult result;
-  result.gradInput = emptyLike5d(h.sizes(), h.options(), dims.channelsLast);
+  result.gradInput = emptyLike5d(x.sizes(), x.options(), dims.channelsLast);
   AffineTensors affine = affineOf(block, dims.channels);
   BlockGradients grads{grad.data_ptr<float>(),
-                       dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, h.data_ptr<float>(),
-                       x.data_ptr<float>(), result.gradInput.data_ptr<float>()};
+                       dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, x.data_ptr<float>(),
+                       result.gradInput.data_ptr<float>()};
   if (norm) {
     grads.normMean = norm->mean;
     grads.normSum = norm->sum;

@@ -52,52 +52,123 @@ template <bool Fma> inline float affineOf(float x, float scale, float shift) {
     return x * scale + shift;
 }
 
-/// One element of one step: BatchNorm affine, charge, fire, reset.
-template <typename Charge, typename Reset, bool Fma, bool SaveH>
-inline __attribute__((always_inline)) void
-forwardElement(const Charge &charge, const Reset &reset, float threshold, float scale,
-               float shift, float x, float &v, float &spike, float &h) {
+/// One element of one step: BatchNorm affine, charge, fire, reset. Returns
+/// the pre-fire potential H; the forward and the backward's recomputation of
+/// H both go through here, so they give the same bits.
+template <typename Charge, typename Reset, bool Fma>
+inline __attribute__((always_inline)) float
+chargeElement(const Charge &charge, const Reset &reset, float threshold, float scale,
+              float shift, float x, float &v) {
   float hi = charge(v, affineOf<Fma>(x, scale, shift));
-  float s = fire(hi, threshold);
-  spike = s;
-  if constexpr (SaveH)
-    h = hi;
-  v = reset(hi, s);
+  v = reset(hi, fire(hi, threshold));
+  return hi;
 }
 
 /// One step of one plane (one channel).
-template <typename Charge, typename Reset, bool Fma, bool SaveH>
+template <typename Charge, typename Reset, bool Fma>
 SNN_BLOCK_FMA_TARGET void forwardPlaneStep(const Charge &charge, const Reset &reset,
                                        float threshold, float scale, float shift,
                                        const float *__restrict x, float *__restrict v,
-                                       float *__restrict spikes, float *__restrict h,
-                                       int64_t n) {
+                                       float *__restrict spikes, int64_t n) {
   const Charge ch = charge;
   const Reset rs = reset;
-  float unused;
   for (int64_t i = 0; i < n; ++i)
-    forwardElement<Charge, Reset, Fma, SaveH>(ch, rs, threshold, scale, shift, x[i], v[i],
-                                              spikes[i], SaveH ? h[i] : unused);
+    spikes[i] = fire(chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i],
+                                                       v[i]),
+                     threshold);
 }
 
 /// One step of NHWC pixels: an element's channel is its place in its pixel.
-template <typename Charge, typename Reset, bool Fma, bool SaveH>
+template <typename Charge, typename Reset, bool Fma>
 SNN_BLOCK_FMA_TARGET void
 forwardPixelsStep(const Charge &charge, const Reset &reset, float threshold,
                   const float *__restrict scale, const float *__restrict shift,
                   const float *__restrict x, float *__restrict v, float *__restrict spikes,
-                  float *__restrict h, int64_t pixels, int64_t channels) {
+                  int64_t pixels, int64_t channels) {
   const Charge ch = charge;
   const Reset rs = reset;
-  float unused;
   for (int64_t p = 0; p < pixels; ++p) {
     const int64_t o = p * channels;
     for (int64_t c = 0; c < channels; ++c)
-      forwardElement<Charge, Reset, Fma, SaveH>(ch, rs, threshold, scale[c], shift[c],
-                                                x[o + c], v[o + c], spikes[o + c],
-                                                SaveH ? h[o + c] : unused);
+      spikes[o + c] = fire(chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale[c],
+                                                             shift[c], x[o + c], v[o + c]),
+                           threshold);
   }
 }
+
+/// forwardPlaneStep keeping H instead of the spikes.
+template <typename Charge, typename Reset, bool Fma>
+SNN_BLOCK_FMA_TARGET void potentialsPlaneStep(const Charge &charge, const Reset &reset,
+                                          float threshold, float scale, float shift,
+                                          const float *__restrict x, float *__restrict v,
+                                          float *__restrict h, int64_t n) {
+  const Charge ch = charge;
+  const Reset rs = reset;
+  for (int64_t i = 0; i < n; ++i)
+    h[i] = chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i], v[i]);
+}
+
+/// forwardPixelsStep keeping H instead of the spikes.
+template <typename Charge, typename Reset, bool Fma>
+SNN_BLOCK_FMA_TARGET void
+potentialsPixelsStep(const Charge &charge, const Reset &reset, float threshold,
+                     const float *__restrict scale, const float *__restrict shift,
+                     const float *__restrict x, float *__restrict v, float *__restrict h,
+                     int64_t pixels, int64_t channels) {
+  const Charge ch = charge;
+  const Reset rs = reset;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t o = p * channels;
+    for (int64_t c = 0; c < channels; ++c)
+      h[o + c] = chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale[c], shift[c],
+                                                   x[o + c], v[o + c]);
+  }
+}
+
+/// The pre-fire potentials H of every step of `count` elements of the block's
+/// input from `x` (steps `stepStride` apart), into h[t * count + i], with the
+/// forward's expressions: the backward recomputes H from the input, which
+/// BatchNorm's backward keeps anyway, instead of the forward writing a tensor
+/// as large as the input and the backward reading it back. `channel` >= 0:
+/// the elements are one plane of that channel; otherwise NHWC pixels.
+/// `v`: scratch of `count`.
+struct PotentialsRecompute {
+  const NeuronConfig &config;
+  float k;
+  const BlockDims &dims;
+  const BlockAffine &affine;
+
+  void operator()(const float *x, int64_t channel, int64_t count, float *v, float *h) const {
+    visitForwardEquations<float>(config, k, [&](const auto &charge, const auto &reset,
+                                                float vInit) {
+      using Charge = std::decay_t<decltype(charge)>;
+      using Reset = std::decay_t<decltype(reset)>;
+      std::fill(v, v + count, vInit);
+      if (affine.fma)
+        run<Charge, Reset, true>(charge, reset, x, channel, count, v, h);
+      else
+        run<Charge, Reset, false>(charge, reset, x, channel, count, v, h);
+    });
+  }
+
+private:
+  template <typename Charge, typename Reset, bool Fma>
+  void run(const Charge &charge, const Reset &reset, const float *x, int64_t channel,
+           int64_t count, float *v, float *h) const {
+    const float threshold = config.vThreshold;
+    for (int64_t t = 0; t < dims.steps; ++t) {
+      const float *xt = x + t * dims.inputStepStride;
+      if (channel >= 0)
+        potentialsPlaneStep<Charge, Reset, Fma>(charge, reset, threshold,
+                                                affine.scale[channel], affine.shift[channel],
+                                                xt, v, h + t * count, count);
+      else
+        potentialsPixelsStep<Charge, Reset, Fma>(charge, reset, threshold, affine.scale,
+                                                 affine.shift, xt, v, h + t * count,
+                                                 count / dims.channels, dims.channels);
+    }
+  }
+};
 
 /// Max pool of one plane of spikes (0 or 1): the first 1 in row-major window
 /// order wins, offset 0 when the window has none (ATen's first maximum).
@@ -157,10 +228,10 @@ void poolPlane(const float *spikes, const BlockDims &dims, float *out, uint8_t *
   poolPlaneWith<AnyWindow>(spikes, dims, out, argmax, best, code);
 }
 
-template <typename Charge, typename Reset, bool Fma, bool SaveH>
+template <typename Charge, typename Reset, bool Fma>
 void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, float vInit,
                    const BlockDims &dims, const BlockAffine &affine, const float *x,
-                   float *output, float *h, uint8_t *argmax) {
+                   float *output, uint8_t *argmax) {
   const int64_t image = dims.image(), outImage = dims.outImage();
   at::parallel_for(0, dims.planes, planesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> v(static_cast<size_t>(image)),
@@ -172,10 +243,10 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
         int64_t plane = t * dims.planes + p;
         float *out = output + plane * outImage;
         float *s = dims.pooled ? spikes.data() : out;
-        forwardPlaneStep<Charge, Reset, Fma, SaveH>(
-            charge, reset, threshold, affine.scale[c], affine.shift[c],
-            x + t * dims.inputStepStride + p * image,
-            v.data(), s, SaveH ? h + plane * image : nullptr, image);
+        forwardPlaneStep<Charge, Reset, Fma>(charge, reset, threshold, affine.scale[c],
+                                             affine.shift[c],
+                                             x + t * dims.inputStepStride + p * image,
+                                             v.data(), s, image);
         if (dims.pooled)
           poolPlane(s, dims, out, argmax ? argmax + plane * outImage : nullptr, s + image,
                     s + image + outImage);
@@ -316,14 +387,18 @@ SNN_BLOCK_TARGET double sumAsDouble(const float *values, int64_t n) {
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma>
 double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGrad &charge,
                       float threshold, float keep, float vInit, const BlockDims &dims,
-                      const BlockAffine &affine, const BlockGradients &grads) {
+                      const BlockAffine &affine, const BlockGradients &grads,
+                      const PotentialsRecompute &potentials) {
   const int64_t image = dims.image(), outImage = dims.outImage();
   std::vector<double> planeK(size_t(ChargeGrad::kLearnsK ? dims.planes : 0));
   at::parallel_for(0, dims.planes, planesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> gv(static_cast<size_t>(image)), acc(static_cast<size_t>(image)),
-        unpooled(dims.pooled ? static_cast<size_t>(image) : 0);
+        unpooled(dims.pooled ? static_cast<size_t>(image) : 0),
+        hs(static_cast<size_t>(dims.steps * image));
     for (int64_t p = begin; p < end; ++p) {
       int64_t c = p % dims.channels;
+      // The plane's H of every step, in cache for the BPTT below (gv: scratch).
+      potentials(grads.x + p * image, c, image, gv.data(), hs.data());
       std::fill(gv.begin(), gv.end(), 0.0f);
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (int64_t t = dims.steps - 1; t >= 0; --t) {
@@ -334,9 +409,9 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
           gs = unpooled.data();
         }
         PlaneStep step{gs,
-                       grads.h + plane * image,
-                       t > 0 ? grads.h + (plane - dims.planes) * image : nullptr,
-                       grads.x ? grads.x + t * dims.inputStepStride + p * image : nullptr,
+                       hs.data() + t * image,
+                       t > 0 ? hs.data() + (t - 1) * image : nullptr,
+                       grads.x + t * dims.inputStepStride + p * image,
                        affine.scale[c],
                        affine.shift[c],
                        gv.data(),
@@ -504,10 +579,10 @@ void unpoolPixels(const float *gradOut, const uint8_t *argmax, const BlockDims &
     }
 }
 
-template <typename Charge, typename Reset, bool Fma, bool SaveH>
+template <typename Charge, typename Reset, bool Fma>
 void forwardPixels(const Charge &charge, const Reset &reset, float threshold, float vInit,
                    const BlockDims &dims, const BlockAffine &affine, const float *x,
-                   float *output, float *h, uint8_t *argmax) {
+                   float *output, uint8_t *argmax) {
   const int64_t channels = dims.channels, samples = dims.samples();
   const int64_t imageSize = dims.image() * channels, outSize = dims.outImage() * channels;
   const int64_t rowSize = dims.width * channels, band = bandRows(dims);
@@ -523,10 +598,10 @@ void forwardPixels(const Charge &charge, const Reset &reset, float threshold, fl
           const int64_t image = t * samples + n;
           float *out = output + image * outSize;
           float *s = dims.pooled ? spikes.data() : out + offset;
-          forwardPixelsStep<Charge, Reset, Fma, SaveH>(
+          forwardPixelsStep<Charge, Reset, Fma>(
               charge, reset, threshold, affine.scale, affine.shift,
               x + t * dims.inputStepStride + n * imageSize + offset, v.data(), s,
-              SaveH ? h + image * imageSize + offset : nullptr, rows * dims.width, channels);
+              rows * dims.width, channels);
           if (dims.pooled)
             poolPixels(s, dims, r0, oyBegin, oyEnd, out,
                        argmax ? argmax + image * outSize : nullptr);
@@ -538,14 +613,16 @@ void forwardPixels(const Charge &charge, const Reset &reset, float threshold, fl
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma>
 double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGrad &charge,
                       float threshold, float keep, float vInit, const BlockDims &dims,
-                      const BlockAffine &affine, const BlockGradients &grads) {
+                      const BlockAffine &affine, const BlockGradients &grads,
+                      const PotentialsRecompute &potentials) {
   const int64_t channels = dims.channels, samples = dims.samples();
   const int64_t imageSize = dims.image() * channels, outSize = dims.outImage() * channels;
   const int64_t rowSize = dims.width * channels, band = bandRows(dims);
   std::vector<double> sampleK(size_t(ChargeGrad::kLearnsK ? samples : 0));
   at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> gv(size_t(band * rowSize)), acc(size_t(band * rowSize)),
-        unpooled(dims.pooled ? size_t(band * rowSize) : 0);
+        unpooled(dims.pooled ? size_t(band * rowSize) : 0),
+        hs(size_t(dims.steps * band * rowSize));
     // BatchNorm's plane sums of each step's image, a band at a time.
     std::vector<BatchNormPixelSums> norm;
     if (grads.normSum)
@@ -556,6 +633,8 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
         const int64_t rows = std::min(band, dims.height - r0), offset = r0 * rowSize;
         const int64_t count = rows * rowSize;
         auto [oyBegin, oyEnd] = pooledRowsOf(dims, r0, r0 + rows);
+        // The band's H of every step, in cache for the BPTT below (gv: scratch).
+        potentials(grads.x + n * imageSize + offset, -1, count, gv.data(), hs.data());
         std::fill(gv.begin(), gv.begin() + count, 0.0f);
         std::fill(acc.begin(), acc.begin() + count, 0.0f);
         for (int64_t t = dims.steps - 1; t >= 0; --t) {
@@ -566,15 +645,14 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
                          dims, r0, rows, oyBegin, oyEnd, unpooled.data());
             gs = unpooled.data();
           }
-          const float *h = grads.h + image * imageSize + offset;
-          const float *x =
-              grads.x ? grads.x + t * dims.inputStepStride + n * imageSize + offset : nullptr;
+          const float *h = hs.data() + t * count;
+          const float *x = grads.x + t * dims.inputStepStride + n * imageSize + offset;
           float *gx = grads.gradInput + image * imageSize + offset;
           const int64_t pixels = rows * dims.width;
           if (t > 0)
             backwardPixelsStep<Surr, Reset, ChargeGrad, Fma, false>(
                 surrogate, reset, charge, threshold, keep, vInit, affine.scale, affine.shift, h,
-                h - samples * imageSize, gs, x, gv.data(), acc.data(), gx, pixels, channels);
+                h - count, gs, x, gv.data(), acc.data(), gx, pixels, channels);
           else
             backwardPixelsStep<Surr, Reset, ChargeGrad, Fma, true>(
                 surrogate, reset, charge, threshold, keep, vInit, affine.scale, affine.shift, h,
@@ -604,25 +682,21 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
 namespace SNN_BLOCK_ISA {
 
 void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,
-                  const BlockAffine &affine, const float *x, float *output, float *h,
-                  uint8_t *argmax) {
+                  const BlockAffine &affine, const float *x, float *output, uint8_t *argmax) {
   float threshold = config.vThreshold;
   visitForwardEquations<float>(config, k, [&](const auto &charge, const auto &reset, float v0) {
     using Charge = std::decay_t<decltype(charge)>;
     using Reset = std::decay_t<decltype(reset)>;
-    auto run = [&](auto fma, auto saveH) {
-      constexpr bool F = decltype(fma)::value, S = decltype(saveH)::value;
+    auto run = [&](auto fma) {
+      constexpr bool F = decltype(fma)::value;
       if (dims.channelsLast)
-        forwardPixels<Charge, Reset, F, S>(charge, reset, threshold, v0, dims, affine, x,
-                                           output, h, argmax);
+        forwardPixels<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine, x, output,
+                                        argmax);
       else
-        forwardPlanes<Charge, Reset, F, S>(charge, reset, threshold, v0, dims, affine, x,
-                                           output, h, argmax);
+        forwardPlanes<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine, x, output,
+                                        argmax);
     };
-    if (affine.fma)
-      h ? run(std::true_type{}, std::true_type{}) : run(std::true_type{}, std::false_type{});
-    else
-      h ? run(std::false_type{}, std::true_type{}) : run(std::false_type{}, std::false_type{});
+    affine.fma ? run(std::true_type{}) : run(std::false_type{});
   });
 }
 
@@ -630,6 +704,7 @@ double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,
                      const BlockAffine &affine, const BlockGradients &grads) {
   float threshold = config.vThreshold, keep = config.detachReset ? 0.0f : 1.0f;
   double gradK = 0.0;
+  const PotentialsRecompute potentials{config, k, dims, affine};
   visitBackwardEquations<float>(config, k, [&](const auto &surrogate, const auto &reset,
                                                const auto &charge, float v0) {
     using Surr = std::decay_t<decltype(surrogate)>;
@@ -639,11 +714,14 @@ double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,
       constexpr bool F = decltype(fma)::value;
       gradK = dims.channelsLast
                   ? backwardPixels<Surr, Reset, Charge, F>(surrogate, reset, charge, threshold,
-                                                           keep, v0, dims, affine, grads)
+                                                           keep, v0, dims, affine, grads,
+                                                           potentials)
                   : backwardPlanes<Surr, Reset, Charge, F>(surrogate, reset, charge, threshold,
-                                                           keep, v0, dims, affine, grads);
+                                                           keep, v0, dims, affine, grads,
+                                                           potentials);
     };
-    // Only PLIF's dL/dk reads the affine again.
+    // Only PLIF's dL/dk reads the affine in the BPTT loop (H's recomputation
+    // applies it with its own rounding).
     bool fma = affine.fma && std::decay_t<decltype(charge)>::kLearnsK;
     fma ? run(std::true_type{}) : run(std::false_type{});
   });

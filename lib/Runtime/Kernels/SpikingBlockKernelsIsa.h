@@ -21,7 +21,7 @@ namespace snn::runtime {
 /// width, or 0 for an input that is the same at every step.
 /// `channelsLast`: every step holds N images of height x width pixels of C
 /// channels each (NHWC, the layout of a channels-last convolution's output),
-/// and so do the output, H and the argmax; otherwise N * C planes (NCHW).
+/// and so do the output and the argmax; otherwise N * C planes (NCHW).
 struct BlockDims {
   int64_t steps, planes, channels, height, width, inputStepStride;
   bool pooled;
@@ -44,8 +44,9 @@ struct BlockAffine {
 struct BlockGradients {
   const float *gradOutput;
   const uint8_t *argmax; // null without a pool
-  const float *h;
-  const float *x; // the block's input (PLIF, BatchNorm's plane sums)
+  /// The block's input: the backward recomputes the pre-fire potentials H
+  /// from it, and reads it for PLIF's dL/dk and BatchNorm's plane sums.
+  const float *x;
   float *gradInput;
   /// Non-null: also each gradInput plane's BatchNorm sums (batchNormPlaneSums
   /// with the channel's normMean, or BatchNormPixelSums on NHWC steps), per
@@ -57,7 +58,7 @@ struct BlockGradients {
 #define SNN_DECLARE_BLOCK_KERNELS                                                  \
   void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,    \
                     const BlockAffine &affine, const float *x, float *output,      \
-                    float *h, uint8_t *argmax);                                    \
+                    uint8_t *argmax);                                              \
   double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims, \
                        const BlockAffine &affine, const BlockGradients &grads);
 

@@ -6,8 +6,11 @@
 // and the next reads it back (the BatchNorm output, the spikes), about five
 // passes over memory in the forward and as many in the backward. A spiking
 // block runs them in one pass per (sample, channel) plane: the plane's
-// membrane stays in L1 across the T steps, and only the pooled spikes, the
-// potentials H that BPTT needs and the one-byte argmax are written.
+// membrane stays in L1 across the T steps, and only the pooled spikes and
+// the one-byte argmax are written. The pre-fire potentials H that BPTT needs
+// are not kept: the backward recomputes them from the block's input (which
+// BatchNorm's backward keeps anyway), a plane or band at a time in cache,
+// which costs less than writing and reading back a tensor the input's size.
 //
 // The forward rounds exactly like the separate ops (the BatchNorm affine as
 // ATen rounds it, the neuron through the same functors as NeuronKernels), so
@@ -49,18 +52,17 @@ bool channelsLastSteps(const at::Tensor &x);
 /// Whether the block kernels take this input: float32 CPU [T, N, C, H, W],
 /// contiguous, channels-last steps (channelsLastSteps), or either's one step
 /// repeated over T (stride 0, an input that is the same at every step); a
-/// pool (if any) that fits the plane. The output, the saved H and argmax
-/// and the input's gradient take the input's layout.
+/// pool (if any) that fits the plane. The output, the saved argmax and the
+/// input's gradient take the input's layout.
 bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block);
 
 struct SpikingBlockForwardResult {
   at::Tensor output; // spikes, or pooled spikes [T, N, C, OH, OW]
-  at::Tensor h;      // pre-fire potentials [T, N, C, H, W], if saved
   at::Tensor argmax; // uint8 window offsets of the pool, if saved and pooled
 };
 
 /// Runs the block over x [T, N, C, H, W]. `save`: also keep what the
-/// backward needs (H and the argmax).
+/// backward needs besides x (the argmax of a pool).
 SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x,
                                               const SpikingBlock &block,
                                               bool save);
@@ -82,11 +84,11 @@ struct BlockNormSums {
 };
 
 /// The unpooling and BPTT of the block from dL/d(output), with the forward's
-/// saved `h` and `argmax`. `x` is the block's input (read for PLIF, whose
-/// dL/dk needs the neuron's input again, and for `norm`'s sums).
+/// saved `argmax`. `x` is the block's input, from which the backward
+/// recomputes H (the forward's bits), and which PLIF's dL/dk and `norm`'s
+/// sums read.
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
-                                                const at::Tensor &h, const at::Tensor &argmax,
-                                                const at::Tensor &x,
+                                                const at::Tensor &argmax, const at::Tensor &x,
                                                 const SpikingBlock &block,
                                                 const BlockNormSums *norm = nullptr);
 
