@@ -222,63 +222,83 @@ at::Tensor channelsLastSteps5d(const at::Tensor &x) {
   return x.flatten(0, 1).contiguous(at::MemoryFormat::ChannelsLast).view(x.sizes());
 }
 
+/// Channel counts of the NHWC tests: 13, one whole eight and a tail of five
+/// in the statistics and a pixel shorter than the block kernels' chunk
+/// (several pixels a chunk, the last one partial); 70, a pixel longer (its
+/// channels split across chunks).
+constexpr int64_t kChannelsLastChannels[] = {13, 70};
+
+/// The block on channels-last steps gives the planes' spikes, statistics and
+/// inference output bit for bit.
+void expectChannelsLastForwardMatches(const Case &c, int64_t channels) {
+  Operands base = operandsFor(c, channels);
+  double rate = firingRate(c, base);
+  EXPECT_GT(rate, 0.05);
+  EXPECT_LT(rate, 0.5);
+  Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+  at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
+  at::Tensor nhwc = channelsLastSteps5d(b.x);
+  ASSERT_TRUE(channelsLastSteps(nhwc));
+  at::Tensor pixels = spikingBlockWithGrad(nhwc, blockOperands(c, b));
+  EXPECT_TRUE(channelsLastSteps(pixels));
+  EXPECT_TRUE(at::equal(pixels, planes));
+  EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
+  EXPECT_TRUE(at::equal(b.runningVar, a.runningVar));
+  // Inference: the same through the eval affine.
+  c10::NoGradGuard noGrad;
+  SpikingBlock block{std::nullopt, c.neuron, 0.0, c.pool};
+  if (c.norm)
+    block.affine = batchNormInferenceAffine(base.weight, base.bias, base.runningMean,
+                                            base.runningVar, 1e-5);
+  if (c.neuron.kind == NeuronKind::PLIF)
+    block.k = plifDecay(base.plif);
+  EXPECT_TRUE(at::equal(spikingBlockForward(channelsLastSteps5d(base.x), block, false).output,
+                        spikingBlockForward(base.x, block, false).output));
+}
+
+/// ... and the planes' gradients.
+void expectChannelsLastGradientsMatch(const Case &c, int64_t channels) {
+  Operands base = operandsFor(c, channels);
+  Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+  at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
+  at::Tensor pixels = spikingBlockWithGrad(channelsLastSteps5d(b.x), blockOperands(c, b));
+  at::Tensor upstream = at::randn(planes.sizes());
+  (planes * upstream).sum().backward();
+  (pixels * upstream).sum().backward();
+  at::Tensor want = a.x.grad(), got = b.x.grad();
+  ASSERT_TRUE(got.defined());
+  EXPECT_GT(want.abs().max().item<double>(), 0.0);
+  // Unpooling and BPTT: the same expressions in the same order per element;
+  // BatchNorm's sums in ATen's NCHW order over NHWC pixels.
+  EXPECT_TRUE(at::equal(got, want));
+  if (c.norm) {
+    EXPECT_TRUE(at::equal(b.weight.grad(), a.weight.grad()));
+    EXPECT_TRUE(at::equal(b.bias.grad(), a.bias.grad()));
+  }
+  if (c.neuron.kind == NeuronKind::PLIF) {
+    double g = a.plif.grad().item<double>();
+    EXPECT_NEAR(b.plif.grad().item<double>(), g,
+                2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
+  }
+}
+
 } // namespace
 
-// 13 channels: one whole eight and a tail of five in the NHWC statistics.
 TEST(SpikingBlock, ChannelsLastStepsGiveThePlanesSpikesAndStatistics) {
   forEachIsaAndCase([](const Case &c) {
-    Operands base = operandsFor(c, 13);
-    double rate = firingRate(c, base);
-    EXPECT_GT(rate, 0.05);
-    EXPECT_LT(rate, 0.5);
-    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
-    at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
-    at::Tensor nhwc = channelsLastSteps5d(b.x);
-    ASSERT_TRUE(channelsLastSteps(nhwc));
-    at::Tensor pixels = spikingBlockWithGrad(nhwc, blockOperands(c, b));
-    EXPECT_TRUE(channelsLastSteps(pixels));
-    EXPECT_TRUE(at::equal(pixels, planes));
-    EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
-    EXPECT_TRUE(at::equal(b.runningVar, a.runningVar));
-    // Inference: the same through the eval affine.
-    c10::NoGradGuard noGrad;
-    SpikingBlock block{std::nullopt, c.neuron, 0.0, c.pool};
-    if (c.norm)
-      block.affine = batchNormInferenceAffine(base.weight, base.bias, base.runningMean,
-                                              base.runningVar, 1e-5);
-    if (c.neuron.kind == NeuronKind::PLIF)
-      block.k = plifDecay(base.plif);
-    EXPECT_TRUE(at::equal(spikingBlockForward(channelsLastSteps5d(base.x), block, false).output,
-                          spikingBlockForward(base.x, block, false).output));
+    for (int64_t channels : kChannelsLastChannels) {
+      SCOPED_TRACE(channels);
+      expectChannelsLastForwardMatches(c, channels);
+    }
   });
 }
 
 TEST(SpikingBlock, ChannelsLastGradientsMatchThePlanes) {
-  for (const Case &c : cases()) {
-    SCOPED_TRACE(c.name);
-    Operands base = operandsFor(c, 13);
-    Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
-    at::Tensor planes = spikingBlockWithGrad(a.x, blockOperands(c, a));
-    at::Tensor pixels = spikingBlockWithGrad(channelsLastSteps5d(b.x), blockOperands(c, b));
-    at::Tensor upstream = at::randn(planes.sizes());
-    (planes * upstream).sum().backward();
-    (pixels * upstream).sum().backward();
-    at::Tensor want = a.x.grad(), got = b.x.grad();
-    ASSERT_TRUE(got.defined());
-    EXPECT_GT(want.abs().max().item<double>(), 0.0);
-    // Unpooling and BPTT: the same expressions in the same order per element;
-    // BatchNorm's sums in ATen's NCHW order over NHWC pixels.
-    EXPECT_TRUE(at::equal(got, want));
-    if (c.norm) {
-      EXPECT_TRUE(at::equal(b.weight.grad(), a.weight.grad()));
-      EXPECT_TRUE(at::equal(b.bias.grad(), a.bias.grad()));
+  for (const Case &c : cases())
+    for (int64_t channels : kChannelsLastChannels) {
+      SCOPED_TRACE(::testing::Message() << c.name << " " << channels);
+      expectChannelsLastGradientsMatch(c, channels);
     }
-    if (c.neuron.kind == NeuronKind::PLIF) {
-      double g = a.plif.grad().item<double>();
-      EXPECT_NEAR(b.plif.grad().item<double>(), g,
-                  2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
-    }
-  }
 }
 
 TEST(SpikingBlock, RefusesWhatItDoesNotTake) {
