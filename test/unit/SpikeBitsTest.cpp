@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Autograd/ConvAutograd.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
 
 #include <ATen/ATen.h>
@@ -28,6 +29,30 @@ TEST(SpikeBits, PackingIsLosslessAtEveryDensityAndSize) {
       EXPECT_EQ(bits.numel(), (n + 7) / 8);
       EXPECT_TRUE(at::equal(unpackSpikeBits(bits, x.sizes()), x));
     }
+}
+
+TEST(SpikeBits, EveryInstructionSetPacksTheSameBytesAndRefusesNonSpikes) {
+  at::manual_seed(6);
+  KernelIsa best = neuronKernelIsa();
+  at::Tensor x = (at::rand({70001}) < 0.3).to(at::kFloat);
+  std::vector<at::Tensor> packed;
+  for (KernelIsa isa : {KernelIsa::Baseline, KernelIsa::Avx2}) {
+    if (!setNeuronKernelIsa(isa))
+      continue;
+    SCOPED_TRACE(isa == KernelIsa::Avx2 ? "avx2" : "baseline");
+    packed.push_back(packSpikeBits(x));
+    EXPECT_TRUE(at::equal(unpackSpikeBits(packed.back(), x.sizes()), x));
+    // A value that is not a spike, in the vector body or the tail.
+    for (int64_t at : {int64_t(0), int64_t(12345), int64_t(69999), int64_t(70000)})
+      for (float odd : {0.5f, -0.0f, std::numeric_limits<float>::quiet_NaN()}) {
+        at::Tensor y = x.clone();
+        y[at] = odd;
+        EXPECT_FALSE(packSpikeBitsIfSpikes(y).has_value()) << at << " " << odd;
+      }
+  }
+  setNeuronKernelIsa(best);
+  for (const at::Tensor &bytes : packed)
+    EXPECT_TRUE(at::equal(bytes, packed.front()));
 }
 
 TEST(SpikeBits, OnlyZerosAndOnesAreSpikes) {
