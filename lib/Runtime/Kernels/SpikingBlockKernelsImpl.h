@@ -31,6 +31,9 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <utility>
 #include <vector>
 
@@ -526,18 +529,30 @@ typedef float Float8 __attribute__((vector_size(32)));
 SNN_BLOCK_TARGET inline void poolChannels8(const float *px0, const MaxPoolWindow &w,
                                            int64_t rowStride, int64_t pixelStride, float *out,
                                            uint8_t *argmax) {
+  typedef int32_t Int8 __attribute__((vector_size(32)));
   Float8 best = {}, code = {};
-  for (int64_t pos = w.kernelH * w.kernelW - 1; pos >= 0; --pos) {
-    Float8 v;
-    std::memcpy(&v, px0 + (pos / w.kernelW) * rowStride + (pos % w.kernelW) * pixelStride,
-                sizeof(v));
-    best = best < v ? v : best;
-    code += v * (float(pos) - code);
-  }
+  for (int64_t ky = w.kernelH - 1; ky >= 0; --ky)
+    for (int64_t kx = w.kernelW - 1; kx >= 0; --kx) {
+      Float8 v;
+      std::memcpy(&v, px0 + ky * rowStride + kx * pixelStride, sizeof(v));
+      const float pos = float(ky * w.kernelW + kx);
+      best = best < v ? v : best;
+      code += v * (pos - code);
+    }
   std::memcpy(out, &best, sizeof(best));
-  if (argmax)
-    for (int c = 0; c < 8; ++c)
-      argmax[c] = uint8_t(code[c]);
+  if (!argmax)
+    return;
+  // Codes are whole numbers below 256: truncated to int32, then a byte each.
+  Int8 codes = __builtin_convertvector(code, Int8);
+#if defined(__SSE2__)
+  __m128i halves[2];
+  std::memcpy(halves, &codes, sizeof(codes));
+  __m128i words = _mm_packs_epi32(halves[0], halves[1]);
+  _mm_storel_epi64(reinterpret_cast<__m128i *>(argmax), _mm_packus_epi16(words, words));
+#else
+  for (int c = 0; c < 8; ++c)
+    argmax[c] = uint8_t(codes[c]);
+#endif
 }
 
 /// poolChannels8 for the last `width` < 8 channels.
@@ -545,11 +560,12 @@ void poolChannelsTail(const float *px0, const MaxPoolWindow &w, int64_t rowStrid
                       int64_t pixelStride, int64_t width, float *out, uint8_t *argmax) {
   for (int64_t c = 0; c < width; ++c) {
     float best = 0.0f, code = 0.0f;
-    for (int64_t pos = w.kernelH * w.kernelW - 1; pos >= 0; --pos) {
-      float v = px0[(pos / w.kernelW) * rowStride + (pos % w.kernelW) * pixelStride + c];
-      best = std::max(best, v);
-      code += v * (float(pos) - code);
-    }
+    for (int64_t ky = w.kernelH - 1; ky >= 0; --ky)
+      for (int64_t kx = w.kernelW - 1; kx >= 0; --kx) {
+        float v = px0[ky * rowStride + kx * pixelStride + c];
+        best = std::max(best, v);
+        code += v * (float(ky * w.kernelW + kx) - code);
+      }
     out[c] = best;
     if (argmax)
       argmax[c] = uint8_t(code);
