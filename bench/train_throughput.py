@@ -247,13 +247,21 @@ def measure_case(model, size, T, threads, d, case, art, data, args, env):
             "firing": stats["firing"], "trainers": runs}
 
 
+def median_rate(trainer):
+    """The median of a trainer's steady rates over its runs: one outlier run of either
+    trainer moves the best-of ratio, not this one."""
+    return float(np.median([r["samples_per_s"] for r in trainer["runs"]]))
+
+
 def print_table(rows):
+    """speedup: best run against best run; median: median run against median run."""
     refs = [n for n in ("pytorch", "pytorch-tuned", "snn-run-base") if n in rows[0]["trainers"]]
     head = (f"{'model':11s} {'T':>2s} {'B':>4s} {'thr':>3s} | {'snn-run/s':>9s} {'RSS MiB':>7s} "
             f"{'GFLOP/s':>7s}")
     for n in refs:
         label = {"pytorch": "PyTorch/s", "pytorch-tuned": "tuned/s"}.get(n, "base/s")
-        head += f" | {label:>9s} {'RSS MiB':>7s} {'GFLOP/s':>7s} {'speedup':>7s} {'wall':>5s}"
+        head += (f" | {label:>9s} {'RSS MiB':>7s} {'GFLOP/s':>7s} {'speedup':>7s} {'median':>6s} "
+                 f"{'wall':>5s}")
     print()
     print(head + " | GEMM GFLOP/s")
     for r in rows:
@@ -264,9 +272,10 @@ def print_table(rows):
         for n in refs:
             speed = s_["samples_per_s"] / t[n]["samples_per_s"]
             wall = s_["wall_samples_per_s"] / t[n]["wall_samples_per_s"]
-            t[n]["speedup"], t[n]["wall_speedup"] = speed, wall
+            median = median_rate(s_) / median_rate(t[n])
+            t[n]["speedup"], t[n]["median_speedup"], t[n]["wall_speedup"] = speed, median, wall
             line += (f" | {t[n]['samples_per_s']:>9.1f} {t[n]['peak_rss_mib']:>7.0f} "
-                     f"{t[n]['gflops']:>7.1f} {speed:>6.2f}x {wall:>4.2f}x")
+                     f"{t[n]['gflops']:>7.1f} {speed:>6.2f}x {median:>5.2f}x {wall:>4.2f}x")
         print(line + f" | {r['gemm_peak_gflops']:>7.1f}")
 
 
