@@ -13,7 +13,10 @@
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace snn::runtime;
 
@@ -85,6 +88,36 @@ TEST(BatchNormKernels, ChannelsLastInputGivesThePlanesBits) {
   BatchNormForwardResult stats = batchNormTrainingStatistics(nhwc, m, v, 0.1, 1e-5);
   EXPECT_TRUE(at::equal(stats.mean, mean));
   EXPECT_TRUE(at::equal(stats.invstd, invstd));
+}
+
+// A channels-last input of many 256 KiB chunks: the chunks' double sums
+// added in chunk order are the planes' sums to double rounding, so the float
+// mean and invstd are ATen's to within one float rounding (in practice the
+// same bits), and they do not depend on the thread count.
+TEST(BatchNormKernels, ChannelsLastStatisticsInChunksDoNotDependOnThreads) {
+  if (!batchNormKernelAvailable())
+    GTEST_SKIP() << "ATen's rounding on this machine is not reproduced";
+  at::manual_seed(14);
+  Operands a = randomOperands({64, 70, 24, 24}); // 36864 pixels: 40 chunks of 936
+  at::Tensor nhwc = a.x.contiguous(at::MemoryFormat::ChannelsLast);
+  auto [y, mean, invstd] =
+      at::native_batch_norm(a.x, a.weight, a.bias, a.mean, a.var, true, 0.1, 1e-5);
+  auto statistics = [&](int threads) {
+    int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    at::Tensor m = a.mean.clone(), v = a.var.clone();
+    BatchNormForwardResult r = batchNormTrainingStatistics(nhwc, m, v, 0.1, 1e-5);
+    at::set_num_threads(before);
+    return std::vector<at::Tensor>{r.mean, r.invstd, m, v};
+  };
+  std::vector<at::Tensor> one = statistics(1), two = statistics(2), three = statistics(3);
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_TRUE(at::equal(two[i], one[i])) << i;
+    EXPECT_TRUE(at::equal(three[i], one[i])) << i;
+  }
+  const double ulp = std::ldexp(1.0, -23); // one float rounding, relative
+  EXPECT_TRUE(at::allclose(one[0], mean, ulp, 0.0));
+  EXPECT_TRUE(at::allclose(one[1], invstd, ulp, 0.0));
 }
 
 TEST(BatchNormKernels, GradientsMatchATen) {

@@ -24,9 +24,11 @@ namespace snn::runtime {
 bool batchNormKernelAvailable();
 
 /// Whether the forward handles these operands: float32 CPU, x [B, C, ...]
-/// contiguous, or a dense channels-last [B, C, H, W] (its statistics are the
-/// same bits: each channel's sums run over (sample, pixel) in the same
-/// order), with more than one element per (sample, channel), weight, bias
+/// contiguous, or a dense channels-last [B, C, H, W] (its statistics sum
+/// fixed chunks of pixels and add the chunks in order: the planes' double
+/// sums to double rounding, about 1e-16 relative, so the float32 statistics
+/// are the planes' bits but for a rare last bit; BatchNormKernels.cpp), with
+/// more than one element per (sample, channel), weight, bias
 /// and running statistics defined, float32 [C]. The output takes x's layout.
 bool batchNormKernelApplies(const at::Tensor &x, const at::Tensor &weight,
                             const at::Tensor &bias,
