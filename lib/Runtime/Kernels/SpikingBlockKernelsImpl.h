@@ -830,8 +830,8 @@ double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,
                                                            keep, v0, dims, affine, grads,
                                                            potentials);
     };
-    // Only PLIF's dL/dk reads the affine in the BPTT loop (H's recomputation
-    // applies it with its own rounding).
+    // Only PLIF's dL/dk reads the affine in the BPTT loop; H's recomputation
+    // (PotentialsRecompute) picks the forward's rounding from affine.fma itself.
     bool fma = affine.fma && std::decay_t<decltype(charge)>::kLearnsK;
     fma ? run(std::true_type{}) : run(std::false_type{});
   });
