@@ -146,6 +146,22 @@ template <typename Check> void forEachIsaAndCase(Check check) {
   setNeuronKernelIsa(best);
 }
 
+/// b's gradients are a's: the input's and BatchNorm's bit for bit; PLIF's
+/// dL/dk to the roundings of its double sums of float products, which the
+/// two sides add in different orders (per plane, per tile or per pixel).
+void expectGradientsMatch(const Case &c, const Operands &a, const Operands &b) {
+  EXPECT_TRUE(at::equal(b.x.grad(), a.x.grad()));
+  if (c.norm) {
+    EXPECT_TRUE(at::equal(b.weight.grad(), a.weight.grad()));
+    EXPECT_TRUE(at::equal(b.bias.grad(), a.bias.grad()));
+  }
+  if (c.neuron.kind == NeuronKind::PLIF) {
+    double g = a.plif.grad().item<double>();
+    EXPECT_NEAR(b.plif.grad().item<double>(), g,
+                2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
+  }
+}
+
 } // namespace
 
 TEST(SpikingBlock, TrainingForwardEqualsTheLayersOneAtATime) {
@@ -198,19 +214,9 @@ TEST(SpikingBlock, GradientsEqualTheLayersOneAtATime) {
       EXPECT_EQ(fusedNormBackwards(), fusedBefore + 1);
     // The unpooling and BPTT in the same expressions, BatchNorm's backward
     // ATen's arithmetic: bit for bit.
-    EXPECT_TRUE(at::equal(b.x.grad(), a.x.grad()));
-    if (c.norm) {
-      EXPECT_TRUE(at::equal(b.weight.grad(), a.weight.grad()));
-      EXPECT_TRUE(at::equal(b.bias.grad(), a.bias.grad()));
-    }
-    if (c.neuron.kind == NeuronKind::PLIF) {
-      // dL/dk adds float products in double, per plane here and per tile of
-      // 256 neurons there: the orders differ by the products' roundings.
-      double g = a.plif.grad().item<double>();
-      EXPECT_NEAR(b.plif.grad().item<double>(), g,
-                  2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
-      EXPECT_NE(g, 0.0);
-    }
+    expectGradientsMatch(c, a, b);
+    if (c.neuron.kind == NeuronKind::PLIF)
+      EXPECT_NE(a.plif.grad().item<double>(), 0.0);
   }
 }
 
@@ -270,16 +276,7 @@ void expectChannelsLastGradientsMatch(const Case &c, int64_t channels) {
   EXPECT_GT(want.abs().max().item<double>(), 0.0);
   // Unpooling and BPTT: the same expressions in the same order per element;
   // BatchNorm's sums in ATen's NCHW order over NHWC pixels.
-  EXPECT_TRUE(at::equal(got, want));
-  if (c.norm) {
-    EXPECT_TRUE(at::equal(b.weight.grad(), a.weight.grad()));
-    EXPECT_TRUE(at::equal(b.bias.grad(), a.bias.grad()));
-  }
-  if (c.neuron.kind == NeuronKind::PLIF) {
-    double g = a.plif.grad().item<double>();
-    EXPECT_NEAR(b.plif.grad().item<double>(), g,
-                2 * float32Gamma(1) * a.x.numel() * std::abs(g) + 1e-12);
-  }
+  expectGradientsMatch(c, a, b);
 }
 
 } // namespace

@@ -67,18 +67,29 @@ chargeElement(const Charge &charge, const Reset &reset, float threshold, float s
   return hi;
 }
 
+/// What a step keeps of each element: its spike (the forward) or its
+/// pre-fire potential H (the backward's recomputation).
+enum class StepOutput { Spikes, Potentials };
+
+template <StepOutput Out> inline float stepOutput(float h, float threshold) {
+  if constexpr (Out == StepOutput::Spikes)
+    return fire(h, threshold);
+  else
+    return h;
+}
+
 /// One step of one plane (one channel).
-template <typename Charge, typename Reset, bool Fma>
+template <typename Charge, typename Reset, bool Fma, StepOutput Out>
 SNN_BLOCK_FMA_TARGET void forwardPlaneStep(const Charge &charge, const Reset &reset,
                                        float threshold, float scale, float shift,
                                        const float *__restrict x, float *__restrict v,
-                                       float *__restrict spikes, int64_t n) {
+                                       float *__restrict out, int64_t n) {
   const Charge ch = charge;
   const Reset rs = reset;
   for (int64_t i = 0; i < n; ++i)
-    spikes[i] = fire(chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i],
-                                                       v[i]),
-                     threshold);
+    out[i] = stepOutput<Out>(
+        chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i], v[i]),
+        threshold);
 }
 
 // NHWC steps are walked in chunks: a few whole pixels, or a run of one
@@ -116,50 +127,21 @@ template <typename Fn> void forEachPixelChunk(int64_t pixels, int64_t channels, 
 /// One step of a chunk of NHWC pixels: `pixels` pixels `stride` floats
 /// apart, `width` channels of each (the affine's channel: the place in the
 /// run); v holds the chunk's potentials densely.
-template <typename Charge, typename Reset, bool Fma>
+template <typename Charge, typename Reset, bool Fma, StepOutput Out>
 SNN_BLOCK_FMA_TARGET void
 forwardPixelsStep(const Charge &charge, const Reset &reset, float threshold,
                   const float *__restrict scale, const float *__restrict shift,
-                  const float *__restrict x, float *__restrict v, float *__restrict spikes,
+                  const float *__restrict x, float *__restrict v, float *__restrict out,
                   int64_t pixels, int64_t width, int64_t stride) {
   const Charge ch = charge;
   const Reset rs = reset;
   for (int64_t q = 0; q < pixels; ++q) {
     const int64_t o = q * stride;
     for (int64_t c = 0; c < width; ++c)
-      spikes[o + c] = fire(chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale[c],
-                                                             shift[c], x[o + c],
-                                                             v[q * width + c]),
-                           threshold);
-  }
-}
-
-/// forwardPlaneStep keeping H instead of the spikes.
-template <typename Charge, typename Reset, bool Fma>
-SNN_BLOCK_FMA_TARGET void potentialsPlaneStep(const Charge &charge, const Reset &reset,
-                                          float threshold, float scale, float shift,
-                                          const float *__restrict x, float *__restrict v,
-                                          float *__restrict h, int64_t n) {
-  const Charge ch = charge;
-  const Reset rs = reset;
-  for (int64_t i = 0; i < n; ++i)
-    h[i] = chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i], v[i]);
-}
-
-/// forwardPixelsStep keeping H instead of the spikes.
-template <typename Charge, typename Reset, bool Fma>
-SNN_BLOCK_FMA_TARGET void
-potentialsPixelsStep(const Charge &charge, const Reset &reset, float threshold,
-                     const float *__restrict scale, const float *__restrict shift,
-                     const float *__restrict x, float *__restrict v, float *__restrict h,
-                     int64_t pixels, int64_t width, int64_t stride) {
-  const Charge ch = charge;
-  const Reset rs = reset;
-  for (int64_t q = 0; q < pixels; ++q) {
-    const int64_t o = q * stride;
-    for (int64_t c = 0; c < width; ++c)
-      h[o + c] = chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale[c], shift[c],
-                                                   x[o + c], v[q * width + c]);
+      out[o + c] = stepOutput<Out>(chargeElement<Charge, Reset, Fma>(ch, rs, threshold,
+                                                                     scale[c], shift[c],
+                                                                     x[o + c], v[q * width + c]),
+                                   threshold);
   }
 }
 
@@ -183,7 +165,7 @@ struct PotentialsRecompute {
       const int64_t image = dims.image();
       std::fill(v, v + image, vInit);
       for (int64_t t = 0; t < dims.steps; ++t)
-        potentialsPlaneStep<Charge, Reset, decltype(fma)::value>(
+        forwardPlaneStep<Charge, Reset, decltype(fma)::value, StepOutput::Potentials>(
             charge, reset, config.vThreshold, affine.scale[channel], affine.shift[channel],
             x + t * dims.inputStepStride, v, h + t * image, image);
     });
@@ -201,7 +183,7 @@ struct PotentialsRecompute {
         const int64_t o = chunk.offset(channels);
         std::fill(v, v + chunk.size(), vInit);
         for (int64_t t = 0; t < dims.steps; ++t)
-          potentialsPixelsStep<Charge, Reset, decltype(fma)::value>(
+          forwardPixelsStep<Charge, Reset, decltype(fma)::value, StepOutput::Potentials>(
               charge, reset, config.vThreshold, affine.scale + chunk.c0,
               affine.shift + chunk.c0, x + t * dims.inputStepStride + o, v, h + t * count + o,
               chunk.pixels, chunk.width(), channels);
@@ -295,10 +277,9 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
         int64_t plane = t * dims.planes + p;
         float *out = output + plane * outImage;
         float *s = dims.pooled ? spikes.data() : out;
-        forwardPlaneStep<Charge, Reset, Fma>(charge, reset, threshold, affine.scale[c],
-                                             affine.shift[c],
-                                             x + t * dims.inputStepStride + p * image,
-                                             v.data(), s, image);
+        forwardPlaneStep<Charge, Reset, Fma, StepOutput::Spikes>(
+            charge, reset, threshold, affine.scale[c], affine.shift[c],
+            x + t * dims.inputStepStride + p * image, v.data(), s, image);
         if (dims.pooled)
           poolPlane(s, dims, out, argmax ? argmax + plane * outImage : nullptr, s + image,
                     s + image + outImage);
@@ -665,7 +646,7 @@ void forwardPixels(const Charge &charge, const Reset &reset, float threshold, fl
           for (int64_t t = 0; t < dims.steps; ++t) {
             float *s = dims.pooled ? spikes.data() + t * bandSize
                                    : output + (t * samples + n) * outSize + offset;
-            forwardPixelsStep<Charge, Reset, Fma>(
+            forwardPixelsStep<Charge, Reset, Fma, StepOutput::Spikes>(
                 charge, reset, threshold, affine.scale + chunk.c0, affine.shift + chunk.c0,
                 x + t * dims.inputStepStride + n * imageSize + offset + o, v, s + o,
                 chunk.pixels, chunk.width(), channels);
