@@ -20,11 +20,16 @@ measured.
    `plan_check.measured.memory_bytes` (docs/training.md), the predictions the manifest's
    `plan.prediction`.
 
+With --repredict ROWS (a --json of an earlier run, whose --work folder still holds the cases and
+device profile), nothing is measured again: each row's candidate is compiled anew by this build
+against the same profile and the table shows the new predictions against the old measurements
+(for changes of the cost model; a fresh run remains the test of them).
+
 Goal (issue 12): predictions within 25% of measurement; the first choice the fastest measured or
 within 10% of it. Not a test: run it on an otherwise idle machine.
   bench/planner_check.py [--models deep_mlp,csnn,vgg_dvs] [--ranks 4] [--threads 1]
                          [--batch 32] [--steps 12] [--repeat 3] [--top 3] [--others 2]
-                         [--profile FILE]
+                         [--profile FILE] [--json FILE] [--repredict ROWS]
 """
 import argparse
 import json
@@ -154,6 +159,21 @@ def bench_model(model, prepared, args, env):
     return rows
 
 
+def repredict(args, env):
+    """The rows of an earlier --json with this build's predictions (see the docstring)."""
+    with open(args.repredict) as f:
+        rows = json.load(f)
+    for r in rows:
+        d = os.path.join(args.work, r["model"])
+        tag = "re_" + f"{r['rank']}_{r['mode']}".replace(",", "_")
+        _, plan = compile_candidate(args, env, os.path.join(d, "case"), d, tag,
+                                    ["--mode", mode_of(r["mode"]), "--topology",
+                                     topology_of(r["mesh"])])
+        r["predicted_s"] = plan["prediction"]["step_seconds"]
+        r["predicted_mem"] = plan["prediction"]["memory_bytes"]
+    return rows
+
+
 def report(rows):
     print()
     print("| model | planner rank | mode | mesh | predicted ms | measured ms | measured / "
@@ -196,12 +216,18 @@ def main():
     p.add_argument("--profile", help="a device profile to use instead of calibrating")
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--repredict", metavar="ROWS",
+                   help="a --json of an earlier run: predict its rows again, measure nothing")
     args = p.parse_args()
     models = [m for m in args.models.split(",") if m]
     bad = [m for m in models if m not in MODEL_ARGS]
     if bad:
         td.fail(f"unknown --models {bad} (known: {sorted(MODEL_ARGS)})")
     env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
+    if args.repredict:
+        args.profile = args.profile or os.path.join(args.work, "device-profile.json")
+        report(repredict(args, env))
+        return
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     prepared = {m: whole_model(m, args, env) for m in models}

@@ -162,6 +162,24 @@ Communication stepMetricsCommunication(int64_t dp) {
   return allReduce(schema::kStepMetricsElements * schema::kStepMetricsElementBytes, dp);
 }
 
+Communication pipelineStepCommunication(int64_t pp, int64_t dp, int64_t gradientBytes,
+                                        int64_t batchNormChannels, int64_t bufferBytes) {
+  constexpr int64_t metrics = schema::kStepMetricsElements * schema::kStepMetricsElementBytes;
+  Communication total = allGather(metrics, pp);
+  if (dp <= 1)
+    return total;
+  total += allReduce(metrics, dp);
+  if (gradientBytes > 0)
+    total += allReduce(gradientBytes, dp);
+  if (batchNormChannels > 0)
+    total += allGather(batchNormChannels * schema::kRunningStatisticsPerChannel *
+                           schema::kRunningStatisticElementBytes * dp,
+                       dp);
+  if (bufferBytes > 0)
+    total += allGather(bufferBytes, dp);
+  return total;
+}
+
 Communication fsdpCommunication(const ModelCost &cost, int64_t dp) {
   Communication total;
   if (dp <= 1 || cost.paramBytes == 0)

@@ -253,14 +253,16 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
 }
 
 /// The busiest pipeline rank bounds the memory every rank must have and the bytes it
-/// sends; with dp replicas, each rank also all-reduces its stages' gradients over dp once per
-/// step, after the pipeline drains.
+/// sends. After the pipeline drains, every rank synchronises the step (metrics, and with dp
+/// replicas its stages' gradients, running statistics and buffers), all groups at once.
 void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
                               const std::vector<int64_t> &rankState,
                               const std::vector<int64_t> &rankActivations,
                               std::vector<int64_t> rankComm, Estimate &e) const {
   int64_t stages = config.pp, chunks = int64_t(chunk.ops.size());
-  double slowestReduce = 0;
+  int64_t world = config.dp * config.pp * std::max<int64_t>(config.tp, 1);
+  Scales s = scalesFor(config.tp);
+  double slowestSync = 0;
   for (int64_t r = 0; r < stages; ++r) {
     std::vector<int> ops;
     for (int64_t k = r; k < chunks; k += stages)
@@ -270,21 +272,23 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
       e.stateBytes = state;
       e.activationBytes = rankActivations[r];
     }
-    if (config.dp > 1) {
-      ModelCost held;
-      held.paramBytes = rankState[r];
-      for (int op : ops)
-        held.paramOps += perSample_[op].paramBytes > 0 ? 1 : 0;
-      Communication reduce = dataParallelCommunication(held, config.dp);
-      rankComm[r] += reduce.bytes;
-      // Every stage's dp group reduces at once, after the drain.
-      slowestReduce = std::max(slowestReduce,
-                               reduce.seconds(hw_, config.dp * config.pp *
-                                                       std::max<int64_t>(config.tp, 1)));
-    }
+    Communication sync = pipelineStepCommunication(
+        config.pp, config.dp, rankState[r], batchNormChannels(ops, s), buffers(ops));
+    rankComm[r] += sync.bytes;
+    slowestSync = std::max(slowestSync, sync.seconds(hw_, world));
   }
   e.commBytes = *std::max_element(rankComm.begin(), rankComm.end());
-  e.commSeconds += slowestReduce;
+  e.commSeconds += slowestSync;
+}
+
+int64_t Estimator::batchNormChannels(const std::vector<int> &ops, const Scales &s) const {
+  double channels = 0;
+  for (int op : ops) {
+    const OpInfo &info = model_.ops[size_t(op)];
+    if (info.kind == OpKind::BatchNorm && size_t(info.batchDim + 1) < info.outputShape.size())
+      channels += double(info.outputShape[size_t(info.batchDim + 1)]) * s.param[size_t(op)];
+  }
+  return int64_t(channels);
 }
 
 /// How much slower compute runs on CPUs shared by more threads than they have (`full`:

@@ -50,6 +50,8 @@ private:
   double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch) const;
   int64_t params(const std::vector<int> &ops, const Scales &s) const;
   int64_t buffers(const std::vector<int> &ops) const;
+  /// The BatchNorm channels among `ops` that this rank holds.
+  int64_t batchNormChannels(const std::vector<int> &ops, const Scales &s) const;
   int64_t activations(const std::vector<int> &units, const Scales &s, int64_t batch,
                       bool recompute) const;
   int64_t stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,

@@ -251,7 +251,46 @@ TEST(Calibration, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
   int64_t micro = (64 + pipe.microbatches - 1) / pipe.microbatches;
   double message = hw.sendSeconds(4 * micro * 32 * 4, 4);
   double ticks = double(pipe.microbatches * pipe.virtualStages + pipe.pp - 1);
-  EXPECT_NEAR(pipe.commSeconds, ticks * message, 1e-9 * ticks * message);
+  // After the drain, the last stage's metrics reach every stage (schema's pipeline step).
+  double metrics = pipelineStepCommunication(4, 1, 0, 0, 0).seconds(hw, 4);
+  ASSERT_GT(metrics, 0.0);
+  EXPECT_NEAR(pipe.commSeconds, ticks * message + metrics, 1e-9 * ticks * message);
+}
+
+TEST(Calibration, APipelineStepEndsWithTheRuntimesSynchronisation) {
+  // What PipelineSync does after the last microbatch: metrics over pp, and with replicas
+  // the gradients, running statistics and buffers over dp.
+  Communication alone = pipelineStepCommunication(4, 1, 4000, 48, 400);
+  ASSERT_EQ(alone.calls.size(), 1u);
+  EXPECT_EQ(alone.calls[0].kind, CollectiveKind::AllGather);
+  EXPECT_EQ(alone.calls[0].ranks, 4);
+  EXPECT_EQ(alone.calls[0].tensorBytes, 16);
+  Communication replicas = pipelineStepCommunication(2, 3, 4000, 48, 400);
+  ASSERT_EQ(replicas.calls.size(), 5u);
+  EXPECT_EQ(replicas.calls[1].kind, CollectiveKind::AllReduce); // the metrics over dp
+  EXPECT_EQ(replicas.calls[1].tensorBytes, 16);
+  EXPECT_EQ(replicas.calls[2].kind, CollectiveKind::AllReduce); // one flat gradient tensor
+  EXPECT_EQ(replicas.calls[2].tensorBytes, 4000);
+  EXPECT_EQ(replicas.calls[3].kind, CollectiveKind::AllGather); // mean and var of 3 replicas
+  EXPECT_EQ(replicas.calls[3].tensorBytes, 48 * 2 * 4 * 3);
+  EXPECT_EQ(replicas.calls[4].tensorBytes, 400); // the buffers' broadcast
+  for (size_t i = 1; i < replicas.calls.size(); ++i)
+    EXPECT_EQ(replicas.calls[i].ranks, 3);
+  // Nothing to all-gather or broadcast without BatchNorms and buffers.
+  EXPECT_EQ(pipelineStepCommunication(2, 3, 4000, 0, 0).calls.size(), 3u);
+
+  // The estimate charges them: with every all-gather taking 1 s and all else next to
+  // nothing, a dp x pp CSNN (BatchNorms on both stages) pays the metrics, the running
+  // statistics and the buffers (3 s), a pipeline without replicas the metrics only.
+  ModelInfo model = test::csnn(8);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-15, 1e-15));
+  calibration->collectives[{CollectiveKind::AllGather, 2}].points = {{1, 1.0}, {1e9, 1.0}};
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate replicated = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_NEAR(replicated.commSeconds, 3.0, 1e-3);
+  Estimate single = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_NEAR(single.commSeconds, 1.0, 1e-3);
 }
 
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {

@@ -205,6 +205,14 @@ Communication syncBatchNormCommunication(const ModelInfo &model, int64_t dp,
                                          const std::vector<double> &channelShare);
 /// The step's loss and correct count, all-reduced over the dp group once per step.
 Communication stepMetricsCommunication(int64_t dp);
+/// What one pipeline rank synchronises after its step's last microbatch
+/// (schema/TrainingCommunication.h): the step metrics broadcast over the pp group and, with
+/// dp replicas, all-reduced over dp; its stages' gradients all-reduced over dp in one flat
+/// tensor; its BatchNorms' running statistics (`batchNormChannels` in all) all-gathered and
+/// its buffers (`bufferBytes`) broadcast over dp. A broadcast is priced as the all-gather of
+/// the same bytes: both take r - 1 ring steps of a latency-bound tensor.
+Communication pipelineStepCommunication(int64_t pp, int64_t dp, int64_t gradientBytes,
+                                        int64_t batchNormChannels, int64_t bufferBytes);
 /// FSDP: all-gather of every layer's parameters in forward and again in backward, and a
 /// reduce-scatter of its gradients; one collective per parameter-holding op each.
 Communication fsdpCommunication(const ModelCost &cost, int64_t dp);

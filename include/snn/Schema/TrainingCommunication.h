@@ -3,9 +3,9 @@
 // Besides the collectives a plan puts into its programs, the runtime's data-parallel
 // training makes three kinds of its own every step: the gradient all-reduce in buckets
 // (GradReducer), the BatchNorm statistics of the global batch (SyncBatchNorm, forward and
-// backward) and the step's loss and correct count (Trainer). Their sizes are defined here
-// once: the runtime allocates by them and the planner's cost model counts them
-// (docs/planner.md, "The cost model").
+// backward) and the step's loss and correct count (Trainer). A pipeline ends its step with
+// its own (PipelineSync, below). Their sizes are defined here once: the runtime allocates by
+// them and the planner's cost model counts them (docs/planner.md, "The cost model").
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_SCHEMA_TRAININGCOMMUNICATION_H
@@ -33,6 +33,14 @@ inline constexpr int64_t kSyncBatchNormElementBytes = 8;
 /// The step's [loss, correct count] in float64, all-reduced over the data-parallel group.
 inline constexpr int64_t kStepMetricsElements = 2;
 inline constexpr int64_t kStepMetricsElementBytes = 8;
+
+/// A pipeline's step, after its last microbatch: the last stage broadcasts the step metrics
+/// over the pp group, and with dp replicas every rank then all-reduces them over dp,
+/// all-reduces its stages' gradients (one flat tensor), all-gathers its BatchNorms' running
+/// statistics (mean and variance, C floats each) to combine the replicas' updates, and
+/// broadcasts all of its buffers from replica 0.
+inline constexpr int64_t kRunningStatisticsPerChannel = 2;
+inline constexpr int64_t kRunningStatisticElementBytes = 4;
 
 } // namespace snn::schema
 

@@ -6,6 +6,7 @@
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
 #include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
@@ -92,6 +93,8 @@ std::vector<RunningStatistic> snapshotRunningStatistics(const Model &model) {
         continue;
       // The kernel's momentum (LayerOps.cpp), range-checked there.
       double momentum = decimalValue(NodeAttributes(node).getFloat(schema::attr::kMomentum, 0.1f));
+      // The running mean and variance (the planner counts them: TrainingCommunication.h).
+      static_assert(schema::kRunningStatisticsPerChannel == 2);
       for (size_t input : {size_t(3), size_t(4)})
         if (input < node.inputs.size() && model.params().contains(node.inputs[input]))
           stats.push_back({node.inputs[input], momentum,

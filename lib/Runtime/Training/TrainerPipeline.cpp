@@ -14,6 +14,7 @@
 #include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Training/Evaluate.h"
+#include "snn/Schema/TrainingCommunication.h"
 #include "snn/Runtime/Training/Trainer.h"
 
 #include <chrono>
@@ -67,6 +68,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   std::vector<RunningStatistic> statsBefore =
       dp ? snapshotRunningStatistics(model) : std::vector<RunningStatistic>{};
   PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
+  static_assert(schema::kStepMetricsElements == 2); // loss and correct count
   std::vector<double> totals = shareLastStageValues(
       {result.lossSum, double(result.correct)}, pipeline->place(), dp);
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
