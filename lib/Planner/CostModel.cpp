@@ -59,13 +59,109 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
   return 1.0;
 }
 
-double activationFactor(OpKind kind) {
-  if (kind == OpKind::Flatten)
-    return 0.0;
-  return isNeuron(kind) ? 2.0 : 1.0;
+/// Whether `user` is the only reader of op `producer`'s output (the model's output reads too).
+bool readsAlone(const ModelInfo &model, int producer, int user) {
+  if (std::find(model.outputs.begin(), model.outputs.end(), producer) != model.outputs.end())
+    return false;
+  std::vector<int> users = usersOf(model, producer);
+  const std::vector<int> &inputs = model.ops[size_t(user)].inputs;
+  return users.size() == 1 && users.front() == user && !inputs.empty() &&
+         inputs.front() == producer;
+}
+
+bool fusesWithNeuron(const ModelInfo &model, int norm, int neuron) {
+  const OpInfo &op = model.ops[size_t(norm)];
+  return op.kind == OpKind::BatchNorm && op.outputShape.size() == 5 &&
+         isNeuron(model.ops[size_t(neuron)].kind) && readsAlone(model, norm, neuron);
+}
+
+int64_t inputElements(const ModelInfo &model, int opIndex, int64_t batch) {
+  const OpInfo &op = model.ops[size_t(opIndex)];
+  if (op.inputs.empty())
+    return elementsAt(model.inputShape, model.inputBatchDim, batch);
+  int64_t total = 0;
+  for (int producer : op.inputs)
+    total += producer < 0 ? elementsAt(model.inputShape, model.inputBatchDim, batch)
+                          : elementsAt(model.ops[size_t(producer)].outputShape,
+                                       model.ops[size_t(producer)].batchDim, batch);
+  return total;
+}
+
+/// What the runtime's autograd keeps of op `opIndex` (Runtime/Autograd): linear, conv2d and
+/// batch_norm their input (a conv2d's spike input as one bit per value), a neuron its
+/// pre-fire potentials H (PLIF its input too; nothing inside a block after a BatchNorm,
+/// whose input the block keeps and recomputes H from), max_pool2d a one-byte argmax per
+/// output, mul its inputs, dropout its mask; pools by averaging, flatten, add and the mean
+/// over time only shapes. Elsewhere the output.
+int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused) {
+  const OpInfo &op = model.ops[size_t(opIndex)];
+  int64_t out = elementsAt(op.outputShape, op.batchDim, batch);
+  int64_t in = inputElements(model, opIndex, batch);
+  switch (op.kind) {
+  case OpKind::Linear:
+  case OpKind::BatchNorm:
+  case OpKind::Mul: return in * kBytesPerElement;
+  case OpKind::Conv2d:
+    return !op.inputs.empty() && op.inputs.front() >= 0 &&
+                   producesSpikes(model, op.inputs.front())
+               ? (in + 7) / 8
+               : in * kBytesPerElement;
+  case OpKind::IFNode:
+  case OpKind::LIFNode:
+  case OpKind::PLIFNode:
+    if (fused && !op.inputs.empty() && op.inputs.front() >= 0 &&
+        fusesWithNeuron(model, op.inputs.front(), opIndex))
+      return 0;
+    return (op.kind == OpKind::PLIFNode ? out + in : out) * kBytesPerElement;
+  case OpKind::MaxPool2d: return out;
+  case OpKind::AvgPool2d:
+  case OpKind::AdaptiveAvgPool2d:
+  case OpKind::Flatten:
+  case OpKind::Add:
+  case OpKind::MeanTime: return 0;
+  default: return out * kBytesPerElement;
+  }
 }
 
 } // namespace
+
+bool producesSpikes(const ModelInfo &model, int opIndex) {
+  const OpInfo &op = model.ops[size_t(opIndex)];
+  if (isNeuron(op.kind))
+    return true;
+  if ((op.kind == OpKind::MaxPool2d || op.kind == OpKind::Flatten) && !op.inputs.empty() &&
+      op.inputs.front() >= 0)
+    return producesSpikes(model, op.inputs.front());
+  return false;
+}
+
+int spikingBlockStart(const ModelInfo &model, int opIndex) {
+  const OpInfo &op = model.ops[size_t(opIndex)];
+  int producer = op.inputs.empty() ? -1 : op.inputs.front();
+  if (op.kind == OpKind::BatchNorm) {
+    std::vector<int> users = usersOf(model, opIndex);
+    return users.size() == 1 && fusesWithNeuron(model, opIndex, users.front()) ? opIndex : -1;
+  }
+  if (isNeuron(op.kind)) {
+    if (producer >= 0 && fusesWithNeuron(model, producer, opIndex))
+      return producer;
+    std::vector<int> users = usersOf(model, opIndex);
+    return users.size() == 1 && model.ops[size_t(users.front())].kind == OpKind::MaxPool2d &&
+                   readsAlone(model, opIndex, users.front())
+               ? opIndex
+               : -1;
+  }
+  if (op.kind == OpKind::MaxPool2d && producer >= 0 && isNeuron(model.ops[size_t(producer)].kind) &&
+      readsAlone(model, producer, opIndex)) {
+    int neuronStart = producer;
+    const OpInfo &neuron = model.ops[size_t(producer)];
+    if (!neuron.inputs.empty() && neuron.inputs.front() >= 0 &&
+        fusesWithNeuron(model, neuron.inputs.front(), producer))
+      neuronStart = neuron.inputs.front();
+    return neuronStart;
+  }
+  return -1;
+}
 
 OpCost opCost(const ModelInfo &model, int opIndex, int64_t batch) {
   const OpInfo &op = model.ops[opIndex];
@@ -76,7 +172,9 @@ OpCost opCost(const ModelInfo &model, int opIndex, int64_t batch) {
   cost.paramBytes = op.paramElements * kBytesPerElement;
   cost.bufferBytes = op.bufferElements * kBytesPerElement;
   cost.outputBytes = outputElements * kBytesPerElement;
-  cost.activationBytes = int64_t(double(cost.outputBytes) * activationFactor(op.kind));
+  cost.inputBytes = inputElements(model, opIndex, batch) * kBytesPerElement;
+  cost.activationBytes = keptBytes(model, opIndex, batch, /*fused=*/false);
+  cost.fusedActivationBytes = keptBytes(model, opIndex, batch, /*fused=*/true);
   return cost;
 }
 

@@ -97,37 +97,66 @@ int64_t Estimator::buffers(const std::vector<int> &ops) const {
   return total;
 }
 
-int64_t Estimator::activations(const std::vector<int> &units, const Scales &s, int64_t batch,
-                               bool recompute) const {
-  std::vector<double> unitBytes, unitOutput;
+/// The bytes the runtime keeps for the backward over `units`, and its peak: the backward
+/// walks the ops in reverse, freeing each op's kept tensors after its backward, while the
+/// op (or fused spiking block) holds the gradients of its output and of its input.
+Estimator::ActivationMemory Estimator::activations(const std::vector<int> &units,
+                                                   const Scales &s, int64_t batch,
+                                                   bool recompute, bool fused) const {
+  // Per unit: what it keeps, its peak over its own kept prefix, and its output.
+  std::vector<double> unitKept, unitPeak, unitOutput;
   for (int u : units) {
-    double bytes = 0;
-    for (int op : units_[u].ops)
-      bytes += double(perSample_[op].activationBytes) * s.activation[op];
+    double kept = 0, peak = 0;
+    for (int op : units_[u].ops) {
+      const OpCost &c = perSample_[op];
+      kept += double(fused ? c.fusedActivationBytes : c.activationBytes) * s.activation[op];
+      // Inside a fused block only its last op counts, with the block's input.
+      int block = fused ? spikingBlockStart(model_, op) : -1;
+      if (block >= 0 && size_t(op + 1) < model_.ops.size() &&
+          spikingBlockStart(model_, op + 1) == block)
+        continue;
+      double input = double(perSample_[block < 0 ? op : block].inputBytes);
+      peak = std::max(peak, kept + (input + double(c.outputBytes)) * s.activation[op]);
+    }
     int last = units_[u].ops.back();
-    unitBytes.push_back(bytes);
+    unitKept.push_back(kept);
+    unitPeak.push_back(peak);
     unitOutput.push_back(double(perSample_[last].outputBytes) * s.activation[last]);
   }
-  double total = 0;
-  if (!recompute || units.empty()) {
-    for (double bytes : unitBytes)
-      total += bytes;
-    return int64_t(total * double(batch));
-  }
+  // A run of units backward on its own: the peak over its units above what precedes them.
+  auto runPeak = [&](size_t first, size_t count, double before) {
+    double peak = 0;
+    for (size_t i = first; i < first + count; before += unitKept[i], ++i)
+      peak = std::max(peak, before + unitPeak[i]);
+    return peak;
+  };
+  double kept = 0;
+  for (double bytes : unitKept)
+    kept += bytes;
+  if (!recompute || units.empty())
+    return {int64_t(kept * double(batch)),
+            int64_t(runPeak(0, unitKept.size(), 0.0) * double(batch))};
   // Checkpointing in about sqrt(U) contiguous segments of units (Chen et al.): backward
   // keeps each segment's output and rebuilds one segment's insides at a time. Per-unit
   // segments would save nothing when units are single layers.
   int64_t segments = std::max<int64_t>(1, std::llround(std::sqrt(double(units.size()))));
-  double largest = 0;
+  double checkpoints = 0, largest = 0, peak = 0;
   size_t next = 0;
-  for (int64_t count : balancedStageLayout(unitBytes, segments)) {
+  for (int64_t count : balancedStageLayout(unitKept, segments)) {
     double inside = 0;
-    for (int64_t i = 0; i < count; ++i, ++next)
-      inside += unitBytes[next];
-    total += unitOutput[next - 1];
+    for (int64_t i = 0; i < count; ++i)
+      inside += unitKept[next + size_t(i)];
+    peak = std::max(peak, runPeak(next, size_t(count), checkpoints));
+    next += size_t(count);
+    checkpoints += unitOutput[next - 1];
     largest = std::max(largest, inside);
   }
-  return int64_t((total + largest) * double(batch));
+  return {int64_t((checkpoints + largest) * double(batch)), int64_t(peak * double(batch))};
+}
+
+int64_t Estimator::batchBytes(int64_t samples) const {
+  return elementsAt(model_.inputShape, model_.inputBatchDim, samples) * kBytesPerElement +
+         samples * int64_t(sizeof(int64_t)); // the labels
 }
 
 int64_t Estimator::stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
@@ -156,7 +185,10 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     for (int op : ops) // the layer FSDP gathers before using it
       e.transientBytes = std::max(e.transientBytes,
                                   int64_t(double(perSample_[op].paramBytes) * s.param[op]));
-  e.activationBytes = activations(units, s, local, config.memoptLevel > 0);
+  // SyncBatchNorm (dp replicas), fsdp's gathering and recomputation run blocks node by node.
+  bool fused = config.dp <= 1 && config.mode != Mode::FSDP && config.memoptLevel == 0;
+  e.activationBytes =
+      activations(units, s, local, config.memoptLevel > 0, fused).peak + batchBytes(local);
 
   ModelCost shardable;
   shardable.paramBytes = paramBytes;
@@ -242,7 +274,18 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     int64_t rank = k % stages;
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
     rankState[rank] += params(chunk.ops[k], s);
-    rankActivations[rank] += activations(chunk.units[k], s, micro, recomputes(k)) * inFlight;
+    // A replica's BatchNorms are its own; a recomputed stage runs its blocks node by node.
+    ActivationMemory held =
+        activations(chunk.units[k], s, micro, recomputes(k), /*fused=*/!recomputes(k));
+    rankActivations[rank] += held.kept * (inFlight - 1) + held.peak;
+    // The transport's tensors (StageTransport): each microbatch's output is held, and sent,
+    // until its gradient is back; the gradients sent back until the step ends.
+    if (k + 1 < chunks)
+      rankActivations[rank] += boundary[k] * inFlight;
+    if (k > 0)
+      rankActivations[rank] += boundary[k - 1] * m;
+    if (k < stages) // every rank of a replica loads its batch
+      rankActivations[rank] += batchBytes(micro * m);
     rankComm[rank] += sent * m;
   }
   double ticks = double(m * config.virtualStages + stages - 1);

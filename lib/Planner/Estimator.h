@@ -52,8 +52,15 @@ private:
   int64_t buffers(const std::vector<int> &ops) const;
   /// The BatchNorm channels among `ops` that this rank holds.
   int64_t batchNormChannels(const std::vector<int> &ops, const Scales &s) const;
-  int64_t activations(const std::vector<int> &units, const Scales &s, int64_t batch,
-                      bool recompute) const;
+  struct ActivationMemory {
+    int64_t kept = 0; ///< held from the forward until the backward
+    int64_t peak = 0; ///< with the gradients of the op whose backward needs most
+  };
+  /// `fused`: whether the runtime's spiking blocks run (spikingBlockStart).
+  ActivationMemory activations(const std::vector<int> &units, const Scales &s, int64_t batch,
+                               bool recompute, bool fused) const;
+  /// The batch a rank loads (its input, float32, and the labels) at `samples`.
+  int64_t batchBytes(int64_t samples) const;
   int64_t stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
                      int64_t shardOptimizer) const;
 

@@ -19,7 +19,8 @@ TEST(CostModel, LinearWithBias) {
   EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 33792.0);
   EXPECT_EQ(cost.paramBytes, (32 * 16 + 32) * 4);  // 2176
   EXPECT_EQ(cost.outputBytes, 4 * 8 * 32 * 4);     // 4096
-  EXPECT_EQ(cost.activationBytes, cost.outputBytes);
+  EXPECT_EQ(cost.inputBytes, 4 * 8 * 16 * 4);     // 2048
+  EXPECT_EQ(cost.activationBytes, cost.inputBytes); // its input, for the weight gradient
   EXPECT_EQ(cost.bufferBytes, 0);
 }
 
@@ -34,11 +35,13 @@ TEST(CostModel, ConvWithoutBias) {
   EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 165888.0);
   EXPECT_EQ(cost.paramBytes, 6 * 4 * 3 * 3 * 4); // 864
   EXPECT_EQ(cost.outputBytes, 2304 * 4);
-  EXPECT_EQ(cost.activationBytes, 2304 * 4);
+  // Its float input (the model's, not spikes): 2 * 3 * 4 * 8 * 8 = 1536 values.
+  EXPECT_EQ(cost.activationBytes, 1536 * 4);
 }
 
 TEST(CostModel, LIFNeuron) {
-  // [T=4, N, 10] at N = 2: 80 elements x 7 FLOPs; keeps spikes and H: 2 x 320 bytes.
+  // [T=4, N, 10] at N = 2: 80 elements x 7 FLOPs; keeps H (the backward recomputes the
+  // spikes from it): 320 bytes.
   ModelBuilder b({4, -1, 10}, 4);
   int lif = b.neuron(-1, OpKind::LIFNode, "sn");
   ModelInfo model = b.build(lif);
@@ -47,7 +50,8 @@ TEST(CostModel, LIFNeuron) {
   EXPECT_DOUBLE_EQ(cost.backwardFlops, 2 * 560.0);
   EXPECT_EQ(cost.paramBytes, 0);
   EXPECT_EQ(cost.outputBytes, 320);
-  EXPECT_EQ(cost.activationBytes, 640);
+  EXPECT_EQ(cost.activationBytes, 320);
+  EXPECT_EQ(cost.fusedActivationBytes, 320); // no BatchNorm before it: no block
 }
 
 TEST(CostModel, OtherKinds) {
@@ -80,9 +84,46 @@ TEST(CostModel, ModelTotalsAndLinearInBatch) {
   EXPECT_DOUBLE_EQ(at8.forwardFlops, 33792.0 + 4 * 8 * 32 * 7);
   EXPECT_DOUBLE_EQ(at16.forwardFlops, 2 * at8.forwardFlops);
   EXPECT_EQ(at8.paramBytes, 2176);
-  EXPECT_EQ(at8.activationBytes, 4096 + 2 * 4096);
+  EXPECT_EQ(at8.activationBytes, 2048 + 4096); // the linear's input, the neuron's H
   EXPECT_EQ(at8.paramOps, 1);
   EXPECT_EQ(at8.largestOpParamBytes, 2176);
+}
+
+TEST(CostModel, WhatTheRuntimeKeepsInAndOutOfSpikingBlocks) {
+  // conv -> bn -> lif -> pool -> conv: the runtime fuses bn, lif and pool into one block.
+  ModelBuilder b({2, -1, 3, 8, 8}, 2);
+  int conv = b.conv(-1, 4, 3, 1, "conv");
+  int bn = b.batchNorm(conv, "bn");
+  int sn = b.neuron(bn, OpKind::LIFNode, "sn");
+  int pool = b.maxPool(sn, 2, "pool");
+  int conv2 = b.conv(pool, 4, 3, 1, "conv2");
+  ModelInfo model = b.build(conv2);
+  for (int op : {bn, sn, pool})
+    EXPECT_EQ(spikingBlockStart(model, op), bn) << model.ops[size_t(op)].name;
+  EXPECT_EQ(spikingBlockStart(model, conv), -1);
+  EXPECT_EQ(spikingBlockStart(model, conv2), -1);
+  // At batch 1: the conv's output, BatchNorm's input, is 2*4*8*8 = 512 values.
+  EXPECT_EQ(opCost(model, bn, 1).activationBytes, 512 * 4);
+  EXPECT_EQ(opCost(model, sn, 1).activationBytes, 512 * 4);  // H, node by node
+  EXPECT_EQ(opCost(model, sn, 1).fusedActivationBytes, 0);    // recomputed from bn's input
+  EXPECT_EQ(opCost(model, pool, 1).activationBytes, 128);     // one byte of argmax per output
+  EXPECT_TRUE(producesSpikes(model, pool));
+  EXPECT_FALSE(producesSpikes(model, bn));
+  EXPECT_EQ(opCost(model, conv2, 1).activationBytes, 128 / 8); // spikes as bits
+
+  // A BatchNorm read by more than its neuron, or over [T, N, C], runs node by node.
+  ModelBuilder shared({2, -1, 3, 8, 8}, 2);
+  int c = shared.conv(-1, 4, 3, 1, "conv");
+  int n = shared.batchNorm(c, "bn");
+  int s = shared.neuron(n, OpKind::IFNode, "sn");
+  int sum = shared.residualAdd(n, s, "add");
+  ModelInfo branching = shared.build(sum);
+  EXPECT_EQ(spikingBlockStart(branching, n), -1);
+  EXPECT_EQ(opCost(branching, s, 1).fusedActivationBytes, 512 * 4);
+  ModelBuilder flat({2, -1, 16}, 2);
+  int norm = flat.batchNorm(-1, "bn");
+  int spikes = flat.neuron(norm, OpKind::IFNode, "sn");
+  EXPECT_EQ(spikingBlockStart(flat.build(spikes), spikes), -1);
 }
 
 TEST(CostModel, Collectives) {

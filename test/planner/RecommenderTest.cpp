@@ -177,7 +177,15 @@ TEST(Recommend, CapacityCanChoosePipeline) {
 }
 
 TEST(Recommend, BudgetSwitchesOnRecomputationForSpeed) {
-  ModelInfo model = test::csnn(32);
+  // Twelve equal Linear -> LIF layers: the backward holds what all of them keep, which
+  // checkpointing cuts to a few segments' outputs and one segment's insides. (On a CSNN
+  // the first block's tensors are the peak, and recomputing rebuilds them all.)
+  test::ModelBuilder b({4, -1, 256}, 4);
+  int last = -1;
+  for (int i = 0; i < 12; ++i)
+    last = b.neuron(b.linear(last, 256, true, "layers." + std::to_string(i) + ".fc"),
+                    OpKind::LIFNode, "layers." + std::to_string(i) + ".sn");
+  ModelInfo model = b.build(last);
   PlanRequest request = requestFor("dp=2", Objective::Speed, 64);
   request.forced = *parseMode("dp");
   auto free = recommend(inputFor(model), request);

@@ -60,6 +60,15 @@ int ModelBuilder::spikingAttention(int input, int64_t heads, const std::string &
   return add(op);
 }
 
+int ModelBuilder::residualAdd(int left, int right, const std::string &name) {
+  OpInfo op;
+  op.name = name;
+  op.kind = OpKind::Add;
+  op.inputs = {left, right};
+  op.outputShape = shapeOf(left);
+  return add(op);
+}
+
 int ModelBuilder::batchNorm(int input, const std::string &name) {
   OpInfo op;
   op.name = name;

@@ -22,6 +22,8 @@ public:
   int maxPool(int input, int64_t kernel, const std::string &name);
   int flatten(int input, const std::string &name);
   int meanTime(int input, const std::string &name);
+  /// An elementwise add of two values of the same shape (a residual connection).
+  int residualAdd(int left, int right, const std::string &name);
   /// spiking_attention of `heads` over a [T, N, 3C, H, W] qkv input: [T, N, C, H, W].
   int spikingAttention(int input, int64_t heads, const std::string &name);
 

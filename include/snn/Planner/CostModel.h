@@ -129,10 +129,22 @@ struct OpCost {
   int64_t paramBytes = 0;
   int64_t bufferBytes = 0;
   int64_t outputBytes = 0;
-  int64_t activationBytes = 0; ///< kept for backward
+  int64_t inputBytes = 0; ///< its activation operands, as the gradient it returns
+  /// Kept from the forward for the backward, as the runtime keeps it (docs/planner.md):
+  /// when the op runs node by node, and when it runs inside a fused spiking block.
+  int64_t activationBytes = 0;
+  int64_t fusedActivationBytes = 0;
 };
 
 OpCost opCost(const ModelInfo &model, int opIndex, int64_t batch);
+
+/// The runtime's spiking blocks (its planSpikingBlocks): a 5-D batch_norm whose output only
+/// a neuron reads, that neuron, and a max_pool2d that alone reads the neuron's spikes (two of
+/// the three suffice when the neuron is one of them) run as one kernel. The index of the
+/// first op of the block `opIndex` belongs to, or -1.
+int spikingBlockStart(const ModelInfo &model, int opIndex);
+/// Whether op `opIndex`'s output is spikes: a neuron's, or a max pool or flatten of them.
+bool producesSpikes(const ModelInfo &model, int opIndex);
 
 /// Sums over the model at one batch size.
 struct ModelCost {

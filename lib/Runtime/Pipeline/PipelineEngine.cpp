@@ -176,6 +176,8 @@ void PipelineEngine::runBackward(Step &step, const Action &a) {
   auto found = step.runs.find({a.stage, a.microbatch});
   MicrobatchRun &run = found->second;
   std::map<int64_t, at::Tensor> grads = awaitInputs(step, a);
+  if (a.stage + 1 < where.layout.stageCount)
+    transport->releaseActivationSends(a.stage, a.microbatch);
   if (where.layout.recomputes(a.stage)) {
     Clock::time_point start = Clock::now();
     runStagePass(step, a, run, StagePass::Recomputation);

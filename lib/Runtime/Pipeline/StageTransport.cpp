@@ -136,7 +136,7 @@ void StageTransport::send(const Key &key, int64_t toStage, const at::Tensor &val
     handoffs[key] = value.detach();
     return;
   }
-  sends.push_back(dist::isend(*group, value.detach(), peerOf(toStage), tagOf(key)));
+  sends.emplace(key, dist::isend(*group, value.detach(), peerOf(toStage), tagOf(key)));
 }
 
 StageTransport::Incoming StageTransport::receive(const Key &key, int64_t fromStage,
@@ -190,10 +190,20 @@ StageTransport::Incoming StageTransport::receiveGradient(int64_t stage,
   return receive({kGradient, stage, microbatch, slot}, stage + 1, shape);
 }
 
+void StageTransport::releaseActivationSends(int64_t stage, int64_t microbatch) {
+  for (size_t slot = 0; slot < sendCount(stage); ++slot) {
+    auto it = sends.find({kActivation, stage + 1, microbatch, int64_t(slot)});
+    if (it == sends.end())
+      continue;
+    it->second.wait();
+    sends.erase(it);
+  }
+}
+
 void StageTransport::finishSends() {
-  std::vector<dist::PendingTransfer> pending;
+  std::map<Key, dist::PendingTransfer> pending;
   pending.swap(sends);
-  for (dist::PendingTransfer &send : pending)
+  for (auto &[key, send] : pending)
     send.wait();
   handoffs.clear();
 }

@@ -74,6 +74,11 @@ public:
   /// Posts the receive of the gradient of stage `stage`'s send slot.
   Incoming receiveGradient(int64_t stage, int64_t microbatch, int64_t slot,
                            int64_t samples);
+  /// Stage `stage`'s activations of `microbatch` have been received once their
+  /// gradients are back: waits for those sends (done by then) and drops their
+  /// tensors, so that a rank holds the sends of its microbatches in flight
+  /// only, not of the whole step.
+  void releaseActivationSends(int64_t stage, int64_t microbatch);
   /// Waits until every send started has been received.
   void finishSends();
 
@@ -97,7 +102,7 @@ private:
   std::vector<std::vector<BoundarySlot>> recvShapes;
   std::vector<size_t> sendCounts;
   int64_t maxSlots = 1;
-  std::vector<dist::PendingTransfer> sends;
+  std::map<Key, dist::PendingTransfer> sends;
   /// Handoffs within the process, until the receiving stage takes them.
   std::map<Key, at::Tensor> handoffs;
 };
