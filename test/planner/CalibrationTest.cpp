@@ -136,6 +136,13 @@ TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
   EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 4e-4);
   EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4), 9e-4);
   EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 8), 1e-3); // no pairs of a job of 8: the wait
+  // A job of 4 on 2 CPUs: the all-pairs curve, never under the ring step's wait.
+  c.logicalCpus = 2;
+  c.threadsPerRank = 1;
+  hw.calibration = std::make_shared<Calibration>(c);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 1e-3);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4), 1e-3);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 2), 5e-5); // 2 ranks on 2 CPUs: the ping-pong
 }
 
 namespace {

@@ -117,8 +117,8 @@ struct Hardware {
 
   /// A point-to-point message of `bytes` between two ranks of a job of `jobRanks`: with a
   /// calibration, its send_recv curve of that group size (pairs of a job of that size
-  /// exchanging at once), else the two-rank curve's time, at least
-  /// messageLatency(jobRanks).
+  /// exchanging at once), else the two-rank curve's time, at least messageLatency(jobRanks);
+  /// on CPUs the job oversubscribes, at least that in either case.
   double sendSeconds(int64_t bytes, int64_t jobRanks = 2) const;
 };
 
