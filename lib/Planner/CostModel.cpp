@@ -374,15 +374,17 @@ double Calibration::messageLatency(int64_t ranks) const {
   return nearest->points.front().second / double(2 * (nearestRanks - 1));
 }
 
-double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks) const {
+double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks, bool allPairs) const {
   if (!calibration)
     return double(bytes) / linkBytesPerSecond + latencySeconds;
-  // The job size's pairs exchanging at once if measured, else the two-rank ping-pong, which
+  // The job size's pairs exchanging at once if they do and were measured, else the two-rank
+  // ping-pong, which
   // misses the wait for a descheduled receiver: then, and whenever the job oversubscribes
   // the CPUs, at least one ring step of the job's all-reduce. (On 4 ranks of 2 CPUs the
   // all-pairs ping-pong is bimodal: 0.14 and 1.25 ms for 4 KiB in two calibrations minutes
   // apart, where the ring steps took 0.90 and 0.97 ms.)
-  bool measured = calibration->collectives.count({CollectiveKind::SendRecv, jobRanks}) > 0;
+  bool measured =
+      allPairs && calibration->collectives.count({CollectiveKind::SendRecv, jobRanks}) > 0;
   double seconds = calibration->collectiveSeconds(CollectiveKind::SendRecv,
                                                   measured ? jobRanks : 2, double(bytes));
   if (!measured || calibration->oversubscription(jobRanks) > 1.0)

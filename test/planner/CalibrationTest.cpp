@@ -143,6 +143,12 @@ TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
   EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 1e-3);
   EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4), 1e-3);
   EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 2), 5e-5); // 2 ranks on 2 CPUs: the ping-pong
+  // One pipeline's pairs do not all exchange at once: the ping-pong, with the same floor.
+  c.collectives[{CollectiveKind::SendRecv, 4}].points = {{4096, 4e-3}, {1 << 20, 9e-3}};
+  hw.calibration = std::make_shared<Calibration>(c);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4), 4e-3);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(4096, 4, /*allPairs=*/false), 1e-3);
+  EXPECT_DOUBLE_EQ(hw.sendSeconds(1 << 20, 4, /*allPairs=*/false), 1e-3);
 }
 
 namespace {

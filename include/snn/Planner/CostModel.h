@@ -116,10 +116,11 @@ struct Hardware {
   std::shared_ptr<const Calibration> calibration;
 
   /// A point-to-point message of `bytes` between two ranks of a job of `jobRanks`: with a
-  /// calibration, its send_recv curve of that group size (pairs of a job of that size
-  /// exchanging at once), else the two-rank curve's time, at least messageLatency(jobRanks);
-  /// on CPUs the job oversubscribes, at least that in either case.
-  double sendSeconds(int64_t bytes, int64_t jobRanks = 2) const;
+  /// calibration and `allPairs` (every pair of the job exchanging at once, as data-parallel
+  /// replicas of a pipeline do), its send_recv curve of that group size, else the two-rank
+  /// curve's time, at least messageLatency(jobRanks); on CPUs the job oversubscribes, at
+  /// least that in either case.
+  double sendSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
 };
 
 /// Cost of one op at a given batch size (global: the whole batch on one device).
