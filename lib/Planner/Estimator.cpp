@@ -314,9 +314,15 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
     for (int64_t k = r; k < chunks; k += stages)
       ops.insert(ops.end(), chunk.ops[k].begin(), chunk.ops[k].end());
     int64_t state = stateBytes(rankState[r], buffers(ops), 1, 1);
-    if (r == 0 || state + rankActivations[r] > e.stateBytes + e.activationBytes) {
+    // With replicas, the gradients' all-reduce after the drain goes through one flat copy of
+    // them while the batch is still loaded (the backward's tensors are gone by then).
+    int64_t held = rankActivations[r];
+    if (config.dp > 1)
+      held = std::max(held, rankState[r] + batchBytes(
+                                               (batch_ + config.dp - 1) / config.dp));
+    if (r == 0 || state + held > e.stateBytes + e.activationBytes) {
       e.stateBytes = state;
-      e.activationBytes = rankActivations[r];
+      e.activationBytes = held;
     }
     Communication sync = pipelineStepCommunication(
         config.pp, config.dp, rankState[r], batchNormChannels(ops, s), buffers(ops));

@@ -306,6 +306,19 @@ TEST(Calibration, APipelineStepEndsWithTheRuntimesSynchronisation) {
   EXPECT_NEAR(single.commSeconds, 1.0, 1e-3);
 }
 
+TEST(Calibration, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
+  // Large weights, small activations (T = 1): after the drain, a replica's rank all-reduces
+  // its stages' gradients through one flat copy while its batch is still loaded.
+  ModelInfo model = test::spikingMlp(64, 1024, 10, /*timeSteps=*/1);
+  Hardware hw;
+  Estimate replicas = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
+  // The busiest rank's parameters: its state is weights, gradients and Adam's 2 states.
+  int64_t params = replicas.stateBytes / 4;
+  ASSERT_GT(params, 0);
+  int64_t batch = 32 * 64 * 4 + 32 * 8; // a replica's 32 of the 64 samples, and labels
+  EXPECT_EQ(replicas.activationBytes, params + batch);
+}
+
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {
   ModelInfo model = test::csnn(8);
   for (size_t i = 0; i < model.ops.size(); ++i) {
