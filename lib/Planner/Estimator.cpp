@@ -315,14 +315,18 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
       ops.insert(ops.end(), chunk.ops[k].begin(), chunk.ops[k].end());
     int64_t state = stateBytes(rankState[r], buffers(ops), 1, 1);
     // With replicas, the gradients' all-reduce after the drain goes through one flat copy of
-    // them while the batch is still loaded (the backward's tensors are gone by then).
-    int64_t held = rankActivations[r];
+    // them while the batch is still loaded (the backward's tensors are gone by then): what
+    // that needs beyond the backward's peak is transient, not growing with the batch.
+    int64_t transient = 0;
     if (config.dp > 1)
-      held = std::max(held, rankState[r] + batchBytes(
-                                               (batch_ + config.dp - 1) / config.dp));
-    if (r == 0 || state + held > e.stateBytes + e.activationBytes) {
+      transient = std::max<int64_t>(
+          0, rankState[r] + batchBytes((batch_ + config.dp - 1) / config.dp) -
+                 rankActivations[r]);
+    if (r == 0 || state + rankActivations[r] + transient >
+                      e.stateBytes + e.activationBytes + e.transientBytes) {
       e.stateBytes = state;
-      e.activationBytes = held;
+      e.activationBytes = rankActivations[r];
+      e.transientBytes = transient;
     }
     Communication sync = pipelineStepCommunication(
         config.pp, config.dp, rankState[r], batchNormChannels(ops, s), buffers(ops));

@@ -316,7 +316,9 @@ TEST(Calibration, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
   int64_t params = replicas.stateBytes / 4;
   ASSERT_GT(params, 0);
   int64_t batch = 32 * 64 * 4 + 32 * 8; // a replica's 32 of the 64 samples, and labels
-  EXPECT_EQ(replicas.activationBytes, params + batch);
+  // Beyond the backward's peak, and not growing with the batch: transient.
+  EXPECT_EQ(replicas.activationBytes + replicas.transientBytes, params + batch);
+  EXPECT_GT(replicas.transientBytes, 0);
 }
 
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {
