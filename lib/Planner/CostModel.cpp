@@ -378,9 +378,8 @@ double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks, bool allPairs) con
   if (!calibration)
     return double(bytes) / linkBytesPerSecond + latencySeconds;
   // The job size's pairs exchanging at once if they do and were measured, else the two-rank
-  // ping-pong, which
-  // misses the wait for a descheduled receiver: then, and whenever the job oversubscribes
-  // the CPUs, at least one ring step of the job's all-reduce. (On 4 ranks of 2 CPUs the
+  // ping-pong, which misses the wait for a descheduled receiver: then, and whenever the job
+  // oversubscribes the CPUs, at least one ring step of the job's all-reduce. (On 4 ranks of 2 CPUs the
   // all-pairs ping-pong is bimodal: 0.14 and 1.25 ms for 4 KiB in two calibrations minutes
   // apart, where the ring steps took 0.90 and 0.97 ms.)
   bool measured =

@@ -20,6 +20,8 @@ Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t b
   for (size_t i = 0; i < model.ops.size(); ++i)
     perSample_.push_back(opCost(model, int(i), 1));
   units_ = pipelineUnits(model, minUnits);
+  for (size_t i = 0; i < model.ops.size(); ++i)
+    blockStart_.push_back(spikingBlockStart(model, int(i)));
   tp_ = planTensorParallel(model);
   if (hardware.calibration)
     step_ = hardware.calibration->modelStepOf(model);
@@ -111,9 +113,9 @@ Estimator::ActivationMemory Estimator::activations(const std::vector<int> &units
       const OpCost &c = perSample_[op];
       kept += double(fused ? c.fusedActivationBytes : c.activationBytes) * s.activation[op];
       // Inside a fused block only its last op counts, with the block's input.
-      int block = fused ? spikingBlockStart(model_, op) : -1;
-      if (block >= 0 && size_t(op + 1) < model_.ops.size() &&
-          spikingBlockStart(model_, op + 1) == block)
+      int block = fused ? blockStart_[size_t(op)] : -1;
+      if (block >= 0 && size_t(op + 1) < blockStart_.size() &&
+          blockStart_[size_t(op + 1)] == block)
         continue;
       double input = double(perSample_[block < 0 ? op : block].inputBytes);
       peak = std::max(peak, kept + (input + double(c.outputBytes)) * s.activation[op]);
@@ -295,19 +297,18 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   e.computeSeconds = ticks * slowestCompute;
   e.commSeconds = ticks * (slowestTick - slowestCompute);
   e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
-  pipelineRanks(config, chunk, rankState, rankActivations, rankComm, e);
+  pipelineRanks(config, chunk, s, rankState, rankActivations, rankComm, e);
 }
 
 /// The busiest pipeline rank bounds the memory every rank must have and the bytes it
 /// sends. After the pipeline drains, every rank synchronises the step (metrics, and with dp
 /// replicas its stages' gradients, running statistics and buffers), all groups at once.
-void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk,
+void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk, const Scales &s,
                               const std::vector<int64_t> &rankState,
                               const std::vector<int64_t> &rankActivations,
                               std::vector<int64_t> rankComm, Estimate &e) const {
   int64_t stages = config.pp, chunks = int64_t(chunk.ops.size());
   int64_t world = config.dp * config.pp * std::max<int64_t>(config.tp, 1);
-  Scales s = scalesFor(config.tp);
   double slowestSync = 0;
   for (int64_t r = 0; r < stages; ++r) {
     std::vector<int> ops;

@@ -72,7 +72,7 @@ private:
 
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
-  void pipelineRanks(const ModeConfig &config, const Chunks &chunk,
+  void pipelineRanks(const ModeConfig &config, const Chunks &chunk, const Scales &s,
                      const std::vector<int64_t> &rankState,
                      const std::vector<int64_t> &rankActivations,
                      std::vector<int64_t> rankComm, Estimate &e) const;
@@ -83,6 +83,7 @@ private:
   std::vector<OpCost> perSample_;
   std::vector<PipelineUnit> units_;
   TPLayout tp_;
+  std::vector<int> blockStart_; ///< spikingBlockStart of every op
   const ModelStepTimes *step_ = nullptr;
   mutable std::map<int64_t, double> stepScales_;
 };
