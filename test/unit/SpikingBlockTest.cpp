@@ -298,6 +298,30 @@ TEST(SpikingBlock, ChannelsLastGradientsMatchThePlanes) {
     }
 }
 
+TEST(SpikingBlock, AOneSampleMicrobatchOnChannelsLastStepsRunsAsOneBlock) {
+  // A pipeline's one-sample microbatch: the convolution writes [T, 1, C, H, W]
+  // channels-last with N's stride the channel count's, not T's over N. The
+  // block takes it (it ran node by node before, keeping BatchNorm's input and
+  // the neuron's H instead of the block's one input) and gives the planes'.
+  Case c = cases()[1]; // LIF, BatchNorm, 2x2 pooling
+  Operands base = operandsFor(c, 13);
+  Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+  at::Tensor planar = a.x.narrow(1, 0, 1).contiguous();
+  int64_t C = 13, H = 7, W = 6;
+  at::Tensor nhwc = at::empty_strided({3, 1, C, H, W}, {C * H * W, C, 1, W * C, C});
+  nhwc.copy_(b.x.detach().narrow(1, 0, 1));
+  nhwc.requires_grad_(true);
+  ASSERT_TRUE(channelsLastSteps(nhwc));
+  SpikingBlock shape{std::nullopt, c.neuron, 0.0, c.pool};
+  ASSERT_TRUE(spikingBlockApplies(nhwc, shape));
+  at::Tensor want = spikingBlockWithGrad(planar, blockOperands(c, a));
+  at::Tensor got = spikingBlockWithGrad(nhwc, blockOperands(c, b));
+  double rate = want.mean().item<double>();
+  EXPECT_GT(rate, 0.05);
+  EXPECT_LT(rate, 0.5);
+  EXPECT_TRUE(at::equal(got, want));
+}
+
 TEST(SpikingBlock, RefusesWhatItDoesNotTake) {
   SpikingBlock block{std::nullopt, NeuronConfig{}, 0.0, MaxPoolWindow{2, 2, 2, 2}};
   EXPECT_TRUE(spikingBlockApplies(at::zeros({2, 1, 3, 4, 4}), block));

@@ -79,8 +79,10 @@ bool channelsLastSteps(const at::Tensor &x) {
     return false;
   if (x.stride(0) == 0)
     return x.select(0, 0).is_contiguous(at::MemoryFormat::ChannelsLast);
-  // The [T*N] fold must be a view of x for its strides to be x's.
-  return (x.size(0) == 1 || x.stride(0) == x.size(1) * x.stride(1)) &&
+  // The [T*N] fold must be a view of x for its strides to be x's. A size-1
+  // dimension's stride is arbitrary (a one-sample microbatch's convolution
+  // gives N the channel count's stride), and folding it is always a view.
+  return (x.size(0) == 1 || x.size(1) == 1 || x.stride(0) == x.size(1) * x.stride(1)) &&
          x.flatten(0, 1).is_contiguous(at::MemoryFormat::ChannelsLast);
 }
 
