@@ -74,7 +74,8 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
       calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
   for (const schema::ModelStepCurve &curve : profile.modelSteps)
     calibration->modelSteps.push_back(
-        {curve.model, curve.parameters, curve.input, curveOf(curve.points)});
+        {curve.model, curve.parameters, curve.input, curveOf(curve.points),
+         curve.nodeByNodePoints.empty() ? MeasuredCurve{} : curveOf(curve.nodeByNodePoints)});
   return calibration;
 }
 

@@ -27,18 +27,18 @@ Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t b
     step_ = hardware.calibration->modelStepOf(model);
 }
 
-double Estimator::stepScale(int64_t batch) const {
+double Estimator::stepScale(int64_t batch, bool fused) const {
   if (!step_ || batch < 1)
     return 1.0;
-  auto cached = stepScales_.find(batch);
+  auto cached = stepScales_.find({batch, fused});
   if (cached != stepScales_.end())
     return cached->second;
   double ops = 0;
   for (size_t i = 0; i < model_.ops.size(); ++i)
     ops += opTrainingSeconds(model_, int(i), batch, 1.0, hw_);
-  double measured = step_->curve.secondsAt(double(batch));
+  double measured = step_->curveFor(fused).secondsAt(double(batch));
   double scale = ops > 0 && measured > 0 ? measured / ops : 1.0;
-  stepScales_.emplace(batch, scale);
+  stepScales_.emplace(std::make_pair(batch, fused), scale);
   return scale;
 }
 
@@ -77,12 +77,12 @@ Estimator::Scales Estimator::scalesFor(int64_t tpSize) const {
   return {share.computeScale, share.activationScale, share.paramScale};
 }
 
-double Estimator::computeSeconds(const std::vector<int> &ops, const Scales &s,
-                                 int64_t batch) const {
+double Estimator::computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch,
+                                 bool fused) const {
   double total = 0;
   for (int op : ops)
     total += opTrainingSeconds(model_, op, batch, s.compute[op], hw_);
-  return total * stepScale(batch);
+  return total * stepScale(batch, fused);
 }
 
 int64_t Estimator::params(const std::vector<int> &ops, const Scales &s) const {
@@ -176,7 +176,9 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
   std::iota(ops.begin(), ops.end(), 0);
   std::iota(units.begin(), units.end(), 0);
 
-  double compute = computeSeconds(ops, s, local);
+  // SyncBatchNorm (dp replicas), fsdp's gathering and recomputation run blocks node by node.
+  bool fused = config.dp <= 1 && config.mode != Mode::FSDP && config.memoptLevel == 0;
+  double compute = computeSeconds(ops, s, local, fused);
   if (config.memoptLevel > 0)
     compute += compute / 3.0; // one more forward of every recomputed unit
   int64_t paramBytes = params(ops, s);
@@ -187,8 +189,6 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     for (int op : ops) // the layer FSDP gathers before using it
       e.transientBytes = std::max(e.transientBytes,
                                   int64_t(double(perSample_[op].paramBytes) * s.param[op]));
-  // SyncBatchNorm (dp replicas), fsdp's gathering and recomputation run blocks node by node.
-  bool fused = config.dp <= 1 && config.mode != Mode::FSDP && config.memoptLevel == 0;
   e.activationBytes =
       activations(units, s, local, config.memoptLevel > 0, fused).peak + batchBytes(local);
 
@@ -248,7 +248,9 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   double slowestCompute = 0, slowestTick = 0, busy = 0;
   std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
   for (int64_t k = 0; k < chunks; ++k) {
-    double compute = computeSeconds(chunk.ops[k], s, micro) * (recomputes(k) ? 4.0 / 3.0 : 1.0);
+    // A recomputed stage's second forward and backward take its blocks apart.
+    double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
+                                   : computeSeconds(chunk.ops[k], s, micro, true);
     int64_t sent = 0;
     auto send = [&](int64_t bytes) {
       sent += bytes;

@@ -36,10 +36,16 @@ public:
 
   /// How much slower this model's measured training step at `batch` samples is than the
   /// sum of its ops' curves (1 without a measured step): every compute time is scaled by
-  /// it, so what the op curves leave out is charged in proportion to the ops.
-  double stepScale(int64_t batch) const;
+  /// it, so what the op curves leave out is charged in proportion to the ops. `fused`:
+  /// whether the run's spiking blocks are fused (the step measured node by node
+  /// otherwise, where the profile has it).
+  double stepScale(int64_t batch, bool fused = true) const;
   /// Whether the calibration measured this model's whole step.
   bool hasMeasuredStep() const { return step_ != nullptr; }
+  /// ... and the step with its spiking blocks taken apart.
+  bool hasMeasuredNodeByNodeStep() const {
+    return step_ != nullptr && !step_->nodeByNode.points.empty();
+  }
 
 private:
   struct Scales {
@@ -47,7 +53,8 @@ private:
   };
   Scales scalesFor(int64_t tpSize) const;
   /// Seconds of one training forward and backward of `ops` at `batch`.
-  double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch) const;
+  double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch,
+                        bool fused) const;
   int64_t params(const std::vector<int> &ops, const Scales &s) const;
   int64_t buffers(const std::vector<int> &ops) const;
   /// The BatchNorm channels among `ops` that this rank holds.
@@ -85,7 +92,7 @@ private:
   TPLayout tp_;
   std::vector<int> blockStart_; ///< spikingBlockStart of every op
   const ModelStepTimes *step_ = nullptr;
-  mutable std::map<int64_t, double> stepScales_;
+  mutable std::map<std::pair<int64_t, bool>, double> stepScales_;
 };
 
 } // namespace snn::planner

@@ -38,12 +38,18 @@ std::string stepScaleSentence(const Estimator &estimator, int64_t batch) {
   if (!estimator.hasMeasuredStep())
     return " The profile has no training step of this model (snn-run calibrate --model): "
            "op curves alone.";
-  char text[200];
+  char text[240];
   std::snprintf(text, sizeof(text),
                 " Op times are scaled to this model's measured training step (x%.2f at %lld "
-                "samples on one rank).",
+                "samples on one rank",
                 estimator.stepScale(batch), (long long)batch);
-  return text;
+  std::string sentence = text;
+  if (estimator.hasMeasuredNodeByNodeStep()) {
+    std::snprintf(text, sizeof(text), "; x%.2f with its spiking blocks run node by node",
+                  estimator.stepScale(batch, /*fused=*/false));
+    sentence += text;
+  }
+  return sentence + ").";
 }
 
 std::string timesSentence(const Hardware &hw) {

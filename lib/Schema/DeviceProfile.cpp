@@ -28,20 +28,22 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kCommunication = "communication", *kKind = "kind", *kRanks = "ranks",
                      *kPoints = "points", *kSize = "size", *kSeconds = "seconds",
                      *kModelSteps = "model_steps", *kModel = "model",
-                     *kParameters = "parameters", *kInput = "input";
+                     *kParameters = "parameters", *kInput = "input",
+                     *kNodeByNodePoints = "node_by_node_points";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
   return std::any_of(begin, end, [&](const char *k) { return kind == k; });
 }
 
-std::vector<ProfilePoint> parsePoints(const FieldReader &curve, const std::string &path) {
-  const json &array = curve.getArray(key::kPoints);
+std::vector<ProfilePoint> parsePoints(const FieldReader &curve, const std::string &path,
+                                      const char *field = key::kPoints) {
+  const json &array = curve.getArray(field);
   if (array.empty())
-    curve.fail("'" + path + ".points' must hold at least one measurement");
+    curve.fail("'" + path + "." + field + "' must hold at least one measurement");
   std::vector<ProfilePoint> points;
   for (size_t i = 0; i < array.size(); ++i) {
-    std::string at = path + ".points[" + std::to_string(i) + "]";
+    std::string at = path + "." + field + "[" + std::to_string(i) + "]";
     FieldReader point(array[i], at, curve.fileName());
     ProfilePoint p{point.getDouble(key::kSize), point.getDouble(key::kSeconds)};
     if (!(p.size > 0) || !std::isfinite(p.size) || !(p.seconds > 0) || !std::isfinite(p.seconds))
@@ -110,6 +112,8 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
     if (!seen.insert({c.parameters, c.input}).second)
       curve.fail("'" + at + "': the same model (parameters and input) is measured twice");
     c.points = parsePoints(curve, at);
+    if (curve.find(key::kNodeByNodePoints))
+      c.nodeByNodePoints = parsePoints(curve, at, key::kNodeByNodePoints);
     profile.modelSteps.push_back(std::move(c));
   }
 }
@@ -215,11 +219,15 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
       {key::kCommunication, communication}};
   if (!profile.modelSteps.empty()) {
     json steps = json::array();
-    for (const ModelStepCurve &c : profile.modelSteps)
-      steps.push_back({{key::kModel, c.model},
-                       {key::kParameters, c.parameters},
-                       {key::kInput, c.input},
-                       {key::kPoints, pointsJson(c.points)}});
+    for (const ModelStepCurve &c : profile.modelSteps) {
+      json step = {{key::kModel, c.model},
+                   {key::kParameters, c.parameters},
+                   {key::kInput, c.input},
+                   {key::kPoints, pointsJson(c.points)}};
+      if (!c.nodeByNodePoints.empty())
+        step[key::kNodeByNodePoints] = pointsJson(c.nodeByNodePoints);
+      steps.push_back(step);
+    }
     document[key::kModelSteps] = steps;
   }
   return document.dump(2) + "\n";

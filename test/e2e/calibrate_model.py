@@ -2,9 +2,12 @@
 
   calibrate --quick --ranks 2 --model ART --model-batches 1,2,4
       -> exit 0; the profile's model_steps holds ART's trainable parameter count (the
-         manifest's parameters), its input shape, 3 ascending points; a summary row
+         manifest's parameters), its input shape, 3 ascending points, and as many
+         node_by_node_points (its spiking blocks taken apart); a summary row
+  ... --model MLP (no spiking blocks)
+      -> its entry has no node_by_node_points
   snn-compile --device-profile P on the same model
-      -> the rationale scales the op curves to the measured step; the manifest's
+      -> the rationale scales the op curves to the measured step (also node by node); the manifest's
          plan.prediction.times says so; --optimizer-states=1 is recorded
   snn-compile --device-profile P on another model (other width)
       -> the rationale says the profile has no step of this model
@@ -48,9 +51,9 @@ def expect_error(cmd, needle, no_output):
     print(f"ok   {errors[0]}")
 
 
-def make_case(work, name, width):
+def make_case(work, name, width, model="csnn"):
     case = os.path.join(work, name)
-    subprocess.run([sys.executable, "-m", "snnexport.make_case", "--model", "csnn", "--width",
+    subprocess.run([sys.executable, "-m", "snnexport.make_case", "--model", model, "--width",
                     str(width), "--T", "2", "--N", "4", "--out", case, "--quiet"], check=True)
     return os.path.join(case, "model.onnx")
 
@@ -63,25 +66,38 @@ def trainable_elements(art):
     return total, manifest["input"]["shape"]
 
 
-def check_profile(snn_run, art, work):
-    profile = os.path.join(work, "profile.json")
-    proc = run([snn_run, "calibrate", "--quick", "--ranks", "2", "--model", art,
-                "--model-batches", "1,2,4", "--out", profile, "--progress", "none"])
-    with open(profile) as f:
-        steps = json.load(f).get("model_steps", [])
+def check_step(step, art, proc, blocks):
     parameters, shape = trainable_elements(art)
-    if len(steps) != 1:
-        raise Failure(f"model_steps: {steps}")
-    step = steps[0]
     sizes = [p["size"] for p in step["points"]]
     if (step["parameters"], step["input"], sizes) != (parameters, shape, [1.0, 2.0, 4.0]):
         raise Failure(f"model step {step}, expected {parameters} parameters, input {shape}")
-    if not all(p["seconds"] > 0 for p in step["points"]):
-        raise Failure(f"non-positive times: {step['points']}")
+    apart = step.get("node_by_node_points")
+    if blocks != (apart is not None):
+        raise Failure(f"{art}: node_by_node_points {apart}, the model "
+                      f"{'has' if blocks else 'has no'} spiking blocks")
+    for points in [step["points"]] + ([apart] if apart else []):
+        if [p["size"] for p in points] != sizes or not all(p["seconds"] > 0 for p in points):
+            raise Failure(f"{art}: points {points}")
     if f"step of {art}" not in proc.stdout:
         raise Failure(f"no summary row for the model step:\n{proc.stdout}")
-    print(f"ok   profile: {parameters} parameters, input {shape}, "
-          f"{[round(p['seconds'] * 1e3, 2) for p in step['points']]} ms")
+    print(f"ok   {os.path.basename(art)}: {parameters} parameters, input {shape}, "
+          f"{[round(p['seconds'] * 1e3, 2) for p in step['points']]} ms"
+          + (f", node by node {[round(p['seconds'] * 1e3, 2) for p in apart]} ms"
+             if apart else ""))
+
+
+def check_profile(snn_run, art, mlp_art, work):
+    """The CSNN's blocks (BatchNorm, LIF, pooling) are also measured taken apart; the
+    MLP has none to take apart."""
+    profile = os.path.join(work, "profile.json")
+    proc = run([snn_run, "calibrate", "--quick", "--ranks", "2", "--model", art, "--model",
+                mlp_art, "--model-batches", "1,2,4", "--out", profile, "--progress", "none"])
+    with open(profile) as f:
+        steps = json.load(f).get("model_steps", [])
+    if len(steps) != 2:
+        raise Failure(f"model_steps: {steps}")
+    check_step(steps[0], art, proc, blocks=True)
+    check_step(steps[1], mlp_art, proc, blocks=False)
     return profile
 
 
@@ -89,8 +105,9 @@ def check_plans(compile_, snn_run, onnx, other_onnx, profile, work):
     art = os.path.join(work, "art_planned")
     proc = run([compile_, onnx, "--topology", "dp=2", "--batch-size", "8", "--device-profile",
                 profile, "--optimizer-states=1", "--explain", "-o", art])
-    if "Op times are scaled to this model's measured training step" not in proc.stdout:
-        raise Failure(f"the rationale does not use the measured step:\n{proc.stdout}")
+    if "Op times are scaled to this model's measured training step" not in proc.stdout or \
+            "with its spiking blocks run node by node" not in proc.stdout:
+        raise Failure(f"the rationale does not use the measured steps:\n{proc.stdout}")
     with open(os.path.join(art, "manifest.json")) as f:
         prediction = json.load(f)["plan"]["prediction"]
     if "scaled to this model's measured training step" not in prediction["times"] or \
@@ -150,8 +167,11 @@ def main():
         other = make_case(args.work, "other", 12)
         whole = os.path.join(args.work, "art_whole")
         run([compile_, onnx, "--batch-size", "8", "-o", whole])
+        mlp = os.path.join(args.work, "art_mlp")
+        run([compile_, make_case(args.work, "mlp", 16, "deep_mlp"), "--batch-size", "8", "-o",
+             mlp])
         check_errors(compile_, snn_run, onnx, whole, args.work)
-        profile = check_profile(snn_run, whole, args.work)
+        profile = check_profile(snn_run, whole, mlp, args.work)
         planned = check_plans(compile_, snn_run, onnx, other, profile, args.work)
         check_train(snn_run, planned, args.work)
     except (Failure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:

@@ -210,6 +210,36 @@ TEST(Calibration, TheModelsMeasuredStepScalesItsOps) {
   EXPECT_EQ(timesSource(Hardware{}, model), "default constants");
 }
 
+TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate dpAlone = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  Estimate ppAlone = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  // Fused, the step is 3x the ops' sum; with its blocks taken apart, 5x.
+  MeasuredCurve fused, apart;
+  for (int64_t batch : {1, 8, 32, 64}) {
+    double ops = 0;
+    for (size_t i = 0; i < model.ops.size(); ++i)
+      ops += opTrainingSeconds(model, int(i), batch, 1.0, hw);
+    fused.points.push_back({double(batch), 3.0 * ops});
+    apart.points.push_back({double(batch), 5.0 * ops});
+  }
+  calibration->modelSteps.push_back(
+      {"mine", parameterCount(model), model.inputShape, fused, apart});
+  // dp replicas synchronise their BatchNorms, which takes the blocks apart; a pipeline's
+  // stages keep them.
+  Estimate dp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  Estimate pp = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_NEAR(dp.computeSeconds, 5.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
+  EXPECT_NEAR(pp.computeSeconds, 3.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+  // A profile measured before node-by-node steps were: the fused step for every run.
+  calibration->modelSteps.back().nodeByNode = MeasuredCurve{};
+  Estimate older = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
+}
+
 TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));

@@ -126,6 +126,12 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
   EXPECT_EQ(back.modelSteps[0].input, (std::vector<int64_t>{4, -1, 2, 8, 8}));
   ASSERT_EQ(back.modelSteps[0].points.size(), 2u);
   EXPECT_DOUBLE_EQ(back.modelSteps[0].points[1].seconds, 4e-3);
+  EXPECT_TRUE(back.modelSteps[0].nodeByNodePoints.empty()); // optional: not written
+  EXPECT_EQ(formatDeviceProfile(profile).find("node_by_node_points"), std::string::npos);
+  profile.modelSteps[0].nodeByNodePoints = {{1, 2e-3}, {8, 5e-3}};
+  back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.modelSteps[0].nodeByNodePoints.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.modelSteps[0].nodeByNodePoints[1].seconds, 5e-3);
 
   auto refused = [&](const std::function<void(ModelStepCurve &)> &edit) {
     DeviceProfile bad = profile;
@@ -142,6 +148,13 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
             std::string::npos);
   EXPECT_NE(refused([](ModelStepCurve &c) { c.points = {{8, 1e-3}, {4, 2e-3}}; })
                 .find("'model_steps[0].points[1].size' must be larger"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.nodeByNodePoints = {{4, 1e-3}, {4, 2e-3}}; })
+                .find("'model_steps[0].node_by_node_points[1].size' must be larger"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.nodeByNodePoints = {{4, -1.0}}; })
+                .find("'model_steps[0].node_by_node_points[0]': size and seconds must be "
+                      "positive"),
             std::string::npos);
   DeviceProfile twice = profile;
   twice.modelSteps.push_back(profile.modelSteps[0]);

@@ -63,6 +63,14 @@ struct ModelStepTimes {
   int64_t parameters = 0;
   std::vector<int64_t> input; ///< batch dimension -1
   MeasuredCurve curve;
+  /// Its spiking blocks run node by node; no points when the model has no blocks.
+  MeasuredCurve nodeByNode;
+
+  /// The curve of a run whose blocks are fused or not (the fused one where only it
+  /// was measured).
+  const MeasuredCurve &curveFor(bool fused) const {
+    return fused || nodeByNode.points.empty() ? curve : nodeByNode;
+  }
 };
 
 /// A machine's measured times (a device profile, `snn-run calibrate`): one training call

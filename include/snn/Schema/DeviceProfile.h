@@ -81,6 +81,9 @@ struct ModelStepCurve {
   int64_t parameters = 0;
   std::vector<int64_t> input;
   std::vector<ProfilePoint> points; ///< size: samples per step, ascending
+  /// The same steps with every spiking block run node by node (as SyncBatchNorm,
+  /// fsdp's gathering and recomputation run them); empty when no block ran.
+  std::vector<ProfilePoint> nodeByNodePoints;
 };
 
 struct DeviceProfile {

@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/Commands/ModelStepCalibration.h"
 #include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/Optimizer.h"
@@ -41,6 +42,44 @@ int64_t trainableElements(const Model &model) {
   return total;
 }
 
+/// The step at each batch size; `label` names the pass in the progress.
+std::vector<schema::ProfilePoint> measureStepCurve(Model &model, Optimizer &optimizer,
+                                                   const std::vector<int64_t> &batches,
+                                                   const CalibrationTiming &timing,
+                                                   const CalibrationProgressFn &progress,
+                                                   const std::string &label) {
+  const Manifest &manifest = model.manifest();
+  std::vector<schema::ProfilePoint> points;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (progress)
+      progress(label, i, batches.size());
+    int64_t batch = batches[i];
+    at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
+    at::Tensor labels = at::zeros({batch}, at::kLong);
+    auto step = [&] {
+      model.params().zeroGrad();
+      at::Tensor output = model.forward(input, /*training=*/true);
+      computeLoss(firingRate(output, manifest.output.timeMajor), labels, LossKind::Mse)
+          .backward();
+      optimizer.step(1e-3);
+    };
+    points.push_back({double(batch), medianSeconds(step, timing)});
+  }
+  return points;
+}
+
+/// Restores the spiking-block switch however the measurement ends.
+class SpikingBlocksSwitch {
+public:
+  explicit SpikingBlocksSwitch(bool enabled) : before(spikingBlocksEnabled()) {
+    setSpikingBlocksEnabled(enabled);
+  }
+  ~SpikingBlocksSwitch() { setSpikingBlocksEnabled(before); }
+
+private:
+  bool before;
+};
+
 } // namespace
 
 std::vector<int64_t> defaultModelBatches() { return {1, 2, 4, 8, 16, 32, 64}; }
@@ -56,7 +95,6 @@ schema::ModelStepCurve measureModelSteps(const std::string &dir,
   Artifact artifact = loadArtifact(dir);
   checkManifest(artifact.manifest, dir);
   Model model(artifact);
-  const Manifest &manifest = model.manifest();
   OptimizerConfig sgd;
   sgd.momentum = 0.9;
   Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
@@ -67,21 +105,19 @@ schema::ModelStepCurve measureModelSteps(const std::string &dir,
   schema::ModelStepCurve curve;
   curve.model = dir;
   curve.parameters = parameters;
-  curve.input = manifest.input.shape;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    if (progress)
-      progress("model step " + dir, i, batches.size());
-    int64_t batch = batches[i];
-    at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
-    at::Tensor labels = at::zeros({batch}, at::kLong);
-    auto step = [&] {
-      model.params().zeroGrad();
-      at::Tensor output = model.forward(input, /*training=*/true);
-      computeLoss(firingRate(output, manifest.output.timeMajor), labels, LossKind::Mse)
-          .backward();
-      optimizer.step(1e-3);
-    };
-    curve.points.push_back({double(batch), medianSeconds(step, timing)});
+  curve.input = model.manifest().input.shape;
+  int64_t fusedBefore = spikingBlockCounts().fused;
+  {
+    SpikingBlocksSwitch blocks(true);
+    curve.points = measureStepCurve(model, optimizer, batches, timing, progress,
+                                    "model step " + dir);
+  }
+  // Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
+  // fsdp, recomputation) take another time: measured, not scaled.
+  if (spikingBlockCounts().fused > fusedBefore) {
+    SpikingBlocksSwitch blocks(false);
+    curve.nodeByNodePoints = measureStepCurve(model, optimizer, batches, timing, progress,
+                                              "model step " + dir + " node by node");
   }
   return curve;
 }
