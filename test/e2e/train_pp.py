@@ -41,9 +41,10 @@ T, B, STEPS = ttp.T, ttp.B, 5
 MODELS = ttp.MODELS
 
 
-def microbatches(stages, vpp, dp):
-    """The fewest microbatches the schedule allows (S x V), at least 2 per replica."""
-    m = max(stages * vpp, 2)
+def microbatches(stages, vpp, dp, asked=None):
+    """The fewest microbatches the schedule allows (S x V), at least 2 per replica, or
+    `asked`."""
+    m = asked or max(stages * vpp, 2)
     if (B // dp) % m:
         raise tc.Failure(f"batch {B} over dp={dp} does not divide into {m} microbatches")
     return m
@@ -57,7 +58,7 @@ def compile_pp(args, case, stages, schedule, memopt=None):
         (f",tp={args.tp}" if args.tp > 1 else "")
     if args.vpp > 1:
         topology += f",vpp={args.vpp}"
-    m = microbatches(stages, args.vpp, args.dp)
+    m = microbatches(stages, args.vpp, args.dp, args.microbatches)
     cmd = [os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
            "--mode", "pp", "--topology", topology, "--batch-size", B,
            "--pp-schedule", schedule, "--pp-microbatches", m, "-o", art]
@@ -136,6 +137,23 @@ def check_bubble(log, ranks, schedule, what):
           f"theoretical {bubble['theoretical']:.2f}")
 
 
+def check_fused_blocks(log, ranks, what):
+    """Every spiking block ran as one (a one-sample microbatch's channels-last steps
+    included), none node by node."""
+    stem, ext = os.path.splitext(log)
+    fused = 0
+    for r in range(ranks):
+        ends = [e for e in tc.read_jsonl(f"{stem}.rank{r}{ext}") if e.get("event") == "end"]
+        blocks = ends[-1].get("spiking_blocks", {}) if ends else {}
+        if blocks.get("node_by_node", 0) != 0:
+            raise tc.Failure(f"{what}: rank {r} ran {blocks['node_by_node']} spiking blocks "
+                             f"node by node: {blocks}")
+        fused += blocks.get("fused", 0)
+    if fused == 0:
+        raise tc.Failure(f"{what}: no rank ran a spiking block")
+    print(f"{what}: {fused} spiking block runs, all fused")
+
+
 def check_recomputation(args, case, stages, schedule, ranks, data, plain, what):
     """Every stage recomputed: the same losses and weights, bit for bit, and an R span in the
     trace for every backward."""
@@ -176,6 +194,9 @@ def main():
     p.add_argument("--schedules", default="gpipe,1f1b")
     p.add_argument("--memopt", action="store_true",
                    help="also train with every stage recomputed and require the same weights")
+    p.add_argument("--microbatches", type=int, help="per replica (default: the fewest)")
+    p.add_argument("--expect-fused-blocks", action="store_true",
+                   help="require every spiking block to have run fused")
     args = p.parse_args()
     torch.set_num_threads(2)
     work = tc.fresh_dir(args.work)
@@ -186,7 +207,7 @@ def main():
     summary = []
     for stages in [int(s) for s in args.stages.split(",")]:
         ranks = stages * args.dp * args.tp
-        m = microbatches(stages, args.vpp, args.dp)
+        m = microbatches(stages, args.vpp, args.dp, args.microbatches)
         res, c, trained, count, _ = ttp.reference_training(case, x, y, static, args.model,
                                                            args.dp * m)
         for i, schedule in enumerate(args.schedules.split(",")):
@@ -201,6 +222,8 @@ def main():
             tt.check_steps(what, steps, res, c, count)
             worst = tc.compare_params(got, trained, f"{what} final weights")
             check_bubble(log, ranks, schedule, what)
+            if args.expect_fused_blocks:
+                check_fused_blocks(log, ranks, what)
             print(f"{what}: = reference with {args.dp * m} microbatches (worst {worst:.2g})")
             summary.append(f"{what.split('/', 1)[1]} ({worst:.2g})")
             if args.memopt and i == 0:
