@@ -1,4 +1,5 @@
-// What the snn ops' partition methods refuse (lib/Dialect/SNN/Transforms/ShardingInterfaceImpl.cpp).
+// What the snn ops' partition methods refuse (lib/Dialect/SNN/Transforms/*ShardingModels.cpp,
+// their shared checks in ShardingInterfaceImpl.cpp).
 // --sharding-propagation never splits a dimension an snn op keeps whole (T; spatial dims of
 // convs and pools; batch_norm's statistics dims; a grouped conv's channels): it gathers
 // instead, see sharding-interface.mlir. So those cases are hand-annotated IR given straight to

@@ -1,4 +1,4 @@
-// The snn ops' ShardingInterface models (lib/Dialect/SNN/Transforms/ShardingInterfaceImpl.cpp)
+// The snn ops' ShardingInterface models (lib/Dialect/SNN/Transforms/*ShardingModels.cpp)
 // under upstream's --sharding-propagation and --shard-partition on a tp=2 grid. Only the inputs
 // and parameters are annotated (as --snn-plan does for them in tp); propagation derives every
 // activation's sharding, and the propagated IR is printed, parsed again and partitioned.

@@ -51,6 +51,8 @@ std::string formatInts(ArrayRef<int64_t> values) {
   return text;
 }
 
+std::string typeText(Type type) { return llvm::formatv("{0}", type).str(); }
+
 std::string nodeName(Operation *op) {
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     return name.getName().str();

@@ -52,6 +52,8 @@ bool isNode(Operation *op, StringRef opType, StringRef domain = "");
 bool isNeuronNode(Operation *op);
 std::string formatFloat(float value);
 std::string formatInts(ArrayRef<int64_t> values);
+/// A type as the IR prints it.
+std::string typeText(mlir::Type type);
 /// The node's source name (its NameLoc), or "<unnamed>".
 std::string nodeName(Operation *op);
 
