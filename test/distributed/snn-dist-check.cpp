@@ -29,15 +29,18 @@
 #include "snn/Runtime/Distributed/PointToPoint.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 
+#include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/randn.h>
 #include <ATen/ops/remainder.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
@@ -217,6 +220,26 @@ void checkCollectives(World &world) {
   expectEqual("all_reduce of a transposed view", base,
               range(24).view({4, 6}) * n + rankSum);
 
+  // Small tensors of a power-of-two group go by recursive doubling, larger ones and
+  // other groups by Gloo's ring: both sum, and every member holds the same bits (the
+  // replicas of a parameter must not drift apart).
+  for (int64_t elements : {int64_t(1000), int64_t(300000)}) {
+    at::manual_seed(11 + r);
+    at::Tensor noise = at::randn({elements});
+    at::Tensor reduced = noise.clone();
+    allReduce(g, reduced);
+    at::Tensor every = allGather(g, noise).view({n, elements});
+    if (!at::allclose(reduced, every.sum(0), 1e-5, 1e-5))
+      throw DistributedError("check failed: all_reduce sum of " + std::to_string(elements) +
+                             " random floats");
+    at::Tensor copies = allGather(g, reduced).view({n, elements});
+    for (int q = 0; q < n; ++q)
+      if (!at::equal(copies[q], reduced))
+        throw DistributedError("check failed: rank " + std::to_string(q) + "'s all_reduce of " +
+                               std::to_string(elements) + " floats differs from rank " +
+                               std::to_string(r) + "'s");
+  }
+
   // all_gather: rank order along dim 0; a 0-dim tensor gives [n].
   at::Tensor gathered = allGather(g, full({2, 3}, r));
   std::vector<at::Tensor> rows;
@@ -314,6 +337,15 @@ void checkCollectives(World &world) {
     expectEqual("all_reduce on the even subgroup", e, full({2}, evenSum));
     if (even.rank() != r / 2 || even.globalRank(even.rank()) != r)
       throw DistributedError("check failed: even group ranks");
+  }
+  // A group of three (not a power of two) reduces by Gloo.
+  if (n >= 4) {
+    Group three = world.newGroup({0, 1, 2}, "three");
+    if (three.valid()) {
+      at::Tensor s = full({5}, r + 1);
+      allReduce(three, s);
+      expectEqual("all_reduce on a group of three", s, full({5}, 6.0));
+    }
   }
   barrier(g);
 }
