@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Planner/CostModel.h"
+#include "snn/Schema/CollectiveAlgorithms.h"
 #include "snn/Schema/TrainingCommunication.h"
 
 #include <algorithm>
@@ -195,7 +196,7 @@ ModelCost modelCost(const ModelInfo &model, int64_t batch) {
 }
 
 int64_t allReduceBytes(int64_t bytes, int64_t ranks) {
-  return ranks <= 1 ? 0 : 2 * (ranks - 1) * bytes / ranks;
+  return schema::allReduceSentBytes(ranks, bytes);
 }
 int64_t allGatherBytes(int64_t bytes, int64_t ranks) {
   return ranks <= 1 ? 0 : (ranks - 1) * bytes / ranks;
@@ -205,7 +206,7 @@ int64_t reduceScatterBytes(int64_t bytes, int64_t ranks) { return allGatherBytes
 Communication allReduce(int64_t bytes, int64_t ranks) {
   if (ranks <= 1)
     return {};
-  return {allReduceBytes(bytes, ranks), 1, 2 * (ranks - 1),
+  return {allReduceBytes(bytes, ranks), 1, schema::allReduceSteps(ranks, bytes),
           {{CollectiveKind::AllReduce, ranks, bytes, 1}}};
 }
 Communication allGather(int64_t bytes, int64_t ranks) {
@@ -327,6 +328,22 @@ std::pair<const MeasuredCurve *, int64_t> Calibration::nearestCurve(CollectiveKi
   return {nearest, nearestRanks};
 }
 
+/// The messages a collective of `bytes` over `ranks` waits for in turn, as the runtime runs
+/// it: all_reduce by recursive doubling or a ring (schema/CollectiveAlgorithms.h), the
+/// gathers and scatters around a ring, a message alone.
+static double collectiveSteps(CollectiveKind kind, int64_t ranks, double bytes) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return double(schema::allReduceSteps(ranks, int64_t(bytes)));
+  case CollectiveKind::AllGather:
+  case CollectiveKind::ReduceScatter:
+    return double(ranks - 1);
+  case CollectiveKind::SendRecv:
+    return 1.0;
+  }
+  return 1.0;
+}
+
 double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const {
   auto [nearest, nearestRanks] = nearestCurve(kind, ranks);
   if (!nearest)
@@ -334,7 +351,8 @@ double Calibration::collectiveSeconds(CollectiveKind kind, int64_t ranks, double
   double seconds = nearest->secondsAt(bytes);
   if (kind == CollectiveKind::SendRecv || nearestRanks == ranks)
     return seconds;
-  return seconds * double(ranks - 1) / double(nearestRanks - 1);
+  return seconds * collectiveSteps(kind, ranks, bytes) /
+         collectiveSteps(kind, nearestRanks, bytes);
 }
 
 double Calibration::concurrentCollectiveSeconds(CollectiveKind kind, int64_t ranks,
@@ -343,8 +361,9 @@ double Calibration::concurrentCollectiveSeconds(CollectiveKind kind, int64_t ran
   if (jobRanks <= ranks || ranks < 2 || oversubscription(jobRanks) <= 1.0 ||
       !collectives.count({kind, jobRanks}))
     return alone;
-  double contended =
-      collectiveSeconds(kind, jobRanks, bytes) * double(ranks - 1) / double(jobRanks - 1);
+  double contended = collectiveSeconds(kind, jobRanks, bytes) *
+                     collectiveSteps(kind, ranks, bytes) /
+                     collectiveSteps(kind, jobRanks, bytes);
   return std::max(alone, contended);
 }
 
@@ -371,7 +390,8 @@ double Calibration::messageLatency(int64_t ranks) const {
   auto [nearest, nearestRanks] = nearestCurve(CollectiveKind::AllReduce, ranks);
   if (!nearest || nearestRanks < 2)
     return 0.0;
-  return nearest->points.front().second / double(2 * (nearestRanks - 1));
+  const auto &[bytes, seconds] = nearest->points.front();
+  return seconds / collectiveSteps(CollectiveKind::AllReduce, nearestRanks, bytes);
 }
 
 double Hardware::sendSeconds(int64_t bytes, int64_t jobRanks, bool allPairs) const {

@@ -71,16 +71,25 @@ TEST(Calibration, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
   EXPECT_DOUBLE_EQ(c->compute[size_t(WorkKind::Gemm)].secondsAt(1e7), 1e-3);
 }
 
-TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheRingSteps) {
+TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheirSteps) {
   Calibration c;
+  int64_t large = int64_t(4) << 20;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{1024, 1e-4}};
-  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{1024, 5e-4}};
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{1024, 5e-4}, {double(large), 8e-3}};
   c.collectives[{CollectiveKind::SendRecv, 2}].points = {{1024, 2e-5}};
+  c.collectives[{CollectiveKind::AllGather, 4}].points = {{1024, 3e-4}};
   EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 2, 1024), 1e-4);
   EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 4, 1024), 5e-4);
-  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 8, 1024), 5e-4 * 7 / 3);
+  // Recursive doubling: 3 steps on 8 ranks where 4 took 2.
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 8, 1024), 5e-4 * 3 / 2);
+  // A large tensor goes around the ring: 14 steps on 8 ranks, 6 on 4.
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 8, double(large)),
+                   8e-3 * 14 / 6);
+  // Three ranks take the ring (4 steps) where the nearest group, 2, took one doubling.
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllReduce, 3, 1024), 1e-4 * 4);
+  EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::AllGather, 8, 1024), 3e-4 * 7 / 3);
   EXPECT_DOUBLE_EQ(c.collectiveSeconds(CollectiveKind::SendRecv, 8, 1024), 2e-5);
-  EXPECT_EQ(c.collectiveSeconds(CollectiveKind::AllGather, 2, 1024), 0.0);
+  EXPECT_EQ(c.collectiveSeconds(CollectiveKind::ReduceScatter, 2, 1024), 0.0);
 }
 
 TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
@@ -114,12 +123,12 @@ TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
 TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
   Calibration c;
   c.collectives[{CollectiveKind::SendRecv, 2}].points = {{4096, 5e-5}, {1 << 20, 3e-4}};
-  // The smallest 4-rank all-reduce over its 2 (4 - 1) ring steps: 0.6 ms / 6.
-  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}, {1 << 20, 8e-3}};
-  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 2e-4}, {1 << 20, 4e-4}};
+  // The smallest 4-rank all-reduce over its log2 4 = 2 doubling steps: 2 ms / 2.
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 2e-3}, {1 << 20, 8e-3}};
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 1e-4}, {1 << 20, 4e-4}};
   EXPECT_DOUBLE_EQ(c.messageLatency(4), 1e-3);
   EXPECT_DOUBLE_EQ(c.messageLatency(2), 1e-4);
-  EXPECT_DOUBLE_EQ(c.messageLatency(8), 6e-3 / 6.0); // the nearest group measured: 4
+  EXPECT_DOUBLE_EQ(c.messageLatency(8), 2e-3 / 2.0); // the nearest group measured: 4
   EXPECT_EQ(c.messageLatency(1), 0.0);
   Hardware hw;
   hw.calibration = std::make_shared<Calibration>(c);
@@ -261,7 +270,7 @@ TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   EXPECT_NEAR(contention, expected, 1e-9);
 }
 
-TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsRingSteps) {
+TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {
   Calibration c;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 4e-4}};
   c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}};
@@ -269,9 +278,15 @@ TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsRingSteps) {
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096), 4e-4);
   c.logicalCpus = 2;
   c.threadsPerRank = 1;
-  // 4 ranks on 2 CPUs: the 4-rank curve over its 3 ring steps, one of the group's.
+  // 4 ranks on 2 CPUs: the 4-rank curve over its 2 doubling steps, one of the group's.
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096),
-                   6e-3 / 3.0);
+                   6e-3 / 2.0);
+  // A large tensor goes around the rings: 2 of the job's 6 steps.
+  double large = double(int64_t(4) << 20);
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 4e-4}, {large, 1e-3}};
+  c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}, {large, 1.2e-2}};
+  EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, large),
+                   1.2e-2 * 2 / 6);
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 2, 4096), 4e-4);
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 4, 4, 4096), 6e-3);
   // No curve of the job's size: the group's own.

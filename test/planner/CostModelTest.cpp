@@ -127,17 +127,25 @@ TEST(CostModel, WhatTheRuntimeKeepsInAndOutOfSpikingBlocks) {
 }
 
 TEST(CostModel, Collectives) {
-  EXPECT_EQ(allReduceBytes(1000, 4), 1500);
+  // A small all-reduce over a power-of-two group: log2 4 = 2 exchanges of the whole tensor
+  // (schema/CollectiveAlgorithms.h, as the runtime runs it).
+  EXPECT_EQ(allReduceBytes(1000, 4), 2000);
   EXPECT_EQ(allGatherBytes(1000, 4), 750);
   EXPECT_EQ(reduceScatterBytes(1000, 4), 750);
   EXPECT_EQ(allReduceBytes(1000, 1), 0);
   Communication ar = allReduce(1000, 4);
   EXPECT_EQ(ar.collectives, 1);
-  EXPECT_EQ(ar.latencySteps, 6);
+  EXPECT_EQ(ar.latencySteps, 2);
   Hardware hw;
   hw.linkBytesPerSecond = 1000;
   hw.latencySeconds = 0.5;
-  EXPECT_DOUBLE_EQ(ar.seconds(hw), 1.5 + 3.0);
+  EXPECT_DOUBLE_EQ(ar.seconds(hw), 2.0 + 1.0);
+  // Three ranks, or more than 1 MiB: Gloo's ring, 2 (n - 1) steps sending 2 (n - 1) / n.
+  EXPECT_EQ(allReduce(3000, 3).latencySteps, 4);
+  EXPECT_EQ(allReduceBytes(3000, 3), 4000);
+  int64_t large = int64_t(4) << 20;
+  EXPECT_EQ(allReduce(large, 4).latencySteps, 6);
+  EXPECT_EQ(allReduceBytes(large, 4), large * 3 / 2);
 }
 
 TEST(CostModel, DataParallelAndFsdpVolumes) {
@@ -145,7 +153,7 @@ TEST(CostModel, DataParallelAndFsdpVolumes) {
   cost.paramBytes = 4000;
   cost.paramOps = 2;
   Communication dp = dataParallelCommunication(cost, 4);
-  EXPECT_EQ(dp.bytes, 6000); // 2 * 3/4 * 4000
+  EXPECT_EQ(dp.bytes, 2 * 4000); // one small bucket: 2 doubling steps of all of it
   Communication fsdp = fsdpCommunication(cost, 4);
   EXPECT_EQ(fsdp.bytes, 3 * 3000); // gather, re-gather, reduce-scatter
   EXPECT_EQ(fsdp.collectives, 6);

@@ -89,22 +89,23 @@ struct Calibration {
   const ModelStepTimes *modelStepOf(const ModelInfo &model) const;
 
   /// The collective's time over `ranks`: the curve of that group size, else of the
-  /// nearest measured one scaled by the ring's (ranks - 1) steps; 0 without a curve of
-  /// the kind.
+  /// nearest measured one scaled by the messages each waits for in turn (all_reduce:
+  /// log2 ranks by recursive doubling or 2 (ranks - 1) around the ring, as
+  /// schema/CollectiveAlgorithms.h says; gathers and scatters ranks - 1); 0 without a
+  /// curve of the kind.
   double collectiveSeconds(CollectiveKind kind, int64_t ranks, double bytes) const;
   /// A collective of `ranks` while the job's other groups run theirs (`jobRanks` in all):
-  /// on CPUs the job oversubscribes, a ring step waits as long as one of the job-size
-  /// curve's steps (a peer may be descheduled), so the job's curve scaled to this group's
-  /// ring steps, (ranks - 1) / (jobRanks - 1), when that is the slower; else
-  /// collectiveSeconds.
+  /// on CPUs the job oversubscribes, a step waits as long as one of the job-size curve's
+  /// steps (a peer may be descheduled), so the job's curve scaled to this group's steps
+  /// (as above), when that is the slower; else collectiveSeconds.
   double concurrentCollectiveSeconds(CollectiveKind kind, int64_t ranks, int64_t jobRanks,
                                      double bytes) const;
   /// How much slower each rank computes when `ranks` share the machine: ranks x threads
   /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
   double oversubscription(int64_t ranks) const;
   /// One message between two ranks of a job of `ranks`, all of them running: the smallest
-  /// measured all-reduce of that group size over its 2 (ranks - 1) ring steps, each a
-  /// message that waits for its receiver to be scheduled. The two-rank ping-pong of the
+  /// measured all-reduce of that group size over its steps (as above), each a message
+  /// that waits for its receiver to be scheduled. The two-rank ping-pong of the
   /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
   double messageLatency(int64_t ranks) const;
   /// The measured curve of `kind` whose group size is nearest `ranks`, and that size;

@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "GroupState.h"
+#include "snn/Schema/CollectiveAlgorithms.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
@@ -108,13 +109,12 @@ static int tagOf(uint64_t sequence) {
 // doubling instead, log2(n) exchanges of the whole tensor with rank ^ 2^k.
 // Both ends of a step add the same two tensors (a + b == b + a in IEEE
 // arithmetic, and so for max, min and product), so every member ends with
-// the same bits. Larger tensors keep Gloo's ring, whose steps send 1/n of it.
-constexpr int64_t kRecursiveDoublingMaxBytes = int64_t(1) << 20;
-
+// the same bits. Larger tensors keep Gloo's ring, whose steps send 1/n of it
+// (schema/CollectiveAlgorithms.h, which the planner counts by).
 static bool allReduceByDoubling(const GroupState &g, const at::Tensor &tensor) {
-  const int n = g.size();
-  return g.backend == Backend::Gloo && (n & (n - 1)) == 0 &&
-         tensor.numel() * int64_t(tensor.element_size()) <= kRecursiveDoublingMaxBytes;
+  return g.backend == Backend::Gloo &&
+         schema::allReduceByRecursiveDoubling(
+             g.size(), tensor.numel() * int64_t(tensor.element_size()));
 }
 
 static void recursiveDoublingAllReduce(GroupState &g, at::Tensor &buffer, ReduceOp op) {

@@ -48,10 +48,11 @@
 // MEMORY-PP: - memopt 1: the costliest stages recompute their activations
 
 // Departure 2, a batch smaller than the world: the table's dp cannot give every rank a
-// sample; tensor parallelism can (all TP ranks share the batch). tp=4 and fsdp_tp on 2 x 2
-// (one sample per replica) are estimated equally fast; fsdp_tp keeps less per rank.
+// sample; tensor parallelism can (all TP ranks share the batch). tp=4's small all-reduces
+// take log2 4 = 2 doubling steps each (schema/CollectiveAlgorithms.h), fewer in all than
+// fsdp_tp's gathers and scatters on 2 x 2 (one sample per replica).
 // RUN: snn-opt %S/Inputs/spiking_mlp.mlir --snn-plan="topology=dp=4 batch-size=2 explain=-" -o /dev/null | FileCheck %s --check-prefix=SMALL
-// SMALL: Plan: fsdp_tp on dp=2 x tp=2 (objective speed, decided by cost-model)
+// SMALL: Plan: tp on tp=4 (objective speed, decided by cost-model)
 // SMALL:   dp        dp=4           not feasible: batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample
 // SMALL: - The reference table would choose dp on dp=4 (speed objective: dp (ZeRO not allowed)); the cost model departs: that is not feasible here (batch size 2 is smaller than the dp size 4: every data-parallel rank needs a sample).
 // SMALL: Notes
