@@ -177,6 +177,18 @@ Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
   return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
 }
 
+/// `model`'s whole step as `factor` x the sum of its ops' curves, at several batch sizes.
+MeasuredCurve stepCurve(const ModelInfo &model, const Hardware &hw, double factor) {
+  MeasuredCurve step;
+  for (int64_t batch : {1, 8, 32, 64}) {
+    double ops = 0;
+    for (size_t i = 0; i < model.ops.size(); ++i)
+      ops += opTrainingSeconds(model, int(i), batch, 1.0, hw);
+    step.points.push_back({double(batch), factor * ops});
+  }
+  return step;
+}
+
 int64_t parameterCount(const ModelInfo &model) {
   int64_t total = 0;
   for (const OpInfo &op : model.ops)
@@ -193,13 +205,7 @@ TEST(Calibration, TheModelsMeasuredStepScalesItsOps) {
   hw.calibration = calibration;
   Estimate opsAlone = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   // The whole step measured at 3x the ops' sum at every batch size.
-  MeasuredCurve step;
-  for (int64_t batch : {1, 8, 32, 64}) {
-    double ops = 0;
-    for (size_t i = 0; i < model.ops.size(); ++i)
-      ops += opTrainingSeconds(model, int(i), batch, 1.0, hw);
-    step.points.push_back({double(batch), 3.0 * ops});
-  }
+  MeasuredCurve step = stepCurve(model, hw, 3.0);
   // Another model's step (other parameter count) is not this one's.
   calibration->modelSteps.push_back({"other", parameterCount(model) + 1, model.inputShape, step});
   Estimate unmatched = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
@@ -227,14 +233,7 @@ TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   Estimate dpAlone = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   Estimate ppAlone = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
   // Fused, the step is 3x the ops' sum; with its blocks taken apart, 5x.
-  MeasuredCurve fused, apart;
-  for (int64_t batch : {1, 8, 32, 64}) {
-    double ops = 0;
-    for (size_t i = 0; i < model.ops.size(); ++i)
-      ops += opTrainingSeconds(model, int(i), batch, 1.0, hw);
-    fused.points.push_back({double(batch), 3.0 * ops});
-    apart.points.push_back({double(batch), 5.0 * ops});
-  }
+  MeasuredCurve fused = stepCurve(model, hw, 3.0), apart = stepCurve(model, hw, 5.0);
   calibration->modelSteps.push_back(
       {"mine", parameterCount(model), model.inputShape, fused, apart});
   // dp replicas synchronise their BatchNorms, which takes the blocks apart; a pipeline's

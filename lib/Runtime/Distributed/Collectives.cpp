@@ -128,34 +128,8 @@ static void recursiveDoublingAllReduce(GroupState &g, at::Tensor &buffer, Reduce
 }
 
 void allReduce(const Group &group, at::Tensor &tensor, ReduceOp op) {
-  GroupState &g = group.state();
-  checkTensor(g, "all_reduce", tensor, op);
-  // Nothing to send (and Gloo divides by the element count).
-  if (g.size() == 1 || tensor.numel() == 0)
-    return;
-  const bool contiguous = tensor.is_contiguous();
-  at::Tensor buffer = contiguous ? tensor : tensor.contiguous();
-  if (allReduceByDoubling(g, buffer)) {
-    recursiveDoublingAllReduce(g, buffer, op);
-    if (op == ReduceOp::Avg)
-      buffer.div_(g.size());
-    if (!contiguous)
-      tensor.copy_(buffer);
-    return;
-  }
-  std::vector<at::Tensor> tensors{buffer};
-  c10d::AllreduceOptions options;
-  options.reduceOp = toC10d(op);
-  options.timeout = g.timeout;
-  uint64_t sequence = 0;
-  auto work = detail::startCollective(g, "all_reduce", sequence, [&] {
-    return g.pg->allreduce(tensors, options);
-  });
-  detail::waitWork(g, work, "all_reduce", sequence);
-  if (op == ReduceOp::Avg)
-    buffer.div_(g.size());
-  if (!contiguous)
-    tensor.copy_(buffer);
+  // The same path as the async one, waited for at once (a small one by recursive doubling).
+  allReduceAsync(group, tensor, op).wait();
 }
 
 at::Tensor allGather(const Group &group, const at::Tensor &tensor) {

@@ -96,24 +96,10 @@ private:
                                                  "tensor, got {2}",
                                                  name, index, operand.getType()));
     }
-    MLIRContext *context = builder.getContext();
-    std::string message;
-    SmallVector<Type, 1> types;
-    LogicalResult inferred = failure();
-    {
-      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-        if (message.empty())
-          message = diag.str();
-        return success();
-      });
-      inferred = OpTy::inferReturnTypes(context, state->location, state->operands,
-                                        state->attributes.getDictionary(context),
-                                        state->getRawProperties(), state->regions, types);
-    }
-    if (failed(inferred))
-      return errors.report(node, name + ": " +
-                                     (message.empty() ? "cannot infer the result type" : message));
-    state->types.assign(types.begin(), types.end());
+    FailureOr<SmallVector<Type, 1>> types = inferResultTypes<OpTy>(node, *state, errors);
+    if (failed(types))
+      return failure();
+    state->types.assign(types->begin(), types->end());
     return state;
   }
 

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -51,6 +52,32 @@ struct PlannedRegion {
   StepState reshape; // the reshaping fold's snn.reshape; null for a plain fold
   SmallVector<StepState> steps;
 };
+
+/// The result types of `state`, an `OpTy` built without them, for `node`: the generated
+/// inferring builders abort on a shape error, so inference runs here, its first
+/// diagnostic captured and reported as a node error.
+template <typename OpTy>
+mlir::FailureOr<SmallVector<mlir::Type, 1>>
+inferResultTypes(ONNXNodeOp node, mlir::OperationState &state, NodeErrors &errors) {
+  mlir::MLIRContext *context = node.getContext();
+  std::string message;
+  SmallVector<mlir::Type, 1> types;
+  mlir::LogicalResult inferred = mlir::failure();
+  {
+    mlir::ScopedDiagnosticHandler capture(context, [&](mlir::Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return mlir::success();
+    });
+    inferred = OpTy::inferReturnTypes(context, state.location, state.operands,
+                                      state.attributes.getDictionary(context),
+                                      state.getRawProperties(), state.regions, types);
+  }
+  if (mlir::failed(inferred))
+    return errors.report(node, OpTy::getOperationName() + ": " +
+                                   (message.empty() ? "cannot infer the result type" : message));
+  return types;
+}
 
 /// A Reshape to [-1, ...]: where a fold region starts.
 bool isFold(ONNXNodeOp node);

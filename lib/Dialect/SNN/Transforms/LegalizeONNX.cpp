@@ -162,22 +162,10 @@ FailureOr<Type> inferredType(ONNXNodeOp node, NodeErrors &errors, Args &&...args
   OpBuilder builder(context);
   OperationState state(node.getLoc(), OpTy::getOperationName());
   OpTy::build(builder, state, Type(), std::forward<Args>(args)...);
-  std::string message;
-  SmallVector<Type, 1> types;
-  LogicalResult inferred = failure();
-  {
-    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    inferred = OpTy::inferReturnTypes(context, state.location, state.operands,
-                                      state.attributes.getDictionary(context),
-                                      state.getRawProperties(), state.regions, types);
-  }
-  if (failed(inferred))
-    return errors.report(node, OpTy::getOperationName() + ": " + message);
-  return types.front();
+  FailureOr<SmallVector<Type, 1>> types = inferResultTypes<OpTy>(node, state, errors);
+  if (failed(types))
+    return failure();
+  return types->front();
 }
 
 FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
