@@ -25,6 +25,11 @@ program per tp coordinate, and the same checks hold on D x S x T ranks.
 Usage: train_pp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet
                    [--layers L] [--neuron lif|if|plif] [--width W] [--stages 2,4] [--vpp V]
                    [--dp D] [--tp T] [--conv-tp] [--schedules gpipe,1f1b,...] [--memopt]
+                   [--microbatches M] [--expect-fused-blocks]
+
+`--microbatches M` sets the microbatches per replica (default: the fewest the schedule
+allows); `--expect-fused-blocks` also requires every rank's end event to count its spiking
+blocks all fused (none node by node).
 """
 import argparse
 import json
