@@ -72,10 +72,15 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
   for (const schema::CommunicationCurve &curve : profile.communication)
     if (std::optional<CollectiveKind> kind = collectiveKindOf(curve.kind))
       calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
-  for (const schema::ModelStepCurve &curve : profile.modelSteps)
-    calibration->modelSteps.push_back(
-        {curve.model, curve.parameters, curve.input, curveOf(curve.points),
-         curve.nodeByNodePoints.empty() ? MeasuredCurve{} : curveOf(curve.nodeByNodePoints)});
+  for (const schema::ModelStepCurve &curve : profile.modelSteps) {
+    ModelStepTimes times{curve.model, curve.parameters, curve.input, curveOf(curve.points),
+                         curve.nodeByNodePoints.empty() ? MeasuredCurve{}
+                                                        : curveOf(curve.nodeByNodePoints),
+                         {}};
+    for (const schema::ReplicatedStepCurve &replicas : curve.replicated)
+      times.replicated[replicas.ranks] = curveOf(replicas.points);
+    calibration->modelSteps.push_back(std::move(times));
+  }
   return calibration;
 }
 

@@ -42,6 +42,24 @@ double Estimator::stepScale(int64_t batch, bool fused) const {
   return scale;
 }
 
+double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t calls) const {
+  if (!step_ || step_->replicated.empty() || calls <= 0 || samples < 1)
+    return 0.0;
+  auto nearest = step_->replicated.begin();
+  for (auto it = step_->replicated.begin(); it != step_->replicated.end(); ++it)
+    if (std::llabs(it->first - jobRanks) < std::llabs(nearest->first - jobRanks))
+      nearest = it;
+  int64_t ranks = nearest->first;
+  double alone = step_->curveFor(/*fused=*/false).secondsAt(double(samples)) *
+                 hw_.calibration->oversubscription(ranks);
+  Communication syncBatchNorm = syncBatchNormCommunication(model_, ranks, {});
+  double measured = nearest->second.secondsAt(double(samples));
+  double beyond = measured - alone - syncBatchNorm.seconds(hw_, ranks);
+  int64_t measuredCalls = syncBatchNorm.collectives;
+  return beyond > 0 && measuredCalls > 0 ? beyond / double(measuredCalls) * double(calls)
+                                         : 0.0;
+}
+
 std::vector<double> Estimator::unitCosts() const {
   std::vector<double> costs;
   for (const PipelineUnit &unit : units_) {
@@ -204,11 +222,14 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     comm += tensorParallelCommunication(model_, tp_, config.tp, local);
   // What the runtime's data-parallel training adds every step: the global batch's
   // BatchNorm statistics and the step's loss (schema/TrainingCommunication.h).
-  comm += syncBatchNormCommunication(model_, config.dp, s.param);
+  Communication syncBatchNorm = syncBatchNormCommunication(model_, config.dp, s.param);
+  comm += syncBatchNorm;
   comm += stepMetricsCommunication(config.dp);
   e.computeSeconds = compute;
   // A dp x tp mesh's dp and tp groups run their collectives at the same time.
-  e.commSeconds = comm.seconds(hw_, config.dp * config.tp);
+  e.replicaSyncSeconds =
+      replicaSyncSeconds(config.dp * config.tp, local, syncBatchNorm.collectives);
+  e.commSeconds = comm.seconds(hw_, config.dp * config.tp) + e.replicaSyncSeconds;
   e.commBytes = comm.bytes;
 }
 

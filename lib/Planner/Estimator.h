@@ -47,6 +47,14 @@ public:
     return step_ != nullptr && !step_->nodeByNode.points.empty();
   }
 
+  /// What SyncBatchNorm's `calls` collectives cost data-parallel replicas with `samples`
+  /// each on `jobRanks` ranks beyond their curves (a call sleeps until the last replica
+  /// arrives, woken through the backend's thread on busy CPUs): from the measured
+  /// replicated step of the group size nearest `jobRanks`, that step less the
+  /// one-process step node by node on as many CPUs shared and less its SyncBatchNorm
+  /// collectives' curves, per call. 0 without a measured replicated step.
+  double replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t calls) const;
+
 private:
   struct Scales {
     std::vector<double> compute, activation, param;

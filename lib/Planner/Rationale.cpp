@@ -67,8 +67,12 @@ std::string timesSentence(const Hardware &hw) {
 std::string estimateSentence(const Estimate &e) {
   std::string text = "estimated " + formatSeconds(e.stepSeconds) + " per step (compute " +
                      formatSeconds(e.computeSeconds) + " + communication " +
-                     formatSeconds(e.commSeconds) + ", " + formatBytes(e.commBytes) +
-                     " sent per rank) and " + formatBytes(e.memoryBytes) + " per rank (state " +
+                     formatSeconds(e.commSeconds) +
+                     (e.replicaSyncSeconds > 0
+                          ? " of which " + formatSeconds(e.replicaSyncSeconds) +
+                                " SyncBatchNorm's waits measured on replicas"
+                          : std::string()) +
+                     ", " + formatBytes(e.commBytes) + " sent per rank) and " + formatBytes(e.memoryBytes) + " per rank (state " +
                      formatBytes(e.stateBytes) + ", activations " +
                      formatBytes(e.activationBytes);
   if (e.transientBytes > 0)

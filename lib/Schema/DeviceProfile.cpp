@@ -29,7 +29,8 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kPoints = "points", *kSize = "size", *kSeconds = "seconds",
                      *kModelSteps = "model_steps", *kModel = "model",
                      *kParameters = "parameters", *kInput = "input",
-                     *kNodeByNodePoints = "node_by_node_points";
+                     *kNodeByNodePoints = "node_by_node_points",
+                     *kReplicated = "replicated";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -94,6 +95,26 @@ void parseCommunication(const FieldReader &top, DeviceProfile &profile) {
   }
 }
 
+std::vector<ReplicatedStepCurve> parseReplicated(const FieldReader &step,
+                                                 const std::string &path) {
+  std::vector<ReplicatedStepCurve> curves;
+  if (!step.find(key::kReplicated))
+    return curves;
+  const json &array = step.getArray(key::kReplicated);
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = path + "." + key::kReplicated + "[" + std::to_string(i) + "]";
+    FieldReader curve(array[i], at, step.fileName());
+    ReplicatedStepCurve c{curve.getInt(key::kRanks), {}};
+    if (c.ranks < 2)
+      curve.fail("'" + at + ".ranks' must be at least 2");
+    if (!curves.empty() && !(c.ranks > curves.back().ranks))
+      curve.fail("'" + at + ".ranks' must be larger than the curve's before it");
+    c.points = parsePoints(curve, at);
+    curves.push_back(std::move(c));
+  }
+  return curves;
+}
+
 void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
   if (!top.find(key::kModelSteps))
     return;
@@ -114,6 +135,7 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
     c.points = parsePoints(curve, at);
     if (curve.find(key::kNodeByNodePoints))
       c.nodeByNodePoints = parsePoints(curve, at, key::kNodeByNodePoints);
+    c.replicated = parseReplicated(curve, at);
     profile.modelSteps.push_back(std::move(c));
   }
 }
@@ -226,6 +248,12 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
                    {key::kPoints, pointsJson(c.points)}};
       if (!c.nodeByNodePoints.empty())
         step[key::kNodeByNodePoints] = pointsJson(c.nodeByNodePoints);
+      if (!c.replicated.empty()) {
+        json replicated = json::array();
+        for (const ReplicatedStepCurve &r : c.replicated)
+          replicated.push_back({{key::kRanks, r.ranks}, {key::kPoints, pointsJson(r.points)}});
+        step[key::kReplicated] = replicated;
+      }
       steps.push_back(step);
     }
     document[key::kModelSteps] = steps;

@@ -248,6 +248,56 @@ TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
 }
 
+TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
+  ModelInfo model = test::csnn(8); // 2 BatchNorms: 4 SyncBatchNorm all-reduces a step
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  MeasuredCurve fused = stepCurve(model, hw, 3.0), apart = stepCurve(model, hw, 4.0);
+  calibration->modelSteps.push_back(
+      {"mine", parameterCount(model), model.inputShape, fused, apart, {}});
+  Estimate before = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  EXPECT_EQ(before.replicaSyncSeconds, 0.0); // no replicated step measured
+
+  // Two replicas measured 1 ms a SyncBatchNorm call slower than one process plus the
+  // calls' curves.
+  Communication calls = syncBatchNormCommunication(model, 2, {});
+  ASSERT_EQ(calls.collectives, 4);
+  MeasuredCurve replicas;
+  for (const auto &[samples, seconds] : apart.points)
+    replicas.points.push_back({samples, seconds + calls.seconds(hw, 2) + 4 * 1e-3});
+  calibration->modelSteps.back().replicated[2] = replicas;
+  Estimate dp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
+  EXPECT_NEAR(dp.replicaSyncSeconds, 4e-3, 1e-9);
+  EXPECT_NEAR(dp.commSeconds, before.commSeconds + 4e-3, 1e-9);
+  EXPECT_NEAR(dp.stepSeconds, before.stepSeconds + 4e-3, 1e-9);
+  PlannerInput input;
+  input.model = model;
+  PlanRequest request;
+  request.topology = *parseTopology("dp=2");
+  request.batchSize = 64;
+  request.forced = *modeRequest(snn::schema::RequestedMode::DP);
+  request.hardware = hw;
+  auto plan = recommend(input, request);
+  ASSERT_TRUE(plan.ok());
+  std::string rationale;
+  for (const std::string &line : plan->rationale)
+    rationale += line + "\n";
+  EXPECT_NE(rationale.find("of which 4 ms SyncBatchNorm's waits measured on replicas"),
+            std::string::npos)
+      << rationale;
+  // fsdp's replicas synchronise alike; a pipeline's stages do not (their running
+  // statistics are gathered once a step).
+  Estimate fsdp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::FSDP, hw);
+  EXPECT_NEAR(fsdp.replicaSyncSeconds, 4e-3, 1e-9);
+  Estimate pp = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_EQ(pp.replicaSyncSeconds, 0.0);
+  // Replicas measured no slower than their parts charge nothing more.
+  calibration->modelSteps.back().replicated[2] = apart;
+  EXPECT_EQ(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw).replicaSyncSeconds,
+            0.0);
+}
+
 TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));

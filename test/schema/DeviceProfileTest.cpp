@@ -164,6 +164,40 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
             std::string::npos);
 }
 
+TEST(DeviceProfile, ReplicatedStepsRoundTripAndAreChecked) {
+  DeviceProfile profile = sampleProfile();
+  profile.modelSteps.push_back({"art", 1234, {4, -1, 2, 8, 8}, {{1, 1e-3}, {8, 4e-3}}});
+  EXPECT_EQ(formatDeviceProfile(profile).find("replicated"), std::string::npos); // optional
+  profile.modelSteps[0].replicated = {{2, {{1, 3e-3}, {8, 9e-3}}}, {4, {{8, 2e-2}}}};
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  const std::vector<ReplicatedStepCurve> &replicated = back.modelSteps[0].replicated;
+  ASSERT_EQ(replicated.size(), 2u);
+  EXPECT_EQ(replicated[0].ranks, 2);
+  ASSERT_EQ(replicated[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(replicated[0].points[1].seconds, 9e-3);
+  EXPECT_EQ(replicated[1].ranks, 4);
+  EXPECT_DOUBLE_EQ(replicated[1].points[0].size, 8.0);
+
+  auto refused = [&](const std::function<void(std::vector<ReplicatedStepCurve> &)> &edit) {
+    DeviceProfile bad = profile;
+    edit(bad.modelSteps[0].replicated);
+    return errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); });
+  };
+  EXPECT_NE(refused([](auto &r) { r[0].ranks = 1; })
+                .find("p.json: 'model_steps[0].replicated[0].ranks' must be at least 2"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &r) { r[1].ranks = 2; })
+                .find("'model_steps[0].replicated[1].ranks' must be larger than the curve's "
+                      "before it"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &r) { r[0].points = {{8, 1e-3}, {1, 2e-3}}; })
+                .find("'model_steps[0].replicated[0].points[1].size' must be larger"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &r) { r[1].points.clear(); })
+                .find("'model_steps[0].replicated[1].points' must hold at least one"),
+            std::string::npos);
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

@@ -398,7 +398,8 @@ void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
   command->add_option("--model", o.models,
                       "Also time the whole training step of this compiled model (an "
                       "artifact of one whole-model program; repeatable), which the planner "
-                      "scales its op curves to");
+                      "scales its op curves to; with BatchNorm, also as data-parallel "
+                      "replicas on each --ranks group (SyncBatchNorm's waits)");
   command
       ->add_option("--model-batches", o.modelBatches,
                    "Samples per step of the --model measurements, comma-separated and "
@@ -423,6 +424,8 @@ void addCalibrateRanksCommand(CLI::App &app, CalibrateRanksOptions &o) {
   command->add_option("--threads", o.threads)->check(CLI::Range(1, 4096));
   command->add_flag("--quick", o.quick);
   command->add_flag("--send-recv", o.sendRecv);
+  command->add_option("--model", o.models);
+  command->add_option("--model-batches", o.modelBatches)->delimiter(',');
   addNamed(command, "--progress", o.progress, kProgressSettingNames);
   command->add_option("--dist-timeout", o.distTimeout)->check(CLI::Range(0.001, 86400.0));
 }

@@ -66,6 +66,10 @@ struct ModelStepTimes {
   /// Its spiking blocks run node by node; no points when the model has no blocks.
   MeasuredCurve nodeByNode;
 
+  /// Its steps as data-parallel replicas on as many ranks of the machine (SyncBatchNorm
+  /// over all of them, no gradient all-reduce), by samples per rank; by ranks.
+  std::map<int64_t, MeasuredCurve> replicated;
+
   /// The curve of a run whose blocks are fused or not (the fused one where only it
   /// was measured).
   const MeasuredCurve &curveFor(bool fused) const {

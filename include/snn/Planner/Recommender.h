@@ -120,6 +120,9 @@ struct Estimate : ModeConfig {
 
   double computeSeconds = 0;
   double commSeconds = 0;
+  /// Of commSeconds: what data-parallel replicas' SyncBatchNorm costs beyond its
+  /// collectives' curves, from the model's measured replicated steps.
+  double replicaSyncSeconds = 0;
   double stepSeconds = 0;
   /// Pipelines: the compute of every rank together per step (alone, before sharing CPUs).
   double busySeconds = 0;

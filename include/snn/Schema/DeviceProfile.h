@@ -73,6 +73,15 @@ struct CommunicationCurve {
   std::vector<ProfilePoint> points; ///< ascending bytes, at least one
 };
 
+/// The steps of a model's data-parallel replicas: `ranks` processes of this
+/// machine at once, BatchNorm synchronised over all of them (SyncBatchNorm, its
+/// blocks node by node), without the gradients' all-reduce; size: samples per
+/// rank and step, as rank 0 measured them.
+struct ReplicatedStepCurve {
+  int64_t ranks = 2;
+  std::vector<ProfilePoint> points; ///< ascending samples per rank, at least one
+};
+
 /// One model's whole training step (forward, loss, backward, SGD update) in
 /// one process, at several batch sizes. The model is recognised by its
 /// trainable parameter count and its input shape (batch dimension -1).
@@ -84,6 +93,9 @@ struct ModelStepCurve {
   /// The same steps with every spiking block run node by node (as SyncBatchNorm,
   /// fsdp's gathering and recomputation run them); empty when no block ran.
   std::vector<ProfilePoint> nodeByNodePoints;
+  /// Measured only for models with BatchNorm (the replicas' synchronisation is
+  /// what the one-process steps lack); ascending ranks.
+  std::vector<ReplicatedStepCurve> replicated;
 };
 
 struct DeviceProfile {

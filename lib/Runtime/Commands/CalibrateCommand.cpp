@@ -133,21 +133,43 @@ std::vector<std::string> rankArguments(const CalibrateOptions &options,
     argv.push_back("--quick");
   if (sendRecv)
     argv.push_back("--send-recv");
+  for (const std::string &model : options.models)
+    argv.insert(argv.end(), {"--model", model});
+  if (!options.models.empty())
+    argv.insert(argv.end(), {"--model-batches", joinedSizes(options.modelBatches)});
   return argv;
 }
 
-/// Runs `ranks` ranks of calibrate-ranks; appends their curves. Returns the
-/// launcher's exit code (it printed the `error:` line of a failed rank).
+/// Moves the replicated-step curves of the ranks' results into their models.
+void takeReplicatedSteps(std::vector<schema::CommunicationCurve> &curves,
+                         std::vector<schema::ModelStepCurve> &models) {
+  for (size_t i = 0; i < models.size(); ++i)
+    for (schema::CommunicationCurve &curve : curves)
+      if (curve.kind == replicatedStepKind(i))
+        models[i].replicated.push_back({curve.ranks, std::move(curve.points)});
+  curves.erase(std::remove_if(curves.begin(), curves.end(),
+                              [](const schema::CommunicationCurve &curve) {
+                                return curve.points.empty();
+                              }),
+               curves.end());
+}
+
+/// Runs `ranks` ranks of calibrate-ranks; appends their curves (the models'
+/// replicated steps to the models). Returns the launcher's exit code (it
+/// printed the `error:` line of a failed rank).
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
-                 std::vector<schema::CommunicationCurve> &curves) {
+                 std::vector<schema::CommunicationCurve> &curves,
+                 std::vector<schema::ModelStepCurve> &models) {
   fs::path dir = makeResultDirectory();
   std::string resultPath = (dir / "collectives.txt").string();
   int code = 0;
   try {
     code = dist::launchLocalRanks(int(ranks), rankArguments(options, resultPath, sendRecv));
     if (code == 0) {
-      for (schema::CommunicationCurve &curve :
-           parseCommunicationResults(readWholeFile(resultPath), resultPath))
+      std::vector<schema::CommunicationCurve> measured =
+          parseCommunicationResults(readWholeFile(resultPath), resultPath);
+      takeReplicatedSteps(measured, models);
+      for (schema::CommunicationCurve &curve : measured)
         curves.push_back(std::move(curve));
     }
   } catch (...) {
@@ -295,7 +317,8 @@ int runCalibrate(const CalibrateOptions &options) {
   // send_recv in every group: pairs exchanging at once wait for each other's turn on
   // the CPUs as a pipeline's stages do.
   for (int64_t ranks : groupSizesToMeasure(options.ranks, profile.machine.logicalCpus)) {
-    int code = measureGroup(options, ranks, /*sendRecv=*/true, profile.communication);
+    int code = measureGroup(options, ranks, /*sendRecv=*/true, profile.communication,
+                            profile.modelSteps);
     if (code != 0)
       return code;
   }
@@ -307,6 +330,10 @@ int runCalibrate(const CalibrateOptions &options) {
   std::cout << formatCalibrationSummary(profile) << "wrote " << options.outPath << "\n"
             << std::flush;
   return 0;
+}
+
+std::string replicatedStepKind(size_t model) {
+  return "replicated_step_of_model_" + std::to_string(model);
 }
 
 int runCalibrateRanks(const CalibrateRanksOptions &options) {
@@ -323,6 +350,13 @@ int runCalibrateRanks(const CalibrateRanksOptions &options) {
     std::vector<schema::CommunicationCurve> curves =
         measureCollectives(*world, defaultMessageBytes(options.quick), options.sendRecv,
                            communicationTiming(options.quick), reporter.callback());
+    for (size_t i = 0; i < options.models.size(); ++i) {
+      std::vector<schema::ProfilePoint> points =
+          measureReplicatedSteps(options.models[i], world->group(), options.modelBatches,
+                                 computeTiming(options.quick), reporter.callback());
+      if (!points.empty())
+        curves.push_back({replicatedStepKind(i), world->size(), std::move(points)});
+    }
     reporter.finish();
     if (environment.rank == 0)
       replaceFileDurably(options.resultPath, formatCommunicationResults(curves));

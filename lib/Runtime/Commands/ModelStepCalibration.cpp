@@ -1,12 +1,15 @@
 //===- ModelStepCalibration.cpp - One model's training step, measured ----===//
 
 #include "snn/Runtime/Commands/ModelStepCalibration.h"
+#include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <ATen/ops/rand.h>
 #include <ATen/ops/zeros.h>
@@ -42,10 +45,13 @@ int64_t trainableElements(const Model &model) {
   return total;
 }
 
+/// Times `step` (a call) at one batch size.
+using StepTimer = std::function<double(const std::function<void()> &)>;
+
 /// The step at each batch size; `label` names the pass in the progress.
 std::vector<schema::ProfilePoint> measureStepCurve(Model &model, Optimizer &optimizer,
                                                    const std::vector<int64_t> &batches,
-                                                   const CalibrationTiming &timing,
+                                                   const StepTimer &time,
                                                    const CalibrationProgressFn &progress,
                                                    const std::string &label) {
   const Manifest &manifest = model.manifest();
@@ -63,9 +69,19 @@ std::vector<schema::ProfilePoint> measureStepCurve(Model &model, Optimizer &opti
           .backward();
       optimizer.step(1e-3);
     };
-    points.push_back({double(batch), medianSeconds(step, timing)});
+    points.push_back({double(batch), time(step)});
   }
   return points;
+}
+
+StepTimer medianTimer(const CalibrationTiming &timing) {
+  return [timing](const std::function<void()> &step) { return medianSeconds(step, timing); };
+}
+
+bool hasBatchNorm(const Artifact &artifact) {
+  const std::vector<Node> &nodes = artifact.program.nodes;
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [](const Node &node) { return node.opType == schema::op::kBatchNorm; });
 }
 
 /// Restores the spiking-block switch however the measurement ends.
@@ -109,17 +125,44 @@ schema::ModelStepCurve measureModelSteps(const std::string &dir,
   int64_t fusedBefore = spikingBlockCounts().fused;
   {
     SpikingBlocksSwitch blocks(true);
-    curve.points = measureStepCurve(model, optimizer, batches, timing, progress,
+    curve.points = measureStepCurve(model, optimizer, batches, medianTimer(timing), progress,
                                     "model step " + dir);
   }
   // Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
   // fsdp, recomputation) take another time: measured, not scaled.
   if (spikingBlockCounts().fused > fusedBefore) {
     SpikingBlocksSwitch blocks(false);
-    curve.nodeByNodePoints = measureStepCurve(model, optimizer, batches, timing, progress,
-                                              "model step " + dir + " node by node");
+    curve.nodeByNodePoints = measureStepCurve(model, optimizer, batches, medianTimer(timing),
+                                              progress, "model step " + dir + " node by node");
   }
   return curve;
+}
+
+std::vector<schema::ProfilePoint>
+measureReplicatedSteps(const std::string &dir, const dist::Group &group,
+                       const std::vector<int64_t> &batches, const CalibrationTiming &timing,
+                       const CalibrationProgressFn &progress) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
+  if (!hasBatchNorm(artifact))
+    return {};
+  Model model(artifact);
+  DataParallelContext replicas;
+  replicas.group = group;
+  model.setDataParallel(&replicas);
+  OptimizerConfig sgd;
+  sgd.momentum = 0.9;
+  Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
+  // Every rank makes the same number of steps (each one's SyncBatchNorm is a collective);
+  // a barrier starts each sample together.
+  StepTimer fixed = [&](const std::function<void()> &step) {
+    return medianSecondsFixed(step, 1, timing, [&group] { dist::barrier(group); });
+  };
+  std::vector<schema::ProfilePoint> points = measureStepCurve(
+      model, optimizer, batches, fixed, progress,
+      "model step " + dir + " on " + std::to_string(group.size()) + " replicas");
+  model.setDataParallel(nullptr);
+  return points;
 }
 
 } // namespace snn::runtime

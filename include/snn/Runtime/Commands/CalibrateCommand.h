@@ -72,9 +72,16 @@ struct CalibrateRanksOptions {
   bool quick = false;
   /// Also time send/recv between pairs of ranks, every pair at once.
   bool sendRecv = false;
+  /// calibrate's --model artifacts: each one's replicated steps too
+  /// (measureReplicatedSteps), reported as curves of kind replicatedStepKind(i).
+  std::vector<std::string> models;
+  std::vector<int64_t> modelBatches;
   ProgressSetting progress = ProgressSetting::Auto;
   double distTimeout = 60.0;
 };
+
+/// The kind of the result lines of the replicated steps of calibrate's i-th --model.
+std::string replicatedStepKind(size_t model);
 
 /// One rank of calibrate's communication measurement, started with the
 /// torchrun variables set (Environment.h). Returns the exit code; a failure

@@ -17,6 +17,10 @@
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Schema/DeviceProfile.h"
 
+namespace snn::dist {
+class Group;
+}
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +41,16 @@ schema::ModelStepCurve measureModelSteps(const std::string &dir,
                                          const std::vector<int64_t> &batches,
                                          const CalibrationTiming &timing,
                                          const CalibrationProgressFn &progress);
+
+/// On every rank of `group` at once: the steps of DIR's model as data-parallel
+/// replicas over the group (SyncBatchNorm over it; no gradient all-reduce) at
+/// each of `batches` samples per rank, timed alike on every rank (a barrier
+/// starts each sample). Empty when the model has no BatchNorm: without it the
+/// replicas do not synchronise within a step.
+std::vector<schema::ProfilePoint>
+measureReplicatedSteps(const std::string &dir, const dist::Group &group,
+                       const std::vector<int64_t> &batches, const CalibrationTiming &timing,
+                       const CalibrationProgressFn &progress);
 
 } // namespace snn::runtime
 
