@@ -15,8 +15,8 @@
       -> the rationale says the profile has no step of this model
   snn-run train (SGD with momentum) of that artifact
       -> the end event's plan_check.optimizer_states is {planned 1, trained 1}
-  --model of a missing directory, of a partitioned artifact, given twice, --model-batches
-  4,2, --optimizer-states=3
+  --model of a missing directory, of a partitioned artifact, given twice, two copies of one
+  model, --model-batches 4,2, --optimizer-states=3
       -> exit 1, one `error:` line naming the problem, no profile / artifact written
 
 Usage: calibrate_model.py --bin BUILD/bin --work DIR
@@ -159,6 +159,9 @@ def check_errors(compile_, snn_run, onnx, art, work):
     run([compile_, onnx, "--topology", "tp=2", "--mode", "tp", "--batch-size", "8", "-o", tp])
     expect_error(base + ["--model", tp], "per-rank parts", out)
     expect_error(base + ["--model", art, "--model", art + "/"], "given twice", out)
+    copy = os.path.join(work, "art_copy")
+    shutil.copytree(art, copy, dirs_exist_ok=True)
+    expect_error(base + ["--model", art, "--model", copy], "are the same model", out)
     expect_error(base + ["--model", art, "--model-batches", "4,2"], "ascending", out)
     bad_art = os.path.join(work, "art_bad")
     expect_error([compile_, onnx, "--optimizer-states=3", "-o", bad_art],

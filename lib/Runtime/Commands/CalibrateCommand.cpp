@@ -257,23 +257,6 @@ void validateModelOptions(const CalibrateOptions &options) {
     throw Error("--model-batches: give at least one batch size");
 }
 
-/// The models' steps, each model once (the planner finds a model by its parameter count
-/// and input shape).
-std::vector<schema::ModelStepCurve> measureModels(const CalibrateOptions &options,
-                                                  const CalibrationProgressFn &progress) {
-  std::vector<schema::ModelStepCurve> curves;
-  for (const std::string &dir : options.models) {
-    schema::ModelStepCurve curve = measureModelSteps(dir, options.modelBatches,
-                                                     computeTiming(options.quick), progress);
-    for (const schema::ModelStepCurve &other : curves)
-      if (other.parameters == curve.parameters && other.input == curve.input)
-        throw Error("--model " + dir + " and --model " + other.model +
-                    " are the same model (parameters and input shape); give one");
-    curves.push_back(std::move(curve));
-  }
-  return curves;
-}
-
 } // namespace
 
 void requireCalibrateGroupSize(int64_t ranks) {
@@ -312,7 +295,9 @@ int runCalibrate(const CalibrateOptions &options) {
     CalibrationReporter reporter(Progress::modeFor(options.progress));
     profile.compute = measureCompute(defaultCalibrationSizes(options.quick),
                                      computeTiming(options.quick), reporter.callback());
-    profile.modelSteps = measureModels(options, reporter.callback());
+    if (!options.models.empty())
+      profile.modelSteps = measureModelSteps(options.models, options.modelBatches,
+                                             computeTiming(options.quick), reporter.callback());
   }
   // send_recv in every group: pairs exchanging at once wait for each other's turn on
   // the CPUs as a pipeline's stages do.

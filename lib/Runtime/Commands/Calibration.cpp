@@ -181,17 +181,37 @@ double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSam
 }
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
-  for (int i = 0; i < timing.warmups; ++i)
+  return interleavedMedianSeconds({call}, timing, {}).front();
+}
+
+std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
+                                             const CalibrationTiming &timing,
+                                             const std::function<void(int)> &onRound) {
+  std::vector<int64_t> callsPerSample;
+  for (const std::function<void()> &call : calls) {
+    for (int i = 0; i < timing.warmups; ++i)
+      call();
+    Clock::time_point start = Clock::now(); // one timed call sizes the samples
     call();
-  // One timed call sizes the samples.
-  Clock::time_point start = Clock::now();
-  call();
-  double once = std::max(secondsSince(start), 1e-9);
-  int64_t calls = std::clamp<int64_t>(int64_t(std::ceil(timing.minSampleSeconds / once)), 1,
-                                      10000);
-  CalibrationTiming timed = timing;
-  timed.warmups = 0;
-  return medianSecondsFixed(call, calls, timed, {});
+    double once = std::max(secondsSince(start), 1e-9);
+    callsPerSample.push_back(
+        std::clamp<int64_t>(int64_t(std::ceil(timing.minSampleSeconds / once)), 1, 10000));
+  }
+  std::vector<std::vector<double>> samples(calls.size());
+  for (int round = 0; round < std::max(1, timing.repeats); ++round) {
+    if (onRound)
+      onRound(round);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      Clock::time_point start = Clock::now();
+      for (int64_t k = 0; k < callsPerSample[i]; ++k)
+        calls[i]();
+      samples[i].push_back(secondsSince(start) / double(callsPerSample[i]));
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double> &sampled : samples)
+    medians.push_back(median(sampled));
+  return medians;
 }
 
 double linearWork(const LinearShape &s) {

@@ -15,6 +15,7 @@
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace snn::runtime {
 
@@ -45,43 +46,47 @@ int64_t trainableElements(const Model &model) {
   return total;
 }
 
-/// Times `step` (a call) at one batch size.
-using StepTimer = std::function<double(const std::function<void()> &)>;
-
-/// The step at each batch size; `label` names the pass in the progress.
-std::vector<schema::ProfilePoint> measureStepCurve(Model &model, Optimizer &optimizer,
-                                                   const std::vector<int64_t> &batches,
-                                                   const StepTimer &time,
-                                                   const CalibrationProgressFn &progress,
-                                                   const std::string &label) {
+/// One training step of `model` at `batch` samples of uniform random input: forward in
+/// training mode, the MSE loss of the firing rate against class 0, backward, an SGD step.
+std::function<void()> trainingStep(Model &model, Optimizer &optimizer, int64_t batch) {
   const Manifest &manifest = model.manifest();
-  std::vector<schema::ProfilePoint> points;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    if (progress)
-      progress(label, i, batches.size());
-    int64_t batch = batches[i];
-    at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
-    at::Tensor labels = at::zeros({batch}, at::kLong);
-    auto step = [&] {
-      model.params().zeroGrad();
-      at::Tensor output = model.forward(input, /*training=*/true);
-      computeLoss(firingRate(output, manifest.output.timeMajor), labels, LossKind::Mse)
-          .backward();
-      optimizer.step(1e-3);
-    };
-    points.push_back({double(batch), time(step)});
-  }
-  return points;
-}
-
-StepTimer medianTimer(const CalibrationTiming &timing) {
-  return [timing](const std::function<void()> &step) { return medianSeconds(step, timing); };
+  at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
+  at::Tensor labels = at::zeros({batch}, at::kLong);
+  bool timeMajor = manifest.output.timeMajor;
+  return [&model, &optimizer, input, labels, timeMajor] {
+    model.params().zeroGrad();
+    at::Tensor output = model.forward(input, /*training=*/true);
+    computeLoss(firingRate(output, timeMajor), labels, LossKind::Mse).backward();
+    optimizer.step(1e-3);
+  };
 }
 
 bool hasBatchNorm(const Artifact &artifact) {
   const std::vector<Node> &nodes = artifact.program.nodes;
   return std::any_of(nodes.begin(), nodes.end(),
                      [](const Node &node) { return node.opType == schema::op::kBatchNorm; });
+}
+
+/// A model loaded for calibration, with the optimizer its steps update.
+struct CalibratedModel {
+  std::string dir;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Optimizer> optimizer;
+  bool batchNorm = false;
+};
+
+CalibratedModel loadCalibratedModel(const std::string &dir,
+                                    const DataParallelContext *replicas = nullptr) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
+  CalibratedModel loaded{dir, std::make_unique<Model>(artifact), nullptr,
+                         hasBatchNorm(artifact)};
+  loaded.model->setDataParallel(replicas);
+  OptimizerConfig sgd;
+  sgd.momentum = 0.9;
+  loaded.optimizer = std::make_unique<Optimizer>(sgd, loaded.model->params().parameterNames(),
+                                                 loaded.model->params().parameters());
+  return loaded;
 }
 
 /// Restores the spiking-block switch however the measurement ends.
@@ -104,64 +109,96 @@ void checkModelToCalibrate(const std::string &dir) {
   checkManifest(loadArtifact(dir).manifest, dir);
 }
 
-schema::ModelStepCurve measureModelSteps(const std::string &dir,
-                                         const std::vector<int64_t> &batches,
-                                         const CalibrationTiming &timing,
-                                         const CalibrationProgressFn &progress) {
-  Artifact artifact = loadArtifact(dir);
-  checkManifest(artifact.manifest, dir);
-  Model model(artifact);
-  OptimizerConfig sgd;
-  sgd.momentum = 0.9;
-  Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
-  int64_t parameters = trainableElements(model);
-  if (parameters == 0)
-    throw Error("--model " + dir + ": the model has no trainable parameters");
+/// The models, each with its parameter count and input shape (a model given twice, under
+/// two directories, is refused: the planner finds a model by those).
+std::vector<CalibratedModel> loadModels(const std::vector<std::string> &dirs,
+                                        std::vector<schema::ModelStepCurve> &curves) {
+  std::vector<CalibratedModel> models;
+  for (const std::string &dir : dirs) {
+    models.push_back(loadCalibratedModel(dir));
+    schema::ModelStepCurve curve;
+    curve.model = dir;
+    curve.parameters = trainableElements(*models.back().model);
+    curve.input = models.back().model->manifest().input.shape;
+    if (curve.parameters == 0)
+      throw Error("--model " + dir + ": the model has no trainable parameters");
+    for (const schema::ModelStepCurve &other : curves)
+      if (other.parameters == curve.parameters && other.input == curve.input)
+        throw Error("--model " + dir + " and --model " + other.model +
+                    " are the same model (parameters and input shape); give one");
+    curves.push_back(std::move(curve));
+  }
+  return models;
+}
 
-  schema::ModelStepCurve curve;
-  curve.model = dir;
-  curve.parameters = parameters;
-  curve.input = model.manifest().input.shape;
-  int64_t fusedBefore = spikingBlockCounts().fused;
-  {
-    SpikingBlocksSwitch blocks(true);
-    curve.points = measureStepCurve(model, optimizer, batches, medianTimer(timing), progress,
-                                    "model step " + dir);
-  }
-  // Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
+std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::string> &dirs,
+                                                      const std::vector<int64_t> &batches,
+                                                      const CalibrationTiming &timing,
+                                                      const CalibrationProgressFn &progress) {
+  std::vector<schema::ModelStepCurve> curves;
+  std::vector<CalibratedModel> models = loadModels(dirs, curves);
+  // Every (model, blocks on or off, batch) is one call, sampled in rounds over all of
+  // them. Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
   // fsdp, recomputation) take another time: measured, not scaled.
-  if (spikingBlockCounts().fused > fusedBefore) {
-    SpikingBlocksSwitch blocks(false);
-    curve.nodeByNodePoints = measureStepCurve(model, optimizer, batches, medianTimer(timing),
-                                              progress, "model step " + dir + " node by node");
+  std::vector<std::function<void()>> calls;
+  std::vector<schema::ProfilePoint *> into; // where each call's median goes
+  for (size_t m = 0; m < models.size(); ++m) {
+    Model &model = *models[m].model;
+    Optimizer &optimizer = *models[m].optimizer;
+    int64_t fusedBefore = spikingBlockCounts().fused;
+    {
+      SpikingBlocksSwitch on(true);
+      trainingStep(model, optimizer, batches.front())();
+    }
+    bool blocks = spikingBlockCounts().fused > fusedBefore;
+    for (bool fused : {true, false}) {
+      if (!fused && !blocks)
+        continue;
+      std::vector<schema::ProfilePoint> &points =
+          fused ? curves[m].points : curves[m].nodeByNodePoints;
+      for (int64_t batch : batches)
+        points.push_back({double(batch), 0.0});
+      for (size_t b = 0; b < batches.size(); ++b) {
+        int64_t batch = batches[b];
+        std::function<void()> step = trainingStep(model, optimizer, batch);
+        calls.push_back([step, fused] {
+          SpikingBlocksSwitch switched(fused);
+          step();
+        });
+        into.push_back(&points[b]);
+      }
+    }
   }
-  return curve;
+  std::vector<double> medians = interleavedMedianSeconds(calls, timing, [&](int round) {
+    if (progress)
+      progress("model steps", size_t(round), size_t(std::max(1, timing.repeats)));
+  });
+  for (size_t i = 0; i < calls.size(); ++i)
+    into[i]->seconds = medians[i];
+  return curves;
 }
 
 std::vector<schema::ProfilePoint>
 measureReplicatedSteps(const std::string &dir, const dist::Group &group,
                        const std::vector<int64_t> &batches, const CalibrationTiming &timing,
                        const CalibrationProgressFn &progress) {
-  Artifact artifact = loadArtifact(dir);
-  checkManifest(artifact.manifest, dir);
-  if (!hasBatchNorm(artifact))
-    return {};
-  Model model(artifact);
   DataParallelContext replicas;
   replicas.group = group;
-  model.setDataParallel(&replicas);
-  OptimizerConfig sgd;
-  sgd.momentum = 0.9;
-  Optimizer optimizer(sgd, model.params().parameterNames(), model.params().parameters());
-  // Every rank makes the same number of steps (each one's SyncBatchNorm is a collective);
-  // a barrier starts each sample together.
-  StepTimer fixed = [&](const std::function<void()> &step) {
-    return medianSecondsFixed(step, 1, timing, [&group] { dist::barrier(group); });
-  };
-  std::vector<schema::ProfilePoint> points = measureStepCurve(
-      model, optimizer, batches, fixed, progress,
-      "model step " + dir + " on " + std::to_string(group.size()) + " replicas");
-  model.setDataParallel(nullptr);
+  CalibratedModel loaded = loadCalibratedModel(dir, &replicas);
+  if (!loaded.batchNorm)
+    return {};
+  std::vector<schema::ProfilePoint> points;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (progress)
+      progress("model step " + dir + " on " + std::to_string(group.size()) + " replicas", i,
+               batches.size());
+    // Every rank makes the same number of steps (each one's SyncBatchNorm is a
+    // collective); a barrier starts each sample together.
+    double seconds =
+        medianSecondsFixed(trainingStep(*loaded.model, *loaded.optimizer, batches[i]), 1,
+                           timing, [&group] { dist::barrier(group); });
+    points.push_back({double(batches[i]), seconds});
+  }
   return points;
 }
 

@@ -35,12 +35,15 @@ std::vector<int64_t> defaultModelBatches();
 /// input shape has exactly one free (batch) dimension.
 void checkModelToCalibrate(const std::string &dir);
 
-/// The median seconds of one training step of DIR's model at each of
-/// `batches` (ascending, positive) samples.
-schema::ModelStepCurve measureModelSteps(const std::string &dir,
-                                         const std::vector<int64_t> &batches,
-                                         const CalibrationTiming &timing,
-                                         const CalibrationProgressFn &progress);
+/// The median seconds of one training step of each DIR's model at each of `batches`
+/// (ascending, positive) samples, and node by node too where a spiking block ran; the
+/// samples are taken in rounds over every model and size (interleavedMedianSeconds).
+/// Throws Error for a model without trainable parameters and for two directories of one
+/// model (same parameter count and input shape).
+std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::string> &dirs,
+                                                      const std::vector<int64_t> &batches,
+                                                      const CalibrationTiming &timing,
+                                                      const CalibrationProgressFn &progress);
 
 /// On every rank of `group` at once: the steps of DIR's model as data-parallel
 /// replicas over the group (SyncBatchNorm over it; no gradient all-reduce) at
