@@ -246,6 +246,28 @@ Estimator::Chunks Estimator::chunksOf(const ModeConfig &config) const {
   return c;
 }
 
+std::vector<int64_t> Estimator::boundaryBytes(const Chunks &chunk, int64_t micro) const {
+  std::vector<int64_t> boundary(chunk.ops.size(), 0);
+  int lastOp = -1;
+  for (size_t k = 0; k < chunk.ops.size(); ++k) {
+    if (!chunk.ops[k].empty())
+      lastOp = chunk.ops[k].back();
+    boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
+  }
+  return boundary;
+}
+
+/// A pipeline step from each rank's ticks of one microbatch through its chunks
+/// (`perRank`) and the slowest chunk's tick: the busiest rank runs its ticks for each of
+/// the m microbatches, filling and draining add stages - 1 of the slowest tick. With equal
+/// chunks that is (m v + stages - 1) ticks; with unequal ones a rank's light chunks are not
+/// charged as its heaviest (a tensor-parallel classifier in one of four chunks measured
+/// 0.75 of a prediction that did).
+static double pipelineSeconds(const std::vector<double> &perRank, double slowest, int64_t m) {
+  double busiest = *std::max_element(perRank.begin(), perRank.end());
+  return double(m) * busiest + double(perRank.size() - 1) * slowest;
+}
+
 void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
   int64_t m = std::max<int64_t>(config.microbatches, 1);
@@ -257,16 +279,11 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
            config.memoptStages.end();
   };
-  // Bytes crossing the boundary after chunk k: the output of the last op so far.
-  std::vector<int64_t> boundary(chunks, 0);
-  int lastOp = -1;
-  for (int64_t k = 0; k < chunks; ++k) {
-    if (!chunk.ops[k].empty())
-      lastOp = chunk.ops[k].back();
-    boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
-  }
+  std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
 
   double slowestCompute = 0, slowestTick = 0, busy = 0;
+  // Each rank's chunks in one round of ticks (one microbatch through all of them).
+  std::vector<double> rankCompute(stages, 0.0), rankTicks(stages, 0.0);
   std::vector<int64_t> rankState(stages, 0), rankActivations(stages, 0), rankComm(stages, 0);
   for (int64_t k = 0; k < chunks; ++k) {
     // A recomputed stage's second forward and backward take its blocks apart.
@@ -284,8 +301,10 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
     double collectives = 0;
     if (config.tp > 1) { // the stage's own tp collectives, per microbatch
+      // While the job's other ranks run theirs, as a flat dp x tp mesh's groups do (the
+      // group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
-      collectives = tp.seconds(hw_);
+      collectives = tp.seconds(hw_, dp * stages * config.tp);
       sent += tp.bytes;
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
@@ -300,6 +319,8 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     slowestTick = std::max(slowestTick, compute + transfer);
 
     int64_t rank = k % stages;
+    rankCompute[rank] += compute;
+    rankTicks[rank] += compute + transfer;
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
     rankState[rank] += params(chunk.ops[k], s);
     // A replica's BatchNorms are its own; a recomputed stage runs its blocks node by node.
@@ -316,9 +337,8 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       rankActivations[rank] += batchBytes(micro * m);
     rankComm[rank] += sent * m;
   }
-  double ticks = double(m * config.virtualStages + stages - 1);
-  e.computeSeconds = ticks * slowestCompute;
-  e.commSeconds = ticks * (slowestTick - slowestCompute);
+  e.computeSeconds = pipelineSeconds(rankCompute, slowestCompute, m);
+  e.commSeconds = std::max(0.0, pipelineSeconds(rankTicks, slowestTick, m) - e.computeSeconds);
   e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
   pipelineRanks(config, chunk, s, rankState, rankActivations, rankComm, e);
 }

@@ -84,6 +84,9 @@ private:
     std::vector<std::vector<int>> units, ops;
   };
   Chunks chunksOf(const ModeConfig &config) const;
+  /// Bytes crossing the boundary after each chunk at `micro` samples: the output of the
+  /// last op so far.
+  std::vector<int64_t> boundaryBytes(const Chunks &chunk, int64_t micro) const;
 
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;

@@ -167,13 +167,17 @@ Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
                         snn::schema::RequestedMode mode, const Hardware &hw) {
   PlannerInput input;
   input.model = model;
+  for (const OpInfo &op : model.ops)
+    input.tpCandidates += op.tpCandidate ? 1 : 0;
+  input.pipelineUnits = int64_t(pipelineUnits(model).size());
   PlanRequest request;
   request.topology = *parseTopology(topology);
   request.batchSize = 64;
   request.forced = *modeRequest(mode);
   request.hardware = hw;
   auto plan = recommend(input, request);
-  EXPECT_TRUE(plan.ok() && plan->chosen);
+  EXPECT_TRUE(plan.ok() && plan->chosen)
+      << (plan.ok() ? "nothing chosen" : plan.error().message);
   return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
 }
 
@@ -296,6 +300,56 @@ TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
   calibration->modelSteps.back().replicated[2] = apart;
   EXPECT_EQ(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw).replicaSyncSeconds,
             0.0);
+}
+
+// With virtual stages a rank runs its chunks in turn: a microbatch costs the sum of its
+// chunks' ticks, not as many of the heaviest chunk's. One heavy chunk (a 2048-wide Linear)
+// and three light ones on pp=2 x vpp 2 cost what the same heavy stage costs without
+// virtual stages, per microbatch and fill tick.
+TEST(Calibration, APipelineRankPaysEachOfItsChunksTicksOnce) {
+  test::ModelBuilder b({4, -1, 2048}, 4);
+  int x = b.linear(-1, 2048, true, "heavy");
+  x = b.neuron(x, OpKind::LIFNode, "heavy_lif");
+  for (const char *name : {"a", "b", "c"}) {
+    x = b.linear(x, 8, true, name);
+    x = b.neuron(x, OpKind::LIFNode, std::string(name) + "_lif");
+  }
+  ModelInfo model = b.build(b.meanTime(x, "mean"));
+  Hardware hw;
+  hw.calibration = uniformCalibration(1e-9);
+  Estimate flat = forcedEstimate(model, "pp=2,vpp=1", snn::schema::RequestedMode::PP, hw);
+  Estimate virt = forcedEstimate(model, "pp=2,vpp=2", snn::schema::RequestedMode::PP, hw);
+  ASSERT_EQ(virt.virtualStages, 2);
+  ASSERT_GT(flat.microbatches, 0);
+  ASSERT_GT(virt.microbatches, 0);
+  // Each is (microbatches + 1) heavy ticks of 64 / microbatches samples, the light chunks
+  // a rounding error; charging the heavy chunk for every tick would make the virtual one
+  // (2 m + 1) / (m + 1) times that.
+  double perSampleFlat = flat.computeSeconds / double(flat.microbatches + 1) *
+                         double(flat.microbatches);
+  double perSampleVirt = virt.computeSeconds / double(virt.microbatches + 1) *
+                         double(virt.microbatches);
+  EXPECT_NEAR(perSampleVirt / perSampleFlat, 1.0, 0.05);
+}
+
+// A tensor-parallel stage's all-reduces run while the job's other ranks run theirs, on
+// CPUs the job shares: like a flat dp x tp mesh's groups, they are priced by the job
+// size's curve (its steps scaled to the group's) where that is slower.
+TEST(Calibration, APipelineStagesTensorParallelCallsWaitLikeTheJobs) {
+  ModelInfo model = test::csnn(8, 4, /*convCandidates=*/true);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2; // 4 ranks of 1 thread: oversubscribed
+  Hardware hw;
+  hw.calibration = calibration;
+  // The job size's all-reduce: the same latency, 100x the time per byte.
+  MeasuredCurve &job = calibration->collectives[{CollectiveKind::AllReduce, 4}];
+  job.points = {{1, 1e-9}, {1e9, 1e9 * 1e-9}};
+  Estimate before = forcedEstimate(model, "tp=2,pp=2,vpp=1", snn::schema::RequestedMode::PP, hw);
+  job.points = {{1, 1e-9}, {1e9, 1e9 * 1e-7}};
+  Estimate slower = forcedEstimate(model, "tp=2,pp=2,vpp=1", snn::schema::RequestedMode::PP, hw);
+  // (Priced by the tp group's own curve alone, the two would be equal: the messages
+  // between stages read the job's curve only at its smallest size.)
+  EXPECT_GT(slower.commSeconds, 1.5 * before.commSeconds);
 }
 
 TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
