@@ -92,7 +92,7 @@ def check_calibrate(snn_run, work):
     for kind in COMPUTE_KINDS + COMMUNICATION_KINDS:
         if kind not in rows:
             raise Failure(f"no summary row for {kind}:\n{proc.stdout}")
-    if "calibrate: gemm" not in proc.stderr or "all_reduce on 2 ranks" not in proc.stderr:
+    if "calibrate: gemm" not in proc.stderr or "all_reduce, all_gather and reduce_scatter on 2 ranks" not in proc.stderr:
         raise Failure(f"no progress lines on stderr:\n{proc.stderr}")
     if "error" in proc.stderr:
         raise Failure(f"error output from a good run:\n{proc.stderr}")

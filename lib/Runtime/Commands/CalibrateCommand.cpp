@@ -39,7 +39,7 @@ public:
     return [this](const std::string &what, size_t index, size_t count) {
       if (mode == Progress::Mode::Lines) {
         if (index == 0)
-          std::fprintf(stderr, "calibrate: %s (%zu sizes)\n", what.c_str(), count);
+          std::fprintf(stderr, "calibrate: %s (%zu steps)\n", what.c_str(), count);
         return;
       }
       // Padded so that a shorter line covers the one before it.

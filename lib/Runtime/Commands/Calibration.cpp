@@ -166,18 +166,7 @@ schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shap
 double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSample,
                           const CalibrationTiming &timing,
                           const std::function<void()> &beforeSample) {
-  for (int i = 0; i < timing.warmups; ++i)
-    call();
-  std::vector<double> samples;
-  for (int r = 0; r < std::max(1, timing.repeats); ++r) {
-    if (beforeSample)
-      beforeSample();
-    Clock::time_point start = Clock::now();
-    for (int64_t i = 0; i < callsPerSample; ++i)
-      call();
-    samples.push_back(secondsSince(start) / double(callsPerSample));
-  }
-  return median(samples);
+  return interleavedMedianSeconds({call}, timing, {}, {callsPerSample}, beforeSample).front();
 }
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
@@ -186,13 +175,17 @@ double medianSeconds(const std::function<void()> &call, const CalibrationTiming 
 
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,
-                                             const std::function<void(int)> &onRound) {
-  std::vector<int64_t> callsPerSample;
-  for (const std::function<void()> &call : calls) {
-    for (int i = 0; i < timing.warmups; ++i)
-      call();
+                                             const std::function<void(int)> &onRound,
+                                             std::vector<int64_t> callsPerSample,
+                                             const std::function<void()> &beforeSample) {
+  bool sized = callsPerSample.empty();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    for (int w = 0; w < timing.warmups; ++w)
+      calls[i]();
+    if (!sized)
+      continue;
     Clock::time_point start = Clock::now(); // one timed call sizes the samples
-    call();
+    calls[i]();
     double once = std::max(secondsSince(start), 1e-9);
     callsPerSample.push_back(
         std::clamp<int64_t>(int64_t(std::ceil(timing.minSampleSeconds / once)), 1, 10000));
@@ -202,6 +195,8 @@ std::vector<double> interleavedMedianSeconds(const std::vector<std::function<voi
     if (onRound)
       onRound(round);
     for (size_t i = 0; i < calls.size(); ++i) {
+      if (beforeSample)
+        beforeSample();
       Clock::time_point start = Clock::now();
       for (int64_t k = 0; k < callsPerSample[i]; ++k)
         calls[i]();

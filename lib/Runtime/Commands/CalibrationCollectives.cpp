@@ -25,34 +25,28 @@ constexpr int64_t kFloatBytes = 4;
 
 /// Small messages are latency-bound (tens of microseconds on loopback): a
 /// sample repeats them up to about 1 MiB of traffic.
-int64_t callsPerSample(int64_t bytes) {
+int64_t callsPerSampleOf(int64_t bytes) {
   return std::clamp<int64_t>((int64_t(1) << 20) / std::max<int64_t>(bytes, 1), 1, 32);
 }
 
-/// The point of `kind` at `bytes`: its tensors allocated once, its call
-/// timed; size is the whole tensor's bytes after rounding to the ranks.
-schema::ProfilePoint collectivePoint(const dist::Group &group, const std::string &kind,
-                                     int64_t bytes, const CalibrationTiming &timing) {
+/// One collective of `kind` at `bytes` as a call on tensors allocated once, and the
+/// whole tensor's bytes after rounding to the ranks.
+std::pair<std::function<void()>, int64_t> collectiveCall(const dist::Group &group,
+                                                         const std::string &kind,
+                                                         int64_t bytes) {
   int64_t ranks = group.size();
   int64_t perRank = std::max<int64_t>(1, bytes / (kFloatBytes * ranks));
-  std::function<void()> call;
-  int64_t wholeBytes = 0;
   if (kind == "all_reduce") {
     at::Tensor t = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
-    wholeBytes = t.numel() * kFloatBytes;
-    call = [group, t]() mutable { dist::allReduce(group, t); };
-  } else if (kind == "all_gather") {
-    at::Tensor part = at::randn({perRank}), whole = at::randn({perRank * ranks});
-    wholeBytes = whole.numel() * kFloatBytes;
-    call = [group, part, whole]() mutable { dist::allGatherInto(group, part, whole); };
-  } else {
-    at::Tensor whole = at::randn({perRank * ranks});
-    wholeBytes = whole.numel() * kFloatBytes;
-    call = [group, whole] { dist::reduceScatter(group, whole); };
+    return {[group, t]() mutable { dist::allReduce(group, t); }, t.numel() * kFloatBytes};
   }
-  double seconds = medianSecondsFixed(call, callsPerSample(bytes), timing,
-                                      [&group] { dist::barrier(group); });
-  return {double(wholeBytes), seconds};
+  if (kind == "all_gather") {
+    at::Tensor part = at::randn({perRank}), whole = at::randn({perRank * ranks});
+    return {[group, part, whole]() mutable { dist::allGatherInto(group, part, whole); },
+            whole.numel() * kFloatBytes};
+  }
+  at::Tensor whole = at::randn({perRank * ranks});
+  return {[group, whole] { dist::reduceScatter(group, whole); }, whole.numel() * kFloatBytes};
 }
 
 /// One message from rank 0 to rank 1 of `pair` and back; a call's time is
@@ -72,7 +66,7 @@ schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, 
       dist::isend(pair, buffer, peer, 0).wait();
     }
   };
-  double seconds = medianSecondsFixed(roundTrip, callsPerSample(bytes), timing,
+  double seconds = medianSecondsFixed(roundTrip, callsPerSampleOf(bytes), timing,
                                       [&all] { dist::barrier(all); });
   return {double(message.numel() * kFloatBytes), seconds / 2.0};
 }
@@ -89,13 +83,30 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
       progress(what, i, bytes.size());
   };
   std::string onRanks = " on " + std::to_string(group.size()) + " ranks";
+  std::vector<std::function<void()>> calls;
+  std::vector<int64_t> callsPerSample;
   for (const char *kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
     curves.push_back({kind, group.size(), {}});
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      report(kind + onRanks, i);
-      curves.back().points.push_back(collectivePoint(group, kind, bytes[i], timing));
+    for (int64_t size : bytes) {
+      auto [call, wholeBytes] = collectiveCall(group, kind, size);
+      calls.push_back(std::move(call));
+      callsPerSample.push_back(callsPerSampleOf(size));
+      curves.back().points.push_back({double(wholeBytes), 0.0});
     }
   }
+  // A barrier starts each sample; rounds over every kind and size.
+  std::vector<double> medians = interleavedMedianSeconds(
+      calls, timing,
+      [&](int round) {
+        if (progress && world.rank() == 0)
+          progress("all_reduce, all_gather and reduce_scatter" + onRanks + ", in rounds",
+                   size_t(round), size_t(std::max(1, timing.repeats)));
+      },
+      callsPerSample, [&group] { dist::barrier(group); });
+  size_t next = 0;
+  for (schema::CommunicationCurve &curve : curves)
+    for (schema::ProfilePoint &point : curve.points)
+      point.seconds = medians[next++];
   if (!sendRecv)
     return curves;
   // Ranks 2i and 2i + 1 ping-pong, every pair at once (an odd last rank waits). Each

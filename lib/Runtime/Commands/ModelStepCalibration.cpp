@@ -171,7 +171,7 @@ std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::str
   }
   std::vector<double> medians = interleavedMedianSeconds(calls, timing, [&](int round) {
     if (progress)
-      progress("model steps", size_t(round), size_t(std::max(1, timing.repeats)));
+      progress("model steps, in rounds", size_t(round), size_t(std::max(1, timing.repeats)));
   });
   for (size_t i = 0; i < calls.size(); ++i)
     into[i]->seconds = medians[i];

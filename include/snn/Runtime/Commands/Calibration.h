@@ -43,13 +43,19 @@ double medianSeconds(const std::function<void()> &call, const CalibrationTiming 
 double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSample,
                           const CalibrationTiming &timing,
                           const std::function<void()> &beforeSample);
-/// medianSeconds of each of `calls`, their samples taken in rounds over all of them
+/// The median seconds of each of `calls`, their samples taken in rounds over all of them
 /// (sample r of every call before sample r + 1 of any), so that a slow spell of a shared
-/// host spreads over every call instead of landing on a few. `onRound` (may be empty)
-/// is told each round's index before it runs.
+/// host spreads over every call instead of landing on a few. Each call runs
+/// `timing.warmups` times first; a sample repeats it `callsPerSample[i]` times (fixed:
+/// ranks of a collective must agree on every count), or, when that is empty, as often as
+/// `timing.minSampleSeconds` needs by one timed call. `onRound` (may be empty) is told each
+/// round's index before it runs; `beforeSample` (may be empty) runs untimed before each
+/// sample.
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,
-                                             const std::function<void(int)> &onRound);
+                                             const std::function<void(int)> &onRound,
+                                             std::vector<int64_t> callsPerSample = {},
+                                             const std::function<void()> &beforeSample = {});
 
 /// x [rows, in] through a Linear layer with bias to [rows, out].
 struct LinearShape {
