@@ -67,14 +67,13 @@ std::string timesSentence(const Hardware &hw) {
 std::string estimateSentence(const Estimate &e) {
   std::string text = "estimated " + formatSeconds(e.stepSeconds) + " per step (compute " +
                      formatSeconds(e.computeSeconds) + " + communication " +
-                     formatSeconds(e.commSeconds) +
-                     (e.replicaSyncSeconds > 0
-                          ? " of which " + formatSeconds(e.replicaSyncSeconds) +
-                                " SyncBatchNorm's waits measured on replicas"
-                          : std::string()) +
-                     ", " + formatBytes(e.commBytes) + " sent per rank) and " + formatBytes(e.memoryBytes) + " per rank (state " +
-                     formatBytes(e.stateBytes) + ", activations " +
-                     formatBytes(e.activationBytes);
+                     formatSeconds(e.commSeconds);
+  if (e.replicaSyncSeconds > 0)
+    text += " of which " + formatSeconds(e.replicaSyncSeconds) +
+            " SyncBatchNorm's waits measured on replicas";
+  text += ", " + formatBytes(e.commBytes) + " sent per rank) and " +
+          formatBytes(e.memoryBytes) + " per rank (state " + formatBytes(e.stateBytes) +
+          ", activations " + formatBytes(e.activationBytes);
   if (e.transientBytes > 0)
     text += ", gathered layer " + formatBytes(e.transientBytes);
   return text + ")";

@@ -162,8 +162,8 @@ TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
 
 namespace {
 
-/// The chosen estimate of `mode` forced on `topology` for the spiking MLP at batch 64.
-Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
+/// The plan of `mode` forced on `topology` for `model` at batch 64.
+Result<Plan> forcedPlan(const ModelInfo &model, const std::string &topology,
                         snn::schema::RequestedMode mode, const Hardware &hw) {
   PlannerInput input;
   input.model = model;
@@ -175,7 +175,13 @@ Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
   request.batchSize = 64;
   request.forced = *modeRequest(mode);
   request.hardware = hw;
-  auto plan = recommend(input, request);
+  return recommend(input, request);
+}
+
+/// The chosen estimate of forcedPlan.
+Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
+                        snn::schema::RequestedMode mode, const Hardware &hw) {
+  auto plan = forcedPlan(model, topology, mode, hw);
   EXPECT_TRUE(plan.ok() && plan->chosen)
       << (plan.ok() ? "nothing chosen" : plan.error().message);
   return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
@@ -275,14 +281,7 @@ TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
   EXPECT_NEAR(dp.replicaSyncSeconds, 4e-3, 1e-9);
   EXPECT_NEAR(dp.commSeconds, before.commSeconds + 4e-3, 1e-9);
   EXPECT_NEAR(dp.stepSeconds, before.stepSeconds + 4e-3, 1e-9);
-  PlannerInput input;
-  input.model = model;
-  PlanRequest request;
-  request.topology = *parseTopology("dp=2");
-  request.batchSize = 64;
-  request.forced = *modeRequest(snn::schema::RequestedMode::DP);
-  request.hardware = hw;
-  auto plan = recommend(input, request);
+  auto plan = forcedPlan(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   ASSERT_TRUE(plan.ok());
   std::string rationale;
   for (const std::string &line : plan->rationale)

@@ -69,7 +69,6 @@ bool hasBatchNorm(const Artifact &artifact) {
 
 /// A model loaded for calibration, with the optimizer its steps update.
 struct CalibratedModel {
-  std::string dir;
   std::unique_ptr<Model> model;
   std::unique_ptr<Optimizer> optimizer;
   bool batchNorm = false;
@@ -79,8 +78,7 @@ CalibratedModel loadCalibratedModel(const std::string &dir,
                                     const DataParallelContext *replicas = nullptr) {
   Artifact artifact = loadArtifact(dir);
   checkManifest(artifact.manifest, dir);
-  CalibratedModel loaded{dir, std::make_unique<Model>(artifact), nullptr,
-                         hasBatchNorm(artifact)};
+  CalibratedModel loaded{std::make_unique<Model>(artifact), nullptr, hasBatchNorm(artifact)};
   loaded.model->setDataParallel(replicas);
   OptimizerConfig sgd;
   sgd.momentum = 0.9;
