@@ -50,6 +50,10 @@ MeasuredCurve curveOf(const std::vector<schema::ProfilePoint> &points) {
 /// 1.2 ms at 256 KiB and 0.47 ms at 1 MiB) and takes that time instead.
 MeasuredCurve nonDecreasingCurveOf(const std::vector<schema::ProfilePoint> &points) {
   MeasuredCurve curve = curveOf(points);
+  // The curves interpolate in log space: a CPU time the clock saw as zero is the
+  // smallest one it could have missed.
+  for (auto &[size, seconds] : curve.points)
+    seconds = std::max(seconds, 1e-9);
   for (size_t i = 1; i < curve.points.size(); ++i)
     curve.points[i].second = std::max(curve.points[i].second, curve.points[i - 1].second);
   return curve;
@@ -69,9 +73,14 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
   for (const schema::ComputeCurve &curve : profile.compute)
     if (std::optional<WorkKind> kind = workKindOf(curve.kind))
       calibration->compute[size_t(*kind)] = curveOf(curve.points);
-  for (const schema::CommunicationCurve &curve : profile.communication)
-    if (std::optional<CollectiveKind> kind = collectiveKindOf(curve.kind))
-      calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
+  for (const schema::CommunicationCurve &curve : profile.communication) {
+    std::optional<CollectiveKind> kind = collectiveKindOf(curve.kind);
+    if (!kind)
+      continue;
+    calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
+    if (*kind == CollectiveKind::SendRecv && !curve.cpuPoints.empty())
+      calibration->messageCpu[curve.ranks] = nonDecreasingCurveOf(curve.cpuPoints);
+  }
   for (const schema::ModelStepCurve &curve : profile.modelSteps) {
     ModelStepTimes times{curve.model, curve.parameters, curve.input, curveOf(curve.points),
                          curve.nodeByNodePoints.empty() ? MeasuredCurve{}

@@ -289,13 +289,15 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // A recomputed stage's second forward and backward take its blocks apart.
     double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
                                    : computeSeconds(chunk.ops[k], s, micro, true);
-    int64_t sent = 0;
+    int64_t sent = 0, jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
+    double messagesCpu = 0;
     auto send = [&](int64_t bytes) {
       sent += bytes;
+      messagesCpu += hw_.messageCpuSeconds(bytes, jobRanks, dp > 1);
       // Replicas' pipelines exchange at the same ticks: the all-pairs curve. One pipeline's
       // messages measured nearer the two-rank one (the MLP's pp=4: 0.44 ms a message where
       // its 4-rank all-pairs curve said 1.2-1.5 ms).
-      return hw_.sendSeconds(bytes, dp * stages * std::max<int64_t>(config.tp, 1), dp > 1);
+      return hw_.sendSeconds(bytes, jobRanks, dp > 1);
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
@@ -312,9 +314,11 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // pp=4 with 2 virtual stages measured 1.6 ms a tick, about one 4-rank message, where
     // their sum predicted twice its step); the tp collectives block.
     double transfer = std::max(forward, backward) + collectives;
-    // Messages keep the CPUs of both ends busy too (loopback copies, Gloo's threads): a
-    // trace of the VGG on dp=2 x pp=2 spent 40% of each rank's step in sends.
-    busy += (compute + 2.0 * (forward + backward + collectives)) * double(m);
+    // Messages take CPU from both ends too (loopback copies, the backend's threads): what
+    // calibrate measured, not their wall time (on 4 ranks of 2 CPUs a 64-256 KiB message
+    // took 0.5-1.4 ms of CPU where 2 x its 0.9-1.5 ms had every pp=4 row predicted 1.3-1.6x
+    // its measurement). The tp collectives block both ends for their time.
+    busy += (compute + messagesCpu + 2.0 * collectives) * double(m);
     slowestCompute = std::max(slowestCompute, compute);
     slowestTick = std::max(slowestTick, compute + transfer);
 
@@ -379,6 +383,7 @@ void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk, con
   }
   e.commBytes = *std::max_element(rankComm.begin(), rankComm.end());
   e.commSeconds += slowestSync;
+  e.drainSyncSeconds = slowestSync;
 }
 
 int64_t Estimator::batchNormChannels(const std::vector<int> &ops, const Scales &s) const {
@@ -407,6 +412,21 @@ static double cpuContention(const Estimate &e, double full) {
   return std::clamp(work / step, 1.0, full);
 }
 
+/// The machine cannot do more work in a step than its CPUs can in that time: a pipeline
+/// whose ranks' compute and messages need B CPU seconds (busySeconds, each rank's intra-op
+/// threads using as many CPUs) takes at least B / CPUs before the step's synchronisation
+/// after the drain. The contention above slows compute by the average load, which alone
+/// let a step fall below that (the CSNN's dp=2 x pp=2: 42.8 ms predicted for 92 ms of
+/// work on 2 CPUs, measured 59.4 ms). The seconds compute waits beyond the estimate, or 0.
+static double cpuThroughputWait(const Estimate &e, const Calibration &calibration) {
+  if (e.mode != Mode::PP || calibration.logicalCpus <= 0 || !(e.busySeconds > 0))
+    return 0.0;
+  double floor = e.busySeconds * double(calibration.threadsPerRank) /
+                     double(calibration.logicalCpus) +
+                 e.drainSyncSeconds;
+  return std::max(0.0, floor - e.computeSeconds - e.commSeconds);
+}
+
 Estimate skeleton(const ModeConfig &config) {
   Estimate e;
   static_cast<ModeConfig &>(e) = config;
@@ -424,6 +444,8 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
   if (hw_.calibration)
     e.computeSeconds *= cpuContention(
         e, hw_.calibration->oversubscription(config.dp * config.tp * config.pp));
+  if (hw_.calibration)
+    e.computeSeconds += cpuThroughputWait(e, *hw_.calibration);
   e.stepSeconds = e.computeSeconds + e.commSeconds;
   e.memoryBytes = e.stateBytes + e.activationBytes + e.transientBytes;
   e.fitsBudget = memoryBudget <= 0 || e.memoryBytes <= memoryBudget;

@@ -30,7 +30,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kModelSteps = "model_steps", *kModel = "model",
                      *kParameters = "parameters", *kInput = "input",
                      *kNodeByNodePoints = "node_by_node_points",
-                     *kReplicated = "replicated";
+                     *kReplicated = "replicated", *kCpuPoints = "cpu_points";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -54,6 +54,28 @@ std::vector<ProfilePoint> parsePoints(const FieldReader &curve, const std::strin
     points.push_back(p);
   }
   return points;
+}
+
+/// CPU seconds at exactly the sizes of `points`; zero is a measurement (a call
+/// whose CPU the clock did not see), not a missing one.
+std::vector<ProfilePoint> parseCpuPoints(const FieldReader &curve, const std::string &path,
+                                         const std::vector<ProfilePoint> &points) {
+  const json &array = curve.getArray(key::kCpuPoints);
+  if (array.size() != points.size())
+    curve.fail("'" + path + "." + key::kCpuPoints + "' must hold one measurement per point (" +
+               std::to_string(points.size()) + "), got " + std::to_string(array.size()));
+  std::vector<ProfilePoint> cpu;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = path + "." + key::kCpuPoints + "[" + std::to_string(i) + "]";
+    FieldReader point(array[i], at, curve.fileName());
+    ProfilePoint p{point.getDouble(key::kSize), point.getDouble(key::kSeconds)};
+    if (p.size != points[i].size)
+      point.fail("'" + at + ".size' must be the size of points[" + std::to_string(i) + "]");
+    if (!(p.seconds >= 0) || !std::isfinite(p.seconds))
+      point.fail("'" + at + ".seconds' must be zero or positive and finite");
+    cpu.push_back(p);
+  }
+  return cpu;
 }
 
 void parseCompute(const FieldReader &top, DeviceProfile &profile) {
@@ -91,6 +113,8 @@ void parseCommunication(const FieldReader &top, DeviceProfile &profile) {
       curve.fail("'" + at + "': " + c.kind + " over " + std::to_string(c.ranks) +
                  " ranks is measured twice");
     c.points = parsePoints(curve, at);
+    if (curve.find(key::kCpuPoints))
+      c.cpuPoints = parseCpuPoints(curve, at, c.points);
     profile.communication.push_back(std::move(c));
   }
 }
@@ -226,9 +250,13 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
   json compute = json::array(), communication = json::array();
   for (const ComputeCurve &c : profile.compute)
     compute.push_back({{key::kKind, c.kind}, {key::kPoints, pointsJson(c.points)}});
-  for (const CommunicationCurve &c : profile.communication)
-    communication.push_back(
-        {{key::kKind, c.kind}, {key::kRanks, c.ranks}, {key::kPoints, pointsJson(c.points)}});
+  for (const CommunicationCurve &c : profile.communication) {
+    json curve = {
+        {key::kKind, c.kind}, {key::kRanks, c.ranks}, {key::kPoints, pointsJson(c.points)}};
+    if (!c.cpuPoints.empty())
+      curve[key::kCpuPoints] = pointsJson(c.cpuPoints);
+    communication.push_back(std::move(curve));
+  }
   const MachineIdentity &m = profile.machine;
   json document = {
       {key::kFormat, profile.format},

@@ -364,12 +364,45 @@ TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   EXPECT_DOUBLE_EQ(dp.computeSeconds, 4.0 * dpAlone.computeSeconds); // lockstep
   // A pipeline's ranks compute busySeconds in all; over a step of T seconds that is
   // busySeconds / T ranks at once, each 4 / 4 = 1x slower per rank computing at once.
+  // With T = c x compute + comm that is c = busySeconds / T; the step is never below the
+  // busySeconds the one CPU must run, plus the synchronisation after the drain.
   ASSERT_GT(pipe.busySeconds, 0.0);
-  double contention = pipe.computeSeconds / pipeAlone.computeSeconds;
-  EXPECT_GE(contention, 1.0);
+  double compute = pipeAlone.computeSeconds, comm = pipe.commSeconds;
+  double step = 0.5 * (comm + std::sqrt(comm * comm + 4.0 * compute * pipe.busySeconds));
+  double contention = std::clamp(pipe.busySeconds / step, 1.0, 4.0);
+  EXPECT_GT(contention, 1.0);
   EXPECT_LT(contention, 4.0);
-  double expected = std::clamp(pipe.busySeconds * 4.0 / (4.0 * pipe.stepSeconds), 1.0, 4.0);
-  EXPECT_NEAR(contention, expected, 1e-9);
+  double floor = pipe.busySeconds + pipe.drainSyncSeconds;
+  EXPECT_NEAR(pipe.stepSeconds, std::max(contention * compute + comm, floor),
+              1e-9 * pipe.stepSeconds);
+  EXPECT_DOUBLE_EQ(pipe.stepSeconds, pipe.computeSeconds + pipe.commSeconds);
+}
+
+TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
+  calibration->logicalCpus = 2;
+  Hardware hw;
+  hw.calibration = calibration;
+  // Without measured CPU, a message keeps both ends busy for its whole time.
+  snn::schema::RequestedMode pp = snn::schema::RequestedMode::PP;
+  Estimate unmeasured = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
+  ASSERT_GT(unmeasured.busySeconds, 0.0);
+  // Measured: none at 2 ranks, a lot at 4 (all pairs exchanging at once).
+  calibration->messageCpu[2].points = {{1, 1e-12}, {1e9, 1e-12}};
+  calibration->messageCpu[4].points = {{1, 2e-2}, {1e9, 2e-2}};
+  Estimate replicas = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
+  Estimate alone = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
+  // dp=2 x pp=2: 2 replicas x m microbatches x 2 messages (activations, gradients) of
+  // 20 ms each, on top of the compute: the 2 CPUs bound the step.
+  double messages = 2.0 * double(replicas.microbatches) * 2.0 * 2e-2;
+  EXPECT_GT(replicas.busySeconds, messages);
+  EXPECT_LT(replicas.busySeconds, messages + unmeasured.busySeconds);
+  EXPECT_NEAR(replicas.stepSeconds, replicas.busySeconds / 2.0 + replicas.drainSyncSeconds,
+              1e-9 * replicas.stepSeconds);
+  EXPECT_GT(replicas.stepSeconds, 2.0 * unmeasured.stepSeconds);
+  // One pipeline exchanges a pair at a time: the two-rank curve, next to no CPU.
+  EXPECT_LT(alone.busySeconds, messages / 4.0);
 }
 
 TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {

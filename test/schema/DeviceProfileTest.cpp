@@ -198,6 +198,34 @@ TEST(DeviceProfile, ReplicatedStepsRoundTripAndAreChecked) {
             std::string::npos);
 }
 
+TEST(DeviceProfile, MessagesCpuRoundTripsAndIsChecked) {
+  DeviceProfile profile = sampleProfile();
+  EXPECT_EQ(formatDeviceProfile(profile).find("cpu_points"), std::string::npos); // optional
+  profile.communication[1].points = {{4096, 3e-5}, {1 << 20, 4e-4}};
+  profile.communication[1].cpuPoints = {{4096, 0.0}, {1 << 20, 7e-4}};
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.communication[1].cpuPoints.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.communication[1].cpuPoints[0].seconds, 0.0);
+  EXPECT_DOUBLE_EQ(back.communication[1].cpuPoints[1].seconds, 7e-4);
+  EXPECT_TRUE(back.communication[0].cpuPoints.empty());
+
+  auto refused = [&](const std::function<void(std::vector<ProfilePoint> &)> &edit) {
+    DeviceProfile bad = profile;
+    edit(bad.communication[1].cpuPoints);
+    return errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); });
+  };
+  EXPECT_NE(refused([](auto &cpu) { cpu.pop_back(); })
+                .find("p.json: 'communication[1].cpu_points' must hold one measurement per "
+                      "point (2), got 1"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &cpu) { cpu[1].size = 8192; })
+                .find("'communication[1].cpu_points[1].size' must be the size of points[1]"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &cpu) { cpu[0].seconds = -1e-6; })
+                .find("'communication[1].cpu_points[0].seconds' must be zero or positive"),
+            std::string::npos);
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

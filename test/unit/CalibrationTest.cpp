@@ -130,6 +130,15 @@ TEST(Calibration, CommunicationResultsRoundTrip) {
   EXPECT_EQ(back[0].points[1].size, 65536.0);
   EXPECT_EQ(back[0].points[1].seconds, 3e-4); // exact: shortest round-trip text
   EXPECT_EQ(back[1].points[0].seconds, 2.25e-5);
+  EXPECT_TRUE(back[1].cpuPoints.empty());
+
+  curves[1].points.push_back({65536, 1e-4});
+  curves[1].cpuPoints = {{4096, 0.0}, {65536, 3.5e-4}}; // CPU time may exceed the wall's
+  back = parseCommunicationResults(formatCommunicationResults(curves), "r.txt");
+  ASSERT_EQ(back[1].cpuPoints.size(), 2u);
+  EXPECT_EQ(back[1].cpuPoints[0].seconds, 0.0);
+  EXPECT_EQ(back[1].cpuPoints[1].seconds, 3.5e-4);
+  EXPECT_EQ(back[1].cpuPoints[1].size, 65536.0);
 }
 
 TEST(Calibration, MalformedCommunicationResultsNameTheLine) {
@@ -138,6 +147,14 @@ TEST(Calibration, MalformedCommunicationResultsNameTheLine) {
             std::string::npos);
   EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 -1\n", "r.txt"); }), "");
   EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 1 x\n", "r.txt"); }), "");
+  EXPECT_NE(errorOf([] { parseCommunicationResults("send_recv 2 4096 1 -1\n", "r.txt"); }), "");
+  EXPECT_NE(
+      errorOf([] {
+        parseCommunicationResults("send_recv 2 4096 1 0.5\nsend_recv 2 8192 1\n", "r.txt");
+      })
+          .find("r.txt:2: expected 'KIND RANKS BYTES SECONDS [CPU_SECONDS]' (CPU seconds on "
+                "every point of a curve or on none)"),
+      std::string::npos);
 }
 
 TEST(Calibration, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,9 @@ struct Calibration {
   int64_t threadsPerRank = 1; ///< during the measurement
   std::array<MeasuredCurve, kWorkKinds> compute;
   std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> collectives;
+  /// The CPU seconds of one message at both of its ends (the send_recv curves' CPU),
+  /// by the group size it was measured on; empty in profiles without it.
+  std::map<int64_t, MeasuredCurve> messageCpu;
   std::vector<ModelStepTimes> modelSteps;
 
   /// The measured training step of `model` (same trainable parameter count and input
@@ -112,6 +116,9 @@ struct Calibration {
   /// that waits for its receiver to be scheduled. The two-rank ping-pong of the
   /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
   double messageLatency(int64_t ranks) const;
+  /// The CPU a message of `bytes` costs its two ends while `ranks` share the machine:
+  /// the messageCpu curve of the nearest group size; nullopt without one.
+  std::optional<double> messageCpuSeconds(int64_t ranks, double bytes) const;
   /// The measured curve of `kind` whose group size is nearest `ranks`, and that size;
   /// {nullptr, 0} without one.
   std::pair<const MeasuredCurve *, int64_t> nearestCurve(CollectiveKind kind,
@@ -134,6 +141,10 @@ struct Hardware {
   /// curve's time, at least messageLatency(jobRanks); on CPUs the job oversubscribes, at
   /// least that in either case.
   double sendSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
+  /// The CPU time that message takes from the ranks at its two ends together: measured
+  /// (Calibration::messageCpuSeconds) where the profile has it, else both ends busy
+  /// for the whole of sendSeconds.
+  double messageCpuSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
 };
 
 /// Cost of one op at a given batch size (global: the whole batch on one device).

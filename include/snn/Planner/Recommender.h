@@ -124,8 +124,11 @@ struct Estimate : ModeConfig {
   /// collectives' curves, from the model's measured replicated steps.
   double replicaSyncSeconds = 0;
   double stepSeconds = 0;
-  /// Pipelines: the compute of every rank together per step (alone, before sharing CPUs).
+  /// Pipelines: the CPU seconds of every rank's compute and messages together per step
+  /// (alone, before sharing CPUs).
   double busySeconds = 0;
+  /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
+  double drainSyncSeconds = 0;
   int64_t stateBytes = 0;      ///< parameters, gradients, optimizer state, buffers
   int64_t activationBytes = 0; ///< kept for backward
   int64_t transientBytes = 0;  ///< e.g. the layer FSDP gathers

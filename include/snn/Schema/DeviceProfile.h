@@ -16,6 +16,7 @@
 // Communication curves: for each collective kind and group size, the seconds
 // of one call at several tensor sizes (bytes of the whole tensor: the
 // all-reduced one, the gathered output, the scattered input, the message).
+// A send_recv curve may also hold the CPU its messages cost (`cpu_points`).
 // Model steps (optional, `snn-run calibrate --model DIR`): one model's whole
 // training step in one process, by samples per step; the planner scales its
 // op curves to match them for that model (docs/planner.md).
@@ -71,6 +72,11 @@ struct CommunicationCurve {
   std::string kind;  ///< one of kCommunicationKinds
   int64_t ranks = 2; ///< group size
   std::vector<ProfilePoint> points; ///< ascending bytes, at least one
+  /// Optional, at the sizes of `points`: the CPU seconds (every thread of a
+  /// process, the backend's included) that one call costs all its ranks
+  /// together. calibrate records it for send_recv: a pipeline's messages
+  /// take CPU from the ranks that compute (docs/planner.md).
+  std::vector<ProfilePoint> cpuPoints;
 };
 
 /// The steps of a model's data-parallel replicas: `ranks` processes of this

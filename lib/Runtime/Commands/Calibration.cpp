@@ -267,9 +267,14 @@ std::vector<int64_t> defaultMessageBytes(bool quick) {
 std::string formatCommunicationResults(const std::vector<schema::CommunicationCurve> &curves) {
   std::string text;
   for (const schema::CommunicationCurve &curve : curves)
-    for (const schema::ProfilePoint &point : curve.points)
+    for (size_t i = 0; i < curve.points.size(); ++i) {
+      const schema::ProfilePoint &point = curve.points[i];
       text += curve.kind + " " + std::to_string(curve.ranks) + " " + formatDouble(point.size) +
-              " " + formatDouble(point.seconds) + "\n";
+              " " + formatDouble(point.seconds);
+      if (i < curve.cpuPoints.size())
+        text += " " + formatDouble(curve.cpuPoints[i].seconds);
+      text += "\n";
+    }
   return text;
 }
 
@@ -280,16 +285,31 @@ std::vector<schema::CommunicationCurve> parseCommunicationResults(const std::str
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     std::istringstream fields(line);
-    std::string kind, rest;
+    std::string kind, cpuText, rest;
     int64_t ranks = 0;
-    double size = 0, seconds = 0;
-    if (!(fields >> kind >> ranks >> size >> seconds) || (fields >> rest) || ranks < 2 ||
-        !(size > 0) || !(seconds > 0) || !std::isfinite(size) || !std::isfinite(seconds))
-      throw Error(name + ":" + std::to_string(number) + ": expected 'KIND RANKS BYTES SECONDS', got '" +
-                  line + "'");
-    if (curves.empty() || curves.back().kind != kind || curves.back().ranks != ranks)
+    double size = 0, seconds = 0, cpu = 0;
+    bool valid = bool(fields >> kind >> ranks >> size >> seconds) && ranks >= 2 && size > 0 &&
+                 seconds > 0 && std::isfinite(size) && std::isfinite(seconds);
+    bool hasCpu = valid && bool(fields >> cpuText);
+    if (hasCpu) {
+      std::istringstream number(cpuText);
+      valid = (number >> cpu) && number.peek() == EOF && cpu >= 0 && std::isfinite(cpu);
+    }
+    valid = valid && !(fields >> rest);
+    bool newCurve =
+        curves.empty() || curves.back().kind != kind || curves.back().ranks != ranks;
+    // A curve's points either all carry their CPU seconds or none does.
+    if (valid && !newCurve)
+      valid = hasCpu == !curves.back().cpuPoints.empty();
+    if (!valid)
+      throw Error(name + ":" + std::to_string(number) +
+                  ": expected 'KIND RANKS BYTES SECONDS [CPU_SECONDS]' (CPU seconds on every "
+                  "point of a curve or on none), got '" + line + "'");
+    if (newCurve)
       curves.push_back({kind, ranks, {}});
     curves.back().points.push_back({size, seconds});
+    if (hasCpu)
+      curves.back().cpuPoints.push_back({size, cpu});
   }
   return curves;
 }

@@ -14,8 +14,10 @@
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 
 #include <ATen/ops/randn.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace snn::runtime {
 
@@ -49,15 +51,33 @@ std::pair<std::function<void()>, int64_t> collectiveCall(const dist::Group &grou
   return {[group, whole] { dist::reduceScatter(group, whole); }, whole.numel() * kFloatBytes};
 }
 
+/// This process's CPU seconds so far, every thread's (the backend's included).
+double processCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+}
+
+/// A send_recv point and the CPU seconds this process spent per round trip.
+struct PingResult {
+  schema::ProfilePoint point;
+  double cpuSeconds = 0;
+};
+
 /// One message from rank 0 to rank 1 of `pair` and back; a call's time is
 /// half the round trip. Every pair of `all` runs it at once (each sample starts
-/// at a barrier of `all`), as a pipeline's stages exchange their tensors.
-schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
-                               const CalibrationTiming &timing) {
+/// at a barrier of `all`), as a pipeline's stages exchange their tensors. In a
+/// round trip each end sends one message and receives one, so its CPU time per
+/// round trip is what one message costs both ends.
+PingResult pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
+                     const CalibrationTiming &timing) {
   at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
   at::Tensor buffer = message.clone();
   int peer = 1 - pair.rank();
+  double cpu = 0;
+  int64_t roundTrips = 0;
   auto roundTrip = [&] {
+    double start = processCpuSeconds();
     if (pair.rank() == 0) {
       dist::isend(pair, message, peer, 0).wait();
       dist::irecv(pair, buffer, peer, 0).wait();
@@ -65,10 +85,49 @@ schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, 
       dist::irecv(pair, buffer, peer, 0).wait();
       dist::isend(pair, buffer, peer, 0).wait();
     }
+    cpu += processCpuSeconds() - start;
+    ++roundTrips;
   };
   double seconds = medianSecondsFixed(roundTrip, callsPerSampleOf(bytes), timing,
                                       [&all] { dist::barrier(all); });
-  return {double(message.numel() * kFloatBytes), seconds / 2.0};
+  return {{double(message.numel() * kFloatBytes), seconds / 2.0},
+          cpu / double(std::max<int64_t>(roundTrips, 1))};
+}
+
+/// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank
+/// waits), its CPU the mean over every rank that exchanged.
+schema::CommunicationCurve measureSendRecv(dist::World &world, const std::vector<int64_t> &bytes,
+                                           const CalibrationTiming &timing,
+                                           const std::function<void(size_t)> &report) {
+  const dist::Group &group = world.group();
+  // Each newGroup is collective over every rank, members or not (ProcessGroups.h).
+  dist::Group mine;
+  for (int first = 0; first + 1 < group.size(); first += 2) {
+    dist::Group pair = world.newGroup({first, first + 1}, "calibrate send_recv {" +
+                                                              std::to_string(first) + ", " +
+                                                              std::to_string(first + 1) + "}");
+    if (pair)
+      mine = pair;
+  }
+  schema::CommunicationCurve curve{"send_recv", group.size(), {}};
+  at::Tensor cpu = at::zeros({int64_t(bytes.size())}, at::kDouble);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    report(i);
+    if (mine) {
+      PingResult result = pingPoint(group, mine, bytes[i], timing);
+      curve.points.push_back(result.point);
+      cpu[int64_t(i)] = result.cpuSeconds;
+    } else { // the odd rank keeps the barriers' count
+      for (int r = 0; r < timing.repeats; ++r)
+        dist::barrier(group);
+    }
+  }
+  dist::allReduce(group, cpu);
+  double exchanging = double(group.size() / 2 * 2);
+  for (size_t i = 0; i < curve.points.size(); ++i)
+    curve.cpuPoints.push_back(
+        {curve.points[i].size, cpu[int64_t(i)].item<double>() / exchanging});
+  return curve;
 }
 
 } // namespace
@@ -109,25 +168,9 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
       point.seconds = medians[next++];
   if (!sendRecv)
     return curves;
-  // Ranks 2i and 2i + 1 ping-pong, every pair at once (an odd last rank waits). Each
-  // newGroup is collective over every rank, members or not (ProcessGroups.h).
-  dist::Group mine;
-  for (int first = 0; first + 1 < group.size(); first += 2) {
-    dist::Group pair = world.newGroup({first, first + 1}, "calibrate send_recv {" +
-                                                              std::to_string(first) + ", " +
-                                                              std::to_string(first + 1) + "}");
-    if (pair)
-      mine = pair;
-  }
-  curves.push_back({"send_recv", group.size(), {}});
-  for (size_t i = 0; i < bytes.size(); ++i) {
+  curves.push_back(measureSendRecv(world, bytes, timing, [&](size_t i) {
     report("send_recv between pairs of ranks" + onRanks, i);
-    if (mine)
-      curves.back().points.push_back(pingPoint(group, mine, bytes[i], timing));
-    else // the odd rank keeps the barriers' count
-      for (int r = 0; r < timing.repeats; ++r)
-        dist::barrier(group);
-  }
+  }));
   dist::barrier(group);
   return curves;
 }

@@ -114,7 +114,8 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
                    const CalibrationTiming &timing, const CalibrationProgressFn &progress);
 
 /// The ranks' results as the calibrate parent reads them back: one line
-/// "KIND RANKS SIZE SECONDS" per point.
+/// "KIND RANKS SIZE SECONDS" per point, "... CPU_SECONDS" for a curve with CPU
+/// times (cpuPoints).
 std::string formatCommunicationResults(const std::vector<schema::CommunicationCurve> &curves);
 /// Reads formatCommunicationResults' text back; throws Error naming `name`
 /// and the line for anything else.
