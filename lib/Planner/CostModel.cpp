@@ -394,18 +394,35 @@ double Calibration::messageLatency(int64_t ranks) const {
   return seconds / collectiveSteps(CollectiveKind::AllReduce, nearestRanks, bytes);
 }
 
-std::optional<double> Calibration::messageCpuSeconds(int64_t ranks, double bytes) const {
+std::optional<double> Calibration::cpuSeconds(CollectiveKind kind, int64_t ranks,
+                                              double bytes) const {
   const MeasuredCurve *nearest = nullptr;
   int64_t nearestRanks = 0;
-  for (const auto &[measuredRanks, curve] : messageCpu)
-    if (!curve.points.empty() &&
-        (!nearest || std::llabs(measuredRanks - ranks) < std::llabs(nearestRanks - ranks))) {
+  for (const auto &[key, curve] : cpu)
+    if (key.first == kind && !curve.points.empty() &&
+        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
       nearest = &curve;
-      nearestRanks = measuredRanks;
+      nearestRanks = key.second;
     }
   if (!nearest)
     return std::nullopt;
   return nearest->secondsAt(bytes);
+}
+
+std::optional<double> Calibration::cpuShare(CollectiveKind kind, int64_t ranks,
+                                            double bytes) const {
+  const MeasuredCurve *nearest = nullptr;
+  int64_t nearestRanks = 0;
+  for (const auto &[key, curve] : cpu)
+    if (key.first == kind && !curve.points.empty() && collectives.count(key) &&
+        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
+      nearest = &curve;
+      nearestRanks = key.second;
+    }
+  if (!nearest)
+    return std::nullopt;
+  double time = collectives.at({kind, nearestRanks}).secondsAt(bytes) * double(nearestRanks);
+  return time > 0 ? std::min(1.0, nearest->secondsAt(bytes) / time) : 1.0;
 }
 
 double Hardware::messageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPairs) const {
@@ -413,8 +430,8 @@ double Hardware::messageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPair
   // CPU differs as much as the time (a 128 KiB message of the VGG's dp=2 x pp=2 took 1.15
   // ms of its ranks' CPU, of its pp=4 0.22 ms; the 4-rank and 2-rank curves 0.9 and 0.25).
   if (calibration)
-    if (std::optional<double> measured =
-            calibration->messageCpuSeconds(allPairs ? jobRanks : 2, double(bytes)))
+    if (std::optional<double> measured = calibration->cpuSeconds(
+            CollectiveKind::SendRecv, allPairs ? jobRanks : 2, double(bytes)))
       return *measured;
   return 2.0 * sendSeconds(bytes, jobRanks, allPairs);
 }
@@ -443,6 +460,21 @@ double Communication::seconds(const Hardware &hw, int64_t jobRanks) const {
   for (const CollectiveCall &call : calls)
     total += double(call.count) * hw.calibration->concurrentCollectiveSeconds(
                                       call.kind, call.ranks, jobRanks, double(call.tensorBytes));
+  return total;
+}
+
+double Communication::cpuSeconds(const Hardware &hw, int64_t jobRanks) const {
+  if (!hw.calibration)
+    return 2.0 * seconds(hw, jobRanks);
+  double total = 0;
+  for (const CollectiveCall &call : calls) {
+    double time = hw.calibration->concurrentCollectiveSeconds(call.kind, call.ranks, jobRanks,
+                                                              double(call.tensorBytes));
+    std::optional<double> share =
+        hw.calibration->cpuShare(call.kind, std::max(jobRanks, call.ranks),
+                                 double(call.tensorBytes));
+    total += double(call.count) * (share ? *share * time * double(call.ranks) : 2.0 * time);
+  }
   return total;
 }
 

@@ -78,8 +78,8 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
     if (!kind)
       continue;
     calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
-    if (*kind == CollectiveKind::SendRecv && !curve.cpuPoints.empty())
-      calibration->messageCpu[curve.ranks] = nonDecreasingCurveOf(curve.cpuPoints);
+    if (!curve.cpuPoints.empty())
+      calibration->cpu[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.cpuPoints);
   }
   for (const schema::ModelStepCurve &curve : profile.modelSteps) {
     ModelStepTimes times{curve.model, curve.parameters, curve.input, curveOf(curve.points),

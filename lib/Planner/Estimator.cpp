@@ -301,12 +301,13 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
-    double collectives = 0;
+    double collectives = 0, collectivesCpu = 0;
     if (config.tp > 1) { // the stage's own tp collectives, per microbatch
       // While the job's other ranks run theirs, as a flat dp x tp mesh's groups do (the
       // group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
-      collectives = tp.seconds(hw_, dp * stages * config.tp);
+      collectives = tp.seconds(hw_, jobRanks);
+      collectivesCpu = tp.cpuSeconds(hw_, jobRanks);
       sent += tp.bytes;
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
@@ -314,11 +315,12 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // pp=4 with 2 virtual stages measured 1.6 ms a tick, about one 4-rank message, where
     // their sum predicted twice its step); the tp collectives block.
     double transfer = std::max(forward, backward) + collectives;
-    // Messages take CPU from both ends too (loopback copies, the backend's threads): what
-    // calibrate measured, not their wall time (on 4 ranks of 2 CPUs a 64-256 KiB message
-    // took 0.5-1.4 ms of CPU where 2 x its 0.9-1.5 ms had every pp=4 row predicted 1.3-1.6x
-    // its measurement). The tp collectives block both ends for their time.
-    busy += (compute + messagesCpu + 2.0 * collectives) * double(m);
+    // Messages and collectives take CPU from their ranks too (loopback copies, the
+    // backend's threads): what calibrate measured, not their wall time (on 4 ranks of 2
+    // CPUs a 64-256 KiB message took 0.5-1.4 ms of CPU where 2 x its 0.9-1.5 ms had every
+    // pp=4 row predicted 1.3-1.6x its measurement; a 4 KiB all-reduce kept its ranks'
+    // CPUs busy a third of its time).
+    busy += (compute + messagesCpu + collectivesCpu) * double(m);
     slowestCompute = std::max(slowestCompute, compute);
     slowestTick = std::max(slowestTick, compute + transfer);
 

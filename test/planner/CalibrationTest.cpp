@@ -389,8 +389,8 @@ TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
   Estimate unmeasured = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
   ASSERT_GT(unmeasured.busySeconds, 0.0);
   // Measured: none at 2 ranks, a lot at 4 (all pairs exchanging at once).
-  calibration->messageCpu[2].points = {{1, 1e-12}, {1e9, 1e-12}};
-  calibration->messageCpu[4].points = {{1, 2e-2}, {1e9, 2e-2}};
+  calibration->cpu[{CollectiveKind::SendRecv, 2}].points = {{1, 1e-12}, {1e9, 1e-12}};
+  calibration->cpu[{CollectiveKind::SendRecv, 4}].points = {{1, 2e-2}, {1e9, 2e-2}};
   Estimate replicas = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
   Estimate alone = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
   // dp=2 x pp=2: 2 replicas x m microbatches x 2 messages (activations, gradients) of
@@ -403,6 +403,32 @@ TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
   EXPECT_GT(replicas.stepSeconds, 2.0 * unmeasured.stepSeconds);
   // One pipeline exchanges a pair at a time: the two-rank curve, next to no CPU.
   EXPECT_LT(alone.busySeconds, messages / 4.0);
+}
+
+TEST(Calibration, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
+  auto c = std::make_shared<Calibration>();
+  c->logicalCpus = 2;
+  c->collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 2e-3}, {1 << 20, 4e-3}};
+  c->cpu[{CollectiveKind::AllReduce, 4}].points = {{4096, 2e-3}, {1 << 20, 2e-2}};
+  // 2 ms of CPU over 4 ranks' 2 ms: a quarter; more CPU than time is at most all of it.
+  EXPECT_DOUBLE_EQ(*c->cpuShare(CollectiveKind::AllReduce, 4, 4096), 0.25);
+  EXPECT_DOUBLE_EQ(*c->cpuShare(CollectiveKind::AllReduce, 4, 1 << 20), 1.0);
+  EXPECT_DOUBLE_EQ(*c->cpuShare(CollectiveKind::AllReduce, 3, 4096), 0.25); // nearest
+  EXPECT_FALSE(c->cpuShare(CollectiveKind::AllGather, 4, 4096));
+  EXPECT_FALSE(c->cpuSeconds(CollectiveKind::SendRecv, 2, 4096));
+  EXPECT_DOUBLE_EQ(*c->cpuSeconds(CollectiveKind::AllReduce, 2, 4096), 2e-3);
+
+  Hardware hw;
+  hw.calibration = c;
+  Communication comm;
+  comm.calls = {{CollectiveKind::AllReduce, 2, 4096, 3}};
+  // Three 2-rank calls beside the job's other group: each the time of one of the 4-rank
+  // curve's 2 doubling steps, a quarter of it on each of the call's 2 ranks.
+  EXPECT_DOUBLE_EQ(comm.seconds(hw, 4), 3 * 1e-3);
+  EXPECT_DOUBLE_EQ(comm.cpuSeconds(hw, 4), 3 * 0.25 * 1e-3 * 2);
+  // Not measured: both ends busy for the whole call.
+  c->cpu.clear();
+  EXPECT_DOUBLE_EQ(comm.cpuSeconds(hw, 4), 2.0 * comm.seconds(hw, 4));
 }
 
 TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {

@@ -87,9 +87,9 @@ struct Calibration {
   int64_t threadsPerRank = 1; ///< during the measurement
   std::array<MeasuredCurve, kWorkKinds> compute;
   std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> collectives;
-  /// The CPU seconds of one message at both of its ends (the send_recv curves' CPU),
-  /// by the group size it was measured on; empty in profiles without it.
-  std::map<int64_t, MeasuredCurve> messageCpu;
+  /// The CPU seconds one call costs all its ranks together (a message: both of its ends),
+  /// where the profile measured it.
+  std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> cpu;
   std::vector<ModelStepTimes> modelSteps;
 
   /// The measured training step of `model` (same trainable parameter count and input
@@ -116,9 +116,13 @@ struct Calibration {
   /// that waits for its receiver to be scheduled. The two-rank ping-pong of the
   /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
   double messageLatency(int64_t ranks) const;
-  /// The CPU a message of `bytes` costs its two ends while `ranks` share the machine:
-  /// the messageCpu curve of the nearest group size; nullopt without one.
-  std::optional<double> messageCpuSeconds(int64_t ranks, double bytes) const;
+  /// The CPU a call of `bytes` costs all its ranks while `ranks` share the machine: the
+  /// cpu curve of the nearest group size; nullopt without one.
+  std::optional<double> cpuSeconds(CollectiveKind kind, int64_t ranks, double bytes) const;
+  /// The share of its ranks' time a call of `bytes` keeps their CPUs busy while `ranks`
+  /// share the machine: cpu / (time x group size) of the nearest measured group, at most
+  /// 1; nullopt without a cpu curve.
+  std::optional<double> cpuShare(CollectiveKind kind, int64_t ranks, double bytes) const;
   /// The measured curve of `kind` whose group size is nearest `ranks`, and that size;
   /// {nullptr, 0} without one.
   std::pair<const MeasuredCurve *, int64_t> nearestCurve(CollectiveKind kind,
@@ -215,6 +219,10 @@ struct Communication {
   /// time of each call instead. `jobRanks`: the ranks of the whole job, when its groups
   /// run their collectives at the same time (Calibration::concurrentCollectiveSeconds).
   double seconds(const Hardware &hw, int64_t jobRanks = 0) const;
+  /// The CPU seconds the calls take from all their ranks together: their time x ranks x
+  /// Calibration::cpuShare of the job's size where measured, else both ends of a
+  /// two-rank call busy for its whole time (2 x seconds).
+  double cpuSeconds(const Hardware &hw, int64_t jobRanks) const;
 };
 
 /// The work of op `opIndex` at `batch` in its kind's unit (docs/planner.md): forward FLOPs

@@ -16,7 +16,7 @@
 // Communication curves: for each collective kind and group size, the seconds
 // of one call at several tensor sizes (bytes of the whole tensor: the
 // all-reduced one, the gathered output, the scattered input, the message).
-// A send_recv curve may also hold the CPU its messages cost (`cpu_points`).
+// Each may also hold the CPU one call costs all its ranks (`cpu_points`).
 // Model steps (optional, `snn-run calibrate --model DIR`): one model's whole
 // training step in one process, by samples per step; the planner scales its
 // op curves to match them for that model (docs/planner.md).
@@ -74,8 +74,8 @@ struct CommunicationCurve {
   std::vector<ProfilePoint> points; ///< ascending bytes, at least one
   /// Optional, at the sizes of `points`: the CPU seconds (every thread of a
   /// process, the backend's included) that one call costs all its ranks
-  /// together. calibrate records it for send_recv: a pipeline's messages
-  /// take CPU from the ranks that compute (docs/planner.md).
+  /// together; for send_recv, one message's two ends. A pipeline's messages
+  /// and collectives take CPU from the ranks that compute (docs/planner.md).
   std::vector<ProfilePoint> cpuPoints;
 };
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <memory>
 
 namespace snn::runtime {
 
@@ -29,6 +30,43 @@ constexpr int64_t kFloatBytes = 4;
 /// sample repeats them up to about 1 MiB of traffic.
 int64_t callsPerSampleOf(int64_t bytes) {
   return std::clamp<int64_t>((int64_t(1) << 20) / std::max<int64_t>(bytes, 1), 1, 32);
+}
+
+/// This process's CPU seconds so far, every thread's (the backend's included).
+double processCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+}
+
+/// The CPU a call takes from this process over its calls so far.
+struct CpuCount {
+  double seconds = 0;
+  int64_t calls = 0;
+  double perCall() const { return seconds / double(std::max<int64_t>(calls, 1)); }
+};
+
+/// `call`, counting its CPU in `count`.
+std::function<void()> counted(std::function<void()> call, std::shared_ptr<CpuCount> count) {
+  return [call = std::move(call), count] {
+    double start = processCpuSeconds();
+    call();
+    count->seconds += processCpuSeconds() - start;
+    ++count->calls;
+  };
+}
+
+/// `perCall` (this process's CPU per call of each point) summed over the group's ranks:
+/// what one call costs all of them together.
+std::vector<double> summedOverRanks(const dist::Group &group, const std::vector<double> &perCall) {
+  at::Tensor total = at::zeros({int64_t(perCall.size())}, at::kDouble);
+  for (size_t i = 0; i < perCall.size(); ++i)
+    total[int64_t(i)] = perCall[i];
+  dist::allReduce(group, total);
+  std::vector<double> sums;
+  for (size_t i = 0; i < perCall.size(); ++i)
+    sums.push_back(total[int64_t(i)].item<double>());
+  return sums;
 }
 
 /// One collective of `kind` at `bytes` as a call on tensors allocated once, and the
@@ -51,31 +89,16 @@ std::pair<std::function<void()>, int64_t> collectiveCall(const dist::Group &grou
   return {[group, whole] { dist::reduceScatter(group, whole); }, whole.numel() * kFloatBytes};
 }
 
-/// This process's CPU seconds so far, every thread's (the backend's included).
-double processCpuSeconds() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
-}
-
-/// A send_recv point and the CPU seconds this process spent per round trip.
-struct PingResult {
-  schema::ProfilePoint point;
-  double cpuSeconds = 0;
-};
-
 /// One message from rank 0 to rank 1 of `pair` and back; a call's time is
 /// half the round trip. Every pair of `all` runs it at once (each sample starts
 /// at a barrier of `all`), as a pipeline's stages exchange their tensors. In a
-/// round trip each end sends one message and receives one, so its CPU time per
-/// round trip is what one message costs both ends.
-PingResult pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
-                     const CalibrationTiming &timing) {
+/// round trip each end sends one message and receives one, so the CPU this
+/// process spends per round trip (`cpu`) is what one message costs both ends.
+schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
+                               const CalibrationTiming &timing, CpuCount &cpu) {
   at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
   at::Tensor buffer = message.clone();
   int peer = 1 - pair.rank();
-  double cpu = 0;
-  int64_t roundTrips = 0;
   auto roundTrip = [&] {
     double start = processCpuSeconds();
     if (pair.rank() == 0) {
@@ -85,13 +108,12 @@ PingResult pingPoint(const dist::Group &all, const dist::Group &pair, int64_t by
       dist::irecv(pair, buffer, peer, 0).wait();
       dist::isend(pair, buffer, peer, 0).wait();
     }
-    cpu += processCpuSeconds() - start;
-    ++roundTrips;
+    cpu.seconds += processCpuSeconds() - start;
+    ++cpu.calls;
   };
   double seconds = medianSecondsFixed(roundTrip, callsPerSampleOf(bytes), timing,
                                       [&all] { dist::barrier(all); });
-  return {{double(message.numel() * kFloatBytes), seconds / 2.0},
-          cpu / double(std::max<int64_t>(roundTrips, 1))};
+  return {double(message.numel() * kFloatBytes), seconds / 2.0};
 }
 
 /// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank
@@ -110,23 +132,23 @@ schema::CommunicationCurve measureSendRecv(dist::World &world, const std::vector
       mine = pair;
   }
   schema::CommunicationCurve curve{"send_recv", group.size(), {}};
-  at::Tensor cpu = at::zeros({int64_t(bytes.size())}, at::kDouble);
+  std::vector<double> perMessage(bytes.size(), 0.0);
   for (size_t i = 0; i < bytes.size(); ++i) {
     report(i);
     if (mine) {
-      PingResult result = pingPoint(group, mine, bytes[i], timing);
-      curve.points.push_back(result.point);
-      cpu[int64_t(i)] = result.cpuSeconds;
+      CpuCount cpu;
+      curve.points.push_back(pingPoint(group, mine, bytes[i], timing, cpu));
+      perMessage[i] = cpu.perCall();
     } else { // the odd rank keeps the barriers' count
       for (int r = 0; r < timing.repeats; ++r)
         dist::barrier(group);
     }
   }
-  dist::allReduce(group, cpu);
+  // The mean over the ranks that exchanged (the odd rank's 0 is not one of them).
+  std::vector<double> summed = summedOverRanks(group, perMessage);
   double exchanging = double(group.size() / 2 * 2);
   for (size_t i = 0; i < curve.points.size(); ++i)
-    curve.cpuPoints.push_back(
-        {curve.points[i].size, cpu[int64_t(i)].item<double>() / exchanging});
+    curve.cpuPoints.push_back({curve.points[i].size, summed[i] / exchanging});
   return curve;
 }
 
@@ -143,12 +165,14 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
   };
   std::string onRanks = " on " + std::to_string(group.size()) + " ranks";
   std::vector<std::function<void()>> calls;
+  std::vector<std::shared_ptr<CpuCount>> cpu;
   std::vector<int64_t> callsPerSample;
   for (const char *kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
     curves.push_back({kind, group.size(), {}});
     for (int64_t size : bytes) {
       auto [call, wholeBytes] = collectiveCall(group, kind, size);
-      calls.push_back(std::move(call));
+      cpu.push_back(std::make_shared<CpuCount>());
+      calls.push_back(counted(std::move(call), cpu.back()));
       callsPerSample.push_back(callsPerSampleOf(size));
       curves.back().points.push_back({double(wholeBytes), 0.0});
     }
@@ -162,10 +186,16 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
                    size_t(round), size_t(std::max(1, timing.repeats)));
       },
       callsPerSample, [&group] { dist::barrier(group); });
+  std::vector<double> perCall;
+  for (const std::shared_ptr<CpuCount> &count : cpu)
+    perCall.push_back(count->perCall());
+  std::vector<double> cpuSeconds = summedOverRanks(group, perCall);
   size_t next = 0;
   for (schema::CommunicationCurve &curve : curves)
-    for (schema::ProfilePoint &point : curve.points)
-      point.seconds = medians[next++];
+    for (schema::ProfilePoint &point : curve.points) {
+      point.seconds = medians[next];
+      curve.cpuPoints.push_back({point.size, cpuSeconds[next++]});
+    }
   if (!sendRecv)
     return curves;
   curves.push_back(measureSendRecv(world, bytes, timing, [&](size_t i) {
