@@ -195,6 +195,12 @@ def report(rows):
               f"measured {first['measured_s'] / fastest['measured_s']:.2f}x the fastest "
               f"({fastest['mode']} on {fastest['mesh']}); {sum(within)} of {len(mine)} "
               "predictions within 25%")
+    ratios = [r["measured_s"] / r["predicted_s"] for r in rows]
+    memory = [r["measured_mem"] / r["predicted_mem"] for r in rows if r["predicted_mem"]]
+    # A shift shared by every row is the host's speed since calibrate more than the model.
+    print(f"all: {sum(abs(x - 1) <= 0.25 for x in ratios)} of {len(rows)} step times and "
+          f"{sum(abs(x - 1) <= 0.25 for x in memory)} of {len(rows)} memory peaks within 25%; "
+          f"median step measured / predicted {float(np.median(ratios)):.2f}")
 
 
 def main():
