@@ -315,17 +315,27 @@ double MeasuredCurve::secondsAt(double size) const {
   return std::exp(std::log(lower->second) + t * std::log(upper->second / lower->second));
 }
 
-std::pair<const MeasuredCurve *, int64_t> Calibration::nearestCurve(CollectiveKind kind,
-                                                                    int64_t ranks) const {
+using CurvesByGroup = std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve>;
+
+/// The curve of `kind` in `curves` whose group size is nearest `ranks` (among those `usable`
+/// accepts), and that size; {nullptr, 0} without one.
+template <typename Usable>
+static std::pair<const MeasuredCurve *, int64_t>
+nearestOf(const CurvesByGroup &curves, CollectiveKind kind, int64_t ranks, Usable usable) {
   const MeasuredCurve *nearest = nullptr;
   int64_t nearestRanks = 0;
-  for (const auto &[key, curve] : collectives)
-    if (key.first == kind && !curve.points.empty() &&
+  for (const auto &[key, curve] : curves)
+    if (key.first == kind && !curve.points.empty() && usable(key) &&
         (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
       nearest = &curve;
       nearestRanks = key.second;
     }
   return {nearest, nearestRanks};
+}
+
+std::pair<const MeasuredCurve *, int64_t> Calibration::nearestCurve(CollectiveKind kind,
+                                                                    int64_t ranks) const {
+  return nearestOf(collectives, kind, ranks, [](const auto &) { return true; });
 }
 
 /// The messages a collective of `bytes` over `ranks` waits for in turn, as the runtime runs
@@ -396,14 +406,7 @@ double Calibration::messageLatency(int64_t ranks) const {
 
 std::optional<double> Calibration::cpuSeconds(CollectiveKind kind, int64_t ranks,
                                               double bytes) const {
-  const MeasuredCurve *nearest = nullptr;
-  int64_t nearestRanks = 0;
-  for (const auto &[key, curve] : cpu)
-    if (key.first == kind && !curve.points.empty() &&
-        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
-      nearest = &curve;
-      nearestRanks = key.second;
-    }
+  auto [nearest, nearestRanks] = nearestOf(cpu, kind, ranks, [](const auto &) { return true; });
   if (!nearest)
     return std::nullopt;
   return nearest->secondsAt(bytes);
@@ -411,14 +414,8 @@ std::optional<double> Calibration::cpuSeconds(CollectiveKind kind, int64_t ranks
 
 std::optional<double> Calibration::cpuShare(CollectiveKind kind, int64_t ranks,
                                             double bytes) const {
-  const MeasuredCurve *nearest = nullptr;
-  int64_t nearestRanks = 0;
-  for (const auto &[key, curve] : cpu)
-    if (key.first == kind && !curve.points.empty() && collectives.count(key) &&
-        (!nearest || std::llabs(key.second - ranks) < std::llabs(nearestRanks - ranks))) {
-      nearest = &curve;
-      nearestRanks = key.second;
-    }
+  auto [nearest, nearestRanks] =
+      nearestOf(cpu, kind, ranks, [&](const auto &key) { return collectives.count(key) > 0; });
   if (!nearest)
     return std::nullopt;
   double time = collectives.at({kind, nearestRanks}).secondsAt(bytes) * double(nearestRanks);

@@ -58,7 +58,8 @@ std::function<void()> counted(std::function<void()> call, std::shared_ptr<CpuCou
 
 /// `perCall` (this process's CPU per call of each point) summed over the group's ranks:
 /// what one call costs all of them together.
-std::vector<double> summedOverRanks(const dist::Group &group, const std::vector<double> &perCall) {
+std::vector<double> summedOverRanks(const dist::Group &group,
+                                    const std::vector<double> &perCall) {
   at::Tensor total = at::zeros({int64_t(perCall.size())}, at::kDouble);
   for (size_t i = 0; i < perCall.size(); ++i)
     total[int64_t(i)] = perCall[i];
@@ -95,12 +96,12 @@ std::pair<std::function<void()>, int64_t> collectiveCall(const dist::Group &grou
 /// round trip each end sends one message and receives one, so the CPU this
 /// process spends per round trip (`cpu`) is what one message costs both ends.
 schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
-                               const CalibrationTiming &timing, CpuCount &cpu) {
+                               const CalibrationTiming &timing,
+                               const std::shared_ptr<CpuCount> &cpu) {
   at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
   at::Tensor buffer = message.clone();
   int peer = 1 - pair.rank();
   auto roundTrip = [&] {
-    double start = processCpuSeconds();
     if (pair.rank() == 0) {
       dist::isend(pair, message, peer, 0).wait();
       dist::irecv(pair, buffer, peer, 0).wait();
@@ -108,17 +109,16 @@ schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, 
       dist::irecv(pair, buffer, peer, 0).wait();
       dist::isend(pair, buffer, peer, 0).wait();
     }
-    cpu.seconds += processCpuSeconds() - start;
-    ++cpu.calls;
   };
-  double seconds = medianSecondsFixed(roundTrip, callsPerSampleOf(bytes), timing,
+  double seconds = medianSecondsFixed(counted(roundTrip, cpu), callsPerSampleOf(bytes), timing,
                                       [&all] { dist::barrier(all); });
   return {double(message.numel() * kFloatBytes), seconds / 2.0};
 }
 
 /// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank
 /// waits), its CPU the mean over every rank that exchanged.
-schema::CommunicationCurve measureSendRecv(dist::World &world, const std::vector<int64_t> &bytes,
+schema::CommunicationCurve measureSendRecv(dist::World &world,
+                                           const std::vector<int64_t> &bytes,
                                            const CalibrationTiming &timing,
                                            const std::function<void(size_t)> &report) {
   const dist::Group &group = world.group();
@@ -136,9 +136,9 @@ schema::CommunicationCurve measureSendRecv(dist::World &world, const std::vector
   for (size_t i = 0; i < bytes.size(); ++i) {
     report(i);
     if (mine) {
-      CpuCount cpu;
+      auto cpu = std::make_shared<CpuCount>();
       curve.points.push_back(pingPoint(group, mine, bytes[i], timing, cpu));
-      perMessage[i] = cpu.perCall();
+      perMessage[i] = cpu->perCall();
     } else { // the odd rank keeps the barriers' count
       for (int r = 0; r < timing.repeats; ++r)
         dist::barrier(group);
