@@ -280,6 +280,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
            config.memoptStages.end();
   };
   std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
+  int64_t jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
 
   double slowestCompute = 0, slowestTick = 0, busy = 0;
   // Each rank's chunks in one round of ticks (one microbatch through all of them).
@@ -289,7 +290,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // A recomputed stage's second forward and backward take its blocks apart.
     double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
                                    : computeSeconds(chunk.ops[k], s, micro, true);
-    int64_t sent = 0, jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
+    int64_t sent = 0;
     double messagesCpu = 0;
     auto send = [&](int64_t bytes) {
       sent += bytes;
@@ -443,11 +444,11 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
     estimateFlat(config, e);
   // Ranks that share the machine's CPUs compute more slowly than the curves, measured
   // alone, say.
-  if (hw_.calibration)
+  if (hw_.calibration) {
     e.computeSeconds *= cpuContention(
         e, hw_.calibration->oversubscription(config.dp * config.tp * config.pp));
-  if (hw_.calibration)
     e.computeSeconds += cpuThroughputWait(e, *hw_.calibration);
+  }
   e.stepSeconds = e.computeSeconds + e.commSeconds;
   e.memoryBytes = e.stateBytes + e.activationBytes + e.transientBytes;
   e.fitsBudget = memoryBudget <= 0 || e.memoryBytes <= memoryBudget;

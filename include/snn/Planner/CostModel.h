@@ -146,8 +146,8 @@ struct Hardware {
   /// least that in either case.
   double sendSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
   /// The CPU time that message takes from the ranks at its two ends together: measured
-  /// (Calibration::messageCpuSeconds) where the profile has it, else both ends busy
-  /// for the whole of sendSeconds.
+  /// (Calibration::cpuSeconds of send_recv, of the job's size with `allPairs`, else of two
+  /// ranks) where the profile has it, else both ends busy for the whole of sendSeconds.
   double messageCpuSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
 };
 

@@ -173,6 +173,16 @@ double medianSeconds(const std::function<void()> &call, const CalibrationTiming 
   return interleavedMedianSeconds({call}, timing, {}).front();
 }
 
+std::function<void(int)> roundProgress(const CalibrationProgressFn &progress, std::string what,
+                                       const CalibrationTiming &timing) {
+  if (!progress)
+    return {};
+  size_t rounds = size_t(std::max(1, timing.repeats));
+  return [progress, what = std::move(what), rounds](int round) {
+    progress(what, size_t(round), rounds);
+  };
+}
+
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,
                                              const std::function<void(int)> &onRound,

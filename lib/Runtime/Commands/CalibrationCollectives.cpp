@@ -180,11 +180,9 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
   // A barrier starts each sample; rounds over every kind and size.
   std::vector<double> medians = interleavedMedianSeconds(
       calls, timing,
-      [&](int round) {
-        if (progress && world.rank() == 0)
-          progress("all_reduce, all_gather and reduce_scatter" + onRanks + ", in rounds",
-                   size_t(round), size_t(std::max(1, timing.repeats)));
-      },
+      roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                    "all_reduce, all_gather and reduce_scatter" + onRanks + ", in rounds",
+                    timing),
       callsPerSample, [&group] { dist::barrier(group); });
   std::vector<double> perCall;
   for (const std::shared_ptr<CpuCount> &count : cpu)

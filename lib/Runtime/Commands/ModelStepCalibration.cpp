@@ -170,10 +170,8 @@ std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::str
       }
     }
   }
-  std::vector<double> medians = interleavedMedianSeconds(calls, timing, [&](int round) {
-    if (progress)
-      progress("model steps, in rounds", size_t(round), size_t(std::max(1, timing.repeats)));
-  });
+  std::vector<double> medians = interleavedMedianSeconds(
+      calls, timing, roundProgress(progress, "model steps, in rounds", timing));
   for (size_t i = 0; i < calls.size(); ++i)
     into[i]->seconds = medians[i];
   return curves;
@@ -198,11 +196,7 @@ measureReplicatedSteps(const std::string &dir, const dist::Group &group,
   std::string what = "model step " + dir + " on " + std::to_string(group.size()) +
                      " replicas, in rounds";
   std::vector<double> medians = interleavedMedianSeconds(
-      calls, timing,
-      [&](int round) {
-        if (progress)
-          progress(what, size_t(round), size_t(std::max(1, timing.repeats)));
-      },
+      calls, timing, roundProgress(progress, what, timing),
       std::vector<int64_t>(batches.size(), kReplicatedStepsPerSample),
       [&group] { dist::barrier(group); });
   std::vector<schema::ProfilePoint> points;

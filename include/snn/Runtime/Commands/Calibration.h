@@ -90,6 +90,10 @@ CalibrationSizes defaultCalibrationSizes(bool quick);
 /// ranks"), the point's index and the curve's point count.
 using CalibrationProgressFn =
     std::function<void(const std::string &what, size_t index, size_t count)>;
+/// interleavedMedianSeconds' onRound reporting `what` to `progress` (may be empty) as
+/// round r of timing.repeats.
+std::function<void(int)> roundProgress(const CalibrationProgressFn &progress, std::string what,
+                                       const CalibrationTiming &timing);
 
 /// One curve per kind of schema::kComputeKinds, in that order, each point's
 /// size in the planner's unit, sorted ascending (configurations of equal
