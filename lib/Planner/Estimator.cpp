@@ -268,6 +268,12 @@ static double pipelineSeconds(const std::vector<double> &perRank, double slowest
   return double(m) * busiest + double(perRank.size() - 1) * slowest;
 }
 
+/// Whether pipeline chunk `k` recomputes its activations (memopt).
+static bool recomputesStage(const ModeConfig &config, int64_t k) {
+  return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
+         config.memoptStages.end();
+}
+
 void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
   int64_t m = std::max<int64_t>(config.microbatches, 1);
@@ -275,10 +281,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   int64_t micro = (batch_ + dp * m - 1) / (dp * m); // each replica splits its share
   Scales s = scalesFor(config.tp);
   Chunks chunk = chunksOf(config);
-  auto recomputes = [&](int64_t k) {
-    return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
-           config.memoptStages.end();
-  };
+  auto recomputes = [&](int64_t k) { return recomputesStage(config, k); };
   std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
   int64_t jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
 
