@@ -18,7 +18,9 @@ measured.
    candidate only); a run's step time is the median of rank 0's step times after WARMUP steps,
    the measured step time the median over the runs; the measured memory the largest rank's
    `plan_check.measured.memory_bytes` (docs/training.md), the predictions the manifest's
-   `plan.prediction`.
+   `plan.prediction`. Before each round, and once right after calibrate, the whole model's
+   step in one process at B samples is timed: its ratio to the first shows how far a shared
+   host's speed for one process drifted since calibrate (a diagnostic, not a correction).
 
 With --repredict ROWS (a --json of an earlier run, whose --work folder still holds the cases and
 device profile), nothing is measured again: each row's candidate is compiled anew by this build
@@ -127,7 +129,22 @@ def whole_model(model, args, env):
     return prepared, art
 
 
-def bench_model(model, prepared, args, env):
+def one_process_step(model, prepared, whole, args, env, tag):
+    """The whole model's median training step in one process at --batch (seconds): the
+    host's speed for one process, which the one-process curves of the profile depend on."""
+    d = os.path.join(args.work, model)
+    _, xp, yp, static = prepared
+    cmd = [os.path.join(args.bin, "snn-run"), "train", whole, "--data-npy", f"{xp},{yp}",
+           "--steps", args.steps, "--batch-size", args.batch, "--lr", "0.001", "--momentum",
+           "0.9", "--loss", "mse", "--seed", 0, "--threads", args.threads, "--progress", "none"]
+    if static:
+        cmd += ["--repeat-time", args.T]
+    info, _ = td.measure_trainer(cmd, env, os.path.join(d, f"{tag}.jsonl"),
+                                 os.path.join(d, f"{tag}.out"), 1, args.warmup, args.timeout)
+    return args.batch / info["samples_per_s"]
+
+
+def bench_model(model, prepared, whole, reference, args, env):
     d = os.path.join(args.work, model)
     case, xp, yp, static = prepared
     explain = os.path.join(d, "explain.json")
@@ -146,6 +163,10 @@ def bench_model(model, prepared, args, env):
                      "predicted_mem": plan["prediction"]["memory_bytes"], "runs": [],
                      "art": art, "tag": tag})
     for rep in range(args.repeat):
+        # A shared host's speed drifts: one process's step against its time after calibrate.
+        step = one_process_step(model, prepared, whole, args, env, f"one_process.{rep}")
+        print(f"   {model} round {rep + 1}: one process's step {step / reference:.2f}x its "
+              "time after calibrate", flush=True)
         for r in rows:
             got = measure(args, env, r["art"], (xp, yp), static, d, f"{r['tag']}.{rep}")
             r["runs"].append(got["step_seconds"])
@@ -174,6 +195,10 @@ def repredict(args, env):
     return rows
 
 
+def within(ratios):
+    return sum(abs(x - 1) <= 0.25 for x in ratios)
+
+
 def report(rows):
     print()
     print("| model | planner rank | mode | mesh | predicted ms | measured ms | measured / "
@@ -183,24 +208,25 @@ def report(rows):
         mem = r["measured_mem"] / r["predicted_mem"] if r["predicted_mem"] else float("nan")
         print(f"| {r['model']} | {r['rank']} | {r['mode']} | {r['mesh']} | "
               f"{r['predicted_s'] * 1e3:.2f} | {r['measured_s'] * 1e3:.2f} | "
-              f"{r['measured_s'] / r['predicted_s']:.2f} | {r['predicted_mem'] / td.MiB:.2f} | "
-              f"{r['measured_mem'] / td.MiB:.2f} | {mem:.2f} |")
+              f"{r['measured_s'] / r['predicted_s']:.2f} | "
+              f"{r['predicted_mem'] / td.MiB:.2f} | {r['measured_mem'] / td.MiB:.2f} | "
+              f"{mem:.2f} |")
     print()
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
         first = min(mine, key=lambda r: r["rank"])
         fastest = min(mine, key=lambda r: r["measured_s"])
-        within = [abs(r["measured_s"] / r["predicted_s"] - 1) <= 0.25 for r in mine]
         print(f"{model}: the planner's first choice ({first['mode']} on {first['mesh']}) "
               f"measured {first['measured_s'] / fastest['measured_s']:.2f}x the fastest "
-              f"({fastest['mode']} on {fastest['mesh']}); {sum(within)} of {len(mine)} "
+              f"({fastest['mode']} on {fastest['mesh']}); "
+              f"{within(r['measured_s'] / r['predicted_s'] for r in mine)} of {len(mine)} "
               "predictions within 25%")
     ratios = [r["measured_s"] / r["predicted_s"] for r in rows]
     memory = [r["measured_mem"] / r["predicted_mem"] for r in rows if r["predicted_mem"]]
     # A shift shared by every row is the host's speed since calibrate more than the model.
-    print(f"all: {sum(abs(x - 1) <= 0.25 for x in ratios)} of {len(rows)} step times and "
-          f"{sum(abs(x - 1) <= 0.25 for x in memory)} of {len(rows)} memory peaks within 25%; "
-          f"median step measured / predicted {float(np.median(ratios)):.2f}")
+    print(f"all: {within(ratios)} of {len(rows)} step times and {within(memory)} of "
+          f"{len(rows)} memory peaks within 25%; median step measured / predicted "
+          f"{float(np.median(ratios)):.2f}")
 
 
 def main():
@@ -243,11 +269,14 @@ def main():
         td.sh([os.path.join(args.bin, "snn-run"), "calibrate", "--out", args.profile,
                "--threads", args.threads, "--progress", "none", *steps], env,
               os.path.join(args.work, "calibrate.out"))
+    reference = {m: one_process_step(m, prepared[m][0], prepared[m][1], args, env,
+                                     "one_process.calibrated") for m in models}
     rows = []
     for model in models:
         print(f"== {model}: {args.ranks} ranks x {args.threads} threads, batch {args.batch}, "
               f"T={args.T}, {args.steps} steps", flush=True)
-        rows += bench_model(model, prepared[model][0], args, env)
+        rows += bench_model(model, prepared[model][0], prepared[model][1], reference[model],
+                            args, env)
     report(rows)
     if args.json:
         with open(args.json, "w") as f:

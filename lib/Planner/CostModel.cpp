@@ -460,17 +460,22 @@ double Communication::seconds(const Hardware &hw, int64_t jobRanks) const {
   return total;
 }
 
-double Communication::cpuSeconds(const Hardware &hw, int64_t jobRanks) const {
-  if (!hw.calibration)
-    return 2.0 * seconds(hw, jobRanks);
+double Communication::rankCpuSeconds(const Hardware &hw, int64_t jobRanks) const {
+  if (!hw.calibration) { // the constants' time is the calls' together
+    int64_t ranks = 1;
+    for (const CollectiveCall &call : calls)
+      ranks = std::max(ranks, call.ranks);
+    return 2.0 * seconds(hw, jobRanks) / double(ranks);
+  }
   double total = 0;
   for (const CollectiveCall &call : calls) {
+    double ranks = double(std::max<int64_t>(call.ranks, 1));
     double time = hw.calibration->concurrentCollectiveSeconds(call.kind, call.ranks, jobRanks,
                                                               double(call.tensorBytes));
     std::optional<double> share =
         hw.calibration->cpuShare(call.kind, std::max(jobRanks, call.ranks),
                                  double(call.tensorBytes));
-    total += double(call.count) * (share ? *share * time * double(call.ranks) : 2.0 * time);
+    total += double(call.count) * (share ? *share * time : 2.0 * time / ranks);
   }
   return total;
 }

@@ -42,8 +42,8 @@ double Estimator::stepScale(int64_t batch, bool fused) const {
   return scale;
 }
 
-double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t calls) const {
-  if (!step_ || step_->replicated.empty() || calls <= 0 || samples < 1)
+double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples) const {
+  if (!step_ || step_->replicated.empty() || samples < 1)
     return 0.0;
   auto nearest = step_->replicated.begin();
   for (auto it = step_->replicated.begin(); it != step_->replicated.end(); ++it)
@@ -52,12 +52,12 @@ double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t 
   int64_t ranks = nearest->first;
   double alone = step_->curveFor(/*fused=*/false).secondsAt(double(samples)) *
                  hw_.calibration->oversubscription(ranks);
-  Communication syncBatchNorm = syncBatchNormCommunication(model_, ranks, {});
+  // The replicas' own collectives, as the trainer makes them.
+  Communication replicaStep = dataParallelCommunication(modelCost(model_, 1), ranks);
+  replicaStep += syncBatchNormCommunication(model_, ranks, {});
+  replicaStep += stepMetricsCommunication(ranks);
   double measured = nearest->second.secondsAt(double(samples));
-  double beyond = measured - alone - syncBatchNorm.seconds(hw_, ranks);
-  int64_t measuredCalls = syncBatchNorm.collectives;
-  return beyond > 0 && measuredCalls > 0 ? beyond / double(measuredCalls) * double(calls)
-                                         : 0.0;
+  return std::max(0.0, measured - alone - replicaStep.seconds(hw_, ranks));
 }
 
 std::vector<double> Estimator::unitCosts() const {
@@ -222,14 +222,21 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     comm += tensorParallelCommunication(model_, tp_, config.tp, local);
   // What the runtime's data-parallel training adds every step: the global batch's
   // BatchNorm statistics and the step's loss (schema/TrainingCommunication.h).
-  Communication syncBatchNorm = syncBatchNormCommunication(model_, config.dp, s.param);
-  comm += syncBatchNorm;
+  comm += syncBatchNormCommunication(model_, config.dp, s.param);
   comm += stepMetricsCommunication(config.dp);
   e.computeSeconds = compute;
   // A dp x tp mesh's dp and tp groups run their collectives at the same time.
-  e.replicaSyncSeconds =
-      replicaSyncSeconds(config.dp * config.tp, local, syncBatchNorm.collectives);
-  e.commSeconds = comm.seconds(hw_, config.dp * config.tp) + e.replicaSyncSeconds;
+  int64_t ranks = config.dp * config.tp;
+  // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
+  // its share of a tp group's work is about a replica's of local / tp samples.
+  if (ranks > 1)
+    e.replicaSyncSeconds = replicaSyncSeconds(
+        ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)));
+  e.commSeconds = comm.seconds(hw_, ranks) + e.replicaSyncSeconds;
+  // Where calibrate measured the collectives' CPU: every rank's compute and its share of
+  // them, which the CPUs must run in a step (cpuThroughputWait).
+  if (hw_.calibration && !hw_.calibration->cpu.empty())
+    e.busySeconds = double(ranks) * (compute + comm.rankCpuSeconds(hw_, ranks));
   e.commBytes = comm.bytes;
 }
 
@@ -311,7 +318,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       // group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
       collectives = tp.seconds(hw_, jobRanks);
-      collectivesCpu = tp.cpuSeconds(hw_, jobRanks);
+      collectivesCpu = tp.rankCpuSeconds(hw_, jobRanks);
       sent += tp.bytes;
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
@@ -418,14 +425,17 @@ static double cpuContention(const Estimate &e, double full) {
   return std::clamp(work / step, 1.0, full);
 }
 
-/// The machine cannot do more work in a step than its CPUs can in that time: a pipeline
-/// whose ranks' compute and messages need B CPU seconds (busySeconds, each rank's intra-op
-/// threads using as many CPUs) takes at least B / CPUs before the step's synchronisation
-/// after the drain. The contention above slows compute by the average load, which alone
-/// let a step fall below that (the CSNN's dp=2 x pp=2: 42.8 ms predicted for 92 ms of
-/// work on 2 CPUs, measured 59.4 ms). The seconds compute waits beyond the estimate, or 0.
+/// The machine cannot do more work in a step than its CPUs can in that time: ranks whose
+/// compute, messages and collectives need B CPU seconds (busySeconds, each rank's intra-op
+/// threads using as many CPUs) take at least B / CPUs, a pipeline's before the step's
+/// synchronisation after the drain. A pipeline's contention above slows compute by the
+/// average load, which alone let a step fall below that (the CSNN's dp=2 x pp=2: 42.8 ms
+/// predicted for 92 ms of work on 2 CPUs, measured 59.4 ms); flat modes' lockstep compute
+/// plus their collectives' wall time missed the backend's CPU (the MLP's dp=4 on 4 ranks
+/// of 2 CPUs: 8.7 ms predicted, 12.5 ms measured, 22 ms of CPU a step, 9.5 of it system
+/// time). The seconds compute waits beyond the estimate, or 0.
 static double cpuThroughputWait(const Estimate &e, const Calibration &calibration) {
-  if (e.mode != Mode::PP || calibration.logicalCpus <= 0 || !(e.busySeconds > 0))
+  if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0))
     return 0.0;
   double floor = e.busySeconds * double(calibration.threadsPerRank) /
                      double(calibration.logicalCpus) +

@@ -47,13 +47,13 @@ public:
     return step_ != nullptr && !step_->nodeByNode.points.empty();
   }
 
-  /// What SyncBatchNorm's `calls` collectives cost data-parallel replicas with `samples`
-  /// each on `jobRanks` ranks beyond their curves (a call sleeps until the last replica
-  /// arrives, woken through the backend's thread on busy CPUs): from the measured
-  /// replicated step of the group size nearest `jobRanks`, that step less the
-  /// one-process step node by node on as many CPUs shared and less its SyncBatchNorm
-  /// collectives' curves, per call. 0 without a measured replicated step.
-  double replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t calls) const;
+  /// What ranks meeting in collectives every step pay beyond the curves, per step, with
+  /// `samples` a rank's work in a replica's samples on `jobRanks` ranks (a call sleeps
+  /// until the last rank arrives, woken through the backend's thread on busy CPUs): the
+  /// measured data-parallel step of the group size nearest `jobRanks` less the
+  /// one-process step node by node on as many CPUs shared and less its collectives'
+  /// curves (gradient buckets, step metrics, SyncBatchNorm). 0 without a measured one.
+  double replicaSyncSeconds(int64_t jobRanks, int64_t samples) const;
 
 private:
   struct Scales {

@@ -70,7 +70,7 @@ std::string estimateSentence(const Estimate &e) {
                      formatSeconds(e.commSeconds);
   if (e.replicaSyncSeconds > 0)
     text += " of which " + formatSeconds(e.replicaSyncSeconds) +
-            " SyncBatchNorm's waits measured on replicas";
+            " the ranks' waits for each other measured on replicas";
   text += ", " + formatBytes(e.commBytes) + " sent per rank) and " +
           formatBytes(e.memoryBytes) + " per rank (state " + formatBytes(e.stateBytes) +
           ", activations " + formatBytes(e.activationBytes);

@@ -3,11 +3,10 @@
   calibrate --quick --ranks 2 --model ART --model-batches 1,2,4
       -> exit 0; the profile's model_steps holds ART's trainable parameter count (the
          manifest's parameters), its input shape, 3 ascending points, and as many
-         node_by_node_points (its spiking blocks taken apart), and its steps as 2
-         replicas synchronising their BatchNorms (replicated: ranks 2, the same sizes); a
-         summary row
+         node_by_node_points (its spiking blocks taken apart), and its training steps as 2
+         data-parallel replicas (replicated: ranks 2, the same sizes); a summary row
   ... --model MLP (no spiking blocks, no BatchNorm)
-      -> its entry has no node_by_node_points and no replicated steps
+      -> its entry has no node_by_node_points, and its replicated steps too
   snn-compile --device-profile P on the same model
       -> the rationale scales the op curves to the measured step (also node by node); the manifest's
          plan.prediction.times says so; --optimizer-states=1 is recorded
@@ -68,7 +67,7 @@ def trainable_elements(art):
     return total, manifest["input"]["shape"]
 
 
-def check_step(step, art, proc, blocks, batch_norm):
+def check_step(step, art, proc, blocks):
     parameters, shape = trainable_elements(art)
     sizes = [p["size"] for p in step["points"]]
     if (step["parameters"], step["input"], sizes) != (parameters, shape, [1.0, 2.0, 4.0]):
@@ -78,14 +77,11 @@ def check_step(step, art, proc, blocks, batch_norm):
         raise Failure(f"{art}: node_by_node_points {apart}, the model "
                       f"{'has' if blocks else 'has no'} spiking blocks")
     replicated = step.get("replicated")
-    if batch_norm != (replicated is not None):
-        raise Failure(f"{art}: replicated {replicated}, the model "
-                      f"{'has' if batch_norm else 'has no'} BatchNorm")
-    if replicated and [r["ranks"] for r in replicated] != [2]:
+    if not replicated or [r["ranks"] for r in replicated] != [2]:
         raise Failure(f"{art}: replicated steps over {[r['ranks'] for r in replicated]} ranks, "
                       "calibrated --ranks 2")
     for points in [step["points"]] + ([apart] if apart else []) + \
-            [r["points"] for r in replicated or []]:
+            [r["points"] for r in replicated]:
         if [p["size"] for p in points] != sizes or not all(p["seconds"] > 0 for p in points):
             raise Failure(f"{art}: points {points}")
     if f"step of {art}" not in proc.stdout:
@@ -94,8 +90,7 @@ def check_step(step, art, proc, blocks, batch_norm):
           f"{[round(p['seconds'] * 1e3, 2) for p in step['points']]} ms"
           + (f", node by node {[round(p['seconds'] * 1e3, 2) for p in apart]} ms"
              if apart else "")
-          + (f", 2 replicas {[round(p['seconds'] * 1e3, 2) for p in replicated[0]['points']]} ms"
-             if replicated else ""))
+          + f", 2 replicas {[round(p['seconds'] * 1e3, 2) for p in replicated[0]['points']]} ms")
 
 
 def check_profile(snn_run, art, mlp_art, work):
@@ -108,8 +103,8 @@ def check_profile(snn_run, art, mlp_art, work):
         steps = json.load(f).get("model_steps", [])
     if len(steps) != 2:
         raise Failure(f"model_steps: {steps}")
-    check_step(steps[0], art, proc, blocks=True, batch_norm=True)
-    check_step(steps[1], mlp_art, proc, blocks=False, batch_norm=False)
+    check_step(steps[0], art, proc, blocks=True)
+    check_step(steps[1], mlp_art, proc, blocks=False)
     return profile
 
 

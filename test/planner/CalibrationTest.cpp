@@ -258,7 +258,7 @@ TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
 }
 
-TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
+TEST(Calibration, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
   ModelInfo model = test::csnn(8); // 2 BatchNorms: 4 SyncBatchNorm all-reduces a step
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -269,13 +269,15 @@ TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
   Estimate before = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   EXPECT_EQ(before.replicaSyncSeconds, 0.0); // no replicated step measured
 
-  // Two replicas measured 1 ms a SyncBatchNorm call slower than one process plus the
-  // calls' curves.
-  Communication calls = syncBatchNormCommunication(model, 2, {});
-  ASSERT_EQ(calls.collectives, 4);
+  // Two replicas' training step measured 4 ms slower than one process plus the curves of
+  // its collectives: the gradients' buckets, the step's metrics and SyncBatchNorm's.
+  Communication calls = dataParallelCommunication(modelCost(model, 1), 2);
+  calls += syncBatchNormCommunication(model, 2, {});
+  calls += stepMetricsCommunication(2);
+  ASSERT_EQ(calls.collectives, 1 + 4 + 1);
   MeasuredCurve replicas;
   for (const auto &[samples, seconds] : apart.points)
-    replicas.points.push_back({samples, seconds + calls.seconds(hw, 2) + 4 * 1e-3});
+    replicas.points.push_back({samples, seconds + calls.seconds(hw, 2) + 4e-3});
   calibration->modelSteps.back().replicated[2] = replicas;
   Estimate dp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   EXPECT_NEAR(dp.replicaSyncSeconds, 4e-3, 1e-9);
@@ -286,19 +288,40 @@ TEST(Calibration, ReplicasPaySyncBatchNormsWaitsAsTheirMeasuredStepShows) {
   std::string rationale;
   for (const std::string &line : plan->rationale)
     rationale += line + "\n";
-  EXPECT_NE(rationale.find("of which 4 ms SyncBatchNorm's waits measured on replicas"),
+  EXPECT_NE(rationale.find("of which 4 ms the ranks' waits for each other measured on "
+                           "replicas"),
             std::string::npos)
       << rationale;
-  // fsdp's replicas synchronise alike; a pipeline's stages do not (their running
-  // statistics are gathered once a step).
+  // Every flat mode's ranks meet every step: fsdp's replicas, and tp's ranks (each with a
+  // replica's work of 64 / 2 samples); a pipeline's stages are priced by their schedule.
   Estimate fsdp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::FSDP, hw);
   EXPECT_NEAR(fsdp.replicaSyncSeconds, 4e-3, 1e-9);
+  Estimate tp = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
+  EXPECT_NEAR(tp.replicaSyncSeconds, 4e-3, 1e-9);
   Estimate pp = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
   EXPECT_EQ(pp.replicaSyncSeconds, 0.0);
   // Replicas measured no slower than their parts charge nothing more.
   calibration->modelSteps.back().replicated[2] = apart;
   EXPECT_EQ(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw).replicaSyncSeconds,
             0.0);
+}
+
+TEST(Calibration, ReplicasWithoutBatchNormWaitForEachOtherToo) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  MeasuredCurve step = stepCurve(model, hw, 3.0);
+  Communication calls = dataParallelCommunication(modelCost(model, 1), 2);
+  calls += stepMetricsCommunication(2);
+  MeasuredCurve replicas;
+  for (const auto &[samples, seconds] : step.points)
+    replicas.points.push_back({samples, seconds + calls.seconds(hw, 2) + 2e-3});
+  calibration->modelSteps.push_back(
+      {"mlp", parameterCount(model), model.inputShape, step, {}, {{2, replicas}}});
+  EXPECT_NEAR(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw)
+                  .replicaSyncSeconds,
+              2e-3, 1e-9);
 }
 
 // With virtual stages a rank runs its chunks in turn: a microbatch costs the sum of its
@@ -405,6 +428,33 @@ TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
   EXPECT_LT(alone.busySeconds, messages / 4.0);
 }
 
+TEST(Calibration, FlatRanksCannotOutrunTheCpusTheirCollectivesKeepBusy) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
+  calibration->logicalCpus = 2; // 4 ranks of 1 thread
+  Hardware hw;
+  hw.calibration = calibration;
+  // A 4-rank all-reduce of 5 ms at any size.
+  calibration->collectives[{CollectiveKind::AllReduce, 4}].points = {{1, 5e-3}, {1e9, 5e-3}};
+  snn::schema::RequestedMode dp = snn::schema::RequestedMode::DP;
+  Estimate unmeasured = forcedEstimate(model, "dp=4", dp, hw);
+  EXPECT_EQ(unmeasured.busySeconds, 0.0); // no CPU measured: lockstep compute + the calls
+  EXPECT_DOUBLE_EQ(unmeasured.stepSeconds,
+                   unmeasured.computeSeconds + unmeasured.commSeconds);
+  // Each call keeps its 4 ranks' CPUs busy its whole time: 4 ranks' compute and calls on
+  // 2 CPUs take longer than compute x 2 + the calls.
+  calibration->cpu[{CollectiveKind::AllReduce, 4}].points = {{1, 2e-2}, {1e9, 2e-2}};
+  Estimate busy = forcedEstimate(model, "dp=4", dp, hw);
+  double compute = unmeasured.computeSeconds / 2.0; // one rank's alone
+  EXPECT_NEAR(busy.busySeconds, 4.0 * (compute + unmeasured.commSeconds),
+              1e-9 * busy.busySeconds);
+  EXPECT_NEAR(busy.stepSeconds, busy.busySeconds / 2.0, 1e-9 * busy.stepSeconds);
+  EXPECT_GT(busy.stepSeconds, unmeasured.stepSeconds);
+  // A tenth of their time: the lockstep estimate holds.
+  calibration->cpu[{CollectiveKind::AllReduce, 4}].points = {{1, 2e-3}, {1e9, 2e-3}};
+  EXPECT_DOUBLE_EQ(forcedEstimate(model, "dp=4", dp, hw).stepSeconds, unmeasured.stepSeconds);
+}
+
 TEST(Calibration, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
   auto c = std::make_shared<Calibration>();
   c->logicalCpus = 2;
@@ -425,10 +475,10 @@ TEST(Calibration, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
   // Three 2-rank calls beside the job's other group: each the time of one of the 4-rank
   // curve's 2 doubling steps, a quarter of it on each of the call's 2 ranks.
   EXPECT_DOUBLE_EQ(comm.seconds(hw, 4), 3 * 1e-3);
-  EXPECT_DOUBLE_EQ(comm.cpuSeconds(hw, 4), 3 * 0.25 * 1e-3 * 2);
+  EXPECT_DOUBLE_EQ(comm.rankCpuSeconds(hw, 4), 3 * 0.25 * 1e-3);
   // Not measured: both ends busy for the whole call.
   c->cpu.clear();
-  EXPECT_DOUBLE_EQ(comm.cpuSeconds(hw, 4), 2.0 * comm.seconds(hw, 4));
+  EXPECT_DOUBLE_EQ(comm.rankCpuSeconds(hw, 4), comm.seconds(hw, 4));
 }
 
 TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {

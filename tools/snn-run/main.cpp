@@ -398,8 +398,8 @@ void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
   command->add_option("--model", o.models,
                       "Also time the whole training step of this compiled model (an "
                       "artifact of one whole-model program; repeatable), which the planner "
-                      "scales its op curves to; with BatchNorm, also as data-parallel "
-                      "replicas on each --ranks group (SyncBatchNorm's waits)");
+                      "scales its op curves to; also as data-parallel replicas on each "
+                      "--ranks group (the ranks' waits for each other)");
   command
       ->add_option("--model-batches", o.modelBatches,
                    "Samples per step of the --model measurements, comma-separated and "

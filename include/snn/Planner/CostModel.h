@@ -67,8 +67,9 @@ struct ModelStepTimes {
   /// Its spiking blocks run node by node; no points when the model has no blocks.
   MeasuredCurve nodeByNode;
 
-  /// Its steps as data-parallel replicas on as many ranks of the machine (SyncBatchNorm
-  /// over all of them, no gradient all-reduce), by samples per rank; by ranks.
+  /// Its training steps as data-parallel replicas on as many ranks of the machine, as the
+  /// trainer makes them (SyncBatchNorm, step metrics, gradient buckets), by samples per
+  /// rank; by ranks.
   std::map<int64_t, MeasuredCurve> replicated;
 
   /// The curve of a run whose blocks are fused or not (the fused one where only it
@@ -219,10 +220,10 @@ struct Communication {
   /// time of each call instead. `jobRanks`: the ranks of the whole job, when its groups
   /// run their collectives at the same time (Calibration::concurrentCollectiveSeconds).
   double seconds(const Hardware &hw, int64_t jobRanks = 0) const;
-  /// The CPU seconds the calls take from all their ranks together: their time x ranks x
-  /// Calibration::cpuShare of the job's size where measured, else both ends of a
-  /// two-rank call busy for its whole time (2 x seconds).
-  double cpuSeconds(const Hardware &hw, int64_t jobRanks) const;
+  /// The CPU seconds the calls take from each of their ranks: their time x
+  /// Calibration::cpuShare of the job's size where measured, else a call's time over its
+  /// ranks twice (both ends of a two-rank call busy for its whole time).
+  double rankCpuSeconds(const Hardware &hw, int64_t jobRanks) const;
 };
 
 /// The work of op `opIndex` at `batch` in its kind's unit (docs/planner.md): forward FLOPs

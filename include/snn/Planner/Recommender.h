@@ -120,12 +120,13 @@ struct Estimate : ModeConfig {
 
   double computeSeconds = 0;
   double commSeconds = 0;
-  /// Of commSeconds: what data-parallel replicas' SyncBatchNorm costs beyond its
-  /// collectives' curves, from the model's measured replicated steps.
+  /// Flat modes, of commSeconds: what the ranks' waits for each other in their collectives
+  /// cost beyond the curves, from the model's measured data-parallel steps.
   double replicaSyncSeconds = 0;
   double stepSeconds = 0;
-  /// Pipelines: the CPU seconds of every rank's compute and messages together per step
-  /// (alone, before sharing CPUs).
+  /// The CPU seconds of every rank's compute, messages and collectives together per step
+  /// (alone, before sharing CPUs): pipelines', and flat modes' where calibrate measured
+  /// the collectives' CPU; else 0.
   double busySeconds = 0;
   /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
   double drainSyncSeconds = 0;

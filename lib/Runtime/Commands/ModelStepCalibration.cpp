@@ -8,9 +8,11 @@
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/Optimizer.h"
+#include "snn/Runtime/Sharding/ParameterSharding.h"
 #include "snn/Runtime/Support/Error.h"
-#include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/TrainingCommunication.h"
 
+#include <ATen/ops/empty.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/zeros.h>
 
@@ -64,30 +66,67 @@ std::function<void()> trainingStep(Model &model, Optimizer &optimizer, int64_t b
   };
 }
 
-bool hasBatchNorm(const Artifact &artifact) {
-  const std::vector<Node> &nodes = artifact.program.nodes;
-  return std::any_of(nodes.begin(), nodes.end(),
-                     [](const Node &node) { return node.opType == schema::op::kBatchNorm; });
-}
-
 /// A model loaded for calibration, with the optimizer its steps update.
 struct CalibratedModel {
   std::unique_ptr<Model> model;
   std::unique_ptr<Optimizer> optimizer;
-  bool batchNorm = false;
 };
 
-CalibratedModel loadCalibratedModel(const std::string &dir,
-                                    const DataParallelContext *replicas = nullptr) {
-  Artifact artifact = loadArtifact(dir);
-  checkManifest(artifact.manifest, dir);
-  CalibratedModel loaded{std::make_unique<Model>(artifact), nullptr, hasBatchNorm(artifact)};
-  loaded.model->setDataParallel(replicas);
+OptimizerConfig calibrationSgd() {
   OptimizerConfig sgd;
   sgd.momentum = 0.9;
-  loaded.optimizer = std::make_unique<Optimizer>(sgd, loaded.model->params().parameterNames(),
-                                                 loaded.model->params().parameters());
+  return sgd;
+}
+
+CalibratedModel loadCalibratedModel(const std::string &dir) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
+  CalibratedModel loaded{std::make_unique<Model>(artifact), nullptr};
+  loaded.optimizer =
+      std::make_unique<Optimizer>(calibrationSgd(), loaded.model->params().parameterNames(),
+                                  loaded.model->params().parameters());
   return loaded;
+}
+
+/// A model loaded as one data-parallel replica over `replicas`' group: SyncBatchNorm over
+/// it, its gradients averaged by the runtime's bucketed all-reduce.
+struct ReplicaModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<ParameterSharding> sharding;
+};
+
+ReplicaModel loadReplicaModel(const std::string &dir, const DataParallelContext &replicas) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
+  ReplicaModel loaded{std::make_unique<Model>(artifact), nullptr};
+  loaded.model->setDataParallel(&replicas);
+  loaded.sharding = makeReplicatedSharding(*loaded.model, calibrationSgd(), &replicas);
+  return loaded;
+}
+
+/// One data-parallel training step of a replica at `batch` samples, as the trainer makes
+/// it: the step's loss and correct count all-reduced while backward runs, the gradients
+/// by the reducer's buckets, then the update.
+std::function<void()> replicaStep(ReplicaModel &replica, const DataParallelContext &replicas,
+                                  int64_t batch) {
+  const Manifest &manifest = replica.model->manifest();
+  at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
+  at::Tensor labels = at::zeros({batch}, at::kLong);
+  bool timeMajor = manifest.output.timeMajor;
+  return [&replica, &replicas, input, labels, timeMajor] {
+    replica.model->params().zeroGrad();
+    at::Tensor output = replica.model->forward(input, /*training=*/true);
+    at::Tensor loss = computeLoss(firingRate(output, timeMajor), labels, LossKind::Mse);
+    at::Tensor totals = at::empty({schema::kStepMetricsElements}, at::kDouble);
+    totals.data_ptr<double>()[0] = double(loss.item<float>());
+    totals.data_ptr<double>()[1] = 0.0;
+    dist::PendingCollective metrics =
+        dist::allReduceAsync(replicas.group, totals, dist::ReduceOp::Sum);
+    loss.backward();
+    replica.sharding->finishBackward();
+    metrics.wait();
+    replica.sharding->step(1e-3);
+  };
 }
 
 /// Restores the spiking-block switch however the measurement ends.
@@ -183,16 +222,14 @@ measureReplicatedSteps(const std::string &dir, const dist::Group &group,
                        const CalibrationProgressFn &progress) {
   DataParallelContext replicas;
   replicas.group = group;
-  CalibratedModel loaded = loadCalibratedModel(dir, &replicas);
-  if (!loaded.batchNorm)
-    return {};
-  // Every rank makes the same number of steps (each one's SyncBatchNorm is a collective),
-  // in rounds over the batch sizes; a barrier starts each sample together, and a sample's
-  // second step starts as training's do, from the first one's end (one step a sample gave
-  // 74 ms at 8 samples and 68 ms at 16 on 4 ranks of 2 CPUs, the woken ranks' turns).
+  ReplicaModel loaded = loadReplicaModel(dir, replicas);
+  // Every rank makes the same number of steps (each one's collectives), in rounds over the
+  // batch sizes; a barrier starts each sample together, and a sample's second step starts
+  // as training's do, from the first one's end (one step a sample gave 74 ms at 8 samples
+  // and 68 ms at 16 on 4 ranks of 2 CPUs, the woken ranks' turns).
   std::vector<std::function<void()>> calls;
   for (int64_t batch : batches)
-    calls.push_back(trainingStep(*loaded.model, *loaded.optimizer, batch));
+    calls.push_back(replicaStep(loaded, replicas, batch));
   std::string what = "model step " + dir + " on " + std::to_string(group.size()) +
                      " replicas, in rounds";
   std::vector<double> medians = interleavedMedianSeconds(

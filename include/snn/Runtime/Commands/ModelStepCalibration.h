@@ -45,11 +45,11 @@ std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::str
                                                       const CalibrationTiming &timing,
                                                       const CalibrationProgressFn &progress);
 
-/// On every rank of `group` at once: the steps of DIR's model as data-parallel
-/// replicas over the group (SyncBatchNorm over it; no gradient all-reduce) at
-/// each of `batches` samples per rank, timed alike on every rank (a barrier
-/// starts each sample). Empty when the model has no BatchNorm: without it the
-/// replicas do not synchronise within a step.
+/// On every rank of `group` at once: the training steps of DIR's model as
+/// data-parallel replicas over the group, as the trainer makes them (SyncBatchNorm
+/// over it, the step's metrics and the gradients' bucketed all-reduce) at each of
+/// `batches` samples per rank, timed alike on every rank (a barrier starts each
+/// sample).
 std::vector<schema::ProfilePoint>
 measureReplicatedSteps(const std::string &dir, const dist::Group &group,
                        const std::vector<int64_t> &batches, const CalibrationTiming &timing,
