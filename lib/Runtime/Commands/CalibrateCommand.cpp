@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <unistd.h>
 
@@ -62,6 +63,16 @@ private:
 
 CalibrationTiming computeTiming(bool quick) {
   return quick ? CalibrationTiming{1, 3, 0.0005} : CalibrationTiming{1, 5, 0.002};
+}
+
+/// The models' one-process steps: more rounds than one point of a kernel, spread over the
+/// calibration in `windows` batches (ModelStepSampler); each batch at least one round.
+std::vector<int> modelStepRounds(bool quick, size_t windows) {
+  int total = std::max<int>(quick ? 3 : 9, int(windows));
+  std::vector<int> rounds(windows, total / int(windows));
+  for (int i = 0; i < total % int(windows); ++i)
+    ++rounds[size_t(i)];
+  return rounds;
 }
 
 /// Collectives: the first calls connect Gloo's pairs and are not timed.
@@ -157,6 +168,15 @@ void takeReplicatedSteps(std::vector<schema::CommunicationCurve> &curves,
 /// Runs `ranks` ranks of calibrate-ranks; appends their curves (the models'
 /// replicated steps to the models). Returns the launcher's exit code (it
 /// printed the `error:` line of a failed rank).
+/// The one-process points of `sampled` into `profile` (whose replicated steps stay).
+void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
+                         std::vector<schema::ModelStepCurve> &profile) {
+  for (size_t i = 0; i < sampled.size() && i < profile.size(); ++i) {
+    profile[i].points = std::move(sampled[i].points);
+    profile[i].nodeByNodePoints = std::move(sampled[i].nodeByNodePoints);
+  }
+}
+
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
                  std::vector<schema::CommunicationCurve> &curves,
                  std::vector<schema::ModelStepCurve> &models) {
@@ -291,22 +311,37 @@ int runCalibrate(const CalibrateOptions &options) {
   profile.machine = schema::thisMachine();
   profile.machine.threads = options.threads;
   profile.machine.backend = dist::backendName(dist::Backend::Gloo);
+  std::vector<int64_t> groups = groupSizesToMeasure(options.ranks, profile.machine.logicalCpus);
+  // The models' steps in a batch of rounds before the groups and after each: a shared
+  // host's slow spells last tens of seconds (the CSNN's step at 32 samples: 29-38 ms in
+  // four calibrations of 5 rounds in a row, 100-step medians of 24.5-38.7 ms in one run).
+  std::vector<int> rounds = modelStepRounds(options.quick, groups.size() + 1);
+  std::unique_ptr<ModelStepSampler> steps;
   {
     CalibrationReporter reporter(Progress::modeFor(options.progress));
     profile.compute = measureCompute(defaultCalibrationSizes(options.quick),
                                      computeTiming(options.quick), reporter.callback());
-    if (!options.models.empty())
-      profile.modelSteps = measureModelSteps(options.models, options.modelBatches,
-                                             computeTiming(options.quick), reporter.callback());
+    if (!options.models.empty()) {
+      steps = std::make_unique<ModelStepSampler>(options.models, options.modelBatches,
+                                                 computeTiming(options.quick));
+      steps->sample(rounds.front(), reporter.callback());
+      profile.modelSteps = steps->curves();
+    }
   }
   // send_recv in every group: pairs exchanging at once wait for each other's turn on
   // the CPUs as a pipeline's stages do.
-  for (int64_t ranks : groupSizesToMeasure(options.ranks, profile.machine.logicalCpus)) {
-    int code = measureGroup(options, ranks, /*sendRecv=*/true, profile.communication,
+  for (size_t g = 0; g < groups.size(); ++g) {
+    int code = measureGroup(options, groups[g], /*sendRecv=*/true, profile.communication,
                             profile.modelSteps);
     if (code != 0)
       return code;
+    if (steps) {
+      CalibrationReporter reporter(Progress::modeFor(options.progress));
+      steps->sample(rounds[g + 1], reporter.callback());
+    }
   }
+  if (steps)
+    takeOneProcessSteps(steps->curves(), profile.modelSteps);
   std::string text = schema::formatDeviceProfile(profile);
   // What the planner will read: a profile this command cannot read back is
   // a bug here, not a file to leave behind.

@@ -183,40 +183,56 @@ std::function<void(int)> roundProgress(const CalibrationProgressFn &progress, st
   };
 }
 
+InterleavedSampler::InterleavedSampler(std::vector<std::function<void()>> calls,
+                                       const CalibrationTiming &timing,
+                                       std::vector<int64_t> callsPerSample,
+                                       std::function<void()> beforeSample)
+    : calls(std::move(calls)), callsPerSample(std::move(callsPerSample)),
+      beforeSample(std::move(beforeSample)), samples(this->calls.size()) {
+  bool sized = this->callsPerSample.empty();
+  for (const std::function<void()> &call : this->calls) {
+    for (int w = 0; w < timing.warmups; ++w)
+      call();
+    if (!sized)
+      continue;
+    Clock::time_point start = Clock::now(); // one timed call sizes the samples
+    call();
+    double once = std::max(secondsSince(start), 1e-9);
+    this->callsPerSample.push_back(
+        std::clamp<int64_t>(int64_t(std::ceil(timing.minSampleSeconds / once)), 1, 10000));
+  }
+}
+
+void InterleavedSampler::round() {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (beforeSample)
+      beforeSample();
+    Clock::time_point start = Clock::now();
+    for (int64_t k = 0; k < callsPerSample[i]; ++k)
+      calls[i]();
+    samples[i].push_back(secondsSince(start) / double(callsPerSample[i]));
+  }
+}
+
+std::vector<double> InterleavedSampler::medians() const {
+  std::vector<double> medians;
+  for (const std::vector<double> &sampled : samples)
+    medians.push_back(median(sampled));
+  return medians;
+}
+
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,
                                              const std::function<void(int)> &onRound,
                                              std::vector<int64_t> callsPerSample,
                                              const std::function<void()> &beforeSample) {
-  bool sized = callsPerSample.empty();
-  for (size_t i = 0; i < calls.size(); ++i) {
-    for (int w = 0; w < timing.warmups; ++w)
-      calls[i]();
-    if (!sized)
-      continue;
-    Clock::time_point start = Clock::now(); // one timed call sizes the samples
-    calls[i]();
-    double once = std::max(secondsSince(start), 1e-9);
-    callsPerSample.push_back(
-        std::clamp<int64_t>(int64_t(std::ceil(timing.minSampleSeconds / once)), 1, 10000));
-  }
-  std::vector<std::vector<double>> samples(calls.size());
+  InterleavedSampler sampler(calls, timing, std::move(callsPerSample), beforeSample);
   for (int round = 0; round < std::max(1, timing.repeats); ++round) {
     if (onRound)
       onRound(round);
-    for (size_t i = 0; i < calls.size(); ++i) {
-      if (beforeSample)
-        beforeSample();
-      Clock::time_point start = Clock::now();
-      for (int64_t k = 0; k < callsPerSample[i]; ++k)
-        calls[i]();
-      samples[i].push_back(secondsSince(start) / double(callsPerSample[i]));
-    }
+    sampler.round();
   }
-  std::vector<double> medians;
-  for (std::vector<double> &sampled : samples)
-    medians.push_back(median(sampled));
-  return medians;
+  return sampler.medians();
 }
 
 double linearWork(const LinearShape &s) {

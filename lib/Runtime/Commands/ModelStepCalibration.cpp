@@ -171,20 +171,31 @@ std::vector<CalibratedModel> loadModels(const std::vector<std::string> &dirs,
   return models;
 }
 
-std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::string> &dirs,
-                                                      const std::vector<int64_t> &batches,
-                                                      const CalibrationTiming &timing,
-                                                      const CalibrationProgressFn &progress) {
+/// The models, their curves' sizes, and for each sampled call the point it measures.
+struct ModelStepSampler::State {
+  struct Slot {
+    size_t model = 0;
+    bool fused = true;
+    size_t batch = 0;
+  };
+  std::vector<CalibratedModel> models;
   std::vector<schema::ModelStepCurve> curves;
-  std::vector<CalibratedModel> models = loadModels(dirs, curves);
+  std::vector<Slot> slots;
+  std::unique_ptr<InterleavedSampler> sampler;
+};
+
+ModelStepSampler::ModelStepSampler(const std::vector<std::string> &dirs,
+                                   const std::vector<int64_t> &batches,
+                                   const CalibrationTiming &timing)
+    : state(std::make_unique<State>()) {
+  state->models = loadModels(dirs, state->curves);
   // Every (model, blocks on or off, batch) is one call, sampled in rounds over all of
   // them. Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
   // fsdp, recomputation) take another time: measured, not scaled.
   std::vector<std::function<void()>> calls;
-  std::vector<schema::ProfilePoint *> into; // where each call's median goes
-  for (size_t m = 0; m < models.size(); ++m) {
-    Model &model = *models[m].model;
-    Optimizer &optimizer = *models[m].optimizer;
+  for (size_t m = 0; m < state->models.size(); ++m) {
+    Model &model = *state->models[m].model;
+    Optimizer &optimizer = *state->models[m].optimizer;
     int64_t fusedBefore = spikingBlockCounts().fused;
     {
       SpikingBlocksSwitch on(true);
@@ -195,24 +206,39 @@ std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::str
       if (!fused && !blocks)
         continue;
       std::vector<schema::ProfilePoint> &points =
-          fused ? curves[m].points : curves[m].nodeByNodePoints;
-      for (int64_t batch : batches)
-        points.push_back({double(batch), 0.0});
+          fused ? state->curves[m].points : state->curves[m].nodeByNodePoints;
       for (size_t b = 0; b < batches.size(); ++b) {
-        int64_t batch = batches[b];
-        std::function<void()> step = trainingStep(model, optimizer, batch);
+        points.push_back({double(batches[b]), 0.0});
+        std::function<void()> step = trainingStep(model, optimizer, batches[b]);
         calls.push_back([step, fused] {
           SpikingBlocksSwitch switched(fused);
           step();
         });
-        into.push_back(&points[b]);
+        state->slots.push_back({m, fused, b});
       }
     }
   }
-  std::vector<double> medians = interleavedMedianSeconds(
-      calls, timing, roundProgress(progress, "model steps, in rounds", timing));
-  for (size_t i = 0; i < calls.size(); ++i)
-    into[i]->seconds = medians[i];
+  state->sampler = std::make_unique<InterleavedSampler>(std::move(calls), timing);
+}
+
+ModelStepSampler::~ModelStepSampler() = default;
+
+void ModelStepSampler::sample(int rounds, const CalibrationProgressFn &progress) {
+  for (int round = 0; round < rounds; ++round) {
+    if (progress)
+      progress("model steps, in rounds", size_t(round), size_t(rounds));
+    state->sampler->round();
+  }
+}
+
+std::vector<schema::ModelStepCurve> ModelStepSampler::curves() const {
+  std::vector<schema::ModelStepCurve> curves = state->curves;
+  std::vector<double> medians = state->sampler->medians();
+  for (size_t i = 0; i < medians.size(); ++i) {
+    const State::Slot &slot = state->slots[i];
+    schema::ModelStepCurve &curve = curves[slot.model];
+    (slot.fused ? curve.points : curve.nodeByNodePoints)[slot.batch].seconds = medians[i];
+  }
   return curves;
 }
 

@@ -57,6 +57,25 @@ std::vector<double> interleavedMedianSeconds(const std::vector<std::function<voi
                                              std::vector<int64_t> callsPerSample = {},
                                              const std::function<void()> &beforeSample = {});
 
+/// interleavedMedianSeconds' rounds, which may be taken at several times of a calibration
+/// (a shared host's slow spells last tens of seconds): each call runs `timing.warmups`
+/// times and its samples are sized on construction, a round() takes one sample of every
+/// call in turn, medians() is each call's median over all its samples so far.
+class InterleavedSampler {
+public:
+  InterleavedSampler(std::vector<std::function<void()>> calls, const CalibrationTiming &timing,
+                     std::vector<int64_t> callsPerSample = {},
+                     std::function<void()> beforeSample = {});
+  void round();
+  std::vector<double> medians() const;
+
+private:
+  std::vector<std::function<void()>> calls;
+  std::vector<int64_t> callsPerSample;
+  std::function<void()> beforeSample;
+  std::vector<std::vector<double>> samples;
+};
+
 /// x [rows, in] through a Linear layer with bias to [rows, out].
 struct LinearShape {
   int64_t rows = 0, in = 0, out = 0;

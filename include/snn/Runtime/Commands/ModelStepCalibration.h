@@ -22,6 +22,7 @@ class Group;
 }
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,15 +36,30 @@ std::vector<int64_t> defaultModelBatches();
 /// input shape has exactly one free (batch) dimension.
 void checkModelToCalibrate(const std::string &dir);
 
-/// The median seconds of one training step of each DIR's model at each of `batches`
-/// (ascending, positive) samples, and node by node too where a spiking block ran; the
-/// samples are taken in rounds over every model and size (interleavedMedianSeconds).
-/// Throws Error for a model without trainable parameters and for two directories of one
-/// model (same parameter count and input shape).
-std::vector<schema::ModelStepCurve> measureModelSteps(const std::vector<std::string> &dirs,
-                                                      const std::vector<int64_t> &batches,
-                                                      const CalibrationTiming &timing,
-                                                      const CalibrationProgressFn &progress);
+/// One training step of each DIR's model at each of `batches` (ascending, positive)
+/// samples, and node by node too where a spiking block ran, in one process. The samples
+/// are taken in rounds over every model and size (InterleavedSampler), in as many batches
+/// of rounds as the caller asks for, so that they may be spread over a calibration: a
+/// shared host's slow spells last tens of seconds. Construction loads the models (Error,
+/// one line naming DIR, for a model without trainable parameters and for two directories
+/// of one model: same parameter count and input shape) and warms their steps up.
+class ModelStepSampler {
+public:
+  ModelStepSampler(const std::vector<std::string> &dirs, const std::vector<int64_t> &batches,
+                   const CalibrationTiming &timing);
+  ~ModelStepSampler();
+  ModelStepSampler(const ModelStepSampler &) = delete;
+  ModelStepSampler &operator=(const ModelStepSampler &) = delete;
+
+  /// `rounds` more samples of every step, each round reported to `progress` (may be empty).
+  void sample(int rounds, const CalibrationProgressFn &progress);
+  /// Each model's curves: every point the median of its samples so far (at least one).
+  std::vector<schema::ModelStepCurve> curves() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
 
 /// On every rank of `group` at once: the training steps of DIR's model as
 /// data-parallel replicas over the group, as the trainer makes them (SyncBatchNorm
