@@ -430,10 +430,10 @@ static double cpuContention(const Estimate &e, double full) {
 /// threads using as many CPUs) take at least B / CPUs, a pipeline's before the step's
 /// synchronisation after the drain. A pipeline's contention above slows compute by the
 /// average load, which alone let a step fall below that (the CSNN's dp=2 x pp=2: 42.8 ms
-/// predicted for 92 ms of work on 2 CPUs, measured 59.4 ms); flat modes' lockstep compute
-/// plus their collectives' wall time missed the backend's CPU (the MLP's dp=4 on 4 ranks
-/// of 2 CPUs: 8.7 ms predicted, 12.5 ms measured, 22 ms of CPU a step, 9.5 of it system
-/// time). The seconds compute waits beyond the estimate, or 0.
+/// predicted for 92 ms of work on 2 CPUs, measured 59.4 ms). Flat modes' lockstep compute
+/// plus their collectives' wall time falls below it where the backend's CPU is most of
+/// the step (on 4 ranks of 2 CPUs a 4-rank all-reduce of 1 MiB took 6-7 ms of CPU in
+/// 2.6-3.3 ms). The seconds compute waits beyond the estimate, or 0.
 static double cpuThroughputWait(const Estimate &e, const Calibration &calibration) {
   if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0))
     return 0.0;

@@ -78,10 +78,15 @@ OptimizerConfig calibrationSgd() {
   return sgd;
 }
 
-CalibratedModel loadCalibratedModel(const std::string &dir) {
+/// DIR's model, checked as calibrate asks (checkManifest).
+std::unique_ptr<Model> loadCheckedModel(const std::string &dir) {
   Artifact artifact = loadArtifact(dir);
   checkManifest(artifact.manifest, dir);
-  CalibratedModel loaded{std::make_unique<Model>(artifact), nullptr};
+  return std::make_unique<Model>(artifact);
+}
+
+CalibratedModel loadCalibratedModel(const std::string &dir) {
+  CalibratedModel loaded{loadCheckedModel(dir), nullptr};
   loaded.optimizer =
       std::make_unique<Optimizer>(calibrationSgd(), loaded.model->params().parameterNames(),
                                   loaded.model->params().parameters());
@@ -96,9 +101,7 @@ struct ReplicaModel {
 };
 
 ReplicaModel loadReplicaModel(const std::string &dir, const DataParallelContext &replicas) {
-  Artifact artifact = loadArtifact(dir);
-  checkManifest(artifact.manifest, dir);
-  ReplicaModel loaded{std::make_unique<Model>(artifact), nullptr};
+  ReplicaModel loaded{loadCheckedModel(dir), nullptr};
   loaded.model->setDataParallel(&replicas);
   loaded.sharding = makeReplicatedSharding(*loaded.model, calibrationSgd(), &replicas);
   return loaded;
