@@ -90,18 +90,16 @@ std::pair<std::function<void()>, int64_t> collectiveCall(const dist::Group &grou
   return {[group, whole] { dist::reduceScatter(group, whole); }, whole.numel() * kFloatBytes};
 }
 
-/// One message from rank 0 to rank 1 of `pair` and back; a call's time is
-/// half the round trip. Every pair of `all` runs it at once (each sample starts
-/// at a barrier of `all`), as a pipeline's stages exchange their tensors. In a
-/// round trip each end sends one message and receives one, so the CPU this
-/// process spends per round trip (`cpu`) is what one message costs both ends.
-schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, int64_t bytes,
-                               const CalibrationTiming &timing,
-                               const std::shared_ptr<CpuCount> &cpu) {
+/// One message of `bytes` from rank 0 to rank 1 of `pair` and back (a call's time is half
+/// the round trip), and the message's bytes. In a round trip each end sends one message
+/// and receives one, so the CPU this process spends per round trip is what one message
+/// costs both ends.
+std::pair<std::function<void()>, int64_t> roundTripCall(const dist::Group &pair,
+                                                        int64_t bytes) {
   at::Tensor message = at::randn({std::max<int64_t>(1, bytes / kFloatBytes)});
   at::Tensor buffer = message.clone();
   int peer = 1 - pair.rank();
-  auto roundTrip = [&] {
+  auto roundTrip = [pair, message, buffer, peer]() mutable {
     if (pair.rank() == 0) {
       dist::isend(pair, message, peer, 0).wait();
       dist::irecv(pair, buffer, peer, 0).wait();
@@ -110,17 +108,18 @@ schema::ProfilePoint pingPoint(const dist::Group &all, const dist::Group &pair, 
       dist::isend(pair, buffer, peer, 0).wait();
     }
   };
-  double seconds = medianSecondsFixed(counted(roundTrip, cpu), callsPerSampleOf(bytes), timing,
-                                      [&all] { dist::barrier(all); });
-  return {double(message.numel() * kFloatBytes), seconds / 2.0};
+  return {roundTrip, message.numel() * kFloatBytes};
 }
 
-/// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank
-/// waits), its CPU the mean over every rank that exchanged.
+/// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank waits), its
+/// CPU the mean over every rank that exchanged. Every pair runs its round trips at once,
+/// as a pipeline's stages exchange their tensors: each sample starts at a barrier of the
+/// group, in rounds over the sizes (a slow spell of the host measured as one size's
+/// samples in a row had put a 64 KiB message of two ranks at 3.2 ms, 25x its time).
 schema::CommunicationCurve measureSendRecv(dist::World &world,
                                            const std::vector<int64_t> &bytes,
                                            const CalibrationTiming &timing,
-                                           const std::function<void(size_t)> &report) {
+                                           const std::function<void(int)> &onRound) {
   const dist::Group &group = world.group();
   // Each newGroup is collective over every rank, members or not (ProcessGroups.h).
   dist::Group mine;
@@ -133,16 +132,27 @@ schema::CommunicationCurve measureSendRecv(dist::World &world,
   }
   schema::CommunicationCurve curve{"send_recv", group.size(), {}};
   std::vector<double> perMessage(bytes.size(), 0.0);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    report(i);
-    if (mine) {
-      auto cpu = std::make_shared<CpuCount>();
-      curve.points.push_back(pingPoint(group, mine, bytes[i], timing, cpu));
-      perMessage[i] = cpu->perCall();
-    } else { // the odd rank keeps the barriers' count
-      for (int r = 0; r < timing.repeats; ++r)
-        dist::barrier(group);
+  auto barrier = [&group] { dist::barrier(group); };
+  if (mine) {
+    std::vector<std::function<void()>> calls;
+    std::vector<std::shared_ptr<CpuCount>> cpu;
+    std::vector<int64_t> callsPerSample;
+    for (int64_t size : bytes) {
+      auto [call, messageBytes] = roundTripCall(mine, size);
+      cpu.push_back(std::make_shared<CpuCount>());
+      calls.push_back(counted(std::move(call), cpu.back()));
+      callsPerSample.push_back(callsPerSampleOf(size));
+      curve.points.push_back({double(messageBytes), 0.0});
     }
+    std::vector<double> medians =
+        interleavedMedianSeconds(calls, timing, onRound, callsPerSample, barrier);
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      curve.points[i].seconds = medians[i] / 2.0;
+      perMessage[i] = cpu[i]->perCall();
+    }
+  } else { // the odd rank keeps the barriers' count
+    for (size_t i = 0; i < bytes.size() * size_t(std::max(1, timing.repeats)); ++i)
+      barrier();
   }
   // The mean over the ranks that exchanged (the odd rank's 0 is not one of them).
   std::vector<double> summed = summedOverRanks(group, perMessage);
@@ -159,10 +169,6 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
                    const CalibrationTiming &timing, const CalibrationProgressFn &progress) {
   std::vector<schema::CommunicationCurve> curves;
   const dist::Group &group = world.group();
-  auto report = [&](const std::string &what, size_t i) {
-    if (progress && world.rank() == 0)
-      progress(what, i, bytes.size());
-  };
   std::string onRanks = " on " + std::to_string(group.size()) + " ranks";
   std::vector<std::function<void()>> calls;
   std::vector<std::shared_ptr<CpuCount>> cpu;
@@ -196,9 +202,10 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
     }
   if (!sendRecv)
     return curves;
-  curves.push_back(measureSendRecv(world, bytes, timing, [&](size_t i) {
-    report("send_recv between pairs of ranks" + onRanks, i);
-  }));
+  curves.push_back(measureSendRecv(
+      world, bytes, timing,
+      roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                    "send_recv between pairs of ranks" + onRanks + ", in rounds", timing)));
   dist::barrier(group);
   return curves;
 }
