@@ -20,7 +20,10 @@ measured.
    `plan_check.measured.memory_bytes` (docs/training.md), the predictions the manifest's
    `plan.prediction`. Before each round, and once right after calibrate, the whole model's
    step in one process at B samples is timed: its ratio to the first shows how far a shared
-   host's speed for one process drifted since calibrate (a diagnostic, not a correction).
+   host's speed for one process drifted since calibrate (a diagnostic, not a correction);
+   each run also records the share of the CPUs' time the hypervisor gave to others (steal,
+   /proc/stat) while it ran, and a run above --max-steal (5 %) is measured again, at most
+   --retries (2) more times; the table counts such runs.
 
 With --repredict ROWS (a --json of an earlier run, whose --work folder still holds the cases and
 device profile), nothing is measured again: each row's candidate is compiled anew by this build
@@ -31,7 +34,8 @@ Goal (issue 12): predictions within 25% of measurement; the first choice the fas
 within 10% of it. Not a test: run it on an otherwise idle machine.
   bench/planner_check.py [--models deep_mlp,csnn,vgg_dvs] [--ranks 4] [--threads 1]
                          [--batch 32] [--steps 12] [--repeat 3] [--top 3] [--others 2]
-                         [--profile FILE] [--json FILE] [--repredict ROWS]
+                         [--max-steal 0.05] [--retries 2] [--profile FILE] [--json FILE]
+                         [--repredict ROWS]
 """
 import argparse
 import json
@@ -101,6 +105,24 @@ def compile_candidate(args, env, case, d, tag, flags):
         return art, json.load(f)["plan"]
 
 
+def cpu_times():
+    """This machine's CPU times so far (/proc/stat's first line: user ... steal), or None."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_share(before, after):
+    """The share of the CPUs' time between two cpu_times() the hypervisor gave to others
+    (steal): a virtual machine's slow spell that is not the run's own doing."""
+    if not before or not after:
+        return float("nan")
+    spent = [b - a for a, b in zip(before, after)]
+    return spent[7] / max(1, sum(spent))
+
+
 def measure(args, env, art, data, static, d, tag):
     xp, yp = data
     log = os.path.join(d, f"{tag}.jsonl")
@@ -110,12 +132,28 @@ def measure(args, env, art, data, static, d, tag):
            args.threads, "--progress", "none", "--dist-timeout", 300]
     if static:
         cmd += ["--repeat-time", args.T]
+    before = cpu_times()
     info, ends = td.measure_trainer(cmd, env, log, os.path.join(d, f"{tag}.out"), args.ranks,
                                     args.warmup, args.timeout)
+    info["steal"] = steal_share(before, cpu_times())
     info["step_seconds"] = args.batch / info["samples_per_s"]
     checks = [e.get("plan_check") for e in ends or []]
     info["memory_bytes"] = max((c["measured"]["memory_bytes"] for c in checks if c), default=0)
     return info
+
+
+def measure_undisturbed(args, env, row, data, static, d, rep):
+    """measure(), again (at most --retries times) while the hypervisor took more than
+    --max-steal of the CPUs during the run: on a shared virtual machine such a run times
+    the other tenants (a 4-rank step measured 2-5x its undisturbed time at 24-29 % steal)."""
+    for attempt in range(args.retries + 1):
+        got = measure(args, env, row["art"], data, static, d, f"{row['tag']}.{rep}.{attempt}")
+        if not got["steal"] > args.max_steal:
+            break
+        row["disturbed"] = row.get("disturbed", 0) + 1
+        print(f"   {row['tag']}: steal {got['steal'] * 100:.1f} % during the run, "
+              + ("measuring again" if attempt < args.retries else "kept"), flush=True)
+    return got
 
 
 def whole_model(model, args, env):
@@ -168,12 +206,13 @@ def bench_model(model, prepared, whole, reference, args, env):
         print(f"   {model} round {rep + 1}: one process's step {step / reference:.2f}x its "
               "time after calibrate", flush=True)
         for r in rows:
-            got = measure(args, env, r["art"], (xp, yp), static, d, f"{r['tag']}.{rep}")
+            got = measure_undisturbed(args, env, r, (xp, yp), static, d, rep)
             r["runs"].append(got["step_seconds"])
+            r.setdefault("steal", []).append(got["steal"])
             r["measured_mem"] = max(r.get("measured_mem", 0), got["memory_bytes"])
             print(f"   {model} #{r['rank']} {r['mode']} {r['mesh']} (run {rep + 1}): predicted "
                   f"{r['predicted_s'] * 1e3:.2f} ms, measured {got['step_seconds'] * 1e3:.2f} "
-                  "ms", flush=True)
+                  f"ms (steal {got['steal'] * 100:.1f} %)", flush=True)
     for r in rows:
         r["measured_s"] = float(np.median(r["runs"]))
         del r["art"], r["tag"]
@@ -227,6 +266,12 @@ def report(rows):
     print(f"all: {within(ratios)} of {len(rows)} step times and {within(memory)} of "
           f"{len(rows)} memory peaks within 25%; median step measured / predicted "
           f"{float(np.median(ratios)):.2f}")
+    steal = [x for r in rows for x in r.get("steal", []) if x == x]
+    if steal:
+        print(f"steal (the hypervisor's share of the CPUs during the runs kept): median "
+              f"{float(np.median(steal)) * 100:.1f} %, most {max(steal) * 100:.1f} %; "
+              f"{sum(r.get('disturbed', 0) for r in rows)} runs above --max-steal measured "
+              "again")
 
 
 def main():
@@ -243,6 +288,11 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3,
                    help="runs of each candidate, in rounds; the median is reported")
+    p.add_argument("--max-steal", type=float, default=0.05,
+                   help="a run during which the hypervisor took more of the CPUs is measured "
+                        "again")
+    p.add_argument("--retries", type=int, default=2,
+                   help="at most this many more runs of a disturbed one")
     p.add_argument("--top", type=int, default=3)
     p.add_argument("--others", type=int, default=2)
     p.add_argument("--profile", help="a device profile to use instead of calibrating")
