@@ -52,10 +52,11 @@ void expectAscendingPositive(const std::vector<snn::schema::ProfilePoint> &point
 
 } // namespace
 
-TEST(Calibration, MedianSecondsFixedRunsWarmupsAndEverySample) {
+TEST(Calibration, FixedSamplesRunWarmupsAndEverySample) {
   int calls = 0, samples = 0;
   CalibrationTiming timing{2, 5, 0.0};
-  double seconds = medianSecondsFixed([&] { ++calls; }, 3, timing, [&] { ++samples; });
+  double seconds =
+      interleavedMedianSeconds({[&] { ++calls; }}, timing, {}, {3}, [&] { ++samples; }).front();
   EXPECT_EQ(calls, 2 + 5 * 3);
   EXPECT_EQ(samples, 5);
   EXPECT_GE(seconds, 0.0);

@@ -163,12 +163,6 @@ schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shap
 
 } // namespace
 
-double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSample,
-                          const CalibrationTiming &timing,
-                          const std::function<void()> &beforeSample) {
-  return interleavedMedianSeconds({call}, timing, {}, {callsPerSample}, beforeSample).front();
-}
-
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
   return interleavedMedianSeconds({call}, timing, {}).front();
 }

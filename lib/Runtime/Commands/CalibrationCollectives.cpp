@@ -56,6 +56,34 @@ std::function<void()> counted(std::function<void()> call, std::shared_ptr<CpuCou
   };
 }
 
+/// Calls that count their CPU, each with its fixed calls per sample (ranks of a collective
+/// must agree on every count), sampled together in rounds.
+struct CountedCalls {
+  std::vector<std::function<void()>> calls;
+  std::vector<std::shared_ptr<CpuCount>> cpu;
+  std::vector<int64_t> callsPerSample;
+
+  /// `call` of `bytes` on the wire.
+  void add(std::function<void()> call, int64_t bytes) {
+    cpu.push_back(std::make_shared<CpuCount>());
+    calls.push_back(counted(std::move(call), cpu.back()));
+    callsPerSample.push_back(callsPerSampleOf(bytes));
+  }
+  /// Each call's median seconds, every sample after a barrier of `group`.
+  std::vector<double> medians(const dist::Group &group, const CalibrationTiming &timing,
+                              const std::function<void(int)> &onRound) const {
+    return interleavedMedianSeconds(calls, timing, onRound, callsPerSample,
+                                    [&group] { dist::barrier(group); });
+  }
+  /// This process's CPU per call of each.
+  std::vector<double> cpuPerCall() const {
+    std::vector<double> seconds;
+    for (const std::shared_ptr<CpuCount> &count : cpu)
+      seconds.push_back(count->perCall());
+    return seconds;
+  }
+};
+
 /// `perCall` (this process's CPU per call of each point) summed over the group's ranks:
 /// what one call costs all of them together.
 std::vector<double> summedOverRanks(const dist::Group &group,
@@ -132,27 +160,20 @@ schema::CommunicationCurve measureSendRecv(dist::World &world,
   }
   schema::CommunicationCurve curve{"send_recv", group.size(), {}};
   std::vector<double> perMessage(bytes.size(), 0.0);
-  auto barrier = [&group] { dist::barrier(group); };
   if (mine) {
-    std::vector<std::function<void()>> calls;
-    std::vector<std::shared_ptr<CpuCount>> cpu;
-    std::vector<int64_t> callsPerSample;
+    CountedCalls roundTrips;
     for (int64_t size : bytes) {
       auto [call, messageBytes] = roundTripCall(mine, size);
-      cpu.push_back(std::make_shared<CpuCount>());
-      calls.push_back(counted(std::move(call), cpu.back()));
-      callsPerSample.push_back(callsPerSampleOf(size));
+      roundTrips.add(std::move(call), size);
       curve.points.push_back({double(messageBytes), 0.0});
     }
-    std::vector<double> medians =
-        interleavedMedianSeconds(calls, timing, onRound, callsPerSample, barrier);
-    for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<double> medians = roundTrips.medians(group, timing, onRound);
+    for (size_t i = 0; i < bytes.size(); ++i)
       curve.points[i].seconds = medians[i] / 2.0;
-      perMessage[i] = cpu[i]->perCall();
-    }
+    perMessage = roundTrips.cpuPerCall();
   } else { // the odd rank keeps the barriers' count
     for (size_t i = 0; i < bytes.size() * size_t(std::max(1, timing.repeats)); ++i)
-      barrier();
+      dist::barrier(group);
   }
   // The mean over the ranks that exchanged (the odd rank's 0 is not one of them).
   std::vector<double> summed = summedOverRanks(group, perMessage);
@@ -170,30 +191,24 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
   std::vector<schema::CommunicationCurve> curves;
   const dist::Group &group = world.group();
   std::string onRanks = " on " + std::to_string(group.size()) + " ranks";
-  std::vector<std::function<void()>> calls;
-  std::vector<std::shared_ptr<CpuCount>> cpu;
-  std::vector<int64_t> callsPerSample;
+  // Rank 0 reports each measurement's rounds.
+  auto rounds = [&](const std::string &what) {
+    return roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                         what + onRanks + ", in rounds", timing);
+  };
+  CountedCalls collectives;
   for (const char *kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
     curves.push_back({kind, group.size(), {}});
     for (int64_t size : bytes) {
       auto [call, wholeBytes] = collectiveCall(group, kind, size);
-      cpu.push_back(std::make_shared<CpuCount>());
-      calls.push_back(counted(std::move(call), cpu.back()));
-      callsPerSample.push_back(callsPerSampleOf(size));
+      collectives.add(std::move(call), size);
       curves.back().points.push_back({double(wholeBytes), 0.0});
     }
   }
   // A barrier starts each sample; rounds over every kind and size.
-  std::vector<double> medians = interleavedMedianSeconds(
-      calls, timing,
-      roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
-                    "all_reduce, all_gather and reduce_scatter" + onRanks + ", in rounds",
-                    timing),
-      callsPerSample, [&group] { dist::barrier(group); });
-  std::vector<double> perCall;
-  for (const std::shared_ptr<CpuCount> &count : cpu)
-    perCall.push_back(count->perCall());
-  std::vector<double> cpuSeconds = summedOverRanks(group, perCall);
+  std::vector<double> medians =
+      collectives.medians(group, timing, rounds("all_reduce, all_gather and reduce_scatter"));
+  std::vector<double> cpuSeconds = summedOverRanks(group, collectives.cpuPerCall());
   size_t next = 0;
   for (schema::CommunicationCurve &curve : curves)
     for (schema::ProfilePoint &point : curve.points) {
@@ -202,10 +217,8 @@ measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool s
     }
   if (!sendRecv)
     return curves;
-  curves.push_back(measureSendRecv(
-      world, bytes, timing,
-      roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
-                    "send_recv between pairs of ranks" + onRanks + ", in rounds", timing)));
+  curves.push_back(
+      measureSendRecv(world, bytes, timing, rounds("send_recv between pairs of ranks")));
   dist::barrier(group);
   return curves;
 }

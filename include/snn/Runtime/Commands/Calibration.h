@@ -37,12 +37,6 @@ struct CalibrationTiming {
 
 /// Median seconds of one call of `call` (see CalibrationTiming).
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing);
-/// Median over `timing.repeats` samples of `callsPerSample` calls each, after
-/// `timing.warmups` calls; `beforeSample` (may be empty) runs untimed before
-/// each sample. Ranks of a collective must agree on every count, hence fixed.
-double medianSecondsFixed(const std::function<void()> &call, int64_t callsPerSample,
-                          const CalibrationTiming &timing,
-                          const std::function<void()> &beforeSample);
 /// The median seconds of each of `calls`, their samples taken in rounds over all of them
 /// (sample r of every call before sample r + 1 of any), so that a slow spell of a shared
 /// host spreads over every call instead of landing on a few. Each call runs
