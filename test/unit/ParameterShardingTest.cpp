@@ -2,7 +2,8 @@
 //
 // On a one-rank group every collective is a copy, so these tests see the
 // mechanics alone: fsdp frees a layer's parameters after the forward's last
-// use and gathers them again for backward; every sharding takes exactly the
+// use, gathers them again for backward and frees them once backward has
+// their gradients; every sharding takes exactly the
 // optimizer step of the replicated one.
 //
 //===----------------------------------------------------------------------===//
@@ -70,16 +71,28 @@ TEST(FsdpSharding, FreesAfterForwardAndGathersForBackward) {
   at::Tensor out = model.forward(x, true);
   for (const at::Tensor &param : model.params().parameters())
     EXPECT_EQ(param.storage().nbytes(), 0u) << "freed after the forward";
-  out.sum().backward(); // reads the weights: the hooks gather them
+  // Backward gathers each layer again (its gradient needs the weights) and,
+  // once the layer's gradients are accumulated, takes their shard and frees
+  // the layer: record what the first layer's accumulation finds resident.
+  std::vector<size_t> residentAtFirstGrad;
+  at::Tensor first = model.params().parameters().front();
+  first.register_hook([&](const at::Tensor &) {
+    for (const at::Tensor &param : model.params().parameters())
+      residentAtFirstGrad.push_back(param.storage().nbytes());
+  });
+  out.sum().backward();
+  ASSERT_FALSE(residentAtFirstGrad.empty());
+  EXPECT_GT(residentAtFirstGrad.front(), 0u) << "gathered for backward";
+  EXPECT_EQ(residentAtFirstGrad.back(), 0u)
+      << "the last layer, reduced and freed before backward reached the first";
   for (const at::Tensor &param : model.params().parameters()) {
-    EXPECT_GT(param.storage().nbytes(), 0u) << "gathered for backward";
-    EXPECT_TRUE(param.grad().defined());
+    EXPECT_EQ(param.storage().nbytes(), 0u) << "freed by the end of backward";
+    EXPECT_FALSE(param.grad().defined()) << "its gradients now a shard";
   }
+  EXPECT_GT(fsdp->footprint().gradBytes, 0) << "the gradient shards, before finishBackward";
   fsdp->finishBackward();
-  for (const at::Tensor &param : model.params().parameters()) {
+  for (const at::Tensor &param : model.params().parameters())
     EXPECT_EQ(param.storage().nbytes(), 0u) << "freed after backward";
-    EXPECT_FALSE(param.grad().defined());
-  }
   MemoryFootprint bytes = fsdp->footprint();
   EXPECT_GT(bytes.paramBytes, 0);
   EXPECT_GT(bytes.gradBytes, 0) << "the gradient shard, until step()";

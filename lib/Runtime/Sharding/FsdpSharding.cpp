@@ -8,8 +8,13 @@
 //   - after a step, a hook on the step's output gathers them again when
 //     backward reaches it (autograd saved views of the freed storage), and
 //     a unit is released after its last use in the forward;
-//   - after backward (finishBackward), each unit's gradients are
-//     reduce-scattered into a gradient shard and everything full is freed.
+//   - as soon as backward has accumulated a unit's gradients (a post hook
+//     on each parameter's AccumulateGrad), they are reduce-scattered into
+//     a gradient shard and the unit's full parameters and gradients are
+//     freed: backward holds a few units full, not the whole model twice.
+//     Units are reduced in reverse forward order, each once every unit
+//     before it in that order is, so every rank makes the same calls in the
+//     same order; finishBackward reduces those backward did not complete.
 // step() then updates the shards in place. While a unit computes, the next
 // one's all_gather runs in the background (the following unit in forward,
 // the preceding one in backward), so at most two units are full at a time
@@ -26,6 +31,9 @@
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
 #include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
 #include <map>
@@ -42,6 +50,9 @@ struct FsdpUnit {
   std::unique_ptr<PieceOptimizer> pieces;
   dist::PendingCollective prefetch; // an all_gather started ahead of use
   size_t lastForwardStep = 0;
+  size_t gradsExpected = 0; // parameters whose AccumulateGrad has a hook
+  size_t gradsPending = 0;  // of those, not yet accumulated this backward
+  bool reduced = false;     // this backward's gradient shard is taken
 };
 
 class FsdpSharding final : public ParameterSharding, public ExecutionObserver {
@@ -55,10 +66,15 @@ public:
       unit.pieces = std::make_unique<PieceOptimizer>(*unit.flat, unit.names);
       unit.flat->release();
     }
+    registerGradHooks();
     model.setExecutionObserver(this);
   }
 
-  ~FsdpSharding() override { model.setExecutionObserver(nullptr); }
+  ~FsdpSharding() override {
+    for (size_t k = 0; k < accumulators.size(); ++k)
+      accumulators[k]->del_post_hook(hookKeys[k]);
+    model.setExecutionObserver(nullptr);
+  }
 
   ShardingMode mode() const override { return ShardingMode::Fsdp; }
 
@@ -87,15 +103,16 @@ public:
     for (FsdpUnit &unit : units)
       if (unit.prefetch.valid())
         unit.prefetch.wait();
+    // The same order as in backward: first those it left, then the rest.
+    for (; nextReduce < reduceOrder.size(); ++nextReduce)
+      reduceUnit(units[reduceOrder[nextReduce]]);
     for (FsdpUnit &unit : units) {
-      at::Tensor grads = unit.flat->flatGradients();
-      unit.gradShard = dist::reduceScatter(group, grads, dist::ReduceOp::Sum);
-      unit.gradShard.div_(group.size());
-      for (const at::Tensor &param : unit.flat->params())
-        param.mutable_grad().reset();
-      if (!pinned)
-        releaseUnit(unit);
+      if (!unit.reduced)
+        reduceUnit(unit);
+      unit.reduced = false;
+      unit.gradsPending = unit.gradsExpected;
     }
+    nextReduce = 0;
   }
 
   void step(double lr) override {
@@ -160,6 +177,31 @@ public:
 
 private:
   void buildUnits(const std::vector<std::vector<std::string>> &use);
+  void registerGradHooks();
+
+  /// Unit `u`'s gradient shard from every rank's full gradients; its full
+  /// parameters and gradients are then freed.
+  void reduceUnit(FsdpUnit &unit) {
+    at::NoGradGuard noGrad;
+    at::Tensor grads = unit.flat->flatGradients();
+    for (const at::Tensor &param : unit.flat->params())
+      param.mutable_grad().reset();
+    unit.gradShard = dist::reduceScatter(group, grads, dist::ReduceOp::Sum);
+    unit.gradShard.div_(group.size());
+    unit.reduced = true;
+    if (!pinned)
+      releaseUnit(unit);
+  }
+
+  /// A parameter of unit `u` has its gradient for this backward.
+  void onGradAccumulated(size_t u) {
+    if (units[u].gradsPending > 0)
+      --units[u].gradsPending;
+    while (nextReduce < reduceOrder.size() &&
+           units[reduceOrder[nextReduce]].gradsPending == 0 &&
+           !units[reduceOrder[nextReduce]].reduced)
+      reduceUnit(units[reduceOrder[nextReduce++]]);
+  }
 
   void gather(size_t u) {
     FsdpUnit &unit = units[u];
@@ -193,8 +235,43 @@ private:
   dist::Group group;
   std::vector<FsdpUnit> units;
   std::vector<std::vector<size_t>> unitsOfStep;
+  /// The units backward reduces, in the order it reaches them.
+  std::vector<size_t> reduceOrder;
+  size_t nextReduce = 0;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
+  std::vector<uintptr_t> hookKeys;
   bool pinned = false;
 };
+
+// Post hooks after gradient accumulation; the accumulators are kept alive so
+// that every graph uses these. A unit no step reads, or without a trainable
+// parameter, is left to finishBackward.
+void FsdpSharding::registerGradHooks() {
+  for (size_t u = units.size(); u-- > 0;) {
+    FsdpUnit &unit = units[u];
+    if (unit.lastForwardStep >= unitsOfStep.size())
+      continue;
+    for (const at::Tensor &param : unit.flat->params()) {
+      if (!param.requires_grad())
+        continue;
+      auto accumulator = torch::autograd::impl::grad_accumulator(param);
+      if (!accumulator)
+        continue;
+      hookKeys.push_back(accumulator->add_post_hook(
+          std::make_unique<torch::autograd::utils::LambdaPostHook>(
+              [this, u](const torch::autograd::variable_list &outputs,
+                        const torch::autograd::variable_list &) {
+                onGradAccumulated(u);
+                return outputs;
+              })));
+      accumulators.push_back(std::move(accumulator));
+      ++unit.gradsExpected;
+    }
+    unit.gradsPending = unit.gradsExpected;
+    if (unit.gradsExpected > 0)
+      reduceOrder.push_back(u);
+  }
+}
 
 void FsdpSharding::buildUnits(
     const std::vector<std::vector<std::string>> &use) {
