@@ -2,6 +2,7 @@
 
 #include "snn/Planner/DeviceCalibration.h"
 
+#include <cmath>
 #include <algorithm>
 #include <optional>
 
@@ -68,6 +69,10 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
   calibration->source = "device profile " + path + " (" + m.cpu + ", " +
                         std::to_string(m.threads) + " thread" + (m.threads == 1 ? "" : "s") +
                         " per rank, " + m.backend + ")";
+  if (m.stealShare > schema::kDisturbingStealShare)
+    calibration->source += ", measured while the hypervisor gave " +
+                           std::to_string(int(std::lround(m.stealShare * 100))) +
+                           " % of its CPU time to other tenants (its times are a slow spell's)";
   calibration->logicalCpus = m.logicalCpus;
   calibration->threadsPerRank = m.threads;
   for (const schema::ComputeCurve &curve : profile.compute)

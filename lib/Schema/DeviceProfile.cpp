@@ -30,7 +30,8 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kModelSteps = "model_steps", *kModel = "model",
                      *kParameters = "parameters", *kInput = "input",
                      *kNodeByNodePoints = "node_by_node_points",
-                     *kReplicated = "replicated", *kCpuPoints = "cpu_points";
+                     *kReplicated = "replicated", *kCpuPoints = "cpu_points",
+                     *kSteal = "steal";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -170,6 +171,11 @@ MachineIdentity parseMachine(const FieldReader &top) {
                     machine.getInt(key::kThreads), machine.getString(key::kBackend)};
   if (m.logicalCpus < 1 || m.threads < 1)
     machine.fail("'machine.logical_cpus' and 'machine.threads' must be at least 1");
+  if (machine.find(key::kSteal)) {
+    m.stealShare = machine.getDouble(key::kSteal);
+    if (!(m.stealShare >= 0 && m.stealShare <= 1))
+      machine.fail("'machine.steal' must be a share between 0 and 1");
+  }
   return m;
 }
 
@@ -258,13 +264,15 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
     communication.push_back(std::move(curve));
   }
   const MachineIdentity &m = profile.machine;
+  json machine = {{key::kCpu, m.cpu}, {key::kLogicalCpus, m.logicalCpus},
+                  {key::kThreads, m.threads}, {key::kBackend, m.backend}};
+  if (m.stealShare >= 0)
+    machine[key::kSteal] = m.stealShare;
   json document = {
       {key::kFormat, profile.format},
       {key::kVersion, profile.version},
       {key::kCreatedBy, profile.createdBy},
-      {key::kMachine,
-       {{key::kCpu, m.cpu}, {key::kLogicalCpus, m.logicalCpus}, {key::kThreads, m.threads},
-        {key::kBackend, m.backend}}},
+      {key::kMachine, machine},
       {key::kCompute, compute},
       {key::kCommunication, communication}};
   if (!profile.modelSteps.empty()) {

@@ -71,6 +71,25 @@ TEST(Calibration, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
   EXPECT_DOUBLE_EQ(c->compute[size_t(WorkKind::Gemm)].secondsAt(1e7), 1e-3);
 }
 
+// A profile measured while the hypervisor ran other tenants says so wherever the planner
+// names its times; a quiet one does not.
+TEST(Calibration, AProfileMeasuredInASlowSpellSaysSo) {
+  snn::schema::DeviceProfile profile;
+  profile.machine = {"cpu", 2, 1, "gloo"};
+  profile.compute.push_back({"gemm", {{1e6, 2e-3}}});
+  for (double steal : {-1.0, 0.0, 0.04}) {
+    profile.machine.stealShare = steal;
+    EXPECT_EQ(calibrationFromProfile(profile, "p.json")->source.find("hypervisor"),
+              std::string::npos)
+        << steal;
+  }
+  profile.machine.stealShare = 0.21;
+  EXPECT_NE(calibrationFromProfile(profile, "p.json")
+                ->source.find("measured while the hypervisor gave 21 % of its CPU time to "
+                              "other tenants"),
+            std::string::npos);
+}
+
 TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheirSteps) {
   Calibration c;
   int64_t large = int64_t(4) << 20;

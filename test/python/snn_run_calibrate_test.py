@@ -2,7 +2,8 @@
 progress and summary, bad flags, and a rank that dies during the communication measurement.
 
   calibrate --quick --ranks 2 --out F  -> exit 0; F is a profile (format, version, this machine,
-                                          threads 1, gloo), every compute kind with >= 4 ascending
+                                          threads 1, gloo, the hypervisor's steal share
+                                          while measuring where /proc/stat has it), every compute kind with >= 4 ascending
                                           points, all_reduce / all_gather / reduce_scatter /
                                           send_recv on 2 ranks, each with its CPU per call
                                           at every size; GEMM FLOP/s grow from the
@@ -50,6 +51,14 @@ def check_points(points, where):
             raise Failure(f"{where}: not positive: {p}")
 
 
+def has_steal_accounting():
+    try:
+        with open("/proc/stat") as f:
+            return len(f.readline().split()) >= 9  # "cpu" and 8 times, steal the eighth
+    except OSError:
+        return False
+
+
 def check_profile(path):
     with open(path) as f:
         profile = json.load(f)
@@ -60,6 +69,8 @@ def check_profile(path):
         raise Failure(f"machine: {machine}")
     if machine["logical_cpus"] != os.cpu_count():
         raise Failure(f"logical_cpus {machine['logical_cpus']}, os says {os.cpu_count()}")
+    if has_steal_accounting() and not 0 <= machine.get("steal", -1) <= 1:
+        raise Failure(f"machine.steal: {machine.get('steal')} (a share; /proc/stat has steal)")
     kinds = [c["kind"] for c in profile["compute"]]
     if kinds != COMPUTE_KINDS:
         raise Failure(f"compute kinds {kinds}")
@@ -101,6 +112,8 @@ def check_calibrate(snn_run, work):
     for kind in COMPUTE_KINDS + COMMUNICATION_KINDS:
         if kind not in rows:
             raise Failure(f"no summary row for {kind}:\n{proc.stdout}")
+    if has_steal_accounting() and "steal while measuring: " not in proc.stdout:
+        raise Failure(f"no steal line in the summary:\n{proc.stdout}")
     if "calibrate: gemm" not in proc.stderr or "all_reduce, all_gather and reduce_scatter on 2 ranks" not in proc.stderr:
         raise Failure(f"no progress lines on stderr:\n{proc.stderr}")
     if "error" in proc.stderr:

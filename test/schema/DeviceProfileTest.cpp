@@ -226,6 +226,24 @@ TEST(DeviceProfile, MessagesCpuRoundTripsAndIsChecked) {
             std::string::npos);
 }
 
+TEST(DeviceProfile, StealWhileMeasuringRoundTripsAndIsChecked) {
+  DeviceProfile profile = sampleProfile();
+  EXPECT_EQ(formatDeviceProfile(profile).find("steal"), std::string::npos); // unknown: absent
+  EXPECT_LT(parseDeviceProfile(formatDeviceProfile(profile), "p.json").machine.stealShare, 0);
+  profile.machine.stealShare = 0.125;
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  EXPECT_DOUBLE_EQ(back.machine.stealShare, 0.125);
+  for (double bad : {1.5, -0.25}) {
+    profile.machine.stealShare = 0.5;
+    std::string text = formatDeviceProfile(profile);
+    text.replace(text.find("0.5"), 3, std::to_string(bad));
+    EXPECT_NE(errorOf([&] { parseDeviceProfile(text, "p.json"); })
+                  .find("p.json: 'machine.steal' must be a share between 0 and 1"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

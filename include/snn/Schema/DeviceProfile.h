@@ -50,12 +50,20 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Above this share of the CPUs' time taken by the hypervisor for other tenants while
+/// calibrate measured (`machine.steal`), its times are a slow spell's: calibrate warns and
+/// the planner says so (a 4-rank step measured 2-5x its undisturbed time at 24-29 %).
+constexpr double kDisturbingStealShare = 0.05;
+
 /// Which machine measured the profile: the planner's numbers hold there.
 struct MachineIdentity {
   std::string cpu;         ///< /proc/cpuinfo "model name"
   int64_t logicalCpus = 0; ///< CPUs the OS offers
   int64_t threads = 0;     ///< intra-op threads per rank during the measurement
   std::string backend;     ///< process-group backend of the collectives ("gloo")
+  /// The share (0-1) of the CPUs' time the hypervisor gave to others while measuring
+  /// (/proc/stat's steal); negative where unknown (no /proc/stat, an older profile).
+  double stealShare = -1;
 };
 
 struct ProfilePoint {

@@ -9,6 +9,7 @@
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/HostCpuTimes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -303,9 +304,26 @@ void validateCalibrateOptions(const CalibrateOptions &options) {
   validateModelOptions(options);
 }
 
+/// The profile's record of the hypervisor's steal while it was measured, and a warning
+/// when that made it a slow spell's.
+static void recordSteal(schema::MachineIdentity &machine,
+                        const std::optional<HostCpuTimes> &before) {
+  machine.stealShare = stealShareBetween(before, readHostCpuTimes());
+  if (machine.stealShare > schema::kDisturbingStealShare) {
+    char share[32];
+    std::snprintf(share, sizeof(share), "%.1f %%", machine.stealShare * 100);
+    std::cerr << "warning: calibrate: the hypervisor gave " << share
+              << " of this machine's CPU time to other tenants while it measured (steal, "
+                 "/proc/stat): the profile's times are slower than this machine's; "
+                 "calibrate again when the host is quieter\n"
+              << std::flush;
+  }
+}
+
 int runCalibrate(const CalibrateOptions &options) {
   validateCalibrateOptions(options);
   setIntraOpThreads(options.threads);
+  std::optional<HostCpuTimes> cpuTimesBefore = readHostCpuTimes();
   schema::DeviceProfile profile;
   profile.createdBy = options.createdBy;
   profile.machine = schema::thisMachine();
@@ -342,6 +360,7 @@ int runCalibrate(const CalibrateOptions &options) {
   }
   if (steps)
     takeOneProcessSteps(steps->curves(), profile.modelSteps);
+  recordSteal(profile.machine, cpuTimesBefore);
   std::string text = schema::formatDeviceProfile(profile);
   // What the planner will read: a profile this command cannot read back is
   // a bug here, not a file to leave behind.
@@ -413,8 +432,16 @@ std::string formatCalibrationSummary(const schema::DeviceProfile &profile) {
                   row.fastest.c_str(), row.rate.c_str());
     table += line;
   }
-  return table + "(gemm, conv2d: FLOP/s of forward and backward, 3 x the forward's FLOPs; "
-                 "communication: bytes of the whole tensor per second)\n";
+  table += "(gemm, conv2d: FLOP/s of forward and backward, 3 x the forward's FLOPs; "
+           "communication: bytes of the whole tensor per second)\n";
+  if (profile.machine.stealShare >= 0) {
+    char line[128];
+    std::snprintf(line, sizeof(line),
+                  "steal while measuring: %.1f %% of the CPUs' time (other tenants')\n",
+                  profile.machine.stealShare * 100);
+    table += line;
+  }
+  return table;
 }
 
 } // namespace snn::runtime
