@@ -70,6 +70,9 @@ private:
   struct ActivationMemory {
     int64_t kept = 0; ///< held from the forward until the backward
     int64_t peak = 0; ///< with the gradients of the op whose backward needs most
+    /// Without recomputation, per unit: what it keeps, and its backward's peak above
+    /// what the units before it keep.
+    std::vector<double> unitKept, unitPeak;
   };
   /// `fused`: whether the runtime's spiking blocks run (spikingBlockStart).
   ActivationMemory activations(const std::vector<int> &units, const Scales &s, int64_t batch,
@@ -78,6 +81,9 @@ private:
   int64_t batchBytes(int64_t samples) const;
   int64_t stateBytes(int64_t paramBytes, int64_t bufferBytes, int64_t shardParams,
                      int64_t shardOptimizer) const;
+  /// fsdp's peak of activations and full layers over its backward (no recomputation).
+  double fsdpBackwardPeak(const std::vector<int> &units, const Scales &s,
+                          const ActivationMemory &held) const;
 
   /// The units and ops of each logical stage (chunk) of a pipeline.
   struct Chunks {

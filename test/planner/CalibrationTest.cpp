@@ -583,17 +583,64 @@ TEST(Calibration, APipelineStepEndsWithTheRuntimesSynchronisation) {
 
 TEST(Calibration, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
   // Large weights, small activations (T = 1): after the drain, a replica's rank all-reduces
-  // its stages' gradients through one flat copy while its batch is still loaded.
+  // its stages' gradients through one flat copy while its batch is still loaded; up to
+  // 1 MiB on 2 ranks the all-reduce goes by recursive doubling, receiving into a second
+  // tensor of that size (larger ones go through Gloo's ring, whose buffers are its own).
+  int64_t batch = 32 * 64 * 4 + 32 * 8; // a replica's 32 of the 64 samples, and labels
+  for (int64_t hidden : {1024, 8192}) {
+    ModelInfo model = test::spikingMlp(64, hidden, 10, /*timeSteps=*/1);
+    Hardware hw;
+    Estimate replicas = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
+    // The busiest rank's parameters: its state is weights, gradients and Adam's 2 states.
+    int64_t params = replicas.stateBytes / 4;
+    ASSERT_GT(params, 0);
+    bool doubling = params <= (int64_t(1) << 20);
+    EXPECT_EQ(doubling, hidden == 1024) << params;
+    // Beyond the backward's peak, and not growing with the batch: transient.
+    EXPECT_EQ(replicas.activationBytes + replicas.transientBytes,
+              (doubling ? 2 : 1) * params + batch)
+        << hidden;
+    EXPECT_GT(replicas.transientBytes, 0);
+  }
+}
+
+// dp's reducer holds a flat copy of the gradients for the whole run, and after backward,
+// the activations freed, each bucket's all-reduce by recursive doubling receives into a
+// tensor of the bucket's size.
+TEST(Calibration, DataParallelRanksHoldTheirBucketsAndTheirAllReducesScratch) {
+  // 0.8 MiB of weights, far less activation at 16 samples a rank.
+  ModelInfo model = test::spikingMlp(192, 1024, 10, /*timeSteps=*/1);
+  Hardware hw;
+  Estimate alone = forcedEstimate(model, "dp=1", snn::schema::RequestedMode::None, hw);
+  Estimate replicas = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
+  int64_t params = alone.stateBytes / 4; // weights, gradients and Adam's 2 states
+  ASSERT_GT(params, 0);
+  EXPECT_EQ(replicas.stateBytes, alone.stateBytes + params) << "the buckets";
+  // The scratch replaces the freed activations: the step's peak beside the state is the
+  // larger of the two, with the batch.
+  int64_t batch = 16 * 192 * 4 + 16 * 8;
+  EXPECT_EQ(replicas.activationBytes + replicas.transientBytes,
+            std::max(replicas.activationBytes - batch, params) + batch);
+  EXPECT_GT(replicas.transientBytes, 0);
+  // Three ranks are not a power of two: Gloo's ring, no scratch of the runtime's.
+  Estimate three = forcedEstimate(model, "dp=3", snn::schema::RequestedMode::DP, hw);
+  EXPECT_EQ(three.transientBytes, 0);
+  EXPECT_EQ(three.stateBytes, alone.stateBytes + params);
+}
+
+// fsdp reduces each layer's gradients as soon as backward has them: backward holds, beside
+// the activations, the layer gathered, the one before it prefetched, and the layer's
+// gradients with their flat copy, where one gathered layer was counted before.
+TEST(Calibration, FsdpBackwardHoldsALayerItsGradientsAndThePreviousPrefetched) {
   ModelInfo model = test::spikingMlp(64, 1024, 10, /*timeSteps=*/1);
   Hardware hw;
-  Estimate replicas = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
-  // The busiest rank's parameters: its state is weights, gradients and Adam's 2 states.
-  int64_t params = replicas.stateBytes / 4;
-  ASSERT_GT(params, 0);
-  int64_t batch = 32 * 64 * 4 + 32 * 8; // a replica's 32 of the 64 samples, and labels
-  // Beyond the backward's peak, and not growing with the batch: transient.
-  EXPECT_EQ(replicas.activationBytes + replicas.transientBytes, params + batch);
-  EXPECT_GT(replicas.transientBytes, 0);
+  Estimate fsdp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::FSDP, hw);
+  int64_t first = (64 * 1024 + 1024) * 4, second = (1024 * 10 + 10) * 4;
+  // At the first layer's backward: 3 x its bytes, with what its backward holds.
+  EXPECT_GE(fsdp.activationBytes + fsdp.transientBytes, 3 * first);
+  // At most both layers' worst, with every activation.
+  EXPECT_LE(fsdp.transientBytes, 3 * first + second);
+  EXPECT_GT(fsdp.transientBytes, first) << "more than one gathered layer";
 }
 
 TEST(Calibration, EachOpKindHasItsUnitOfWork) {

@@ -257,7 +257,8 @@ BubbleReport bubbleOf(const PipelineEngine &engine, const Trainer &trainer) {
 
 /// The end event: what the rank holds and measured, with the plan's prediction next to
 /// the measured step time, communication wait and memory (the steps' tensor peak less
-/// what was there before them, plus the parameters: what the planner counts).
+/// what was there before them, plus the parameters and dp's gradient buckets, which are
+/// there before them: what the planner counts).
 RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
                   const schema::PlanSpec &plan, const OptimizerConfig &optimizer,
                   const PipelineEngine *pipeline, const TensorBytes *tensors,
@@ -282,7 +283,8 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
     check.stepSeconds = summary.seconds / double(summary.stepsDone);
     check.commSeconds = blockedSeconds / double(summary.stepsDone);
     if (tensors)
-      check.memoryBytes = tensors->peak - tensors->beforeSteps + end.footprint.paramBytes;
+      check.memoryBytes = tensors->peak - tensors->beforeSteps + end.footprint.paramBytes +
+                          end.footprint.bucketBytes;
     end.planCheck = check;
   }
   return end;

@@ -59,7 +59,8 @@ public:
         bytes.gradBytes += int64_t(param.grad().nbytes());
     }
     if (reducer)
-      bytes.gradBytes += int64_t(reducer->bucketBytes());
+      bytes.bucketBytes = int64_t(reducer->bucketBytes());
+    bytes.gradBytes += bytes.bucketBytes;
     bytes.optimizerStateBytes = stateBytes(opt.states());
     return bytes;
   }

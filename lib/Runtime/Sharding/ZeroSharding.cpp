@@ -65,7 +65,8 @@ public:
     for (const at::Tensor &param : flat.params())
       if (param.grad().defined())
         bytes.gradBytes += int64_t(param.grad().nbytes());
-    bytes.gradBytes += int64_t(reducer->bucketBytes());
+    bytes.bucketBytes = int64_t(reducer->bucketBytes());
+    bytes.gradBytes += bytes.bucketBytes;
     bytes.optimizerStateBytes = pieces.stateBytes();
     return bytes;
   }

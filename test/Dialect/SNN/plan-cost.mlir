@@ -30,8 +30,10 @@
 // keeps the whole batch's conv activations on every TP rank; fsdp splits the batch. Without
 // pipelines (MEMORY), fsdp is the smallest; with them (the default, MEMORY-PP), a 1F1B
 // pipeline is smaller still: each rank keeps only its stage's activations for the
-// microbatches in flight, and its state is its stage's parameters; two replicas of a 2-stage
-// pipeline (dp=2 x pp=2) keep half the batch's activations each.
+// microbatches in flight, and its state is its stage's parameters; a 2-stage pipeline
+// whose classifier pair is split over tp=2 holds half of that pair's weights, where two
+// replicas of it (dp=2 x pp=2) would need a flat copy of their gradients and the
+// all-reduce's scratch of its size after the drain.
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory allow-pipeline=false explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY
 // RUN: snn-opt %S/Inputs/csnn.mlir --snn-plan="topology=dp=4 batch-size=32 objective=memory explain=-" -o /dev/null | FileCheck %s --check-prefix=MEMORY-PP
 // MEMORY: Plan: fsdp on dp=4 (objective memory, decided by cost-model)
@@ -41,9 +43,9 @@
 // MEMORY: - memopt 1: activation recomputation checkpoints the units in about sqrt(units) segments
 // MEMORY: Notes
 // MEMORY: - fsdp keeps parameter 'conv_fc.11.weight' whole: its dimension 0 (10) does not divide into 4 shards
-// MEMORY-PP: Plan: pp on dp=2 x pp=2 (objective memory, decided by cost-model)
+// MEMORY-PP: Plan: pp on pp=2 x tp=2 (objective memory, decided by cost-model)
 // MEMORY-PP:   pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank
-// MEMORY-PP: - It is the smallest per rank of 10 feasible candidates ([[PPMEM:.*]] per rank); next is pp on pp=2 x tp=2
+// MEMORY-PP: - It is the smallest per rank of 10 feasible candidates ([[PPMEM:.*]] per rank); next is pp on dp=2 x pp=2
 // MEMORY-PP: - The reference table would choose fsdp_tp on dp=2 x tp=2 {{.*}}; the cost model departs: it is estimated at {{.*}} per rank against [[PPMEM]] per rank.
 // MEMORY-PP: - memopt 1: the costliest stages recompute their activations
 

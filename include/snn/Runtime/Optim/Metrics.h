@@ -52,6 +52,9 @@ struct MemoryFootprint {
   int64_t paramBytes = 0;
   int64_t gradBytes = 0;
   int64_t optimizerStateBytes = 0;
+  /// Of gradBytes, dp's and zero's flat gradient buckets: allocated with the sharding,
+  /// before any step, and held for the whole run.
+  int64_t bucketBytes = 0;
 };
 
 } // namespace snn::runtime
