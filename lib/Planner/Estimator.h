@@ -96,10 +96,15 @@ private:
 
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
+  /// Per pipeline rank, over its chunks.
+  struct RankTotals {
+    std::vector<int64_t> state, activations, comm;
+    std::vector<int64_t> largestLayer; ///< its largest op's parameter bytes
+    explicit RankTotals(int64_t ranks)
+        : state(ranks, 0), activations(ranks, 0), comm(ranks, 0), largestLayer(ranks, 0) {}
+  };
   void pipelineRanks(const ModeConfig &config, const Chunks &chunk, const Scales &s,
-                     const std::vector<int64_t> &rankState,
-                     const std::vector<int64_t> &rankActivations,
-                     std::vector<int64_t> rankComm, Estimate &e) const;
+                     RankTotals ranks, Estimate &e) const;
 
   const ModelInfo &model_;
   Hardware hw_;
