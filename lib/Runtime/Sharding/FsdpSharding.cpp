@@ -179,7 +179,7 @@ private:
   void buildUnits(const std::vector<std::vector<std::string>> &use);
   void registerGradHooks();
 
-  /// Unit `u`'s gradient shard from every rank's full gradients; its full
+  /// The unit's gradient shard from every rank's full gradients; its full
   /// parameters and gradients are then freed.
   void reduceUnit(FsdpUnit &unit) {
     at::NoGradGuard noGrad;
