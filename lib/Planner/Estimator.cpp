@@ -112,6 +112,13 @@ int64_t Estimator::params(const std::vector<int> &ops, const Scales &s) const {
   return int64_t(total);
 }
 
+int64_t Estimator::largestLayer(const std::vector<int> &ops, const Scales &s) const {
+  int64_t largest = 0;
+  for (int op : ops)
+    largest = std::max(largest, int64_t(double(perSample_[op].paramBytes) * s.param[op]));
+  return largest;
+}
+
 int64_t Estimator::buffers(const std::vector<int> &ops) const {
   int64_t total = 0;
   for (int op : ops)
@@ -156,14 +163,12 @@ Estimator::ActivationMemory Estimator::activations(const std::vector<int> &units
   for (double bytes : unitKept)
     kept += bytes;
   if (!recompute || units.empty()) {
-    ActivationMemory held{int64_t(kept * double(batch)),
-                          int64_t(runPeak(0, unitKept.size(), 0.0) * double(batch)), unitKept,
-                          unitPeak};
+    int64_t peak = int64_t(runPeak(0, unitKept.size(), 0.0) * double(batch));
     for (size_t i = 0; i < units.size(); ++i) {
-      held.unitKept[i] *= double(batch);
-      held.unitPeak[i] *= double(batch);
+      unitKept[i] *= double(batch);
+      unitPeak[i] *= double(batch);
     }
-    return held;
+    return {int64_t(kept * double(batch)), peak, std::move(unitKept), std::move(unitPeak)};
   }
   // Checkpointing in about sqrt(U) contiguous segments of units (Chen et al.): backward
   // keeps each segment's output and rebuilds one segment's insides at a time. Per-unit
@@ -244,9 +249,7 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
     e.transientBytes =
         std::max<int64_t>(0, int64_t(fsdpBackwardPeak(units, s, held)) - held.peak);
   } else if (sharded) {
-    for (int op : ops) // the layer FSDP gathers before using it
-      e.transientBytes = std::max(e.transientBytes,
-                                  int64_t(double(perSample_[op].paramBytes) * s.param[op]));
+    e.transientBytes = largestLayer(ops, s); // the layer FSDP gathers before using it
   } else if (config.mode == Mode::DP && config.dp > 1) {
     // The reducer's flat buckets, a copy of the gradients held for the run; after backward,
     // the activations gone, each bucket's all-reduce allocates its scratch (the MLP on dp=4:
@@ -386,9 +389,9 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     rankTicks[rank] += compute + transfer;
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
     totals.state[rank] += params(chunk.ops[k], s);
-    for (int op : chunk.ops[k]) // a later microbatch's weight gradient (pipelineRanks)
-      if (m > 1)
-        totals.largestLayer[rank] = std::max(totals.largestLayer[rank], params({op}, s));
+    if (m > 1) // a later microbatch's weight gradient (pipelineRanks)
+      totals.largestLayer[rank] =
+          std::max(totals.largestLayer[rank], largestLayer(chunk.ops[k], s));
     // A replica's BatchNorms are its own; a recomputed stage runs its blocks node by node.
     ActivationMemory held =
         activations(chunk.units[k], s, micro, recomputes(k), /*fused=*/!recomputes(k));

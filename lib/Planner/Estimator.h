@@ -64,6 +64,8 @@ private:
   double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch,
                         bool fused) const;
   int64_t params(const std::vector<int> &ops, const Scales &s) const;
+  /// The parameter bytes of the largest op among `ops` this rank holds.
+  int64_t largestLayer(const std::vector<int> &ops, const Scales &s) const;
   int64_t buffers(const std::vector<int> &ops) const;
   /// The BatchNorm channels among `ops` that this rank holds.
   int64_t batchNormChannels(const std::vector<int> &ops, const Scales &s) const;

@@ -166,9 +166,6 @@ void takeReplicatedSteps(std::vector<schema::CommunicationCurve> &curves,
                curves.end());
 }
 
-/// Runs `ranks` ranks of calibrate-ranks; appends their curves (the models'
-/// replicated steps to the models). Returns the launcher's exit code (it
-/// printed the `error:` line of a failed rank).
 /// The one-process points of `sampled` into `profile` (whose replicated steps stay).
 void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
                          std::vector<schema::ModelStepCurve> &profile) {
@@ -178,6 +175,9 @@ void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
   }
 }
 
+/// Runs `ranks` ranks of calibrate-ranks; appends their curves (the models'
+/// replicated steps to the models). Returns the launcher's exit code (it
+/// printed the `error:` line of a failed rank).
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
                  std::vector<schema::CommunicationCurve> &curves,
                  std::vector<schema::ModelStepCurve> &models) {

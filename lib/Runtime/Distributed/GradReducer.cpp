@@ -3,11 +3,9 @@
 #include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Distributed/Error.h"
+#include "snn/Runtime/Distributed/GradReadyHooks.h"
 
 #include <ATen/ops/zeros.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <mutex>
 
@@ -38,8 +36,7 @@ struct GradBucketReducer::Impl {
   size_t lastLaunchedByHooks = 0;
   bool sync = true;
   std::mutex mutex;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
-  std::vector<uintptr_t> hookKeys;
+  GradReadyHooks hooks; // last: removed before the buckets go
 
   std::string prefix() const {
     return "rank " + std::to_string(group.globalRank(group.rank())) +
@@ -198,22 +195,10 @@ void GradBucketReducer::Impl::buildBuckets(
   }
 }
 
-// Hooks after gradient accumulation (AccumulateGrad's post hooks). The
-// accumulators are kept alive here so that every graph uses them.
+// checkParameters made every parameter a leaf that requires grad.
 void GradBucketReducer::Impl::registerHooks() {
-  for (size_t k = 0; k < params.size(); ++k) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(params[k]);
-    Impl *raw = this;
-    uintptr_t key = accumulator->add_post_hook(
-        std::make_unique<torch::autograd::utils::LambdaPostHook>(
-            [raw, k](const torch::autograd::variable_list &outputs,
-                     const torch::autograd::variable_list &) {
-              raw->onGradReady(k);
-              return outputs;
-            }));
-    accumulators.push_back(std::move(accumulator));
-    hookKeys.push_back(key);
-  }
+  for (size_t k = 0; k < params.size(); ++k)
+    hooks.add(params[k], [this, k] { onGradReady(k); });
 }
 
 GradBucketReducer::GradBucketReducer(Group group,
@@ -235,9 +220,8 @@ GradBucketReducer::GradBucketReducer(Group group,
 }
 
 GradBucketReducer::~GradBucketReducer() {
-  for (size_t k = 0; k < impl_->accumulators.size(); ++k)
-    impl_->accumulators[k]->del_post_hook(impl_->hookKeys[k]);
-  // Bucket works still in flight are waited for by their destructors.
+  // The hooks go first (Impl's last member); bucket works still in flight
+  // are waited for by their destructors.
 }
 
 void GradBucketReducer::setSyncEnabled(bool enabled) {

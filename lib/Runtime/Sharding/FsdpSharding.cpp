@@ -30,10 +30,9 @@
 #include "snn/Runtime/Sharding/ShardPieceState.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
+#include "snn/Runtime/Distributed/GradReadyHooks.h"
+
 #include <ATen/core/grad_mode.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
 #include <map>
@@ -70,11 +69,7 @@ public:
     model.setExecutionObserver(this);
   }
 
-  ~FsdpSharding() override {
-    for (size_t k = 0; k < accumulators.size(); ++k)
-      accumulators[k]->del_post_hook(hookKeys[k]);
-    model.setExecutionObserver(nullptr);
-  }
+  ~FsdpSharding() override { model.setExecutionObserver(nullptr); }
 
   ShardingMode mode() const override { return ShardingMode::Fsdp; }
 
@@ -198,8 +193,7 @@ private:
     if (units[u].gradsPending > 0)
       --units[u].gradsPending;
     while (nextReduce < reduceOrder.size() &&
-           units[reduceOrder[nextReduce]].gradsPending == 0 &&
-           !units[reduceOrder[nextReduce]].reduced)
+           units[reduceOrder[nextReduce]].gradsPending == 0)
       reduceUnit(units[reduceOrder[nextReduce++]]);
   }
 
@@ -238,35 +232,20 @@ private:
   /// The units backward reduces, in the order it reaches them.
   std::vector<size_t> reduceOrder;
   size_t nextReduce = 0;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
-  std::vector<uintptr_t> hookKeys;
   bool pinned = false;
+  dist::GradReadyHooks gradHooks; // last: removed before the units go
 };
 
-// Post hooks after gradient accumulation; the accumulators are kept alive so
-// that every graph uses these. A unit no step reads, or without a trainable
-// parameter, is left to finishBackward.
+// A unit no step reads, or without a trainable parameter, is left to
+// finishBackward.
 void FsdpSharding::registerGradHooks() {
   for (size_t u = units.size(); u-- > 0;) {
     FsdpUnit &unit = units[u];
     if (unit.lastForwardStep >= unitsOfStep.size())
       continue;
-    for (const at::Tensor &param : unit.flat->params()) {
-      if (!param.requires_grad())
-        continue;
-      auto accumulator = torch::autograd::impl::grad_accumulator(param);
-      if (!accumulator)
-        continue;
-      hookKeys.push_back(accumulator->add_post_hook(
-          std::make_unique<torch::autograd::utils::LambdaPostHook>(
-              [this, u](const torch::autograd::variable_list &outputs,
-                        const torch::autograd::variable_list &) {
-                onGradAccumulated(u);
-                return outputs;
-              })));
-      accumulators.push_back(std::move(accumulator));
-      ++unit.gradsExpected;
-    }
+    for (const at::Tensor &param : unit.flat->params())
+      if (gradHooks.add(param, [this, u] { onGradAccumulated(u); }))
+        ++unit.gradsExpected;
     unit.gradsPending = unit.gradsExpected;
     if (unit.gradsExpected > 0)
       reduceOrder.push_back(u);
