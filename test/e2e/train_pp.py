@@ -104,6 +104,39 @@ def check_tp_split(art, manifest):
         raise tc.Failure(f"{art}: no stage program holds a tp collective (ops: {sorted(ops)})")
 
 
+# The collective ops that communicate in a training step, by the kind they run: forward
+# (all_reduce, all_gather) or backward (backward_all_reduce, all_slice), once a microbatch.
+COMMUNICATING = {"all_reduce": "all_reduce", "backward_all_reduce": "all_reduce",
+                 "all_gather": "all_gather", "all_slice": "all_gather"}
+
+
+def check_stage_comm(art, log, ranks, what):
+    """Each rank's step events count its own stages' tp collectives: per kind, the
+    communicating ops of its programs once per microbatch (a rank without one logs none)."""
+    import onnx
+    manifest = json.load(open(os.path.join(art, "manifest.json")))
+    m = manifest["plan"]["pp_microbatches"]
+    want = {r: {} for r in range(ranks)}
+    for prog in manifest["programs"]:
+        for node in onnx.load(os.path.join(art, prog["file"])).graph.node:
+            if node.op_type in COMMUNICATING:
+                for r in prog["ranks"]:
+                    kind = COMMUNICATING[node.op_type]
+                    want[r][kind] = want[r].get(kind, 0) + m
+    if not any(want.values()):
+        raise tc.Failure(f"{what}: no stage program holds a communicating tp collective")
+    stem, ext = os.path.splitext(log)
+    for r in range(ranks):
+        steps, _ = tc.read_log(f"{stem}.rank{r}{ext}")
+        for ev in steps:
+            got = {c["kind"]: c["calls"] for c in ev.get("comm", [])
+                   if c["mesh_axis"] == "tp" and c["bytes"] > 0 and c["seconds"] >= 0}
+            if "comm" not in ev or got != want[r]:
+                raise tc.Failure(f"{what}: rank {r} step {ev.get('step')} logged tp collectives "
+                                 f"{ev.get('comm')}, its programs run {want[r]}")
+    print(f"{what}: every rank logged its stages' tp collectives ({want})")
+
+
 def run_training(args, art, ranks, x, y, static, tag, trace=False):
     d = tc.fresh_dir(os.path.join(args.work, f"train_{tag}"))
     c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
@@ -227,6 +260,8 @@ def main():
             tt.check_steps(what, steps, res, c, count)
             worst = tc.compare_params(got, trained, f"{what} final weights")
             check_bubble(log, ranks, schedule, what)
+            if args.tp > 1:
+                check_stage_comm(art, log, ranks, what)
             if args.expect_fused_blocks:
                 check_fused_blocks(log, ranks, what)
             print(f"{what}: = reference with {args.dp * m} microbatches (worst {worst:.2g})")

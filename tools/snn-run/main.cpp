@@ -313,8 +313,8 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
                     "JSON");
   train->add_flag("--comm-stats", o.commStats,
                   "Print each step's collectives (a partitioned program's "
-                  "all_reduce / all_gather: calls and bytes per mesh axis) "
-                  "as a table on stdout");
+                  "all_reduce / all_gather: calls and bytes per mesh axis; a "
+                  "pipeline's: rank 0's stages') as a table on stdout");
 }
 
 void addTrainCommand(CLI::App &app, Commands &commands) {

@@ -255,8 +255,9 @@ void Trainer::saveCheckpoint() {
 }
 
 void Trainer::report(const StepMetrics &metrics) {
-  // A pipeline's transfers are not collectives of the program: no "comm".
-  const std::vector<CommCount> *comm = mesh && !pipeline ? &stepComm : nullptr;
+  // A pipeline's transfers are not collectives of the program; its tensor-parallel stages'
+  // collectives are (each rank's own stage's).
+  const std::vector<CommCount> *comm = mesh && (!pipeline || partition) ? &stepComm : nullptr;
   if (sinks.log)
     sinks.log->step(metrics, comm);
   if (sinks.rankLog)

@@ -55,6 +55,7 @@ double Trainer::measuredBubble() const {
 StepMetrics Trainer::pipelineStep(const Batch &batch) {
   double lr = config.schedule.at(position.step);
   Clock::time_point start = Clock::now();
+  mesh->stats().reset(); // the stages' tp collectives (--comm-stats)
   model.params().zeroGrad();
   if (!labelsChecked && classesOf(model.manifest()) > 0) {
     checkLabels(train.dataset(), classesOf(model.manifest()));
@@ -82,6 +83,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
     broadcastBuffers(*dp, model.params()); // any other buffer: replica 0's
   }
   sharding->step(lr);
+  stepComm = mesh->stats().counts();
   bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
   ++bubbleSteps;
 
