@@ -72,7 +72,7 @@ def mode_of(label):
 def pick(candidates, top, others):
     """The first `top` by predicted step time and `others` spread over the rest."""
     ranked = sorted((c for c in candidates if c["feasible"]), key=lambda c: c["step_seconds"])
-    rest = ranked[top:]
+    rest = ranked[top:] if others > 0 else []
     if len(rest) > others:
         step = len(rest) / others
         rest = [rest[int(i * step + step / 2)] for i in range(others)]
@@ -139,7 +139,28 @@ def measure(args, env, art, data, static, d, tag):
     info["step_seconds"] = args.batch / info["samples_per_s"]
     checks = [e.get("plan_check") for e in ends or []]
     info["memory_bytes"] = max((c["measured"]["memory_bytes"] for c in checks if c), default=0)
+    info["collectives"] = program_collectives(log, args.ranks, args.warmup)
     return info
+
+
+def program_collectives(log, ranks, warmup):
+    """The rank whose program's collectives (tp, and a pipeline stage's tp: the step events'
+    "comm") took longest: (median seconds a step, calls a step), or None without any."""
+    stem = log[:-len(".jsonl")]
+    slowest = None
+    for r in range(ranks):
+        path = f"{stem}.rank{r}.jsonl"
+        if not os.path.exists(path):
+            return None
+        steps, _ = td.read_log(path)
+        per_step = [(sum(c["seconds"] for c in s.get("comm", [])),
+                     sum(c["calls"] for c in s.get("comm", []))) for s in steps[warmup:]]
+        if not per_step or not per_step[0][1]:
+            continue
+        got = (float(np.median([t for t, _ in per_step])), per_step[0][1])
+        if slowest is None or got[0] > slowest[0]:
+            slowest = got
+    return slowest
 
 
 def measure_undisturbed(args, env, row, data, static, d, rep):
@@ -210,9 +231,15 @@ def bench_model(model, prepared, whole, reference, args, env):
             r["runs"].append(got["step_seconds"])
             r.setdefault("steal", []).append(got["steal"])
             r["measured_mem"] = max(r.get("measured_mem", 0), got["memory_bytes"])
+            coll = got["collectives"]
+            if coll:
+                r.setdefault("collectives", []).append({"seconds": coll[0], "calls": coll[1]})
             print(f"   {model} #{r['rank']} {r['mode']} {r['mesh']} (run {rep + 1}): predicted "
                   f"{r['predicted_s'] * 1e3:.2f} ms, measured {got['step_seconds'] * 1e3:.2f} "
-                  f"ms (steal {got['steal'] * 100:.1f} %)", flush=True)
+                  f"ms (steal {got['steal'] * 100:.1f} %)"
+                  + (f"; its program's collectives {coll[0] * 1e3:.1f} ms a step on the "
+                     f"slowest rank, {coll[1]} calls, {coll[0] / coll[1] * 1e3:.2f} ms a call"
+                     if coll else ""), flush=True)
     for r in rows:
         r["measured_s"] = float(np.median(r["runs"]))
         del r["art"], r["tag"]
@@ -250,6 +277,16 @@ def report(rows):
               f"{r['measured_s'] / r['predicted_s']:.2f} | "
               f"{r['predicted_mem'] / td.MiB:.2f} | {r['measured_mem'] / td.MiB:.2f} | "
               f"{mem:.2f} |")
+    timed = [r for r in rows if r.get("collectives")]
+    if timed:
+        print()
+        print("Program collectives (tp; a pipeline's tp stages), on the rank that spent most "
+              "in them, median over runs:")
+    for r in timed:
+        seconds = float(np.median([c["seconds"] for c in r["collectives"]]))
+        calls = r["collectives"][0]["calls"]
+        print(f"- {r['model']} {r['mode']} on {r['mesh']}: {seconds * 1e3:.1f} ms a step, "
+              f"{calls} calls, {seconds / calls * 1e3:.2f} ms a call")
     print()
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
