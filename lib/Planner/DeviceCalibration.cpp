@@ -86,6 +86,9 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
     if (!curve.cpuPoints.empty())
       calibration->cpu[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.cpuPoints);
   }
+  for (const schema::WaitBetweenComputesCurve &curve : profile.waitsBetweenComputes)
+    calibration->waitsBetweenComputes[curve.ranks] = {double(curve.bytes),
+                                                      nonDecreasingCurveOf(curve.points)};
   for (const schema::ModelStepCurve &curve : profile.modelSteps) {
     ModelStepTimes times{curve.model, curve.parameters, curve.input, curveOf(curve.points),
                          curve.nodeByNodePoints.empty() ? MeasuredCurve{}

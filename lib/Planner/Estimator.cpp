@@ -325,6 +325,21 @@ static double pipelineSeconds(const std::vector<double> &perRank, double slowest
   return double(m) * busiest + double(perRank.size() - 1) * slowest;
 }
 
+namespace {
+/// A pipeline's ticks of one kind (compute alone, or with transfers): each rank's chunks'
+/// sum over one round, and the slowest chunk.
+struct PipelineTicks {
+  std::vector<double> perRank;
+  double slowest = 0;
+  explicit PipelineTicks(int64_t stages) : perRank(size_t(stages), 0.0) {}
+  void add(int64_t rank, double seconds) {
+    perRank[size_t(rank)] += seconds;
+    slowest = std::max(slowest, seconds);
+  }
+  double seconds(int64_t m) const { return pipelineSeconds(perRank, slowest, m); }
+};
+} // namespace
+
 /// Whether pipeline chunk `k` recomputes its activations (memopt).
 static bool recomputesStage(const ModeConfig &config, int64_t k) {
   return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
@@ -341,9 +356,10 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   auto recomputes = [&](int64_t k) { return recomputesStage(config, k); };
   std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
   int64_t jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
-  double slowestCompute = 0, slowestTick = 0, busy = 0;
-  // Each rank's chunks in one round of ticks (one microbatch through all of them).
-  std::vector<double> rankCompute(stages, 0.0), rankTicks(stages, 0.0);
+  double busy = 0;
+  // Each rank's chunks in one round of ticks (one microbatch through all of them): compute
+  // alone, with its transfers, and with its tp collectives' lag at full load too.
+  PipelineTicks computeTicks(stages), ticks(stages), laggedTicks(stages);
   RankTotals totals(stages);
   for (int64_t k = 0; k < chunks; ++k) {
     // A recomputed stage's second forward and backward take its blocks apart.
@@ -361,14 +377,12 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
-    double collectives = 0, collectivesCpu = 0;
-    if (config.tp > 1) { // the stage's own tp collectives, per microbatch
-      // While the job's other ranks run theirs, as a flat dp x tp mesh's groups do (the
-      // group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
+    double collectives = 0, collectivesCpu = 0, lag = 0;
+    if (config.tp > 1) { // the stage's own tp collectives, per microbatch (stageCollectives)
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
-      collectives = tp.seconds(hw_, jobRanks);
       collectivesCpu = tp.rankCpuSeconds(hw_, jobRanks);
       sent += tp.bytes;
+      std::tie(collectives, lag) = stageCollectives(tp, compute, jobRanks);
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
     // a tick waits for the later of its two messages, not for both in turn (the MLP's
@@ -381,12 +395,10 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // pp=4 row predicted 1.3-1.6x its measurement; a 4 KiB all-reduce kept its ranks'
     // CPUs busy a third of its time).
     busy += (compute + messagesCpu + collectivesCpu) * double(m);
-    slowestCompute = std::max(slowestCompute, compute);
-    slowestTick = std::max(slowestTick, compute + transfer);
-
     int64_t rank = k % stages;
-    rankCompute[rank] += compute;
-    rankTicks[rank] += compute + transfer;
+    computeTicks.add(rank, compute);
+    ticks.add(rank, compute + transfer);
+    laggedTicks.add(rank, compute + transfer + lag);
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
     totals.state[rank] += params(chunk.ops[k], s);
     if (m > 1) // a later microbatch's weight gradient (pipelineRanks)
@@ -406,10 +418,42 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       totals.activations[rank] += batchBytes(micro * m);
     totals.comm[rank] += sent * m;
   }
-  e.computeSeconds = pipelineSeconds(rankCompute, slowestCompute, m);
-  e.commSeconds = std::max(0.0, pipelineSeconds(rankTicks, slowestTick, m) - e.computeSeconds);
+  e.computeSeconds = computeTicks.seconds(m);
+  e.commSeconds = std::max(0.0, ticks.seconds(m) - e.computeSeconds);
+  e.stageCollectiveLagSeconds = std::max(0.0, laggedTicks.seconds(m) - ticks.seconds(m));
   e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
   pipelineRanks(config, chunk, s, std::move(totals), e);
+}
+
+/// A stage's tp collectives (`tp`, one microbatch's): their seconds alone, and what they
+/// wait beyond that for their peers while every rank of the job computes, each call after
+/// an equal share of the stage's `compute` (Calibration::busyCollectiveSeconds; estimate()
+/// charges it as often as a ready rank finds the CPUs taken). The job's curve scaled to the
+/// group (Calibration::concurrentCollectiveSeconds) had the CSNN's pp=2 x tp=2 calls at 1.4
+/// ms where they took 2.2-2.4 (its step 1.2-1.6x the prediction) and the MLP's at 1.4 where
+/// they took 0.85. Without the waits measured: that curve, and no wait beyond it (the
+/// group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
+std::pair<double, double> Estimator::stageCollectives(const Communication &tp, double compute,
+                                                      int64_t jobRanks) const {
+  int64_t calls = 0;
+  for (const CollectiveCall &call : tp.calls)
+    calls += call.ranks > 1 ? call.count : 0;
+  double concurrent = tp.seconds(hw_, jobRanks);
+  if (!hw_.calibration || calls == 0)
+    return {concurrent, 0.0};
+  double alone = 0, busy = 0;
+  for (const CollectiveCall &call : tp.calls) {
+    if (call.ranks < 2)
+      continue;
+    std::optional<double> waited = hw_.calibration->busyCollectiveSeconds(
+        call.kind, call.ranks, jobRanks, double(call.tensorBytes), compute / double(calls));
+    if (!waited)
+      return {concurrent, 0.0};
+    alone += double(call.count) *
+             hw_.calibration->collectiveSeconds(call.kind, call.ranks, double(call.tensorBytes));
+    busy += double(call.count) * *waited;
+  }
+  return {alone, busy - alone};
 }
 
 /// The busiest pipeline rank bounds the memory every rank must have and the bytes it
@@ -496,6 +540,32 @@ static double cpuThroughputWait(const Estimate &e, const Calibration &calibratio
   return std::max(0.0, floor - e.computeSeconds - e.commSeconds);
 }
 
+/// How often a rank that becomes ready finds its CPUs taken: each of the job's other ranks
+/// busy for its share of the step (busySeconds over ranks x the step so far), independently,
+/// the chance that they fill every CPU (logical CPUs over each rank's threads). A pipeline
+/// stage's tp collectives wait for their peers that often as calibrate measured with every
+/// rank computing (Estimate::stageCollectiveLagSeconds). On run 13's pipelines (4 ranks, 2
+/// CPUs) the MLP's, CSNN's and VGG's tp calls waited 0.85, 2.28 and 2.22 ms; with chances of
+/// 0.30, 0.53 and 0.44 they are charged 1.05, 1.86 and 1.6 ms (the job's curve scaled to the
+/// group said 1.39 for each).
+static double peerDelayChance(const Estimate &e, const Calibration &calibration) {
+  int64_t ranks = std::max<int64_t>(e.dp, 1) * std::max<int64_t>(e.tp, 1) *
+                  std::max<int64_t>(e.pp, 1);
+  double step = e.computeSeconds + e.commSeconds;
+  if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0) || !(step > 0))
+    return 1.0;
+  int64_t slots = std::max<int64_t>(1, calibration.logicalCpus /
+                                           std::max<int64_t>(calibration.threadsPerRank, 1));
+  double busy = std::min(1.0, e.busySeconds / (double(ranks) * step));
+  // P(at least `slots` of the ranks - 1 others are busy), binomially.
+  double chance = 0;
+  for (int64_t k = slots; k <= ranks - 1; ++k)
+    chance += std::exp(std::lgamma(double(ranks)) - std::lgamma(double(k + 1)) -
+                       std::lgamma(double(ranks - k))) *
+              std::pow(busy, double(k)) * std::pow(1.0 - busy, double(ranks - 1 - k));
+  return std::min(1.0, chance);
+}
+
 Estimate skeleton(const ModeConfig &config) {
   Estimate e;
   static_cast<ModeConfig &>(e) = config;
@@ -513,6 +583,8 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
   if (hw_.calibration) {
     e.computeSeconds *= cpuContention(
         e, hw_.calibration->oversubscription(config.dp * config.tp * config.pp));
+    if (e.stageCollectiveLagSeconds > 0)
+      e.commSeconds += peerDelayChance(e, *hw_.calibration) * e.stageCollectiveLagSeconds;
     e.computeSeconds += cpuThroughputWait(e, *hw_.calibration);
   }
   e.stepSeconds = e.computeSeconds + e.commSeconds;

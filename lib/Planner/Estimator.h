@@ -98,6 +98,11 @@ private:
 
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
+  /// A pipeline stage's tp collectives, one microbatch's: their seconds, and their wait for
+  /// their peers beyond that when every rank of the job computes
+  /// (Estimate::stageCollectiveLagSeconds).
+  std::pair<double, double> stageCollectives(const Communication &tp, double compute,
+                                             int64_t jobRanks) const;
   /// Per pipeline rank, over its chunks.
   struct RankTotals {
     std::vector<int64_t> state, activations, comm;

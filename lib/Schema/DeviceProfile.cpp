@@ -31,7 +31,8 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kParameters = "parameters", *kInput = "input",
                      *kNodeByNodePoints = "node_by_node_points",
                      *kReplicated = "replicated", *kCpuPoints = "cpu_points",
-                     *kSteal = "steal";
+                     *kSteal = "steal", *kWaitsBetweenComputes = "waits_between_computes",
+                     *kBytes = "bytes";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -165,6 +166,27 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
   }
 }
 
+void parseWaitsBetweenComputes(const FieldReader &top, DeviceProfile &profile) {
+  if (!top.find(key::kWaitsBetweenComputes))
+    return;
+  const json &array = top.getArray(key::kWaitsBetweenComputes);
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < array.size(); ++i) {
+    std::string at = std::string(key::kWaitsBetweenComputes) + "[" + std::to_string(i) + "]";
+    FieldReader curve(array[i], at, top.fileName());
+    WaitBetweenComputesCurve c{curve.getInt(key::kRanks), curve.getInt(key::kBytes), {}};
+    if (c.ranks < 4 || c.ranks % 2 != 0)
+      curve.fail("'" + at + ".ranks' must be an even job of at least 4 ranks, not " +
+                 std::to_string(c.ranks));
+    if (c.bytes < 1)
+      curve.fail("'" + at + ".bytes' must be at least 1");
+    if (!seen.insert(c.ranks).second)
+      curve.fail("'" + at + "': " + std::to_string(c.ranks) + " ranks are measured twice");
+    c.points = parsePoints(curve, at);
+    profile.waitsBetweenComputes.push_back(std::move(c));
+  }
+}
+
 MachineIdentity parseMachine(const FieldReader &top) {
   FieldReader machine(top.get(key::kMachine), key::kMachine, top.fileName());
   MachineIdentity m{machine.getString(key::kCpu), machine.getInt(key::kLogicalCpus),
@@ -222,6 +244,7 @@ DeviceProfile parseDeviceProfile(const std::string &text, const std::string &nam
   parseCompute(top, profile);
   parseCommunication(top, profile);
   parseModelSteps(top, profile);
+  parseWaitsBetweenComputes(top, profile);
   return profile;
 }
 
@@ -293,6 +316,13 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
       steps.push_back(step);
     }
     document[key::kModelSteps] = steps;
+  }
+  if (!profile.waitsBetweenComputes.empty()) {
+    json waits = json::array();
+    for (const WaitBetweenComputesCurve &c : profile.waitsBetweenComputes)
+      waits.push_back({{key::kRanks, c.ranks}, {key::kBytes, c.bytes},
+                       {key::kPoints, pointsJson(c.points)}});
+    document[key::kWaitsBetweenComputes] = waits;
   }
   return document.dump(2) + "\n";
 }

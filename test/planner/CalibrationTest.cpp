@@ -393,6 +393,56 @@ TEST(Calibration, APipelineStagesTensorParallelCallsWaitLikeTheJobs) {
   EXPECT_GT(slower.commSeconds, 1.5 * before.commSeconds);
 }
 
+TEST(Calibration, ACollectiveAfterComputeWaitsForItsPeersAsMeasured) {
+  Calibration c;
+  c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 2e-4}, {65536, 4e-4}};
+  EXPECT_FALSE(c.busyCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096, 1e-3));
+  c.waitsBetweenComputes[4] = {65536, {{{1e-4, 3e-3}, {2e-3, 5e-3}, {8e-3, 8e-3}}}};
+  // Its own time alone, and the wait beyond a 2-rank all_reduce of the measured size.
+  auto busy = [&](double bytes, double compute, int64_t job = 4) {
+    return *c.busyCollectiveSeconds(CollectiveKind::AllReduce, 2, job, bytes, compute);
+  };
+  EXPECT_DOUBLE_EQ(busy(4096, 2e-3), 2e-4 + (5e-3 - 4e-4));
+  EXPECT_DOUBLE_EQ(busy(65536, 2e-3), 5e-3);
+  // The compute held to the measured range: no less than after the shortest, no more than
+  // after the longest.
+  EXPECT_DOUBLE_EQ(busy(4096, 1e-6), 2e-4 + (3e-3 - 4e-4));
+  EXPECT_DOUBLE_EQ(busy(4096, 35e-3), 2e-4 + (8e-3 - 4e-4));
+  // The job size nearest; a wait under the collective's own time adds nothing.
+  c.waitsBetweenComputes[8] = {65536, {{{1e-4, 1e-4}}}};
+  EXPECT_DOUBLE_EQ(busy(4096, 2e-3, 8), 2e-4);
+  EXPECT_DOUBLE_EQ(busy(4096, 2e-3, 5), 2e-4 + (5e-3 - 4e-4));
+}
+
+TEST(Calibration, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTaken) {
+  ModelInfo model = test::csnn(8, 4, /*convCandidates=*/true);
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  auto estimate = [&](double wait, int64_t cpus) {
+    calibration->logicalCpus = cpus;
+    calibration->waitsBetweenComputes[4] = {16384, {{{1e-4, wait}, {1e-2, wait}}}};
+    return forcedEstimate(model, "tp=2,pp=2,vpp=1", snn::schema::RequestedMode::PP, hw);
+  };
+  // A wait no longer than the collective alone: nothing to add.
+  Estimate none = estimate(1e-9, 2);
+  EXPECT_DOUBLE_EQ(none.stageCollectiveLagSeconds, 0.0);
+  // 5 ms a call with every rank computing: its share of the step, by the chance that the
+  // other 3 ranks fill the 2 CPUs when a rank is ready.
+  Estimate waits = estimate(5e-3, 2);
+  ASSERT_GT(waits.stageCollectiveLagSeconds, 0.0);
+  double added = waits.commSeconds - none.commSeconds;
+  EXPECT_GT(added, 0.0);
+  EXPECT_LT(added, waits.stageCollectiveLagSeconds);
+  // CPUs to spare: a ready rank always runs, and waits for no one.
+  Estimate spare = estimate(5e-3, 8);
+  EXPECT_GT(spare.stageCollectiveLagSeconds, 0.0);
+  EXPECT_DOUBLE_EQ(spare.commSeconds, estimate(1e-9, 8).commSeconds);
+  // One CPU: any other rank busy takes it, more often than 2 of 3 fill two.
+  Estimate one = estimate(5e-3, 1);
+  EXPECT_GT(one.commSeconds - estimate(1e-9, 1).commSeconds, added);
+}
+
 TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));

@@ -79,8 +79,18 @@ def check_profile(path):
         if len(curve["points"]) < 4:
             raise Failure(f"{curve['kind']}: fewer than 4 sizes")
     found = sorted((c["kind"], c["ranks"]) for c in profile["communication"])
-    if found != sorted((kind, 2) for kind in COMMUNICATION_KINDS):
+    if found != sorted((kind, r) for kind in COMMUNICATION_KINDS for r in (2, 4)):
         raise Failure(f"communication curves {found}")
+    # Measured on the even job of 4 ranks alone: GEMMs of about 0.125 .. 8 ms before each
+    # pair's all_reduce of 16 KiB, each wait at least the 2-rank all_reduce's smallest time
+    # less the clock's jitter.
+    waits = profile.get("waits_between_computes", [])
+    if [(w["ranks"], w["bytes"]) for w in waits] != [(4, 16384)]:
+        raise Failure(f"waits_between_computes {waits}")
+    check_points(waits[0]["points"], "waits_between_computes")
+    computes = [p["size"] for p in waits[0]["points"]]
+    if not (len(computes) >= 3 and computes[0] < 0.5e-3 and 4e-3 < computes[-1] < 16e-3):
+        raise Failure(f"waits_between_computes: computes {computes} (about 0.125 .. 8 ms)")
     for curve in profile["communication"]:
         check_points(curve["points"], f"{curve['kind']} on {curve['ranks']}")
         # The CPU a call costs its ranks (what a pipeline's compute loses to it): at every
@@ -102,14 +112,14 @@ def check_profile(path):
 def check_calibrate(snn_run, work):
     out = os.path.join(work, "profile.json")
     start = time.monotonic()
-    proc = run([snn_run, "calibrate", "--quick", "--ranks", "2", "--out", out,
+    proc = run([snn_run, "calibrate", "--quick", "--ranks", "2,4", "--out", out,
                 "--progress", "lines"])
     took = time.monotonic() - start
     if proc.returncode != 0:
         raise Failure(f"calibrate failed ({proc.returncode}):\n{proc.stderr}")
     check_profile(out)
     rows = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
-    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS:
+    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS + ["wait_between_computes"]:
         if kind not in rows:
             raise Failure(f"no summary row for {kind}:\n{proc.stdout}")
     if has_steal_accounting() and "steal while measuring: " not in proc.stdout:
@@ -121,7 +131,7 @@ def check_calibrate(snn_run, work):
     leftovers = [n for n in os.listdir(work) if n.startswith(".snn-calibrate")]
     if leftovers:
         raise Failure(f"probe or temporary files left in the --out directory: {leftovers}")
-    print(f"calibrate --quick --ranks 2: ok in {took:.1f} s")
+    print(f"calibrate --quick --ranks 2,4: ok in {took:.1f} s")
 
 
 def expect_error(cmd, needle, env=None):

@@ -244,6 +244,42 @@ TEST(DeviceProfile, StealWhileMeasuringRoundTripsAndIsChecked) {
   }
 }
 
+TEST(DeviceProfile, WaitsBetweenComputesRoundTripAndAreChecked) {
+  DeviceProfile profile = sampleProfile();
+  EXPECT_EQ(formatDeviceProfile(profile).find("waits_between_computes"),
+            std::string::npos); // optional
+  profile.waitsBetweenComputes.push_back({4, 16384, {{1.2e-4, 1.1e-3}, {2e-3, 4.5e-3}}});
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.waitsBetweenComputes.size(), 1u);
+  EXPECT_EQ(back.waitsBetweenComputes[0].ranks, 4);
+  EXPECT_EQ(back.waitsBetweenComputes[0].bytes, 16384);
+  EXPECT_DOUBLE_EQ(back.waitsBetweenComputes[0].points[1].size, 2e-3);
+  EXPECT_DOUBLE_EQ(back.waitsBetweenComputes[0].points[1].seconds, 4.5e-3);
+
+  auto refused = [&](const std::function<void(WaitBetweenComputesCurve &)> &edit) {
+    DeviceProfile bad = profile;
+    edit(bad.waitsBetweenComputes[0]);
+    return errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); });
+  };
+  for (int64_t ranks : {2, 5})
+    EXPECT_NE(refused([&](auto &c) { c.ranks = ranks; })
+                  .find("p.json: 'waits_between_computes[0].ranks' must be an even job of at "
+                        "least 4 ranks, not " + std::to_string(ranks)),
+              std::string::npos)
+        << ranks;
+  EXPECT_NE(refused([](auto &c) { c.bytes = 0; })
+                .find("'waits_between_computes[0].bytes' must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto &c) { c.points[1].size = 1e-4; })
+                .find("'waits_between_computes[0].points[1].size' must be larger than the "
+                      "point before it"),
+            std::string::npos);
+  profile.waitsBetweenComputes.push_back(profile.waitsBetweenComputes[0]);
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(profile), "p.json"); })
+                .find("'waits_between_computes[1]': 4 ranks are measured twice"),
+            std::string::npos);
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

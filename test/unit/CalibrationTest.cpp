@@ -172,6 +172,15 @@ TEST(Calibration, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {
   }
 }
 
+TEST(Calibration, WaitsBetweenComputesNeedAnEvenJobOfFourRanks) {
+  std::shared_ptr<snn::dist::World> world =
+      snn::dist::World::initialize(snn::dist::singleProcessEnvironment());
+  snn::schema::WaitBetweenComputesCurve curve = measureWaitsBetweenComputes(*world, kFast, {});
+  EXPECT_EQ(curve.ranks, 1);
+  EXPECT_EQ(curve.bytes, kWaitBetweenComputesBytes);
+  EXPECT_TRUE(curve.points.empty());
+}
+
 TEST(Calibration, MeasuredProfileParsesBack) {
   DeviceProfile profile;
   profile.createdBy = "test";

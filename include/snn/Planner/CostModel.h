@@ -92,6 +92,14 @@ struct Calibration {
   /// where the profile measured it.
   std::map<std::pair<CollectiveKind, int64_t>, MeasuredCurve> cpu;
   std::vector<ModelStepTimes> modelSteps;
+  /// By the job's ranks: the wait in a pair's all_reduce of `bytes` by the seconds each of
+  /// its ranks computed before it (alone), every pair of the job at once
+  /// (schema::WaitBetweenComputesCurve).
+  struct WaitCurve {
+    double bytes = 0;
+    MeasuredCurve waits;
+  };
+  std::map<int64_t, WaitCurve> waitsBetweenComputes;
 
   /// The measured training step of `model` (same trainable parameter count and input
   /// shape), or null.
@@ -109,6 +117,14 @@ struct Calibration {
   /// (as above), when that is the slower; else collectiveSeconds.
   double concurrentCollectiveSeconds(CollectiveKind kind, int64_t ranks, int64_t jobRanks,
                                      double bytes) const;
+  /// A collective of `ranks` that follows `computeSeconds` of its ranks' compute (alone)
+  /// while every rank of a job of `jobRanks` computes: its own time alone
+  /// (collectiveSeconds) and the wait for its peers, who get their share of the CPUs later,
+  /// beyond a 2-rank all_reduce's time alone: the waits-between-computes curve of the job
+  /// size nearest, the compute held to its measured range. nullopt without one.
+  std::optional<double> busyCollectiveSeconds(CollectiveKind kind, int64_t ranks,
+                                              int64_t jobRanks, double bytes,
+                                              double computeSeconds) const;
   /// How much slower each rank computes when `ranks` share the machine: ranks x threads
   /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
   double oversubscription(int64_t ranks) const;

@@ -130,6 +130,11 @@ struct Estimate : ModeConfig {
   double busySeconds = 0;
   /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
   double drainSyncSeconds = 0;
+  /// Pipelines with tensor-parallel stages: what the step would add if every stage's tp
+  /// collective waited for its peers as when every rank computes
+  /// (Calibration::busyCollectiveSeconds); commSeconds holds it times the chance that a
+  /// rank ready to run finds the CPUs taken by the others.
+  double stageCollectiveLagSeconds = 0;
   int64_t stateBytes = 0;      ///< parameters, gradients, optimizer state, buffers
   int64_t activationBytes = 0; ///< kept for backward
   int64_t transientBytes = 0;  ///< e.g. the layer FSDP gathers

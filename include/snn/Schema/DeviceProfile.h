@@ -20,6 +20,8 @@
 // Model steps (optional, `snn-run calibrate --model DIR`): one model's whole
 // training step in one process, by samples per step; the planner scales its
 // op curves to match them for that model (docs/planner.md).
+// Waits between computes (optional, jobs of 4 ranks and more): what a rank
+// waits in a pair's all_reduce after computing while every rank computes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_SCHEMA_DEVICEPROFILE_H
@@ -112,6 +114,19 @@ struct ModelStepCurve {
   std::vector<ReplicatedStepCurve> replicated;
 };
 
+/// How long a rank waits in a collective that follows its compute while every rank of the
+/// job computes (`snn-run calibrate` on 4 ranks and more): the job's ranks in pairs, each
+/// pair alternating a compute with an all_reduce of `bytes` between its two ranks, all
+/// pairs at once. With more ranks than CPUs a rank's peer gets its share of them later:
+/// the wait grows with the compute before the call, beyond the collective's own time.
+struct WaitBetweenComputesCurve {
+  int64_t ranks = 4;  ///< the job's ranks (even, at least 4)
+  int64_t bytes = 0;  ///< the all_reduced tensor
+  /// size: seconds of one rank's compute between calls (measured alone); seconds: the
+  /// mean time a rank waits in the all_reduce (both ranks of a pair averaged). Ascending.
+  std::vector<ProfilePoint> points;
+};
+
 struct DeviceProfile {
   std::string format = kDeviceProfileFormat;
   int version = kDeviceProfileVersion;
@@ -120,6 +135,8 @@ struct DeviceProfile {
   std::vector<ComputeCurve> compute;
   std::vector<CommunicationCurve> communication;
   std::vector<ModelStepCurve> modelSteps;
+  /// Optional (absent from profiles of fewer than 4 ranks); each ranks once.
+  std::vector<WaitBetweenComputesCurve> waitsBetweenComputes;
 
   /// The curve of `kind`, or null.
   const ComputeCurve *computeCurve(const std::string &kind) const;
@@ -129,7 +146,8 @@ struct DeviceProfile {
 /// sizes ascending and positive, seconds positive and finite; communication
 /// curves of known kinds, each (kind, ranks) once; model steps, when present,
 /// with positive parameter counts, one -1 in the input shape and each model
-/// once). Throws
+/// once; waits between computes of even jobs of at least 4 ranks, each once,
+/// of positive bytes). Throws
 /// DeviceProfileError naming `name` and the field.
 DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);
 /// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it.

@@ -166,6 +166,22 @@ void takeReplicatedSteps(std::vector<schema::CommunicationCurve> &curves,
                curves.end());
 }
 
+/// The ranks' result lines of their waits between computes (measureWaitsBetweenComputes).
+constexpr const char *kWaitsBetweenComputesResult = "waits_between_computes";
+
+/// The waits between computes among `curves` (the ranks' results) into `waits`.
+void takeWaitsBetweenComputes(std::vector<schema::CommunicationCurve> &curves,
+                              std::vector<schema::WaitBetweenComputesCurve> &waits) {
+  for (schema::CommunicationCurve &curve : curves)
+    if (curve.kind == kWaitsBetweenComputesResult)
+      waits.push_back({curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
+  curves.erase(std::remove_if(curves.begin(), curves.end(),
+                              [](const schema::CommunicationCurve &curve) {
+                                return curve.kind == kWaitsBetweenComputesResult;
+                              }),
+               curves.end());
+}
+
 /// The one-process points of `sampled` into `profile` (whose replicated steps stay).
 void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
                          std::vector<schema::ModelStepCurve> &profile) {
@@ -179,8 +195,7 @@ void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
 /// replicated steps to the models). Returns the launcher's exit code (it
 /// printed the `error:` line of a failed rank).
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
-                 std::vector<schema::CommunicationCurve> &curves,
-                 std::vector<schema::ModelStepCurve> &models) {
+                 schema::DeviceProfile &profile) {
   fs::path dir = makeResultDirectory();
   std::string resultPath = (dir / "collectives.txt").string();
   int code = 0;
@@ -189,9 +204,10 @@ int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
     if (code == 0) {
       std::vector<schema::CommunicationCurve> measured =
           parseCommunicationResults(readWholeFile(resultPath), resultPath);
-      takeReplicatedSteps(measured, models);
+      takeReplicatedSteps(measured, profile.modelSteps);
+      takeWaitsBetweenComputes(measured, profile.waitsBetweenComputes);
       for (schema::CommunicationCurve &curve : measured)
-        curves.push_back(std::move(curve));
+        profile.communication.push_back(std::move(curve));
     }
   } catch (...) {
     std::error_code ignored;
@@ -260,6 +276,16 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
           planner::formatBytes(int64_t(curve.points.front().size)) + " .. " +
               planner::formatBytes(int64_t(curve.points.back().size)),
           planner::formatSeconds(fastest), siValue(best) + "B/s"};
+}
+
+/// The fastest column holds the wait after the shortest compute, the last the longest's.
+SummaryRow waitRow(const schema::WaitBetweenComputesCurve &curve) {
+  return {"wait_between_computes", std::to_string(curve.ranks),
+          std::to_string(curve.points.size()),
+          planner::formatSeconds(curve.points.front().size) + " .. " +
+              planner::formatSeconds(curve.points.back().size) + " computes",
+          planner::formatSeconds(curve.points.front().seconds),
+          "waits up to " + planner::formatSeconds(curve.points.back().seconds)};
 }
 
 void validateModelOptions(const CalibrateOptions &options) {
@@ -349,8 +375,7 @@ int runCalibrate(const CalibrateOptions &options) {
   // send_recv in every group: pairs exchanging at once wait for each other's turn on
   // the CPUs as a pipeline's stages do.
   for (size_t g = 0; g < groups.size(); ++g) {
-    int code = measureGroup(options, groups[g], /*sendRecv=*/true, profile.communication,
-                            profile.modelSteps);
+    int code = measureGroup(options, groups[g], /*sendRecv=*/true, profile);
     if (code != 0)
       return code;
     if (steps) {
@@ -389,6 +414,10 @@ int runCalibrateRanks(const CalibrateRanksOptions &options) {
     std::vector<schema::CommunicationCurve> curves =
         measureCollectives(*world, defaultMessageBytes(options.quick), options.sendRecv,
                            communicationTiming(options.quick), reporter.callback());
+    schema::WaitBetweenComputesCurve waits = measureWaitsBetweenComputes(
+        *world, communicationTiming(options.quick), reporter.callback());
+    if (!waits.points.empty())
+      curves.push_back({kWaitsBetweenComputesResult, waits.ranks, std::move(waits.points)});
     for (size_t i = 0; i < options.models.size(); ++i) {
       std::vector<schema::ProfilePoint> points =
           measureReplicatedSteps(options.models[i], world->group(), options.modelBatches,
@@ -417,6 +446,8 @@ std::string formatCalibrationSummary(const schema::DeviceProfile &profile) {
     rows.push_back(communicationRow(curve));
   for (const schema::ModelStepCurve &curve : profile.modelSteps)
     rows.push_back(modelStepRow(curve));
+  for (const schema::WaitBetweenComputesCurve &curve : profile.waitsBetweenComputes)
+    rows.push_back(waitRow(curve));
   size_t widths[5] = {};
   for (const SummaryRow &row : rows) {
     const std::string *cells[] = {&row.kind, &row.ranks, &row.points, &row.sizes, &row.fastest};

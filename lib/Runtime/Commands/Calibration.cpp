@@ -42,12 +42,6 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 /// A leaf that needs a gradient, as a layer's input or weight does.
 at::Tensor trainable(at::IntArrayRef shape) {
   return at::randn(shape).requires_grad_(true);
@@ -165,6 +159,12 @@ schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shap
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
   return interleavedMedianSeconds({call}, timing, {}).front();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 std::function<void(int)> roundProgress(const CalibrationProgressFn &progress, std::string what,

@@ -13,10 +13,13 @@
 #include "snn/Runtime/Distributed/PointToPoint.h"
 #include "snn/Runtime/Distributed/ProcessGroups.h"
 
+#include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <ctime>
 #include <memory>
 
@@ -139,6 +142,20 @@ std::pair<std::function<void()>, int64_t> roundTripCall(const dist::Group &pair,
   return {roundTrip, message.numel() * kFloatBytes};
 }
 
+/// The pairs {0, 1}, {2, 3}, ... of `world`'s ranks as groups (every rank calls newGroup for
+/// each, members or not); this rank's, invalid for an odd last rank.
+dist::Group pairOfThisRank(dist::World &world, const std::string &what) {
+  dist::Group mine;
+  for (int first = 0; first + 1 < world.size(); first += 2) {
+    dist::Group pair = world.newGroup({first, first + 1}, "calibrate " + what + " {" +
+                                                              std::to_string(first) + ", " +
+                                                              std::to_string(first + 1) + "}");
+    if (pair)
+      mine = pair;
+  }
+  return mine;
+}
+
 /// The send_recv curve of `group`'s pairs exchanging at once (an odd last rank waits), its
 /// CPU the mean over every rank that exchanged. Every pair runs its round trips at once,
 /// as a pipeline's stages exchange their tensors: each sample starts at a barrier of the
@@ -149,15 +166,7 @@ schema::CommunicationCurve measureSendRecv(dist::World &world,
                                            const CalibrationTiming &timing,
                                            const std::function<void(int)> &onRound) {
   const dist::Group &group = world.group();
-  // Each newGroup is collective over every rank, members or not (ProcessGroups.h).
-  dist::Group mine;
-  for (int first = 0; first + 1 < group.size(); first += 2) {
-    dist::Group pair = world.newGroup({first, first + 1}, "calibrate send_recv {" +
-                                                              std::to_string(first) + ", " +
-                                                              std::to_string(first + 1) + "}");
-    if (pair)
-      mine = pair;
-  }
+  dist::Group mine = pairOfThisRank(world, "send_recv");
   schema::CommunicationCurve curve{"send_recv", group.size(), {}};
   std::vector<double> perMessage(bytes.size(), 0.0);
   if (mine) {
@@ -183,7 +192,87 @@ schema::CommunicationCurve measureSendRecv(dist::World &world,
   return curve;
 }
 
+/// GEMMs of 128 x 128 matrices, `count` of them a call: a compute whose length calibrate
+/// chooses in steps of one GEMM.
+struct GemmCompute {
+  at::Tensor a = at::randn({128, 128}), b = at::randn({128, 128});
+  void operator()(int64_t count) const {
+    for (int64_t i = 0; i < count; ++i)
+      (void)at::mm(a, b);
+  }
+};
+
+/// One GEMM's seconds on rank 0 while the other ranks wait for it, every rank's answer.
+double gemmSecondsAlone(const dist::Group &group, const GemmCompute &gemm) {
+  at::Tensor seconds = at::zeros({1}, at::kDouble);
+  if (group.rank() == 0)
+    seconds[0] = medianSeconds([&gemm] { gemm(1); }, CalibrationTiming{2, 5, 0.002});
+  dist::allReduce(group, seconds);
+  return seconds.item<double>();
+}
+
+/// The mean seconds this rank waited in each all_reduce of `pair` that followed `count` GEMMs,
+/// over `calls` of them, every pair of `group` at once from a barrier.
+double waitAfterComputes(const dist::Group &group, const dist::Group &pair,
+                         const GemmCompute &gemm, int64_t count, at::Tensor &tensor,
+                         int64_t calls) {
+  using Clock = std::chrono::steady_clock;
+  dist::barrier(group);
+  double waited = 0;
+  for (int64_t call = 0; call < calls; ++call) {
+    gemm(count);
+    Clock::time_point start = Clock::now();
+    dist::allReduce(pair, tensor);
+    waited += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return waited / double(calls);
+}
+
 } // namespace
+
+schema::WaitBetweenComputesCurve
+measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
+                            const CalibrationProgressFn &progress) {
+  const dist::Group &group = world.group();
+  schema::WaitBetweenComputesCurve curve{group.size(), kWaitBetweenComputesBytes, {}};
+  if (group.size() < 4 || group.size() % 2 != 0)
+    return curve;
+  constexpr int64_t kCallsPerSample = 8;
+  dist::Group pair = pairOfThisRank(world, "waits between computes");
+  GemmCompute gemm;
+  double gemmSeconds = std::max(gemmSecondsAlone(group, gemm), 1e-7);
+  std::vector<int64_t> counts;
+  for (double target : {0.125e-3, 0.5e-3, 2e-3, 8e-3}) {
+    int64_t count = std::max<int64_t>(1, std::llround(target / gemmSeconds));
+    if (counts.empty() || count > counts.back())
+      counts.push_back(count);
+  }
+  at::Tensor tensor = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
+  std::vector<std::vector<double>> samples(counts.size());
+  auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                               "waits in pairs' all_reduce between computes on " +
+                                   std::to_string(group.size()) + " ranks, in rounds",
+                               timing);
+  for (int round = -timing.warmups; round < std::max(1, timing.repeats); ++round) {
+    if (round >= 0 && onRound)
+      onRound(round);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      double wait = waitAfterComputes(group, pair, gemm, counts[i], tensor, kCallsPerSample);
+      if (round >= 0)
+        samples[i].push_back(wait);
+    }
+  }
+  std::vector<double> medians;
+  for (const std::vector<double> &sampled : samples)
+    medians.push_back(median(sampled));
+  // A pair's slower rank hardly waits and its peer waits for it: their mean is what the
+  // pair loses a call.
+  std::vector<double> summed = summedOverRanks(group, medians);
+  for (size_t i = 0; i < counts.size(); ++i)
+    curve.points.push_back(
+        {double(counts[i]) * gemmSeconds, summed[i] / double(group.size())});
+  return curve;
+}
 
 std::vector<schema::CommunicationCurve>
 measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool sendRecv,

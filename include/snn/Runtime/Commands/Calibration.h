@@ -35,6 +35,8 @@ struct CalibrationTiming {
   double minSampleSeconds = 0.002;
 };
 
+/// The median of `values` (the mean of the middle two of an even count); not empty.
+double median(std::vector<double> values);
 /// Median seconds of one call of `call` (see CalibrationTiming).
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing);
 /// The median seconds of each of `calls`, their samples taken in rounds over all of them
@@ -129,6 +131,19 @@ std::vector<int64_t> defaultMessageBytes(bool quick);
 std::vector<schema::CommunicationCurve>
 measureCollectives(dist::World &world, const std::vector<int64_t> &bytes, bool sendRecv,
                    const CalibrationTiming &timing, const CalibrationProgressFn &progress);
+
+/// The tensor of measureWaitsBetweenComputes' all_reduces: a layer's activations of a small
+/// microbatch, as a pipeline stage's tensor-parallel collectives move them.
+inline constexpr int64_t kWaitBetweenComputesBytes = 16 << 10;
+
+/// The job's ranks in pairs ({0, 1}, {2, 3}, ...), all pairs at once, each alternating a
+/// compute with an all_reduce of kWaitBetweenComputesBytes between its two ranks, at computes
+/// of about 0.125, 0.5, 2 and 8 ms (GEMMs, their time measured on rank 0 alone):
+/// schema::WaitBetweenComputesCurve. Every rank must call it; a job of fewer than 4 ranks or
+/// an odd one gets a curve without points.
+schema::WaitBetweenComputesCurve
+measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
+                            const CalibrationProgressFn &progress);
 
 /// The ranks' results as the calibrate parent reads them back: one line
 /// "KIND RANKS SIZE SECONDS" per point, "... CPU_SECONDS" for a curve with CPU
