@@ -180,12 +180,13 @@ Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout
     // input needs no gradient.
     if (!col.inputs.empty() && col.inputs.front() >= 0)
       total += allReduce(bytesOf(col.inputs.front()), tpSize);
-    if (pair.rowwise >= 0) {
-      total += allReduce(bytesOf(pair.rowwise), tpSize); // forward partial sums
-    } else {
+    // Forward: the rowwise partner's partial sums, else the split output gathered (whose
+    // gradient each rank slices, replicated as it is: no collective, as the all_gather op
+    // runs it and the compiler's estimate counts it).
+    if (pair.rowwise >= 0)
+      total += allReduce(bytesOf(pair.rowwise), tpSize);
+    else
       total += allGather(bytesOf(pair.gatherAfter), tpSize);
-      total += reduceScatter(bytesOf(pair.gatherAfter), tpSize);
-    }
   }
   // A PLIF's w inside a split region sees only its slice: its gradient must be summed
   // over the TP ranks or they drift apart (defect 4 of the reference).

@@ -119,7 +119,7 @@ def check_calibrate(snn_run, work):
         raise Failure(f"calibrate failed ({proc.returncode}):\n{proc.stderr}")
     check_profile(out)
     rows = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
-    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS + ["wait_between_computes"]:
+    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS + ["waits_between_computes"]:
         if kind not in rows:
             raise Failure(f"no summary row for {kind}:\n{proc.stdout}")
     if has_steal_accounting() and "steal while measuring: " not in proc.stdout:

@@ -191,8 +191,8 @@ void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
   }
 }
 
-/// Runs `ranks` ranks of calibrate-ranks; appends their curves (the models'
-/// replicated steps to the models). Returns the launcher's exit code (it
+/// Runs `ranks` ranks of calibrate-ranks; appends their curves to `profile` (the models'
+/// replicated steps to the models, the waits between computes to their own list). Returns the launcher's exit code (it
 /// printed the `error:` line of a failed rank).
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
                  schema::DeviceProfile &profile) {
@@ -280,7 +280,7 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
 
 /// The fastest column holds the wait after the shortest compute, the last the longest's.
 SummaryRow waitRow(const schema::WaitBetweenComputesCurve &curve) {
-  return {"wait_between_computes", std::to_string(curve.ranks),
+  return {"waits_between_computes", std::to_string(curve.ranks),
           std::to_string(curve.points.size()),
           planner::formatSeconds(curve.points.front().size) + " .. " +
               planner::formatSeconds(curve.points.back().size) + " computes",
