@@ -4,7 +4,9 @@
 // so the number of calls per sample depends only on the size, never on a
 // rank's own clock. A barrier starts each sample together; rank 0's clock
 // times it, which is the collective's time since no rank leaves a collective
-// before every rank has entered it.
+// before every rank has entered it. The waits between computes are each
+// rank's own time inside its pair's all_reduce, averaged over the ranks: a
+// pair's ranks wait unequally (the later one hardly at all).
 //
 //===----------------------------------------------------------------------===//
 
