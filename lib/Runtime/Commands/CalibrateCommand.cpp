@@ -192,8 +192,8 @@ void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
 }
 
 /// Runs `ranks` ranks of calibrate-ranks; appends their curves to `profile` (the models'
-/// replicated steps to the models, the waits between computes to their own list). Returns the launcher's exit code (it
-/// printed the `error:` line of a failed rank).
+/// replicated steps to the models, the waits between computes to their own list).
+/// Returns the launcher's exit code (it printed the `error:` line of a failed rank).
 int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
                  schema::DeviceProfile &profile) {
   fs::path dir = makeResultDirectory();
