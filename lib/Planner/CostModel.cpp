@@ -380,22 +380,16 @@ double Calibration::concurrentCollectiveSeconds(CollectiveKind kind, int64_t ran
 std::optional<double> Calibration::busyCollectiveSeconds(CollectiveKind kind, int64_t ranks,
                                                         int64_t jobRanks, double bytes,
                                                         double computeSeconds) const {
-  const WaitCurve *nearest = nullptr;
-  int64_t nearestRanks = 0;
-  for (const auto &[measured, curve] : waitsBetweenComputes)
-    if (!curve.waits.points.empty() &&
-        (!nearest || std::llabs(measured - jobRanks) < std::llabs(nearestRanks - jobRanks))) {
-      nearest = &curve;
-      nearestRanks = measured;
-    }
-  if (!nearest)
+  auto nearest = nearestByRanks(waitsBetweenComputes, jobRanks);
+  if (nearest == waitsBetweenComputes.end() || nearest->second.waits.points.empty())
     return std::nullopt;
   // The wait stops growing once a peer's lag is a whole share of the CPUs (7-9 ms after 8
   // ms of compute on 4 ranks of 2 CPUs, 7.3 after 35 ms): beyond the curve, its last wait.
-  const auto &points = nearest->waits.points;
+  const WaitCurve &curve = nearest->second;
+  const auto &points = curve.waits.points;
   double compute = std::clamp(computeSeconds, points.front().first, points.back().first);
-  double wait = nearest->waits.secondsAt(compute) -
-                collectiveSeconds(CollectiveKind::AllReduce, 2, nearest->bytes);
+  double wait = curve.waits.secondsAt(compute) -
+                collectiveSeconds(CollectiveKind::AllReduce, 2, curve.bytes);
   return collectiveSeconds(kind, ranks, bytes) + std::max(0.0, wait);
 }
 

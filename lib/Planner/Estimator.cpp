@@ -47,10 +47,7 @@ double Estimator::stepScale(int64_t batch, bool fused) const {
 double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples) const {
   if (!step_ || step_->replicated.empty() || samples < 1)
     return 0.0;
-  auto nearest = step_->replicated.begin();
-  for (auto it = step_->replicated.begin(); it != step_->replicated.end(); ++it)
-    if (std::llabs(it->first - jobRanks) < std::llabs(nearest->first - jobRanks))
-      nearest = it;
+  auto nearest = nearestByRanks(step_->replicated, jobRanks);
   int64_t ranks = nearest->first;
   double alone = step_->curveFor(/*fused=*/false).secondsAt(double(samples)) *
                  hw_.calibration->oversubscription(ranks);
@@ -438,20 +435,19 @@ std::pair<double, double> Estimator::stageCollectives(const Communication &tp, d
   int64_t calls = 0;
   for (const CollectiveCall &call : tp.calls)
     calls += call.ranks > 1 ? call.count : 0;
-  double concurrent = tp.seconds(hw_, jobRanks);
-  if (!hw_.calibration || calls == 0)
-    return {concurrent, 0.0};
+  if (!hw_.calibration || hw_.calibration->waitsBetweenComputes.empty() || calls == 0)
+    return {tp.seconds(hw_, jobRanks), 0.0};
+  const Calibration &measured = *hw_.calibration;
   double alone = 0, busy = 0;
   for (const CollectiveCall &call : tp.calls) {
     if (call.ranks < 2)
       continue;
-    std::optional<double> waited = hw_.calibration->busyCollectiveSeconds(
-        call.kind, call.ranks, jobRanks, double(call.tensorBytes), compute / double(calls));
-    if (!waited)
-      return {concurrent, 0.0};
-    alone += double(call.count) *
-             hw_.calibration->collectiveSeconds(call.kind, call.ranks, double(call.tensorBytes));
-    busy += double(call.count) * *waited;
+    double bytes = double(call.tensorBytes);
+    double own = measured.collectiveSeconds(call.kind, call.ranks, bytes);
+    std::optional<double> waited = measured.busyCollectiveSeconds(
+        call.kind, call.ranks, jobRanks, bytes, compute / double(calls));
+    alone += double(call.count) * own;
+    busy += double(call.count) * waited.value_or(own);
   }
   return {alone, busy - alone};
 }

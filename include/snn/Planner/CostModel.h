@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -78,6 +79,19 @@ struct ModelStepTimes {
     return fused || nodeByNode.points.empty() ? curve : nodeByNode;
   }
 };
+
+/// The entry of `byRanks` (measurements keyed by a group's or a job's size) whose size is
+/// nearest `ranks`, the smaller on a tie; end() when there is none.
+template <typename T>
+typename std::map<int64_t, T>::const_iterator nearestByRanks(const std::map<int64_t, T> &byRanks,
+                                                            int64_t ranks) {
+  auto nearest = byRanks.end();
+  for (auto it = byRanks.begin(); it != byRanks.end(); ++it)
+    if (nearest == byRanks.end() ||
+        std::llabs(it->first - ranks) < std::llabs(nearest->first - ranks))
+      nearest = it;
+  return nearest;
+}
 
 /// A machine's measured times (a device profile, `snn-run calibrate`): one training call
 /// (forward and backward) of each kind of op by its work, one collective by its tensor's

@@ -152,32 +152,25 @@ std::vector<std::string> rankArguments(const CalibrateOptions &options,
   return argv;
 }
 
-/// Moves the replicated-step curves of the ranks' results into their models.
-void takeReplicatedSteps(std::vector<schema::CommunicationCurve> &curves,
-                         std::vector<schema::ModelStepCurve> &models) {
-  for (size_t i = 0; i < models.size(); ++i)
-    for (schema::CommunicationCurve &curve : curves)
-      if (curve.kind == replicatedStepKind(i))
-        models[i].replicated.push_back({curve.ranks, std::move(curve.points)});
-  curves.erase(std::remove_if(curves.begin(), curves.end(),
-                              [](const schema::CommunicationCurve &curve) {
-                                return curve.points.empty();
-                              }),
-               curves.end());
-}
-
 /// The ranks' result lines of their waits between computes (measureWaitsBetweenComputes).
 constexpr const char *kWaitsBetweenComputesResult = "waits_between_computes";
 
-/// The waits between computes among `curves` (the ranks' results) into `waits`.
-void takeWaitsBetweenComputes(std::vector<schema::CommunicationCurve> &curves,
-                              std::vector<schema::WaitBetweenComputesCurve> &waits) {
-  for (schema::CommunicationCurve &curve : curves)
+/// Moves what the ranks' results hold beside the communication curves out of `curves`: the
+/// replicated-step curves into their models, the waits between computes into `profile`.
+void takeNonCommunicationCurves(std::vector<schema::CommunicationCurve> &curves,
+                                schema::DeviceProfile &profile) {
+  for (schema::CommunicationCurve &curve : curves) {
+    for (size_t i = 0; i < profile.modelSteps.size(); ++i)
+      if (curve.kind == replicatedStepKind(i))
+        profile.modelSteps[i].replicated.push_back({curve.ranks, std::move(curve.points)});
     if (curve.kind == kWaitsBetweenComputesResult)
-      waits.push_back({curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
+      profile.waitsBetweenComputes.push_back(
+          {curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
+  }
+  // Every curve parsed back has points: the taken ones are left empty.
   curves.erase(std::remove_if(curves.begin(), curves.end(),
                               [](const schema::CommunicationCurve &curve) {
-                                return curve.kind == kWaitsBetweenComputesResult;
+                                return curve.points.empty();
                               }),
                curves.end());
 }
@@ -204,8 +197,7 @@ int measureGroup(const CalibrateOptions &options, int64_t ranks, bool sendRecv,
     if (code == 0) {
       std::vector<schema::CommunicationCurve> measured =
           parseCommunicationResults(readWholeFile(resultPath), resultPath);
-      takeReplicatedSteps(measured, profile.modelSteps);
-      takeWaitsBetweenComputes(measured, profile.waitsBetweenComputes);
+      takeNonCommunicationCurves(measured, profile);
       for (schema::CommunicationCurve &curve : measured)
         profile.communication.push_back(std::move(curve));
     }
