@@ -16,6 +16,14 @@
 
 namespace snn::planner {
 
+/// The calls of `comm` between two ranks or more (the others move nothing).
+static int64_t groupCalls(const Communication &comm) {
+  int64_t calls = 0;
+  for (const CollectiveCall &call : comm.calls)
+    calls += call.ranks > 1 ? call.count : 0;
+  return calls;
+}
+
 Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t batch,
                      int64_t minUnits)
     : model_(model), hw_(hardware), batch_(std::max<int64_t>(batch, 1)) {
@@ -257,33 +265,50 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
         std::max<int64_t>(0, allReduceScratchBytes(config.dp, bucket) - held.peak);
   }
 
+  e.computeSeconds = compute;
+  flatCommunication(config, local, paramBytes, s, e);
+}
+
+void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64_t paramBytes,
+                                  const Scales &s, Estimate &e) const {
+  bool sharded = config.mode == Mode::FSDP || config.mode == Mode::FSDP_TP;
   ModelCost shardable;
   shardable.paramBytes = paramBytes;
   shardable.paramOps = modelCost(model_, 1).paramOps;
-  Communication comm;
+  Communication comm, tp;
   if (config.mode == Mode::DP)
     comm += dataParallelCommunication(shardable, config.dp);
   if (sharded)
     comm += fsdpCommunication(shardable, config.dp);
   if (config.mode == Mode::TP || config.mode == Mode::FSDP_TP)
-    comm += tensorParallelCommunication(model_, tp_, config.tp, local);
+    tp = tensorParallelCommunication(model_, tp_, config.tp, local);
   // What the runtime's data-parallel training adds every step: the global batch's
   // BatchNorm statistics and the step's loss (schema/TrainingCommunication.h).
   comm += syncBatchNormCommunication(model_, config.dp, s.param);
   comm += stepMetricsCommunication(config.dp);
-  e.computeSeconds = compute;
   // A dp x tp mesh's dp and tp groups run their collectives at the same time.
   int64_t ranks = config.dp * config.tp;
+  double tpSeconds = tp.seconds(hw_, ranks);
+  if (config.tp > 1 && config.tp < ranks) {
+    // fsdp_tp's tp groups wait for a peer that computed beside the other groups' ranks, as
+    // calibrate's pairs do, every rank computing; the dp groups' calls between resynchronise
+    // them (the MLP's and the CSNN's dp=2 x tp=2: 3.3 ms a tp call measured where the
+    // concurrent curves said 1.5).
+    int64_t calls = std::max<int64_t>(1, groupCalls(comm) + groupCalls(tp));
+    auto [alone, lag] = stageCollectives(tp, e.computeSeconds / double(calls), ranks);
+    tpSeconds = alone + lag;
+  }
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
   // its share of a tp group's work is about a replica's of local / tp samples.
   if (ranks > 1)
     e.replicaSyncSeconds = replicaSyncSeconds(
         ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)));
-  e.commSeconds = comm.seconds(hw_, ranks) + e.replicaSyncSeconds;
+  e.commSeconds = comm.seconds(hw_, ranks) + tpSeconds + e.replicaSyncSeconds;
+  comm += tp;
   // Where calibrate measured the collectives' CPU: every rank's compute and its share of
   // them, which the CPUs must run in a step (cpuThroughputWait).
   if (hw_.calibration && !hw_.calibration->cpu.empty())
-    e.busySeconds = double(ranks) * (compute + comm.rankCpuSeconds(hw_, ranks));
+    e.busySeconds = double(ranks) * (e.computeSeconds + comm.rankCpuSeconds(hw_, ranks));
   e.commBytes = comm.bytes;
 }
 
@@ -379,7 +404,8 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
       collectivesCpu = tp.rankCpuSeconds(hw_, jobRanks);
       sent += tp.bytes;
-      std::tie(collectives, lag) = stageCollectives(tp, compute, jobRanks);
+      std::tie(collectives, lag) =
+          stageCollectives(tp, compute / double(std::max<int64_t>(groupCalls(tp), 1)), jobRanks);
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
     // a tick waits for the later of its two messages, not for both in turn (the MLP's
@@ -430,12 +456,11 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
 /// ms where they took 2.2-2.4 (its step 1.2-1.6x the prediction) and the MLP's at 1.4 where
 /// they took 0.85. Without the waits measured: that curve, and no wait beyond it (the
 /// group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
-std::pair<double, double> Estimator::stageCollectives(const Communication &tp, double compute,
+std::pair<double, double> Estimator::stageCollectives(const Communication &tp,
+                                                      double computePerCall,
                                                       int64_t jobRanks) const {
-  int64_t calls = 0;
-  for (const CollectiveCall &call : tp.calls)
-    calls += call.ranks > 1 ? call.count : 0;
-  if (!hw_.calibration || hw_.calibration->waitsBetweenComputes.empty() || calls == 0)
+  if (!hw_.calibration || hw_.calibration->waitsBetweenComputes.empty() ||
+      groupCalls(tp) == 0)
     return {tp.seconds(hw_, jobRanks), 0.0};
   const Calibration &measured = *hw_.calibration;
   double alone = 0, busy = 0;
@@ -445,7 +470,7 @@ std::pair<double, double> Estimator::stageCollectives(const Communication &tp, d
     double bytes = double(call.tensorBytes);
     double own = measured.collectiveSeconds(call.kind, call.ranks, bytes);
     std::optional<double> waited = measured.busyCollectiveSeconds(
-        call.kind, call.ranks, jobRanks, bytes, compute / double(calls));
+        call.kind, call.ranks, jobRanks, bytes, computePerCall);
     alone += double(call.count) * own;
     busy += double(call.count) * waited.value_or(own);
   }

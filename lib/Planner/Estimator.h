@@ -97,11 +97,16 @@ private:
   std::vector<int64_t> boundaryBytes(const Chunks &chunk, int64_t micro) const;
 
   void estimateFlat(const ModeConfig &config, Estimate &e) const;
+  /// A flat mode's collectives at `local` samples per rank of `paramBytes` of parameters
+  /// per tp rank, after estimateFlat set e.computeSeconds: comm, replica sync, busy CPU.
+  void flatCommunication(const ModeConfig &config, int64_t local, int64_t paramBytes,
+                         const Scales &s, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
-  /// A pipeline stage's tp collectives, one microbatch's: their seconds, and their wait for
-  /// their peers beyond that when every rank of the job computes
-  /// (Estimate::stageCollectiveLagSeconds).
-  std::pair<double, double> stageCollectives(const Communication &tp, double compute,
+  /// Collectives of groups smaller than the job (a pipeline stage's tp collectives, one
+  /// microbatch's; fsdp_tp's), each after `computePerCall` seconds of compute: their
+  /// seconds, and their wait for their peers beyond that when every rank of the job
+  /// computes (calibrate's waits between computes; Estimate::stageCollectiveLagSeconds).
+  std::pair<double, double> stageCollectives(const Communication &tp, double computePerCall,
                                              int64_t jobRanks) const;
   /// Per pipeline rank, over its chunks.
   struct RankTotals {

@@ -443,6 +443,32 @@ TEST(Calibration, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTa
   EXPECT_GT(one.commSeconds - estimate(1e-9, 1).commSeconds, added);
 }
 
+// fsdp_tp's tp groups are pairs of a larger job: each tp call waits for a peer that
+// computed beside the other pairs, as calibrate's pairs measured, every rank computing in
+// lockstep (no chance factor). A tp group that is the whole job is priced by its curve.
+TEST(Calibration, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2;
+  Hardware hw;
+  hw.calibration = calibration;
+  auto estimate = [&](double wait, const std::string &topology, snn::schema::RequestedMode m) {
+    calibration->waitsBetweenComputes[4] = {16384, {{{1e-4, wait}, {1e-2, wait}}}};
+    return forcedEstimate(model, topology, m, hw);
+  };
+  using snn::schema::RequestedMode;
+  Estimate none = estimate(1e-9, "dp=2,tp=2", RequestedMode::FSDP_TP);
+  Estimate waits = estimate(5e-3, "dp=2,tp=2", RequestedMode::FSDP_TP);
+  // Each tp call: 5 ms less the 2-rank all-reduce of the measured 16 KiB.
+  double perCall = 5e-3 - calibration->collectiveSeconds(CollectiveKind::AllReduce, 2, 16384);
+  double calls = (waits.commSeconds - none.commSeconds) / perCall;
+  EXPECT_GE(calls, 1.0 - 1e-9);
+  EXPECT_NEAR(calls, std::round(calls), 1e-6);
+  EXPECT_DOUBLE_EQ(waits.computeSeconds, none.computeSeconds);
+  EXPECT_DOUBLE_EQ(estimate(1e-9, "tp=4", RequestedMode::TP).commSeconds,
+                   estimate(5e-3, "tp=4", RequestedMode::TP).commSeconds);
+}
+
 TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));

@@ -90,9 +90,9 @@ struct CommunicationCurve {
 };
 
 /// The steps of a model's data-parallel replicas: `ranks` processes of this
-/// machine at once, BatchNorm synchronised over all of them (SyncBatchNorm, its
-/// blocks node by node), without the gradients' all-reduce; size: samples per
-/// rank and step, as rank 0 measured them.
+/// machine at once, as the trainer makes them (BatchNorm synchronised over all of
+/// them, its blocks node by node, the step's metrics and the gradients' bucketed
+/// all-reduce); size: samples per rank and step, as rank 0 measured them.
 struct ReplicatedStepCurve {
   int64_t ranks = 2;
   std::vector<ProfilePoint> points; ///< ascending samples per rank, at least one
@@ -109,8 +109,8 @@ struct ModelStepCurve {
   /// The same steps with every spiking block run node by node (as SyncBatchNorm,
   /// fsdp's gathering and recomputation run them); empty when no block ran.
   std::vector<ProfilePoint> nodeByNodePoints;
-  /// Measured only for models with BatchNorm (the replicas' synchronisation is
-  /// what the one-process steps lack); ascending ranks.
+  /// Ascending ranks (what the one-process steps lack: the replicas' waits for
+  /// each other in their collectives).
   std::vector<ReplicatedStepCurve> replicated;
 };
 
