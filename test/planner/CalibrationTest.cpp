@@ -480,20 +480,51 @@ TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
   Estimate pipe = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
   Estimate dp = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
   EXPECT_DOUBLE_EQ(dp.computeSeconds, 4.0 * dpAlone.computeSeconds); // lockstep
-  // A pipeline's ranks compute busySeconds in all; over a step of T seconds that is
-  // busySeconds / T ranks at once, each 4 / 4 = 1x slower per rank computing at once.
-  // With T = c x compute + comm that is c = busySeconds / T; the step is never below the
-  // busySeconds the one CPU must run, plus the synchronisation after the drain.
+  // A pipeline's ranks compute busySeconds in all; each is busy a share u of a step of T
+  // seconds (T = c x compute + comm), and a rank computing beside k others on the one CPU
+  // runs k + 1 times slower: c is its expectation over k ~ Binomial(3, u), between 1 and
+  // the lockstep 4. The step is never below the busySeconds the one CPU must run, plus the
+  // synchronisation after the drain.
   ASSERT_GT(pipe.busySeconds, 0.0);
   double compute = pipeAlone.computeSeconds, comm = pipe.commSeconds;
-  double step = 0.5 * (comm + std::sqrt(comm * comm + 4.0 * compute * pipe.busySeconds));
-  double contention = std::clamp(pipe.busySeconds / step, 1.0, 4.0);
+  double contention = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    double step = contention * compute + comm;
+    double u = std::min(1.0, contention * pipe.busySeconds / (4.0 * step));
+    contention = 1.0 + 3.0 * u; // E[k + 1]
+  }
   EXPECT_GT(contention, 1.0);
   EXPECT_LT(contention, 4.0);
   double floor = pipe.busySeconds + pipe.drainSyncSeconds;
   EXPECT_NEAR(pipe.stepSeconds, std::max(contention * compute + comm, floor),
               1e-9 * pipe.stepSeconds);
   EXPECT_DOUBLE_EQ(pipe.stepSeconds, pipe.computeSeconds + pipe.commSeconds);
+}
+
+// A pipeline's ranks are busy at random times, not evenly: a rank computing beside k others
+// on 2 CPUs runs max(1, (k + 1) / 2) times slower. At an average load under the CPUs (no
+// slowdown by the average alone) compute still slows by that expectation.
+TEST(Calibration, APipelineRankSlowsByTheExpectedCpuSharingAtItsBusyShare) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate alone = forcedEstimate(model, "pp=4,vpp=1", snn::schema::RequestedMode::PP, hw);
+  calibration->logicalCpus = 2;
+  Estimate pipe = forcedEstimate(model, "pp=4,vpp=1", snn::schema::RequestedMode::PP, hw);
+  ASSERT_GT(pipe.busySeconds, 0.0);
+  ASSERT_GT(pipe.stepSeconds, pipe.busySeconds / 2.0 + pipe.drainSyncSeconds); // not the floor
+  double compute = alone.computeSeconds, comm = pipe.commSeconds;
+  double c = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    double u = std::min(1.0, c * pipe.busySeconds / (4.0 * (c * compute + comm)));
+    double q = 1.0 - u; // others busy: 0, 1 -> 1x; 2 -> 1.5x; 3 -> 2x
+    c = q * q * q + 3 * u * q * q + 3 * u * u * q * 1.5 + u * u * u * 2.0;
+  }
+  double averageLoad = pipe.busySeconds * 2.0 / (4.0 * (compute + comm));
+  ASSERT_LT(averageLoad, 1.0); // the average alone: no slowdown
+  EXPECT_GT(c, 1.01);
+  EXPECT_NEAR(pipe.computeSeconds, c * compute, 1e-6 * pipe.computeSeconds);
 }
 
 TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
