@@ -295,7 +295,7 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     // them (the MLP's and the CSNN's dp=2 x tp=2: 3.3 ms a tp call measured where the
     // concurrent curves said 1.5).
     int64_t calls = std::max<int64_t>(1, groupCalls(comm) + groupCalls(tp));
-    auto [alone, lag] = stageCollectives(tp, e.computeSeconds / double(calls), ranks);
+    auto [alone, lag] = subgroupCollectives(tp, e.computeSeconds / double(calls), ranks);
     tpSeconds = alone + lag;
   }
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
@@ -400,12 +400,12 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
     double collectives = 0, collectivesCpu = 0, lag = 0;
-    if (config.tp > 1) { // the stage's own tp collectives, per microbatch (stageCollectives)
+    if (config.tp > 1) { // the stage's own tp collectives, per microbatch (subgroupCollectives)
       Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
       collectivesCpu = tp.rankCpuSeconds(hw_, jobRanks);
       sent += tp.bytes;
       std::tie(collectives, lag) =
-          stageCollectives(tp, compute / double(std::max<int64_t>(groupCalls(tp), 1)), jobRanks);
+          subgroupCollectives(tp, compute / double(std::max<int64_t>(groupCalls(tp), 1)), jobRanks);
     }
     // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
     // a tick waits for the later of its two messages, not for both in turn (the MLP's
@@ -448,23 +448,24 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   pipelineRanks(config, chunk, s, std::move(totals), e);
 }
 
-/// A stage's tp collectives (`tp`, one microbatch's): their seconds alone, and what they
-/// wait beyond that for their peers while every rank of the job computes, each call after
-/// an equal share of the stage's `compute` (Calibration::busyCollectiveSeconds; estimate()
-/// charges it as often as a ready rank finds the CPUs taken). The job's curve scaled to the
+/// Collectives of groups smaller than the job (`comm`: a pipeline stage's tp collectives,
+/// one microbatch's, or fsdp_tp's): their seconds alone, and what they wait beyond that for
+/// their peers while every rank of the job computes, each call after `computePerCall`
+/// (Calibration::busyCollectiveSeconds; for a stage, estimate() charges it as often as a
+/// ready rank finds the CPUs taken). The job's curve scaled to the
 /// group (Calibration::concurrentCollectiveSeconds) had the CSNN's pp=2 x tp=2 calls at 1.4
 /// ms where they took 2.2-2.4 (its step 1.2-1.6x the prediction) and the MLP's at 1.4 where
 /// they took 0.85. Without the waits measured: that curve, and no wait beyond it (the
 /// group's own curve alone had every pp x tp row 1.19-1.58 under its measurement).
-std::pair<double, double> Estimator::stageCollectives(const Communication &tp,
-                                                      double computePerCall,
-                                                      int64_t jobRanks) const {
+std::pair<double, double> Estimator::subgroupCollectives(const Communication &comm,
+                                                         double computePerCall,
+                                                         int64_t jobRanks) const {
   if (!hw_.calibration || hw_.calibration->waitsBetweenComputes.empty() ||
-      groupCalls(tp) == 0)
-    return {tp.seconds(hw_, jobRanks), 0.0};
+      groupCalls(comm) == 0)
+    return {comm.seconds(hw_, jobRanks), 0.0};
   const Calibration &measured = *hw_.calibration;
   double alone = 0, busy = 0;
-  for (const CollectiveCall &call : tp.calls) {
+  for (const CollectiveCall &call : comm.calls) {
     if (call.ranks < 2)
       continue;
     double bytes = double(call.tensorBytes);
@@ -569,9 +570,9 @@ static double cpuContention(const Estimate &e, double full) {
 /// threads using as many CPUs) take at least B / CPUs, a pipeline's before the step's
 /// synchronisation after the drain. A pipeline's contention above, from independent busy
 /// shares, can let a step fall below that (with the average load alone, the CSNN's dp=2 x
-/// pp=2 was predicted 42.8 ms for 92 ms of work on 2 CPUs, measured 59.4 ms). Flat modes' lockstep compute
-/// plus their collectives' wall time falls below it where the backend's CPU is most of
-/// the step (on 4 ranks of 2 CPUs a 4-rank all-reduce of 1 MiB took 6-7 ms of CPU in
+/// pp=2 was predicted 42.8 ms for 92 ms of work on 2 CPUs, measured 59.4 ms). Flat modes'
+/// lockstep compute plus their collectives' wall time falls below it where the backend's
+/// CPU is most of the step (on 4 ranks of 2 CPUs a 4-rank all-reduce of 1 MiB took 6-7 ms of CPU in
 /// 2.6-3.3 ms). The seconds compute waits beyond the estimate, or 0.
 static double cpuThroughputWait(const Estimate &e, const Calibration &calibration) {
   if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0))

@@ -106,8 +106,8 @@ private:
   /// microbatch's; fsdp_tp's), each after `computePerCall` seconds of compute: their
   /// seconds, and their wait for their peers beyond that when every rank of the job
   /// computes (calibrate's waits between computes; Estimate::stageCollectiveLagSeconds).
-  std::pair<double, double> stageCollectives(const Communication &tp, double computePerCall,
-                                             int64_t jobRanks) const;
+  std::pair<double, double> subgroupCollectives(const Communication &comm,
+                                                double computePerCall, int64_t jobRanks) const;
   /// Per pipeline rank, over its chunks.
   struct RankTotals {
     std::vector<int64_t> state, activations, comm;
