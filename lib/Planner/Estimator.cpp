@@ -297,6 +297,7 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     int64_t calls = std::max<int64_t>(1, groupCalls(comm) + groupCalls(tp));
     auto [alone, lag] = subgroupCollectives(tp, e.computeSeconds / double(calls), ranks);
     tpSeconds = alone + lag;
+    e.peerWaitSeconds = lag;
   }
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
   // its share of a tp group's work is about a replica's of local / tp samples.
@@ -624,8 +625,10 @@ Estimate Estimator::estimate(const ModeConfig &config, int64_t memoryBudget) con
   if (hw_.calibration) {
     e.computeSeconds *= cpuContention(
         e, hw_.calibration->oversubscription(config.dp * config.tp * config.pp));
-    if (e.stageCollectiveLagSeconds > 0)
-      e.commSeconds += peerDelayChance(e, *hw_.calibration) * e.stageCollectiveLagSeconds;
+    if (e.stageCollectiveLagSeconds > 0) {
+      e.peerWaitSeconds = peerDelayChance(e, *hw_.calibration) * e.stageCollectiveLagSeconds;
+      e.commSeconds += e.peerWaitSeconds;
+    }
     e.computeSeconds += cpuThroughputWait(e, *hw_.calibration);
   }
   e.stepSeconds = e.computeSeconds + e.commSeconds;

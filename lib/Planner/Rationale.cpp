@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace snn::planner {
 
@@ -68,9 +70,16 @@ std::string estimateSentence(const Estimate &e) {
   std::string text = "estimated " + formatSeconds(e.stepSeconds) + " per step (compute " +
                      formatSeconds(e.computeSeconds) + " + communication " +
                      formatSeconds(e.commSeconds);
+  std::vector<std::string> waits;
   if (e.replicaSyncSeconds > 0)
-    text += " of which " + formatSeconds(e.replicaSyncSeconds) +
-            " the ranks' waits for each other measured on replicas";
+    waits.push_back(formatSeconds(e.replicaSyncSeconds) +
+                    " the ranks' waits for each other measured on replicas");
+  if (e.peerWaitSeconds > 0)
+    waits.push_back(formatSeconds(e.peerWaitSeconds) +
+                    " the tensor-parallel calls' waits for their peers measured between "
+                    "computes");
+  for (size_t i = 0; i < waits.size(); ++i)
+    text += (i == 0 ? " of which " : " and ") + waits[i];
   text += ", " + formatBytes(e.commBytes) + " sent per rank) and " +
           formatBytes(e.memoryBytes) + " per rank (state " + formatBytes(e.stateBytes) +
           ", activations " + formatBytes(e.activationBytes);

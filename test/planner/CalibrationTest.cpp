@@ -434,6 +434,7 @@ TEST(Calibration, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTa
   double added = waits.commSeconds - none.commSeconds;
   EXPECT_GT(added, 0.0);
   EXPECT_LT(added, waits.stageCollectiveLagSeconds);
+  EXPECT_NEAR(waits.peerWaitSeconds, added, 1e-9 * waits.commSeconds);
   // CPUs to spare: a ready rank always runs, and waits for no one.
   Estimate spare = estimate(5e-3, 8);
   EXPECT_GT(spare.stageCollectiveLagSeconds, 0.0);
@@ -465,6 +466,18 @@ TEST(Calibration, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
   EXPECT_GE(calls, 1.0 - 1e-9);
   EXPECT_NEAR(calls, std::round(calls), 1e-6);
   EXPECT_DOUBLE_EQ(waits.computeSeconds, none.computeSeconds);
+  EXPECT_DOUBLE_EQ(none.peerWaitSeconds, 0.0);
+  EXPECT_NEAR(waits.peerWaitSeconds, waits.commSeconds - none.commSeconds,
+              1e-9 * waits.commSeconds);
+  auto plan = forcedPlan(model, "dp=2,tp=2", RequestedMode::FSDP_TP, hw);
+  ASSERT_TRUE(plan.ok());
+  std::string rationale;
+  for (const std::string &line : plan->rationale)
+    rationale += line + "\n";
+  EXPECT_NE(rationale.find(" the tensor-parallel calls' waits for their peers measured between "
+                           "computes"),
+            std::string::npos)
+      << rationale;
   EXPECT_DOUBLE_EQ(estimate(1e-9, "tp=4", RequestedMode::TP).commSeconds,
                    estimate(5e-3, "tp=4", RequestedMode::TP).commSeconds);
 }

@@ -135,6 +135,10 @@ struct Estimate : ModeConfig {
   /// (Calibration::busyCollectiveSeconds); commSeconds holds it times the chance that a
   /// rank ready to run finds the CPUs taken by the others.
   double stageCollectiveLagSeconds = 0;
+  /// Of commSeconds: what tensor-parallel collectives of groups smaller than the job are
+  /// charged for waiting for their peers (a pipeline's stages: the lag above times that
+  /// chance; fsdp_tp: every call's), from calibrate's waits between computes.
+  double peerWaitSeconds = 0;
   int64_t stateBytes = 0;      ///< parameters, gradients, optimizer state, buffers
   int64_t activationBytes = 0; ///< kept for backward
   int64_t transientBytes = 0;  ///< e.g. the layer FSDP gathers
