@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Estimator.h"
+#include "CpuSharing.h"
 #include "snn/Schema/CollectiveAlgorithms.h"
 #include "snn/Schema/TrainingCommunication.h"
 
@@ -527,85 +528,6 @@ int64_t Estimator::batchNormChannels(const std::vector<int> &ops, const Scales &
       channels += double(info.outputShape[size_t(info.batchDim + 1)]) * s.param[size_t(op)];
   }
   return int64_t(channels);
-}
-
-/// P(K = k) for K ~ Binomial(n, p).
-static double binomialChance(int64_t n, int64_t k, double p) {
-  return std::exp(std::lgamma(double(n + 1)) - std::lgamma(double(k + 1)) -
-                  std::lgamma(double(n - k + 1))) *
-         std::pow(p, double(k)) * std::pow(1.0 - p, double(n - k));
-}
-
-/// How much slower compute runs on CPUs shared by more threads than they have (`full`:
-/// ranks x threads / CPUs, the slowdown when every rank computes at once). Flat modes
-/// compute in lockstep: `full`. A pipeline's ranks take turns: each is busy a share u of
-/// the step, independently, and a rank computing beside K others runs max(1, (1 + K) x
-/// full / ranks) times slower, K ~ Binomial(ranks - 1, u): compute slows by that
-/// expectation c. u is the ranks' busy time (busySeconds alone, c times longer) over
-/// ranks x T, with T = c x compute + comm: the smallest fixed point, from c = 1. The
-/// average load alone (c = B full / (ranks T)) left the VGG's pp=4 at 1.46 CPUs busy of 2,
-/// no slowdown, where its trace showed every rank's spans stretched (measured 1.09-1.39x
-/// its prediction in runs 13-20).
-static double cpuContention(const Estimate &e, double full) {
-  if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0))
-    return full;
-  int64_t ranks = std::max<int64_t>(e.dp, 1) * std::max<int64_t>(e.tp, 1) *
-                  std::max<int64_t>(e.pp, 1);
-  double c = 1.0;
-  for (int iteration = 0; iteration < 64; ++iteration) {
-    double step = c * e.computeSeconds + e.commSeconds;
-    double u = std::min(1.0, c * e.busySeconds / (double(ranks) * step));
-    double slowdown = 0;
-    for (int64_t k = 0; k < ranks; ++k)
-      slowdown += binomialChance(ranks - 1, k, u) *
-                  std::max(1.0, double(k + 1) * full / double(ranks));
-    if (std::abs(slowdown - c) < 1e-9 * c)
-      break;
-    c = slowdown;
-  }
-  return std::clamp(c, 1.0, full);
-}
-
-/// The machine cannot do more work in a step than its CPUs can in that time: ranks whose
-/// compute, messages and collectives need B CPU seconds (busySeconds, each rank's intra-op
-/// threads using as many CPUs) take at least B / CPUs, a pipeline's before the step's
-/// synchronisation after the drain. A pipeline's contention above, from independent busy
-/// shares, can let a step fall below that (with the average load alone, the CSNN's dp=2 x
-/// pp=2 was predicted 42.8 ms for 92 ms of work on 2 CPUs, measured 59.4 ms). Flat modes'
-/// lockstep compute plus their collectives' wall time falls below it where the backend's
-/// CPU is most of the step (on 4 ranks of 2 CPUs a 4-rank all-reduce of 1 MiB took 6-7 ms of CPU in
-/// 2.6-3.3 ms). The seconds compute waits beyond the estimate, or 0.
-static double cpuThroughputWait(const Estimate &e, const Calibration &calibration) {
-  if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0))
-    return 0.0;
-  double floor = e.busySeconds * double(calibration.threadsPerRank) /
-                     double(calibration.logicalCpus) +
-                 e.drainSyncSeconds;
-  return std::max(0.0, floor - e.computeSeconds - e.commSeconds);
-}
-
-/// How often a rank that becomes ready finds its CPUs taken: each of the job's other ranks
-/// busy for its share of the step (busySeconds over ranks x the step so far), independently,
-/// the chance that they fill every CPU (logical CPUs over each rank's threads). A pipeline
-/// stage's tp collectives wait for their peers that often as calibrate measured with every
-/// rank computing (Estimate::stageCollectiveLagSeconds). On run 13's pipelines (4 ranks, 2
-/// CPUs) the MLP's, CSNN's and VGG's tp calls waited 0.85, 2.28 and 2.22 ms; with chances of
-/// 0.30, 0.53 and 0.44 they are charged 1.05, 1.86 and 1.6 ms (the job's curve scaled to the
-/// group said 1.39 for each).
-static double peerDelayChance(const Estimate &e, const Calibration &calibration) {
-  int64_t ranks = std::max<int64_t>(e.dp, 1) * std::max<int64_t>(e.tp, 1) *
-                  std::max<int64_t>(e.pp, 1);
-  double step = e.computeSeconds + e.commSeconds;
-  if (calibration.logicalCpus <= 0 || !(e.busySeconds > 0) || !(step > 0))
-    return 1.0;
-  int64_t slots = std::max<int64_t>(1, calibration.logicalCpus /
-                                           std::max<int64_t>(calibration.threadsPerRank, 1));
-  double busy = std::min(1.0, e.busySeconds / (double(ranks) * step));
-  // P(at least `slots` of the ranks - 1 others are busy), binomially.
-  double chance = 0;
-  for (int64_t k = slots; k <= ranks - 1; ++k)
-    chance += binomialChance(ranks - 1, k, busy);
-  return std::min(1.0, chance);
 }
 
 Estimate skeleton(const ModeConfig &config) {

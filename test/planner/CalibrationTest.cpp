@@ -206,6 +206,18 @@ Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
   return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
 }
 
+/// The rationale of forcedPlan, its lines joined ("" when it fails, which the test sees).
+std::string forcedRationale(const ModelInfo &model, const std::string &topology,
+                            snn::schema::RequestedMode mode, const Hardware &hw) {
+  auto plan = forcedPlan(model, topology, mode, hw);
+  EXPECT_TRUE(plan.ok());
+  std::string rationale;
+  if (plan.ok())
+    for (const std::string &line : plan->rationale)
+      rationale += line + "\n";
+  return rationale;
+}
+
 /// `model`'s whole step as `factor` x the sum of its ops' curves, at several batch sizes.
 MeasuredCurve stepCurve(const ModelInfo &model, const Hardware &hw, double factor) {
   MeasuredCurve step;
@@ -302,11 +314,7 @@ TEST(Calibration, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
   EXPECT_NEAR(dp.replicaSyncSeconds, 4e-3, 1e-9);
   EXPECT_NEAR(dp.commSeconds, before.commSeconds + 4e-3, 1e-9);
   EXPECT_NEAR(dp.stepSeconds, before.stepSeconds + 4e-3, 1e-9);
-  auto plan = forcedPlan(model, "dp=2", snn::schema::RequestedMode::DP, hw);
-  ASSERT_TRUE(plan.ok());
-  std::string rationale;
-  for (const std::string &line : plan->rationale)
-    rationale += line + "\n";
+  std::string rationale = forcedRationale(model, "dp=2", snn::schema::RequestedMode::DP, hw);
   EXPECT_NE(rationale.find("of which 4 ms the ranks' waits for each other measured on "
                            "replicas"),
             std::string::npos)
@@ -469,11 +477,7 @@ TEST(Calibration, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
   EXPECT_DOUBLE_EQ(none.peerWaitSeconds, 0.0);
   EXPECT_NEAR(waits.peerWaitSeconds, waits.commSeconds - none.commSeconds,
               1e-9 * waits.commSeconds);
-  auto plan = forcedPlan(model, "dp=2,tp=2", RequestedMode::FSDP_TP, hw);
-  ASSERT_TRUE(plan.ok());
-  std::string rationale;
-  for (const std::string &line : plan->rationale)
-    rationale += line + "\n";
+  std::string rationale = forcedRationale(model, "dp=2,tp=2", RequestedMode::FSDP_TP, hw);
   EXPECT_NE(rationale.find(" the tensor-parallel calls' waits for their peers measured between "
                            "computes"),
             std::string::npos)
