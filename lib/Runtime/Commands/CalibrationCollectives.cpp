@@ -194,10 +194,11 @@ schema::CommunicationCurve measureSendRecv(dist::World &world,
   return curve;
 }
 
-/// GEMMs of 128 x 128 matrices, `count` of them a call: a compute whose length calibrate
-/// chooses in steps of one GEMM.
+/// GEMMs of 64 x 64 matrices, `count` of them a call: a compute whose length calibrate
+/// chooses in steps of one GEMM. Small steps: on a busy host one 128 x 128 GEMM once timed
+/// 0.7 ms alone, above the shortest compute wanted (0.125 ms).
 struct GemmCompute {
-  at::Tensor a = at::randn({128, 128}), b = at::randn({128, 128});
+  at::Tensor a = at::randn({64, 64}), b = at::randn({64, 64});
   void operator()(int64_t count) const {
     for (int64_t i = 0; i < count; ++i)
       (void)at::mm(a, b);
