@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The README's main job: install what is missing, build, export the Fashion-MNIST CSNN from
 # PyTorch, check that the compiled model runs exactly like PyTorch, then compile it for data
-# parallelism on 2 ranks and train it for one epoch on 2 local ranks.
+# parallelism on 2 ranks and train it for one epoch on 2 local ranks (STEPS=N: N steps instead,
+# as the doc test runs it).
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/.." && pwd -P)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 WORK="${WORK_DIR:-$BUILD_DIR/main-job}"
 EPOCHS="${EPOCHS:-1}"
+LENGTH=(--epochs "$EPOCHS")
+if [ -n "${STEPS:-}" ]; then LENGTH=(--steps "$STEPS"); fi
 bash "$ROOT/scripts/install-deps.sh"
 BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/build.sh"
 
@@ -32,13 +35,17 @@ echo "== compile for data parallelism on 2 ranks (global batch 64)"
 "$BIN/snn-compile" "$WORK/case/model.onnx" -o "$WORK/artifact-dp" --mode dp --topology dp=2 \
   --batch-size 64 --explain
 
-echo "== train on 2 local ranks: Fashion-MNIST, $EPOCHS epoch(s), Adam lr 0.003, test after each epoch"
-"$BIN/snn-run" --nproc 2 train "$WORK/artifact-dp" --data fashion-mnist --epochs "$EPOCHS" \
+echo "== train on 2 local ranks: Fashion-MNIST, ${LENGTH[*]#--}, Adam lr 0.003, test after each epoch"
+"$BIN/snn-run" --nproc 2 train "$WORK/artifact-dp" --data fashion-mnist "${LENGTH[@]}" \
   --batch-size 64 --lr 0.003 --optimizer adam --loss mse --seed 0 --progress lines \
   --log "$WORK/metrics.jsonl" --save-params "$WORK/params"
 /usr/bin/python3 - "$WORK/metrics.jsonl" <<'PY'
 import json, sys
-epochs = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "epoch"]
+log = [json.loads(line) for line in open(sys.argv[1])]
+steps = [r for r in log if r["event"] == "step"]
+epochs = [r for r in log if r["event"] == "epoch"]
+if not epochs:
+    print(f"{len(steps)} steps: loss {steps[0]['loss']:.4f} -> {steps[-1]['loss']:.4f}")
 for r in epochs:
     print(f"epoch {r['epoch'] + 1}: train loss {r['loss']:.4f} acc {r['accuracy']:.4f}, "
           f"test acc {r.get('eval_accuracy', float('nan')):.4f} ({r['seconds']:.0f} s)")

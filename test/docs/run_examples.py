@@ -14,8 +14,8 @@ Prints one line per block and the counts of blocks run and marked not run; exits
 block that fails or prints what its `expect` block or transcript does not show.
 
 Usage:
-  run_examples.py --root DIR --build-dir DIR --work-dir DIR FILE.md...   run the files' blocks
-  run_examples.py --root DIR --list [FILE.md...]                        count only, run nothing
+  run_examples.py [--root DIR] --build-dir DIR --work-dir DIR [FILE.md...]   run the blocks
+  run_examples.py [--root DIR] --list [FILE.md...]                        count, run nothing
   run_examples.py ... --update FILE.md                                  rewrite shown output
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Dict, List, Tuple
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import markdown_blocks  # noqa: E402
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_TIMEOUT = 600.0
 TMP_PATH = re.compile(r"(?<![\w/.$-])/tmp(?=/|\s|$|['\"])")
 STATE_SKIP = {"PWD", "OLDPWD", "SHLVL", "_"}
@@ -244,7 +245,7 @@ def list_files(files: List[str], root: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", required=True, help="repository root")
+    parser.add_argument("--root", default=REPO_ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--build-dir", help="build tree (its bin/ holds the tools)")
     parser.add_argument("--work-dir", help="where the scratch directories go")
     parser.add_argument("--list", action="store_true", help="count the blocks, run nothing")
