@@ -1,0 +1,62 @@
+"""Neurons (IFNode, LIFNode, ParametricLIFNode) as spikemesh nodes with their attributes."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Set, Tuple
+
+from torch import nn
+
+from .graph import Graph, Shape
+from .kinds import describe
+from .names import DOMAIN, NEURON_TYPES, SURROGATES
+
+
+def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
+    """The op type and attributes of neuron `m` (named `where` in errors)."""
+    kind = type(m).__name__
+    if kind not in NEURON_TYPES:
+        raise ValueError(f"unsupported neuron {describe(m)} at '{where}'")
+    sg = m.surrogate_function
+    sname = SURROGATES.get(type(sg).__name__)
+    if sname is None or getattr(sg, "spiking", True) is False:
+        raise ValueError(f"unsupported surrogate function {describe(sg)} in '{where}'")
+    attrs = {"v_threshold": float(m.v_threshold), "detach_reset": int(bool(m.detach_reset)),
+             "surrogate": sname, "alpha": float(sg.alpha)}
+    if m.v_reset is not None:
+        attrs["v_reset"] = float(m.v_reset)
+    if kind == "LIFNode":
+        tau = float(m.tau)
+        if not tau > 1.0:
+            raise ValueError(f"neuron '{where}': tau must be > 1, got {tau}")
+        attrs["tau"] = tau
+    if kind in ("LIFNode", "ParametricLIFNode"):
+        attrs["decay_input"] = int(bool(m.decay_input))
+    if kind == "ParametricLIFNode":
+        init_tau = getattr(m, "init_tau", None)
+        if init_tau is None:  # SpikingJelly does not keep it; recover it from w
+            init_tau = 1.0 + math.exp(-float(m.w))
+        attrs["init_tau"] = float(init_tau)
+    return kind, attrs
+
+
+class NeuronEmitter:
+    """Writes the neurons of one export into graph `g`, each at most once: a neuron called
+    twice would share its membrane state between the two calls."""
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.seen: Set[str] = set()  # module paths of the neurons written
+
+    def emit(self, path: str, m: nn.Module, x: str, shape: Shape) -> str:
+        """The neuron `m` at module path `path` on time-major value `x` of ONNX `shape`."""
+        where = self.g.name(path)
+        if getattr(m, "step_mode", "s") != "m":
+            raise ValueError(f"neuron '{where}' must have step_mode='m' for export")
+        if path in self.seen:
+            raise ValueError(f"neuron '{where}' is called twice; its state would be shared")
+        self.seen.add(path)
+        kind, attrs = neuron_attrs(m, where)
+        ins = [x]
+        if kind == "ParametricLIFNode":
+            ins.append(self.g.param(path, "w", m.w))
+        return self.g.node(kind, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)
