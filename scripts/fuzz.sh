@@ -9,7 +9,7 @@
 #
 # Exits non-zero when a target found something (the input's path is printed).
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"
 FUZZ_DIR="${FUZZ_DIR:-$ROOT/build-fuzz}"
 SECONDS_EACH=60
 TARGETS="manifest,npy,onnx-import"

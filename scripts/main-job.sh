@@ -4,7 +4,7 @@
 # parallelism on 2 ranks and train it for one epoch on 2 local ranks (STEPS=N: N steps instead,
 # as the doc test runs it).
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd -P)"
+ROOT="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 WORK="${WORK_DIR:-$BUILD_DIR/main-job}"
 EPOCHS="${EPOCHS:-1}"

@@ -5,7 +5,7 @@
 # (e.g. -R 'runtime|lit'). The ASan/UBSan options are exported before the build too, because
 # gtest_discover_tests runs the instrumented test binaries at build time.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-asan}"
 # shellcheck source=test/sanitizers/env.sh
 source "$ROOT/test/sanitizers/env.sh"

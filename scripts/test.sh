@@ -3,7 +3,7 @@
 # run each fuzz target for FUZZ_SECONDS (default 60; 0 skips it) in a separate clang build
 # (scripts/fuzz.sh, docs/testing.md "Fuzzing").
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 bash "$ROOT/scripts/install-deps.sh"
 BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/build.sh"

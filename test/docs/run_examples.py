@@ -162,8 +162,9 @@ def run_transcript(block, scratch: Scratch, timeout: float, updates: Dict) -> bo
 
 
 def apply_replacements(block: markdown_blocks.Block, text: str) -> str:
+    """`text` (the block or one of its transcript's commands) with the block's replacements."""
     for old, new in block.replacements:
-        if old not in text:
+        if old not in block.text:
             raise markdown_blocks.DirectiveError(
                 f"{block.where()}: 'doctest: replace' text {old!r} is not in the block")
         text = text.replace(old, new)
