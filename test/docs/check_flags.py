@@ -26,31 +26,44 @@ import markdown_blocks  # noqa: E402
 from run_examples import REPO_ROOT, default_files  # noqa: E402
 
 SNN_RUN_COMMANDS = ("infer", "train", "eval", "export", "calibrate")
-TOOL = re.compile(
-    r"(?:^|[\s/`(])(snn-(?:compile|opt|translate)|snn-run(?:\s+(?:--\S+\s+(?:\d+\s+)?)*"
-    r"(?:infer|train|eval|export|calibrate))?|snn-run)(?=[\s`]|$)"
-    r"|python3\s+-m\s+(snnexport\.(?:train|make_case))|python3\s+(bench/\w+\.py)")
+LLVM_TOOLS = ("snn-compile", "snn-opt", "snn-translate")
+# A command's first word: a tool, maybe behind `VAR=value` words and a path.
+FIRST_TOOL = re.compile(
+    r"^\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?"
+    r"(?:(snn-(?:compile|opt|translate|run))\b((?:\s+--?\S+(?:\s+\d+)?)*\s+(?:%s)\b)?"
+    r"|python3\s+-m\s+(snnexport\.(?:train|make_case))\b|python3\s+(bench/\w+\.py)"
+    r"|(snnexport\.(?:train|make_case))\b)" % "|".join(SNN_RUN_COMMANDS))
 FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 CODE_SPAN = re.compile(r"`([^`]+)`")
+PIPELINE_SPLIT = re.compile(r"\s(?:\||&&|;)\s")
 # The tool a file's prose means when its section names none.
 FILE_DEFAULTS = {
     "docs/snn-run.md": "snn-run", "docs/distributed.md": "snn-run",
     "docs/checkpoints.md": "snn-run", "docs/training.md": "snn-run",
     "docs/planner.md": "snn-compile", "docs/passes.md": "snn-opt",
 }
+# Placeholders that stand for any flag in prose (`--flag=value`).
+PLACEHOLDERS = {"flag"}
 
 
 def tool_of(text: str) -> Optional[str]:
-    """The tool the text calls first, normalised (`snn-run train`, `snnexport.train`)."""
-    m = TOOL.search(text)
+    """The tool `text` calls as its first word, normalised (`snn-run train`, `snnexport.train`,
+    `bench/x.py`); None if it starts with anything else."""
+    m = FIRST_TOOL.match(text)
     if not m:
         return None
-    if m.group(2) or m.group(3):
-        return m.group(2) or m.group(3)
-    words = m.group(1).split()
-    command = [w for w in words[1:] if w in SNN_RUN_COMMANDS]
-    return f"snn-run {command[0]}" if command else words[0]
+    if m.group(1):
+        command = m.group(2).split()[-1] if m.group(2) else None
+        return f"{m.group(1)} {command}" if command else m.group(1)
+    return m.group(3) or m.group(4) or m.group(5)
+
+
+def heading_tool(text: str) -> Optional[str]:
+    """The tool a heading names anywhere in it (`## The \`snn-run train\` command`)."""
+    for start in re.finditer(r"snn-(?:compile|opt|translate|run)\b", text):
+        return tool_of(text[start.start():])
+    return None
 
 
 class HelpTexts:
@@ -75,6 +88,26 @@ class HelpTexts:
         if tool.startswith("snn-run "):  # the launcher's flags stand before the command
             return self.flags_of(tool) | self.flags_of("snn-run")
         return self.flags_of(tool)
+
+    def accepts(self, tool: str, flag: str) -> bool:
+        """Whether `tool` takes `--flag`: listed by its --help; or, for the LLVM tools whose
+        --help leaves out MLIR's own options, not refused as unknown on a command line; or a
+        pass of snn-opt named in a pipeline's prose (`--snn-plan`)."""
+        if flag in self.flags(tool):
+            return True
+        name = tool.split()[0]
+        if name in LLVM_TOOLS and self.probe(name, flag):
+            return True
+        return (flag.startswith("snn-") or flag == "canonicalize") and \
+            flag in self.flags_of("snn-opt")
+
+    def probe(self, tool: str, flag: str) -> bool:
+        """An LLVM tool refuses an unknown option by name before anything else (with --help
+        it would print the help whatever the flag), so any other outcome means it knows it."""
+        done = subprocess.run([os.path.join(self.bin_dir, tool), f"--{flag}=1"],
+                              capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        return "Unknown command line argument" not in done.stderr
 
     def flags_of(self, tool: str) -> Set[str]:
         if tool not in self.cache:
@@ -114,22 +147,27 @@ def mentions(path: str, rel: str) -> Iterator[Tuple[int, Optional[str], str]]:
         block = blocks.get(number + 1)
         if block is not None:
             if block.language not in ("json", "mlir", "c++", "cpp"):
-                for at, command in command_lines(block):
-                    tool = tool_of(command)
-                    for flag in FLAG.findall(command):
-                        yield at, tool, flag
+                for at, line_text in command_lines(block):
+                    for command in PIPELINE_SPLIT.split(line_text):
+                        tool = tool_of(command.lstrip("$ "))
+                        for flag in FLAG.findall(command):
+                            yield at, tool, flag
             number = block.body_end + 1
             continue
         heading = HEADING.match(line)
         if heading:
             level = len(heading.group(1))
             sections = [s for s in sections if s[0] < level]
-            sections.append((level, tool_of(heading.group(2).replace("`", " "))))
+            sections.append((level, heading_tool(heading.group(2).replace("`", " "))))
         section_tool = next((t for _, t in reversed(sections) if t), default)
+        # Flags of other programs: a line about torchrun names them without a tool of ours.
+        if "torchrun" in line:
+            section_tool = None
         for span in CODE_SPAN.findall(line):
             tool = tool_of(span) or (section_tool if span.startswith("--") else None)
             for flag in FLAG.findall(span):
-                yield number + 1, tool, flag
+                if flag not in PLACEHOLDERS:
+                    yield number + 1, tool, flag
         number += 1
 
 
@@ -149,7 +187,7 @@ def main() -> int:
             if tool is None:
                 continue
             checked += 1
-            if flag not in helps.flags(tool):
+            if not helps.accepts(tool, flag):
                 unknown.append(f"{rel}:{line}: --{flag} is not a flag of {tool} "
                                f"(not in its --help)")
     for message in unknown:
