@@ -31,7 +31,7 @@ LLVM_TOOLS = ("snn-compile", "snn-opt", "snn-translate")
 FIRST_TOOL = re.compile(
     r"^\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?"
     r"(?:(snn-(?:compile|opt|translate|run))\b((?:\s+--?\S+(?:\s+\d+)?)*\s+(?:%s)\b)?"
-    r"|python3\s+-m\s+(snnexport\.(?:train|make_case))\b|python3\s+(bench/\w+\.py)"
+    r"|python3\s+-m\s+(snnexport\.(?:train|make_case))\b|(?:python3\s+)?(bench/\w+\.py)"
     r"|(snnexport\.(?:train|make_case))\b)" % "|".join(SNN_RUN_COMMANDS))
 FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
