@@ -1,7 +1,6 @@
 //===- CalibrateCommand.cpp - snn-run calibrate ---------------------------===//
 
 #include "snn/Runtime/Commands/CalibrateCommand.h"
-#include "snn/Planner/Recommender.h"
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Distributed/Environment.h"
@@ -10,6 +9,7 @@
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/HostCpuTimes.h"
+#include "snn/Runtime/Support/NumberFormat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -242,7 +242,7 @@ SummaryRow computeRow(const schema::ComputeCurve &curve) {
   std::string unit = flops ? " FLOP" : " elements";
   return {curve.kind, "-", std::to_string(curve.points.size()),
           siValue(curve.points.front().size) + " .. " + siValue(curve.points.back().size) + unit,
-          planner::formatSeconds(fastest),
+          formatSeconds(fastest),
           siValue(best) + (flops ? "FLOP/s" : " elements/s")};
 }
 
@@ -255,7 +255,7 @@ SummaryRow modelStepRow(const schema::ModelStepCurve &curve) {
   return {"step of " + curve.model, "-", std::to_string(curve.points.size()),
           siValue(curve.points.front().size) + " .. " + siValue(curve.points.back().size) +
               " samples",
-          planner::formatSeconds(fastest), siValue(best) + " samples/s"};
+          formatSeconds(fastest), siValue(best) + " samples/s"};
 }
 
 SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
@@ -265,19 +265,19 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
     fastest = std::min(fastest, p.seconds);
   }
   return {curve.kind, std::to_string(curve.ranks), std::to_string(curve.points.size()),
-          planner::formatBytes(int64_t(curve.points.front().size)) + " .. " +
-              planner::formatBytes(int64_t(curve.points.back().size)),
-          planner::formatSeconds(fastest), siValue(best) + "B/s"};
+          formatBytes(int64_t(curve.points.front().size)) + " .. " +
+              formatBytes(int64_t(curve.points.back().size)),
+          formatSeconds(fastest), siValue(best) + "B/s"};
 }
 
 /// The fastest column holds the wait after the shortest compute, the last the longest's.
 SummaryRow waitRow(const schema::WaitBetweenComputesCurve &curve) {
   return {"waits_between_computes", std::to_string(curve.ranks),
           std::to_string(curve.points.size()),
-          planner::formatSeconds(curve.points.front().size) + " .. " +
-              planner::formatSeconds(curve.points.back().size) + " computes",
-          planner::formatSeconds(curve.points.front().seconds),
-          "waits up to " + planner::formatSeconds(curve.points.back().seconds)};
+          formatSeconds(curve.points.front().size) + " .. " +
+              formatSeconds(curve.points.back().size) + " computes",
+          formatSeconds(curve.points.front().seconds),
+          "waits up to " + formatSeconds(curve.points.back().seconds)};
 }
 
 void validateModelOptions(const CalibrateOptions &options) {

@@ -12,10 +12,10 @@
 #include "snn/Runtime/Autograd/LinearAutograd.h"
 #include "snn/Runtime/Autograd/MaxPoolAutograd.h"
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
-#include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Kernels/BatchNormKernels.h"
 #include "snn/Runtime/Kernels/MaxPoolKernels.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/NumberFormat.h"
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/batch_norm.h>

@@ -1,12 +1,6 @@
 //===- CommandSupport.cpp - Shared steps of snn-run commands --------------===//
 
 #include "snn/Runtime/Commands/CommandSupport.h"
-#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
-#include "snn/Runtime/Commands/KernelChoice.h"
-#include "snn/Runtime/Execution/SpikingBlockFusion.h"
-#include "snn/Runtime/Execution/ConvolutionLayout.h"
-#include "snn/Runtime/Kernels/SpikeBits.h"
-#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
@@ -15,6 +9,7 @@
 #include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/DurableFile.h"
+#include "snn/Runtime/Support/NumberFormat.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 
@@ -84,29 +79,6 @@ void checkParentDirectory(const std::string &path, const std::string &flag) {
                 "' does not exist");
 }
 
-Artifact loadSingleRankArtifact(const std::string &dir,
-                                const std::string &command) {
-  Artifact artifact = loadArtifact(dir);
-  if (artifact.manifest.worldSize != 1)
-    throw Error(dir + ": artifact is partitioned for " +
-                std::to_string(artifact.manifest.worldSize) +
-                " ranks; 'snn-run " + command +
-                "' runs single-rank artifacts in one process (start it with "
-                "'snn-run --nproc " + std::to_string(artifact.manifest.worldSize) +
-                " " + command + " ...' or torchrun)");
-  return artifact;
-}
-
-std::string formatDouble(double value) {
-  char text[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof(text), "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-
 std::string loadTrainedWeights(const std::string &paramsDir,
                                const std::string &checkpointDir,
                                ParameterStore &store,
@@ -161,14 +133,6 @@ int64_t peakResidentBytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return int64_t(usage.ru_maxrss) * 1024; // Linux reports KiB
-}
-
-void applyKernelChoice(const KernelChoice &choice) {
-  setSpikeLinearMaxDensity(choice.spikeLinearDensity);
-  setSpikingBlocksEnabled(choice.fusion);
-  setSpikeBitsEnabled(choice.spikeBits);
-  setSpikeConvMaxDensity(choice.spikeConvDensity);
-  setChannelsLastConvolutionEnabled(choice.channelsLast);
 }
 
 } // namespace snn::runtime

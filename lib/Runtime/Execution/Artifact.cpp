@@ -153,6 +153,19 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   return artifact;
 }
 
+Artifact loadSingleRankArtifact(const std::string &dir,
+                                const std::string &command) {
+  Artifact artifact = loadArtifact(dir);
+  if (artifact.manifest.worldSize != 1)
+    throw Error(dir + ": artifact is partitioned for " +
+                std::to_string(artifact.manifest.worldSize) +
+                " ranks; 'snn-run " + command +
+                "' runs single-rank artifacts in one process (start it with "
+                "'snn-run --nproc " + std::to_string(artifact.manifest.worldSize) +
+                " " + command + " ...' or torchrun)");
+  return artifact;
+}
+
 std::vector<StageProgram> loadAllStages(const Artifact &artifact) {
   std::vector<const ProgramSpec *> specs;
   for (const ProgramSpec &spec : artifact.manifest.programs)

@@ -1,8 +1,8 @@
 //===- DataParallel.cpp - One rank of a multi-rank run --------------------===//
 
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
-#include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
 

@@ -1,8 +1,8 @@
 //===- TrainSettings.cpp - From `snn-run train` flags to a run ------------===//
 
 #include "snn/Runtime/Training/TrainSettings.h"
-#include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/NumberFormat.h"
 
 #include <algorithm>
 #include <map>

@@ -22,11 +22,6 @@ void setIntraOpThreads(int threads);
 /// is not wasted on a typo. Does nothing for an empty path.
 void checkParentDirectory(const std::string &path, const std::string &flag);
 
-/// Loads a single-rank artifact; `command` ("train") names the subcommand in
-/// the error for a partitioned one.
-Artifact loadSingleRankArtifact(const std::string &dir,
-                                const std::string &command);
-
 /// Checks of one flag's value, which snn-run's command line runs as it reads
 /// the flag; each throws Error with one line naming `flag`:
 /// "FLAG must be a finite number >= 0, got X".
@@ -34,10 +29,6 @@ void requireFiniteNonNegative(double value, const std::string &flag);
 /// "FLAG must be at least 1" for a count below 1. `zeroMeansUnset`: 0 is the
 /// flag's "not given" and passes.
 void requireCount(int64_t value, const std::string &flag, bool zeroMeansUnset);
-
-/// The shortest decimal text that reads back as `value` ("0.1", not
-/// "0.10000000000000001").
-std::string formatDouble(double value);
 
 /// Replaces the store's values by trained weights: a --save-params
 /// directory, or the latest checkpoint (whole or sharded) of a --checkpoint

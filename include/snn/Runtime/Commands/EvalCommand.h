@@ -2,7 +2,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
 #define SNN_RUNTIME_COMMANDS_EVALCOMMAND_H
 
-#include "snn/Runtime/Commands/KernelChoice.h"
+#include "snn/Runtime/Execution/KernelChoice.h"
 #include "snn/Runtime/Data/DataSource.h"
 #include "snn/Runtime/Optim/Loss.h"
 
@@ -27,7 +27,7 @@ struct EvalOptions {
   LossKind loss = LossKind::Mse;
   std::string logPath;
   int threads = 0;
-  /// --spike-linear-density and --no-fusion (CommandSupport.h).
+  /// --spike-linear-density and --no-fusion (KernelChoice.h).
   KernelChoice kernels;
   /// Multi-rank run: rank 0 evaluates, the other ranks check and exit.
   const DistributedRun *distributed = nullptr;

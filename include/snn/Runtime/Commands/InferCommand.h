@@ -2,7 +2,7 @@
 #ifndef SNN_RUNTIME_COMMANDS_INFERCOMMAND_H
 #define SNN_RUNTIME_COMMANDS_INFERCOMMAND_H
 
-#include "snn/Runtime/Commands/KernelChoice.h"
+#include "snn/Runtime/Execution/KernelChoice.h"
 #include <cstdint>
 #include <string>
 
@@ -18,7 +18,7 @@ struct InferOptions {
   int64_t repeatTime = 0;
   /// Intra-op threads; 0 means the machine's hardware concurrency.
   int threads = 0;
-  /// --spike-linear-density and --no-fusion (CommandSupport.h).
+  /// --spike-linear-density and --no-fusion (KernelChoice.h).
   KernelChoice kernels;
   /// Print a one-line timing summary to stderr.
   bool verbose = false;

@@ -4,15 +4,15 @@
 // snn::dist::DistributedError with a one-line message that names the rank,
 // the peer, the variable or the flag at fault. Tools print it as
 // `error: <message>` (snn::runtime::runReportingErrors does exactly that for
-// any std::exception).
+// any std::exception; describeException, from Support, makes the line).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_DISTRIBUTED_ERROR_H
 #define SNN_RUNTIME_DISTRIBUTED_ERROR_H
 
-#include <exception>
+#include "snn/Runtime/Support/Error.h"
+
 #include <stdexcept>
-#include <string>
 
 namespace snn::dist {
 
@@ -22,10 +22,8 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// The message of an exception as one line: c10 backtraces dropped, and
-/// Gloo's source location prefix ("[./gloo/transport/tcp/pair.cc:598] ")
-/// removed.
-std::string describeException(const std::exception &e);
+/// The one-line message of any exception (Support/Error.h).
+using runtime::describeException;
 
 } // namespace snn::dist
 

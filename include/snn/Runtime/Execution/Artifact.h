@@ -35,6 +35,11 @@ struct Artifact {
 /// ParameterSpec::localShape) and the mesh axes of the collectives.
 Artifact loadArtifact(const std::string &dir, int rank = 0);
 
+/// Loads a single-rank artifact; `command` ("train") names the subcommand in
+/// the error for a partitioned one.
+Artifact loadSingleRankArtifact(const std::string &dir,
+                                const std::string &command);
+
 /// Loads every stage program of a pipeline artifact (any rank's), checked as
 /// loadArtifact checks a rank's; for writing the whole model (export).
 std::vector<StageProgram> loadAllStages(const Artifact &artifact);

@@ -8,8 +8,7 @@
 #ifndef SNN_RUNTIME_SUPPORT_ERROR_H
 #define SNN_RUNTIME_SUPPORT_ERROR_H
 
-#include "snn/Runtime/Distributed/Error.h"
-
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -23,10 +22,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// The message of an exception as one line, without c10 backtraces: the
-/// distributed layer's rule (it also drops Gloo's source-location prefix),
-/// so every tool reports every failure the same way.
-using dist::describeException;
+/// The message of an exception as one line: c10 backtraces dropped, and
+/// Gloo's source location prefix ("[./gloo/transport/tcp/pair.cc:598] ")
+/// removed. Every tool and the distributed layer report every failure this
+/// way.
+std::string describeException(const std::exception &e);
 
 /// Runs `body`; converts any exception into `error: <message>` on stderr.
 /// Returns the body's exit code, or 1 after an error.

@@ -10,7 +10,7 @@
 #define SNN_RUNTIME_TRAINING_TRAINSETTINGS_H
 
 #include "snn/Runtime/Data/BatchLayout.h"
-#include "snn/Runtime/Commands/TrainCommand.h"
+#include "snn/Runtime/Training/TrainOptions.h"
 #include "snn/Runtime/Training/Trainer.h"
 
 #include <string>

@@ -1,6 +1,6 @@
 //===- KernelChoice.h - Kernel flags of the commands that run programs -*- C++ -*-===//
-#ifndef SNN_RUNTIME_COMMANDS_KERNELCHOICE_H
-#define SNN_RUNTIME_COMMANDS_KERNELCHOICE_H
+#ifndef SNN_RUNTIME_EXECUTION_KERNELCHOICE_H
+#define SNN_RUNTIME_EXECUTION_KERNELCHOICE_H
 
 namespace snn::runtime {
 
@@ -31,4 +31,4 @@ void applyKernelChoice(const KernelChoice &choice);
 
 } // namespace snn::runtime
 
-#endif // SNN_RUNTIME_COMMANDS_KERNELCHOICE_H
+#endif // SNN_RUNTIME_EXECUTION_KERNELCHOICE_H
