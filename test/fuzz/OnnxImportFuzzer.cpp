@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Dialect/SNN/Transforms/Passes.h"
-#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
+#include "snn/Conversion/ONNXToSNN/ONNXToSNN.h"
+#include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
 
 #include "mlir/IR/Diagnostics.h"

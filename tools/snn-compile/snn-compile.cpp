@@ -12,9 +12,10 @@
 
 #include <memory>
 
+#include "snn/Conversion/ONNXToSNN/ONNXToSNN.h"
+#include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
 #include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
-#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
 #include "snn/Support/MirroredOptions.h"

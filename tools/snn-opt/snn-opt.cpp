@@ -5,9 +5,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "snn/Conversion/Passes.h"
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
+#include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
-#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
 #include "snn/Support/ShardAPI.h"
 
 int main(int argc, char **argv) {
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   snn::shardapi::registerShardPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  snn::registerSNNConversionPasses();
   snn::registerSNNPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "SpikeMesh optimizer driver\n", registry));

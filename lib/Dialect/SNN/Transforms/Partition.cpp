@@ -5,11 +5,11 @@
 // stays with the runtime, which already runs it for dp and fsdp over the ranks that share a
 // tp coordinate; partitioning it here too would make the program depend on the dp
 // coordinate and duplicate what the runtime does. Upstream's propagation and partition do
-// the splitting (the snn ops' models in TimeMajorShardingModels.cpp and
-// LayoutShardingModels.cpp say how each op splits); this pass frames them: it projects the
-// plan's shardings onto the tp axis, refuses to partition an incompletely annotated function
-// (upstream's partition would crash on it), and turns the result into snn ops the exporter
-// and the runtime know.
+// the splitting (the snn ops' models in lib/Dialect/SNN/Interfaces, TimeMajorShardingModels.cpp
+// and LayoutShardingModels.cpp, say how each op splits); this pass frames them: it projects
+// the plan's shardings onto the tp axis, refuses to partition an incompletely annotated
+// function (upstream's partition would crash on it), and turns the result into snn ops the
+// exporter and the runtime know.
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Dialect/SNN/Transforms/Passes.h"

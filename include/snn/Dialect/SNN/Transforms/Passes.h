@@ -18,9 +18,6 @@ namespace snn {
 #define GEN_PASS_REGISTRATION
 #include "snn/Dialect/SNN/Transforms/Passes.h.inc"
 
-/// Adds the passes that turn a freshly imported ONNX module into legal snn IR.
-void buildImportPipeline(mlir::OpPassManager &pm);
-
 /// Adds what a planned module needs before export: --snn-partition, then
 /// --snn-insert-backward-collectives (both no-ops unless the plan is tp or fsdp_tp), then
 /// --snn-split-pipeline-stages (a no-op unless the plan is pp).

@@ -3,14 +3,14 @@
 // The pieces the external models of upstream's `shard::ShardingInterface` for snn ops share
 // across ShardingInterfaceImpl.cpp, TimeMajorShardingModels.cpp and LayoutShardingModels.cpp:
 // the loops an op keeps whole and why, the checks before `partition`, the local op and the
-// annotations. Private to lib/Dialect/SNN/Transforms.
+// annotations. Private to lib/Dialect/SNN/Interfaces.
 //
 // With those three files and lib/Support/ShardAPI.cpp this header is the only code that uses
 // the upstream shard API; nothing outside this folder includes it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_DIALECT_SNN_TRANSFORMS_SHARDINGMODELSUPPORT_H
-#define SNN_DIALECT_SNN_TRANSFORMS_SHARDINGMODELSUPPORT_H
+#ifndef SNN_DIALECT_SNN_INTERFACES_SHARDINGMODELSUPPORT_H
+#define SNN_DIALECT_SNN_INTERFACES_SHARDINGMODELSUPPORT_H
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
@@ -95,4 +95,4 @@ void registerLayoutShardingModels(MLIRContext *ctx);
 
 } // namespace snn::sharding
 
-#endif // SNN_DIALECT_SNN_TRANSFORMS_SHARDINGMODELSUPPORT_H
+#endif // SNN_DIALECT_SNN_INTERFACES_SHARDINGMODELSUPPORT_H

@@ -5,8 +5,8 @@
 // annotated function into its per-rank (SPMD) form. No upstream shard type appears here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_DIALECT_SNN_TRANSFORMS_SHARDINGINTERFACEIMPL_H
-#define SNN_DIALECT_SNN_TRANSFORMS_SHARDINGINTERFACEIMPL_H
+#ifndef SNN_DIALECT_SNN_INTERFACES_SHARDINGINTERFACEIMPL_H
+#define SNN_DIALECT_SNN_INTERFACES_SHARDINGINTERFACEIMPL_H
 
 namespace mlir {
 class DialectRegistry;

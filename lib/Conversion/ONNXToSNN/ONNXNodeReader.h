@@ -3,15 +3,15 @@
 // What the legalization needs to read an `snn.onnx_node` safely: the table of node kinds it
 // knows (inputs, outputs, attribute names), strict typed attribute reads, and one checked
 // reader per node kind that returns the node's parameters or reports what is wrong, naming
-// the node. Private to lib/Dialect/SNN/Transforms.
+// the node. Private to lib/Conversion/ONNXToSNN.
 //
 // The readers serve two callers with one set of rules: the pass's validation walk, which
 // visits every node once and emits, and the rewrite patterns, which read the same parameters
 // silently (a pattern may be tried many times; only the walk reports).
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_DIALECT_SNN_TRANSFORMS_ONNXNODEREADER_H
-#define SNN_DIALECT_SNN_TRANSFORMS_ONNXNODEREADER_H
+#ifndef SNN_CONVERSION_ONNXTOSNN_ONNXNODEREADER_H
+#define SNN_CONVERSION_ONNXTOSNN_ONNXNODEREADER_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -191,4 +191,4 @@ mlir::FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, mlir::Builder &builder
 
 } // namespace snn::legalize
 
-#endif // SNN_DIALECT_SNN_TRANSFORMS_ONNXNODEREADER_H
+#endif // SNN_CONVERSION_ONNXTOSNN_ONNXNODEREADER_H

@@ -4,15 +4,15 @@
 // [T*N, ...], running the layer, and unfolding back. A fold region is that chain: the fold
 // Reshape, the per-step layers, the unfold Reshape. Planning traces the region from its fold,
 // checks both reshapes against the time-major tensor, and builds (without creating) the snn
-// op that replaces each step on [T, N, ...]. Private to lib/Dialect/SNN/Transforms.
+// op that replaces each step on [T, N, ...]. Private to lib/Conversion/ONNXToSNN.
 //
 // Planning creates nothing, so the rewrite pattern can reject a region and leave the IR
 // untouched, and the pass can rerun the same planning with emitting errors to explain a
 // region the pattern left.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_DIALECT_SNN_TRANSFORMS_FOLDREGIONPLANNER_H
-#define SNN_DIALECT_SNN_TRANSFORMS_FOLDREGIONPLANNER_H
+#ifndef SNN_CONVERSION_ONNXTOSNN_FOLDREGIONPLANNER_H
+#define SNN_CONVERSION_ONNXTOSNN_FOLDREGIONPLANNER_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -91,4 +91,4 @@ mlir::FailureOr<PlannedRegion> planFoldRegion(ONNXNodeOp fold, mlir::OpBuilder &
 
 } // namespace snn::legalize
 
-#endif // SNN_DIALECT_SNN_TRANSFORMS_FOLDREGIONPLANNER_H
+#endif // SNN_CONVERSION_ONNXTOSNN_FOLDREGIONPLANNER_H

@@ -15,13 +15,16 @@
 // patterns ran silently (shapes: the snn ops' own inference, called so that it can fail).
 //
 //===----------------------------------------------------------------------===//
-#include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Conversion/ONNXToSNN/ONNXToSNN.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "FoldRegionPlanner.h"
@@ -29,7 +32,7 @@
 
 namespace snn {
 #define GEN_PASS_DEF_LEGALIZEONNX
-#include "snn/Dialect/SNN/Transforms/Passes.h.inc"
+#include "snn/Conversion/Passes.h.inc"
 } // namespace snn
 
 using namespace mlir;

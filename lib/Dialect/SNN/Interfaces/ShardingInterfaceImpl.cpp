@@ -19,7 +19,7 @@
 // model is written against the interface itself.
 //
 //===----------------------------------------------------------------------===//
-#include "snn/Dialect/SNN/Transforms/ShardingInterfaceImpl.h"
+#include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
 
 #include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
