@@ -7,8 +7,8 @@
 #ifndef SNN_LIB_PLANNER_CPUSHARING_H
 #define SNN_LIB_PLANNER_CPUSHARING_H
 
-#include "snn/Planner/CostModel.h"
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/Calibration.h"
+#include "snn/Planner/Estimate.h"
 
 #include <cstdint>
 

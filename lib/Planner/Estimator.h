@@ -1,15 +1,37 @@
 //===- Estimator.h - Per-rank time and memory of a mode (internal) -*- C++ -*-===//
+//
+// Estimator.cpp: the pieces every mode uses and estimate(); FlatEstimate.cpp: dp, zero,
+// fsdp, tp and fsdp_tp; PipelineEstimate.cpp: pp; PipelineChoice.cpp: the unit and stage
+// costs a pipeline's layout balances.
+//
+//===----------------------------------------------------------------------===//
 #ifndef SNN_LIB_PLANNER_ESTIMATOR_H
 #define SNN_LIB_PLANNER_ESTIMATOR_H
 
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/Calibration.h"
+#include "snn/Planner/Communication.h"
+#include "snn/Planner/CostModel.h"
+#include "snn/Planner/Estimate.h"
+#include "snn/Planner/ModelInfo.h"
+#include "snn/Planner/PipelineUnits.h"
+#include "snn/Planner/TensorParallel.h"
 
+#include <cstdint>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace snn::planner {
 
 /// The shape of an estimate of `config` (mode, mesh, pipeline), without numbers.
 Estimate skeleton(const ModeConfig &config);
+
+/// The calls of `comm` between two ranks or more (the others move nothing).
+int64_t groupCalls(const Communication &comm);
+/// What an all-reduce of `bytes` allocates beside its tensor: recursive doubling receives
+/// into a tensor of its size; Gloo's ring keeps buffers of its own, outside the tensors the
+/// runtime counts.
+int64_t allReduceScratchBytes(int64_t ranks, int64_t bytes);
 
 /// Estimates modes for one model and batch. Every per-op cost is linear in the batch,
 /// so they are computed once per sample and scaled.
@@ -27,7 +49,8 @@ public:
   ModelCost totals() const { return modelCost(model_, batch_); }
 
   /// Per-unit pipeline cost: forward + backward FLOPs plus small terms for the output
-  /// size and the parameters (both in "FLOP-equivalents": one per byte).
+  /// size and the parameters (both in "FLOP-equivalents": one per byte). What a pipeline's
+  /// layout balances (PipelineChoice.cpp).
   std::vector<double> unitCosts() const;
   /// Sum of unitCosts() over each logical stage of `layout`.
   std::vector<double> stageCosts(const std::vector<int64_t> &layout) const;

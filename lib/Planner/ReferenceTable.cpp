@@ -7,7 +7,7 @@
 // "otherwise" row rather than failing).
 //
 //===----------------------------------------------------------------------===//
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/ReferenceTable.h"
 
 namespace snn::planner {
 

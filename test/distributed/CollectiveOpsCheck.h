@@ -2,7 +2,7 @@
 #ifndef SNN_TEST_DISTRIBUTED_COLLECTIVEOPSCHECK_H
 #define SNN_TEST_DISTRIBUTED_COLLECTIVEOPSCHECK_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/World.h"
 
 namespace snn::distcheck {
 

@@ -13,7 +13,10 @@
 #include "snn/Runtime/Distributed/Error.h"
 #include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Distributed/Launcher.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Backend.h"
+#include "snn/Runtime/Distributed/Group.h"
+#include "snn/Runtime/Distributed/Mesh.h"
+#include "snn/Runtime/Distributed/World.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>

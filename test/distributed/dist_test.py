@@ -352,7 +352,7 @@ def process_environment(pid):
 
 
 def store_frame(code, items):
-    """One message of the store's wire format (RendezvousStore.h)."""
+    """One message of the store's wire format (StoreWire.h)."""
     body = bytes([code]) + len(items).to_bytes(4, "big")
     for item in items:
         body += len(item).to_bytes(4, "big") + item

@@ -27,7 +27,9 @@
 #include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "snn/Runtime/Distributed/PointToPoint.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
+#include "snn/Runtime/Distributed/Mesh.h"
+#include "snn/Runtime/Distributed/World.h"
 
 #include <ATen/Context.h>
 #include <ATen/TensorOperators.h>

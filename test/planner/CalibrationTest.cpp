@@ -10,9 +10,12 @@
 
 #include "TestModels.h"
 
+#include "snn/Planner/Calibration.h"
+#include "snn/Planner/Communication.h"
 #include "snn/Planner/CostModel.h"
 #include "snn/Planner/DeviceCalibration.h"
 #include "snn/Planner/Pipeline.h"
+#include "snn/Planner/PipelineUnits.h"
 #include "snn/Planner/Recommender.h"
 
 #include <gtest/gtest.h>

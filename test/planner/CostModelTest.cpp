@@ -1,4 +1,6 @@
 // Cost model against hand-counted FLOPs and bytes (conventions in CostModel.h).
+#include "snn/Planner/Calibration.h"
+#include "snn/Planner/Communication.h"
 #include "snn/Planner/CostModel.h"
 #include "snn/Schema/TrainingCommunication.h"
 

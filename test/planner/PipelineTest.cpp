@@ -1,5 +1,6 @@
 // Pipeline helpers: the reference package's examples and rules, stage layouts and units.
 #include "snn/Planner/Pipeline.h"
+#include "snn/Planner/PipelineUnits.h"
 
 #include "TestModels.h"
 

@@ -1,5 +1,10 @@
 // Topology and option parsing, the reference table, and the recommender's decisions.
+#include "snn/Planner/CostModel.h"
+#include "snn/Planner/Pipeline.h"
+#include "snn/Planner/PipelineUnits.h"
 #include "snn/Planner/Recommender.h"
+#include "snn/Planner/ReferenceTable.h"
+#include "snn/Planner/Units.h"
 
 #include "TestModels.h"
 

@@ -10,7 +10,7 @@
 #include "TestSupport.h"
 #include "snn/Runtime/Commands/CalibrateCommand.h"
 #include "snn/Runtime/Commands/Calibration.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/World.h"
 
 #include <gtest/gtest.h>
 

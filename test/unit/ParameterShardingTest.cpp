@@ -14,7 +14,7 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/Environment.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/World.h"
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"

@@ -8,7 +8,7 @@
 #ifndef SNN_PLANNER_DEVICECALIBRATION_H
 #define SNN_PLANNER_DEVICECALIBRATION_H
 
-#include "snn/Planner/CostModel.h"
+#include "snn/Planner/Calibration.h"
 #include "snn/Schema/DeviceProfile.h"
 
 #include <memory>

@@ -1,13 +1,13 @@
 //===- Pipeline.h - Pipeline stages, microbatches and schedules ---*- C++ -*-===//
 //
-// The reference package's pipeline rules, kept exactly (tests use its examples), plus the
-// stage units the compiler derives from module paths.
+// The reference package's pipeline rules, kept exactly (tests use its examples): microbatch
+// counts, the stages that recompute, stage layouts and schedules. The stage units a layout
+// counts are in PipelineUnits.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_PLANNER_PIPELINE_H
 #define SNN_PLANNER_PIPELINE_H
 
-#include "snn/Planner/ModelInfo.h"
 #include "snn/Planner/Result.h"
 #include "snn/Schema/Enums.h"
 
@@ -45,20 +45,6 @@ inline const char *scheduleName(Schedule schedule) { return schema::nameOf(sched
 /// every schedule needs microbatches >= stages x virtual stages.
 Status validateSchedule(Schedule schedule, int64_t stages, int64_t virtualStages,
                         int64_t microbatches);
-
-/// A stage unit: one top-level block of the model (ops in program order).
-struct PipelineUnit {
-  std::string name;
-  std::vector<int> ops;
-};
-
-/// Groups ops into units by the first component of their module path, after dropping a
-/// prefix every module op shares (a model wrapping everything in one Sequential). Ops that
-/// are not modules (ONNX names of functional ops such as "add" or "mean": no dot, no
-/// parameters, not a neuron) join the unit before them, or the first unit. With fewer than
-/// `minUnits` such blocks, every block is split into its children (one path component
-/// deeper), repeatedly, until there are enough or the paths end.
-std::vector<PipelineUnit> pipelineUnits(const ModelInfo &model, int64_t minUnits = 0);
 
 } // namespace snn::planner
 

@@ -11,7 +11,7 @@
 #ifndef SNN_PLANNER_TENSORPARALLEL_H
 #define SNN_PLANNER_TENSORPARALLEL_H
 
-#include "snn/Planner/CostModel.h"
+#include "snn/Planner/Communication.h"
 #include "snn/Planner/ModelInfo.h"
 #include "snn/Planner/Result.h"
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LauncherWatch.h"
 #include "PeerHealth.h"
 #include "RankSupervisor.h"
-#include "RendezvousStore.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 

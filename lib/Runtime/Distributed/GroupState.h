@@ -1,7 +1,9 @@
 //===- GroupState.h - Internals of World and Group (private) ----*- C++ -*-===//
 //
-// Shared by ProcessGroups.cpp, PeerHealth.cpp and Collectives.cpp. Includes
-// the c10d headers (which pull in ATen/ATen.h); keep it out of public ones.
+// Shared by the files behind World and Group (Rendezvous.cpp, World.cpp,
+// Group.cpp, Work.cpp), PeerHealth.cpp, LauncherWatch.cpp, Collectives.cpp
+// and PointToPoint.cpp. Includes the c10d headers (which pull in
+// ATen/ATen.h); keep it out of public ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_LIB_RUNTIME_DISTRIBUTED_GROUPSTATE_H
@@ -9,7 +11,8 @@
 
 #include "PeerHealth.h"
 #include "snn/Runtime/Distributed/Error.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
+#include "snn/Runtime/Distributed/World.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -27,24 +30,7 @@ class Device;
 
 namespace snn::dist::detail {
 
-/// "1, 2, 3".
-inline std::string joinInts(const std::vector<int> &values) {
-  std::string text;
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text;
-}
-
-/// Store values as text.
-inline std::string fromBytes(const std::vector<uint8_t> &bytes) {
-  return std::string(bytes.begin(), bytes.end());
-}
-inline std::vector<uint8_t> toBytes(const std::string &text) {
-  return std::vector<uint8_t>(text.begin(), text.end());
-}
-
 struct GroupState;
-
 
 struct WorldState {
   DistEnvironment env;
@@ -89,7 +75,7 @@ struct WorldState {
   /// "<beat> <index>:<started collectives> ..." for every member group.
   std::string heartbeatValue(uint64_t beat);
 
-  /// Names the lost peer (see ProcessGroups.h) and throws.
+  /// Names the lost peer (see World.h) and throws.
   [[noreturn]] void failCollective(GroupState &group, const std::string &op,
                                    uint64_t sequence,
                                    const std::string &reason);
@@ -133,19 +119,21 @@ struct GroupState {
   }
 };
 
-/// Waits for `work` with the group's timeout; a failure is diagnosed as a
-/// lost peer (WorldState::failCollective).
-/// Adds a wait's duration to blockedSeconds().
-void addBlocked(std::chrono::steady_clock::duration waited);
-
-void waitWork(GroupState &group, const c10::intrusive_ptr<c10d::Work> &work,
-              const std::string &op, uint64_t sequence);
+// Work.cpp: starting collectives and waiting on their work.
 
 /// Starts a collective: numbers it, calls `launch` (argument errors become
 /// "rank R: OP on group G: ..."), and returns the work.
 c10::intrusive_ptr<c10d::Work>
 startCollective(GroupState &group, const std::string &op, uint64_t &sequence,
                 const std::function<c10::intrusive_ptr<c10d::Work>()> &launch);
+
+/// Waits for `work` with the group's timeout; a failure is diagnosed as a
+/// lost peer (WorldState::failCollective).
+void waitWork(GroupState &group, const c10::intrusive_ptr<c10d::Work> &work,
+              const std::string &op, uint64_t sequence);
+
+/// Adds a wait's duration to blockedSeconds().
+void addBlocked(std::chrono::steady_clock::duration waited);
 
 } // namespace snn::dist::detail
 

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Distributed/Launcher.h"
+#include "JobSecret.h"
+#include "MemoryStore.h"
 #include "RankSupervisor.h"
-#include "RendezvousStore.h"
+#include "StoreServer.h"
 #include "snn/Runtime/Distributed/Error.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -219,7 +221,7 @@ LauncherArguments extractLauncherArguments(int argc, const char *const *argv) {
 
 // The rendezvous store: it lives in the launcher for the whole run, on
 // options.masterAddr only (loopback unless --master-addr), and answers only
-// connections that present the job's secret (RendezvousStore.h).
+// connections that present the job's secret (StoreServer.h).
 static std::unique_ptr<detail::StoreServer>
 startStore(const LaunchOptions &options, const std::string &secret,
            const c10::intrusive_ptr<detail::MemoryStore> &memory) {

@@ -10,13 +10,21 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LauncherWatch.h"
 #include "GroupState.h"
-#include "RendezvousStore.h"
+#include "StoreClient.h"
 
+#include <algorithm>
 #include <sstream>
 #include <unistd.h>
 
 namespace snn::dist::detail {
+
+std::chrono::milliseconds
+launcherAnswerTimeout(std::chrono::milliseconds timeout) {
+  return std::clamp(timeout, kLauncherAnswerMin,
+                    std::chrono::milliseconds(30000));
+}
 
 namespace {
 

@@ -6,6 +6,7 @@
 
 #include "PeerHealth.h"
 #include "GroupState.h"
+#include "Text.h"
 
 #include <sstream>
 

@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "RankSupervisor.h"
-#include "RendezvousStore.h"
+#include "JobSecret.h"
+#include "LauncherWatch.h"
 #include "snn/Runtime/Distributed/Error.h"
 
 #include <algorithm>

@@ -1,13 +1,15 @@
 //===- StoreServer.cpp - The launcher's authenticated store listener ------===//
 //
-// See RendezvousStore.h. One thread accepts; one thread per connection
+// See StoreServer.h. One thread accepts; one thread per connection
 // reads the secret, then requests, and answers them from the MemoryStore.
 // A thread per connection keeps a blocking wait (the server side of
 // Store::wait) from holding up the other ranks.
 //
 //===----------------------------------------------------------------------===//
 
-#include "RendezvousStore.h"
+#include "StoreServer.h"
+#include "JobSecret.h"
+#include "StoreWire.h"
 #include "snn/Runtime/Distributed/Error.h"
 
 #include <cerrno>

@@ -1,6 +1,7 @@
 //===- MeshContext.cpp - The device mesh a program's collectives use ------===//
 
 #include "snn/Runtime/Execution/MeshContext.h"
+#include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 //===- PipelineLayout.cpp - Where a pp artifact's stages run --------------===//
 
 #include "snn/Runtime/Execution/PipelineLayout.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <algorithm>

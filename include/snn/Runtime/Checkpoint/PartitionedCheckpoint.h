@@ -15,7 +15,7 @@
 #define SNN_RUNTIME_CHECKPOINT_PARTITIONEDCHECKPOINT_H
 
 #include "snn/Runtime/Checkpoint/Checkpoint.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 #include "snn/Runtime/Execution/ParameterPartition.h"
 
 #include <string>

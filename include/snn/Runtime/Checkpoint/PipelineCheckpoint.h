@@ -15,7 +15,7 @@
 #define SNN_RUNTIME_CHECKPOINT_PIPELINECHECKPOINT_H
 
 #include "snn/Runtime/Checkpoint/Checkpoint.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 #include "snn/Runtime/Execution/Manifest.h"
 #include "snn/Runtime/Execution/ParameterStore.h"
 

@@ -18,7 +18,7 @@
 
 #include "snn/Runtime/Checkpoint/Checkpoint.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <string>
 #include <vector>

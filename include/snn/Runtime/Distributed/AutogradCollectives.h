@@ -33,7 +33,7 @@
 #ifndef SNN_RUNTIME_DISTRIBUTED_AUTOGRADCOLLECTIVES_H
 #define SNN_RUNTIME_DISTRIBUTED_AUTOGRADCOLLECTIVES_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <ATen/core/Tensor.h>
 

@@ -21,7 +21,7 @@
 #ifndef SNN_RUNTIME_DISTRIBUTED_COLLECTIVES_H
 #define SNN_RUNTIME_DISTRIBUTED_COLLECTIVES_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <ATen/core/Tensor.h>
 

@@ -25,7 +25,7 @@
 #ifndef SNN_RUNTIME_DISTRIBUTED_GRADREDUCER_H
 #define SNN_RUNTIME_DISTRIBUTED_GRADREDUCER_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 #include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/core/Tensor.h>

@@ -19,7 +19,7 @@
 #ifndef SNN_RUNTIME_DISTRIBUTED_POINTTOPOINT_H
 #define SNN_RUNTIME_DISTRIBUTED_POINTTOPOINT_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <ATen/core/Tensor.h>
 

@@ -12,7 +12,7 @@
 #ifndef SNN_RUNTIME_DISTRIBUTED_SYNCBATCHNORM_H
 #define SNN_RUNTIME_DISTRIBUTED_SYNCBATCHNORM_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <ATen/core/Tensor.h>
 

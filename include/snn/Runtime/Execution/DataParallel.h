@@ -14,7 +14,11 @@
 #define SNN_RUNTIME_EXECUTION_DATAPARALLEL_H
 
 #include "snn/Runtime/Execution/Artifact.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
+#include "snn/Runtime/Distributed/World.h"
+// For lib/Runtime/Commands/TrainCommand.cpp, which takes dist::blockedSeconds
+// from here; other code includes Work.h itself.
+#include "snn/Runtime/Distributed/Work.h"
 #include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/ParameterStore.h"

@@ -13,7 +13,8 @@
 #define SNN_RUNTIME_EXECUTION_MESHCONTEXT_H
 
 #include "snn/Runtime/Distributed/AutogradCollectives.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
+#include "snn/Runtime/Distributed/World.h"
 #include "snn/Schema/Manifest.h"
 
 #include <cstdint>

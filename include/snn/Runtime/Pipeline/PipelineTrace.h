@@ -15,7 +15,7 @@
 #ifndef SNN_RUNTIME_PIPELINE_PIPELINETRACE_H
 #define SNN_RUNTIME_PIPELINE_PIPELINETRACE_H
 
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 
 #include <chrono>
 #include <cstdint>

@@ -19,7 +19,7 @@
 #define SNN_RUNTIME_SHARDING_FLATPARAMETERGROUP_H
 
 #include "snn/Runtime/Distributed/Collectives.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/Group.h"
 #include "snn/Runtime/Sharding/FlatShardLayout.h"
 
 #include <ATen/core/Tensor.h>

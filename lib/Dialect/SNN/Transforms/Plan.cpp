@@ -16,6 +16,7 @@
 #include "snn/Dialect/SNN/Transforms/ShardAnnotation.h"
 #include "snn/Planner/DeviceCalibration.h"
 #include "snn/Planner/Recommender.h"
+#include "snn/Planner/Units.h"
 #include "snn/Support/ShardAPI.h"
 
 namespace snn {

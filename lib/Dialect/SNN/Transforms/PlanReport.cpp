@@ -15,7 +15,10 @@
 
 #include "snn/Dialect/SNN/IR/PlanSchema.h"
 #include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
+#include "snn/Planner/CostModel.h"
 #include "snn/Planner/DeviceCalibration.h"
+#include "snn/Planner/Pipeline.h"
+#include "snn/Planner/Units.h"
 
 using namespace mlir;
 namespace pl = snn::planner;

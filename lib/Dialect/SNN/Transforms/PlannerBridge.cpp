@@ -6,6 +6,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Planner/PipelineUnits.h"
 
 using namespace mlir;
 namespace pl = snn::planner;

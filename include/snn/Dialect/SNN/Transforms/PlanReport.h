@@ -10,7 +10,8 @@
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "snn/Dialect/SNN/Transforms/ModelAnalysis.h"
 #include "snn/Dialect/SNN/Transforms/PlannerBridge.h"
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/Plan.h"
+#include "snn/Planner/PlanRequest.h"
 
 #include <functional>
 

@@ -12,7 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "snn/Dialect/SNN/Transforms/ModelAnalysis.h"
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/PlanRequest.h"
 
 #include <vector>
 

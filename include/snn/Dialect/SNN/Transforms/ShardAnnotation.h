@@ -5,7 +5,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "snn/Dialect/SNN/Transforms/PlannerBridge.h"
-#include "snn/Planner/Recommender.h"
+#include "snn/Planner/Plan.h"
 
 namespace snn {
 

@@ -1,0 +1,191 @@
+//===- PipelineEstimate.cpp - Time and memory of a pipeline (pp) ----------===//
+//
+// A pipeline step is (microbatches x virtual stages + stages - 1) ticks of its slowest
+// chunk; each tick adds its stage's messages and tp collectives. The busiest rank bounds
+// the memory, and every rank synchronises the step after the drain.
+//
+//===----------------------------------------------------------------------===//
+#include "Estimator.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace snn::planner {
+
+Estimator::Chunks Estimator::chunksOf(const ModeConfig &config) const {
+  int64_t chunks = config.pp * config.virtualStages;
+  Chunks c{std::vector<std::vector<int>>(chunks), std::vector<std::vector<int>>(chunks)};
+  size_t nextUnit = 0;
+  for (int64_t k = 0; k < chunks && k < int64_t(config.layout.size()); ++k)
+    for (int64_t i = 0; i < config.layout[k] && nextUnit < units_.size(); ++i, ++nextUnit) {
+      c.units[k].push_back(int(nextUnit));
+      for (int op : units_[nextUnit].ops)
+        c.ops[k].push_back(op);
+    }
+  return c;
+}
+
+std::vector<int64_t> Estimator::boundaryBytes(const Chunks &chunk, int64_t micro) const {
+  std::vector<int64_t> boundary(chunk.ops.size(), 0);
+  int lastOp = -1;
+  for (size_t k = 0; k < chunk.ops.size(); ++k) {
+    if (!chunk.ops[k].empty())
+      lastOp = chunk.ops[k].back();
+    boundary[k] = lastOp < 0 ? 0 : perSample_[lastOp].outputBytes * micro;
+  }
+  return boundary;
+}
+
+/// A pipeline step from each rank's ticks of one microbatch through its chunks
+/// (`perRank`) and the slowest chunk's tick: the busiest rank runs its ticks for each of
+/// the m microbatches, filling and draining add stages - 1 of the slowest tick. With equal
+/// chunks that is (m v + stages - 1) ticks; with unequal ones a rank's light chunks are not
+/// charged as its heaviest (a tensor-parallel classifier in one of four chunks measured
+/// 0.75 of a prediction that did).
+static double pipelineSeconds(const std::vector<double> &perRank, double slowest, int64_t m) {
+  double busiest = *std::max_element(perRank.begin(), perRank.end());
+  return double(m) * busiest + double(perRank.size() - 1) * slowest;
+}
+
+namespace {
+/// A pipeline's ticks of one kind (compute alone, or with transfers): each rank's chunks'
+/// sum over one round, and the slowest chunk.
+struct PipelineTicks {
+  std::vector<double> perRank;
+  double slowest = 0;
+  explicit PipelineTicks(int64_t stages) : perRank(size_t(stages), 0.0) {}
+  void add(int64_t rank, double seconds) {
+    perRank[size_t(rank)] += seconds;
+    slowest = std::max(slowest, seconds);
+  }
+  double seconds(int64_t m) const { return pipelineSeconds(perRank, slowest, m); }
+};
+} // namespace
+
+/// Whether pipeline chunk `k` recomputes its activations (memopt).
+static bool recomputesStage(const ModeConfig &config, int64_t k) {
+  return std::find(config.memoptStages.begin(), config.memoptStages.end(), k) !=
+         config.memoptStages.end();
+}
+
+void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
+  int64_t stages = config.pp, chunks = config.pp * config.virtualStages;
+  int64_t m = std::max<int64_t>(config.microbatches, 1);
+  int64_t dp = std::max<int64_t>(config.dp, 1);
+  int64_t micro = (batch_ + dp * m - 1) / (dp * m); // each replica splits its share
+  Scales s = scalesFor(config.tp);
+  Chunks chunk = chunksOf(config);
+  auto recomputes = [&](int64_t k) { return recomputesStage(config, k); };
+  std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
+  int64_t jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
+  double busy = 0;
+  // Each rank's chunks in one round of ticks (one microbatch through all of them): compute
+  // alone, with its transfers, and with its tp collectives' lag at full load too.
+  PipelineTicks computeTicks(stages), ticks(stages), laggedTicks(stages);
+  RankTotals totals(stages);
+  for (int64_t k = 0; k < chunks; ++k) {
+    // A recomputed stage's second forward and backward take its blocks apart.
+    double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
+                                   : computeSeconds(chunk.ops[k], s, micro, true);
+    int64_t sent = 0;
+    double messagesCpu = 0;
+    auto send = [&](int64_t bytes) {
+      sent += bytes;
+      messagesCpu += hw_.messageCpuSeconds(bytes, jobRanks, dp > 1);
+      // Replicas' pipelines exchange at the same ticks: the all-pairs curve. One pipeline's
+      // messages measured nearer the two-rank one (the MLP's pp=4: 0.44 ms a message where
+      // its 4-rank all-pairs curve said 1.2-1.5 ms).
+      return hw_.sendSeconds(bytes, jobRanks, dp > 1);
+    };
+    double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
+    double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
+    double collectives = 0, collectivesCpu = 0, lag = 0;
+    if (config.tp > 1) { // the stage's own tp collectives, per microbatch (subgroupCollectives)
+      Communication tp = tensorParallelCommunication(model_, tp_, config.tp, micro, &chunk.ops[k]);
+      collectivesCpu = tp.rankCpuSeconds(hw_, jobRanks);
+      sent += tp.bytes;
+      std::tie(collectives, lag) =
+          subgroupCollectives(tp, compute / double(std::max<int64_t>(groupCalls(tp), 1)), jobRanks);
+    }
+    // The runtime posts its sends without waiting (isend) and its receives ahead (irecv), so
+    // a tick waits for the later of its two messages, not for both in turn (the MLP's
+    // pp=4 with 2 virtual stages measured 1.6 ms a tick, about one 4-rank message, where
+    // their sum predicted twice its step); the tp collectives block.
+    double transfer = std::max(forward, backward) + collectives;
+    // Messages and collectives take CPU from their ranks too (loopback copies, the
+    // backend's threads): what calibrate measured, not their wall time (on 4 ranks of 2
+    // CPUs a 64-256 KiB message took 0.5-1.4 ms of CPU where 2 x its 0.9-1.5 ms had every
+    // pp=4 row predicted 1.3-1.6x its measurement; a 4 KiB all-reduce kept its ranks'
+    // CPUs busy a third of its time).
+    busy += (compute + messagesCpu + collectivesCpu) * double(m);
+    int64_t rank = k % stages;
+    computeTicks.add(rank, compute);
+    ticks.add(rank, compute + transfer);
+    laggedTicks.add(rank, compute + transfer + lag);
+    int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
+    totals.state[rank] += params(chunk.ops[k], s);
+    if (m > 1) // a later microbatch's weight gradient (pipelineRanks)
+      totals.largestLayer[rank] =
+          std::max(totals.largestLayer[rank], largestLayer(chunk.ops[k], s));
+    // A replica's BatchNorms are its own; a recomputed stage runs its blocks node by node.
+    ActivationMemory held =
+        activations(chunk.units[k], s, micro, recomputes(k), /*fused=*/!recomputes(k));
+    totals.activations[rank] += held.kept * (inFlight - 1) + held.peak;
+    // The transport's tensors (StageTransport): each microbatch's output is held, and sent,
+    // until its gradient is back; the gradients sent back until the step ends.
+    if (k + 1 < chunks)
+      totals.activations[rank] += boundary[k] * inFlight;
+    if (k > 0)
+      totals.activations[rank] += boundary[k - 1] * m;
+    if (k < stages) // every rank of a replica loads its batch
+      totals.activations[rank] += batchBytes(micro * m);
+    totals.comm[rank] += sent * m;
+  }
+  e.computeSeconds = computeTicks.seconds(m);
+  e.commSeconds = std::max(0.0, ticks.seconds(m) - e.computeSeconds);
+  e.stageCollectiveLagSeconds = std::max(0.0, laggedTicks.seconds(m) - ticks.seconds(m));
+  e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
+  pipelineRanks(config, chunk, s, std::move(totals), e);
+}
+
+/// The busiest pipeline rank bounds the memory every rank must have and the bytes it
+/// sends. After the pipeline drains, every rank synchronises the step (metrics, and with dp
+/// replicas its stages' gradients, running statistics and buffers), all groups at once.
+void Estimator::pipelineRanks(const ModeConfig &config, const Chunks &chunk, const Scales &s,
+                              RankTotals ranks, Estimate &e) const {
+  int64_t stages = config.pp, chunks = int64_t(chunk.ops.size());
+  int64_t world = config.dp * config.pp * std::max<int64_t>(config.tp, 1);
+  double slowestSync = 0;
+  for (int64_t r = 0; r < stages; ++r) {
+    std::vector<int> ops;
+    for (int64_t k = r; k < chunks; k += stages)
+      ops.insert(ops.end(), chunk.ops[k].begin(), chunk.ops[k].end());
+    int64_t state = stateBytes(ranks.state[r], buffers(ops), 1, 1);
+    // From the second microbatch on, backward computes a layer's weight gradient beside the
+    // one accumulated so far, then adds it (the MLP's pp=4: 1.30 MB measured on the rank of
+    // a 257 KiB layer, 1.04 predicted without it). With replicas, the gradients' all-reduce
+    // after the drain goes through one flat copy of them while the batch is still loaded
+    // (the backward's tensors are gone by then). Neither grows with the batch: transient.
+    int64_t transient = ranks.largestLayer[r];
+    if (config.dp > 1) // the flat copy, and the all-reduce's scratch of its size
+      transient = std::max<int64_t>(
+          transient, ranks.state[r] + allReduceScratchBytes(config.dp, ranks.state[r]) +
+                         batchBytes((batch_ + config.dp - 1) / config.dp) -
+                         ranks.activations[r]);
+    if (r == 0 || state + ranks.activations[r] + transient >
+                      e.stateBytes + e.activationBytes + e.transientBytes) {
+      e.stateBytes = state;
+      e.activationBytes = ranks.activations[r];
+      e.transientBytes = transient;
+    }
+    Communication sync = pipelineStepCommunication(
+        config.pp, config.dp, ranks.state[r], batchNormChannels(ops, s), buffers(ops));
+    ranks.comm[r] += sync.bytes;
+    slowestSync = std::max(slowestSync, sync.seconds(hw_, world));
+  }
+  e.commBytes = *std::max_element(ranks.comm.begin(), ranks.comm.end());
+  e.commSeconds += slowestSync;
+  e.drainSyncSeconds = slowestSync;
+}
+
+} // namespace snn::planner
