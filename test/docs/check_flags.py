@@ -15,6 +15,7 @@ Usage: check_flags.py [--root DIR] --bin DIR [FILE.md ...]
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -101,6 +102,7 @@ class HelpTexts:
         return (flag.startswith("snn-") or flag == "canonicalize") and \
             flag in self.flags_of("snn-opt")
 
+    @functools.lru_cache(maxsize=None)
     def probe(self, tool: str, flag: str) -> bool:
         """An LLVM tool refuses an unknown option by name before anything else (with --help
         it would print the help whatever the flag), so any other outcome means it knows it."""
