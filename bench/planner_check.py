@@ -34,7 +34,7 @@ device profile), nothing is measured again: each row's candidate is compiled ane
 against the same profile and the table shows the new predictions against the old measurements
 (for changes of the cost model; a fresh run remains the test of them).
 
-Goal (issue 12): predictions within 25% of measurement; the first choice the fastest measured or
+Goal: predictions within 25% of measurement; the first choice the fastest measured or
 within 10% of it. Not a test: run it on an otherwise idle machine.
   bench/planner_check.py [--models deep_mlp,csnn,vgg_dvs] [--ranks 4] [--threads 1]
                          [--batch 32] [--steps 12] [--repeat 3] [--top 3] [--others 2]

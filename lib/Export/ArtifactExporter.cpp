@@ -20,6 +20,7 @@
 #include "snn/Dialect/SNN/IR/PlanSchema.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "snn/Dialect/SNN/Transforms/CommunicationEstimate.h"
+#include "snn/Schema/ArtifactOps.h"
 #include "snn/Schema/Manifest.h"
 
 #include "PipelineArtifact.h"
@@ -174,7 +175,7 @@ LogicalResult buildArtifact(ModuleOp module, std::vector<onnx::ModelProto> &prog
 LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
   std::vector<onnx::ModelProto> programs;
   schema::Manifest manifest;
-  manifest.producer = "spikemesh";
+  manifest.producer = schema::kArtifactProducer;
   if (auto source = module->getAttrOfType<StringAttr>("snn.source"))
     manifest.source = llvm::sys::path::filename(source.getValue()).str();
   auto plan = module->getAttrOfType<snn::PlanAttr>(snn::kPlanAttrName);

@@ -293,7 +293,7 @@ void ProgramWriter::writeBoundary(schema::Manifest &manifest) {
 
 LogicalResult ProgramWriter::write(onnx::ModelProto &model, schema::Manifest &manifest) {
   model.set_ir_version(8);
-  model.set_producer_name("spikemesh");
+  model.set_producer_name(schema::kArtifactProducer);
   auto *opset = model.add_opset_import();
   opset->set_domain(schema::kArtifactDomain);
   opset->set_version(schema::kArtifactOpsetVersion);

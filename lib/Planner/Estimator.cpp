@@ -1,7 +1,7 @@
 //===- Estimator.cpp - Per-rank time and memory of a mode -----------------===//
 //
 // Deliberately simple, and documented in docs/planner.md: compute and communication do
-// not overlap (conservative for every mode alike), collectives are rings, a pipeline step
+// not overlap (conservative for every mode alike), collectives as Gloo runs them, a pipeline step
 // is (microbatches x virtual stages + stages - 1) ticks of its slowest chunk, and
 // recomputation (memopt 1) checkpoints about sqrt(units) segments and re-runs one forward.
 //

@@ -1,4 +1,4 @@
-"""`snn-run calibrate --model` and what the planner does with it (issue 12), end to end:
+"""`snn-run calibrate --model` and what the planner does with it, end to end:
 
   calibrate --quick --ranks 2 --model ART --model-batches 1,2,4
       -> exit 0; the profile's model_steps holds ART's trainable parameter count (the

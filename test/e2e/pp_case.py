@@ -24,6 +24,7 @@ import onnx
 import torch
 from onnx import helper, numpy_helper, TensorProto
 from snnexport import functional, layer, neuron
+from snnexport.export.names import DOMAIN
 from snnexport.training import data as tdata
 from snnexport.training import loop
 
@@ -140,7 +141,7 @@ class _Program:
     def node(self, op, inputs, name, outputs=None, **attrs):
         out = [f"v{self.count}"] if outputs is None else outputs
         self.count += 1
-        self.nodes.append(helper.make_node(op, inputs, out, name=name, domain="spikemesh",
+        self.nodes.append(helper.make_node(op, inputs, out, name=name, domain=DOMAIN,
                                            **attrs))
         return out[0] if out else None
 
@@ -203,7 +204,7 @@ def stage_program(weights, first, last, stage, stages):
         if last == UNITS else []
     graph = helper.make_graph(p.nodes, f"stage{stage}", inputs, outputs, p.inits,
                               value_info=p.infos)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("spikemesh", 1)],
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(DOMAIN, 1)],
                              ir_version=8, producer_name="pp_case")
 
 

@@ -1,4 +1,4 @@
-"""A pipeline stage holds what it sends only while its microbatch is in flight (issue 12).
+"""A pipeline stage holds what it sends only while its microbatch is in flight.
 
 Stage 0 of a 1F1B pipeline over 2 ranks sends each microbatch's activations to stage 1 and
 keeps them as the microbatch's output until the gradient comes back; then the transport

@@ -1,4 +1,4 @@
-"""The SpikingJelly layers and idioms issue 13 added, end to end, and frozen parameters.
+"""SpikingJelly layers and idioms beyond the zoo ports, end to end, and frozen parameters.
 
 One network holds what the nine zoo ports do not: layer.GroupNorm, layer.AdaptiveAvgPool2d to a
 size that is no whole window of its input (3x3 from 8x8: windows of 3 and 4 overlapping),

@@ -1,4 +1,4 @@
-"""Import-only port of a SpikingJelly zoo network (issue 13): export, compile, infer, train.
+"""Import-only port of a SpikingJelly zoo network: export, compile, infer, train.
 
 One network of sj_zoo.py, built with the zoo's constructor arguments and used as SpikingJelly
 code uses it (a single-step model run over T, direct encoding inside forward, set_step_mode),
@@ -81,7 +81,7 @@ CASES = {
                          [3, 32, 32], "direct", 10, "multi"),
     "spiking_vgg11_bn": (lambda: zoo.spiking_vgg11_bn(num_classes=10, **if_node()), 2, 4,
                          [3, 32, 32], "direct", 10, "multi"),
-    # Issue 15: the model zoo's Spikformer, 2 blocks at 32 x 32 (4 tokens of 64 channels, 4
+    # The model zoo's Spikformer, 2 blocks at 32 x 32 (4 tokens of 64 channels, 4
     # heads); it repeats its [N, C, H, W] input over T itself and returns [T, N, classes].
     "spikformer": (lambda: spikformer.Spikformer(T=4, img_size_h=32, img_size_w=32,
                                                  num_classes=10, embed_dims=64, num_heads=4,

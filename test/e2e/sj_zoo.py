@@ -1,5 +1,5 @@
 """Nine networks of SpikingJelly's model zoo and tutorials, rebuilt here in their structure,
-forward code and constructor arguments (not copied), for issue 13's import-only port test.
+forward code and constructor arguments (not copied), for the import-only port test (sj_port.py).
 
 The one line that makes this SpikingJelly code run on snnexport is the import below: with
 `from spikingjelly.activation_based import ...` in its place the same file builds SpikingJelly's

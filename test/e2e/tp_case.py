@@ -28,6 +28,7 @@ import shutil
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
+from snnexport.export.names import DOMAIN
 
 T, IN, H0, H1, H2, C = 4, 16, 24, 32, 20, 10
 TAU, DROPOUT, BN_EPS = 2.0, 0.2, 1e-5
@@ -81,7 +82,7 @@ class _Program:
     def node(self, op, inputs, name, output=None, **attrs):
         out = output or f"v{self.count}"
         self.count += 1
-        self.nodes.append(helper.make_node(op, inputs, [out], name=name, domain="spikemesh",
+        self.nodes.append(helper.make_node(op, inputs, [out], name=name, domain=DOMAIN,
                                            **attrs))
         return out
 
@@ -93,7 +94,7 @@ class _Program:
         x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [T, "N", IN])
         y = helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", C])
         graph = helper.make_graph(self.nodes, "program", [x], [y], self.inits)
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("spikemesh", 1)],
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid(DOMAIN, 1)],
                                  ir_version=8, producer_name="tp_case")
 
 

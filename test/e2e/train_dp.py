@@ -1,4 +1,4 @@
-"""Data-parallel training equals one process on the global batch (issue 5: dp, zero, fsdp).
+"""Data-parallel training (dp, zero, fsdp) equals one process on the global batch.
 
 For one model (csnn: static images, direct encoding; vgg_dvs: event sequences, BatchNorm,
 Dropout) and each rank count W (2 and 4): the artifact compiled with

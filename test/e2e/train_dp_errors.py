@@ -1,4 +1,4 @@
-"""Bad input to data-parallel `snn-run` (issue 5): each case must fail fast with exit code 1 and
+"""Bad input to data-parallel `snn-run`: each case must fail fast with exit code 1 and
 one clear `error:` line, before any rank starts where the launcher can tell.
 
   --nproc 3 on a dp=2 artifact            -> world_size error, no rank started

@@ -1,4 +1,4 @@
-"""Training across two hosts: ranks in two network namespaces joined by a veth pair (issue 16).
+"""Training across two hosts: ranks in two network namespaces joined by a veth pair.
 
 The test makes two "hosts": network namespaces A and B, each with loopback and one end of a veth
 pair (A: 10.231.0.1/24, B: 10.231.0.2/24), and removes them afterwards, also when it fails. Four

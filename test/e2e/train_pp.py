@@ -1,4 +1,4 @@
-"""Pipeline-parallel runs equal one process accumulating over the same microbatches (issue 11).
+"""Pipeline-parallel runs equal one process accumulating over the same microbatches.
 
 For one model, each stage count S and each schedule: the artifact compiled with `snn-compile
 --mode pp --topology pp=S[,vpp=V]` (or `dp=D,pp=S`) holds one program per logical stage with
@@ -19,7 +19,7 @@ explicit send/recv. Required, against PyTorch in one process:
     training batch.
 
 With `--tp T` every stage is also tensor-parallel over T ranks (`--topology [dp=D,]pp=S,tp=T`,
-issue 12): the compiler partitions @main over tp before the split, so each stage has one
+a hybrid mesh): the compiler partitions @main over tp before the split, so each stage has one
 program per tp coordinate, and the same checks hold on D x S x T ranks.
 
 Usage: train_pp.py --bin BUILD/bin --work DIR --model deep_mlp|csnn|vgg_dvs|sew_resnet

@@ -1,4 +1,4 @@
-"""Sharded checkpoints load under another rank count and mode (issue 5).
+"""Sharded checkpoints load under another rank count and mode.
 
 One run of STEPS Adam steps of the VGG-style model (BatchNorm, Dropout, global batch B) is cut
 after CUT steps (--stop-after, mid-epoch) and continued with --resume under another layout:

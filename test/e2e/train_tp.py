@@ -1,4 +1,4 @@
-"""Tensor-parallel runs equal one process (issue 10: tp and fsdp_tp, partitioned by the compiler).
+"""Tensor-parallel runs (tp and fsdp_tp, partitioned by the compiler) equal one process.
 
 For one model and each rank count W: the artifact compiled with `snn-compile --mode tp
 --topology tp=W` (or `--mode fsdp_tp --topology dp=2,tp=W/2`) holds one program per tp

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from onnx import helper, numpy_helper
 
 import snn_numpy
+from snnexport.export.names import DOMAIN, SPIKING_ATTENTION
 
 
 def _attrs(node):
@@ -43,9 +44,9 @@ def _spiking_attention(a, qkv):
 
 def _op(node, a, ins):
     op = node.op_type
-    if node.domain == "spikemesh" and op == "SpikingAttention":
+    if node.domain == DOMAIN and op == SPIKING_ATTENTION:
         return _spiking_attention(a, ins[0])
-    if node.domain == "spikemesh":
+    if node.domain == DOMAIN:
         return _neuron(node, a, ins)
     x = ins[0]
     if op == "Reshape":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""snn-compile on deterministic mutants of exported reference models (issue #16).
+"""snn-compile on deterministic mutants of exported reference models.
 
 Every mutant of a valid model must either compile (exit 0, a complete artifact, no `error:`
 line) or be refused cleanly: exit code 1 (never a signal, never an abort), one `error:` line
@@ -29,6 +29,7 @@ try:
     import numpy as np
     import onnx
     from onnx import AttributeProto, helper, numpy_helper
+    from snnexport.export.names import DOMAIN
     from snnexport.models import model_kwargs
     from snnexport.reference import make_case
 except ImportError as e:  # pragma: no cover
@@ -62,19 +63,19 @@ def _finite(v):
 
 
 FLOAT_RULES = {
-    ("spikemesh", "v_threshold"): _finite,
-    ("spikemesh", "v_reset"): _finite,
-    ("spikemesh", "alpha"): lambda v: _finite(v) and v > 0,
-    ("spikemesh", "tau"): lambda v: _finite(v) and v > 1,
-    ("spikemesh", "init_tau"): lambda v: True,  # informational
+    (DOMAIN, "v_threshold"): _finite,
+    (DOMAIN, "v_reset"): _finite,
+    (DOMAIN, "alpha"): lambda v: _finite(v) and v > 0,
+    (DOMAIN, "tau"): lambda v: _finite(v) and v > 1,
+    (DOMAIN, "init_tau"): lambda v: True,  # informational
     ("BatchNormalization", "epsilon"): lambda v: _finite(v) and v > 0,
     ("BatchNormalization", "momentum"): lambda v: 0 <= v <= 1,
     ("Gemm", "alpha"): lambda v: v == 1.0,
     ("Gemm", "beta"): lambda v: v == 1.0,
 }
 INT_RULES = {
-    ("spikemesh", "detach_reset"): lambda v: v in (0, 1),
-    ("spikemesh", "decay_input"): lambda v: v in (0, 1),
+    (DOMAIN, "detach_reset"): lambda v: v in (0, 1),
+    (DOMAIN, "decay_input"): lambda v: v in (0, 1),
     ("Gemm", "transB"): lambda v: v == 1,
     ("Gemm", "transA"): lambda v: v == 0,
     ("Flatten", "axis"): lambda v: v == 1,
@@ -85,7 +86,7 @@ INT_RULES = {
 
 
 def rule_key(node, attr_name):
-    return ("spikemesh" if node.domain == "spikemesh" else node.op_type, attr_name)
+    return (DOMAIN if node.domain == DOMAIN else node.op_type, attr_name)
 
 
 def ints_validity(node, name, values, original):
@@ -331,10 +332,10 @@ class Mutator:
         for name in ("dilations", "strides", "kernel_shape"):
             cases += [(op, name, v) for op in ("Conv", "MaxPool") for v in ([-1, -1], [0, 1])]
         cases += [(op, "pads", [-1, -1, -1, -1]) for op in ("Conv", "MaxPool")]
-        cases += [("spikemesh", "tau", v) for v in (1.0, 0.5, -1.0, math.nan, math.inf)]
-        cases += [("spikemesh", "v_threshold", v) for v in (math.nan, -math.inf)]
-        cases += [("spikemesh", "alpha", v) for v in (0.0, -2.0)]
-        cases += [("spikemesh", "surrogate", "relu"), ("spikemesh", "detach_reset", 2)]
+        cases += [(DOMAIN, "tau", v) for v in (1.0, 0.5, -1.0, math.nan, math.inf)]
+        cases += [(DOMAIN, "v_threshold", v) for v in (math.nan, -math.inf)]
+        cases += [(DOMAIN, "alpha", v) for v in (0.0, -2.0)]
+        cases += [(DOMAIN, "surrogate", "relu"), (DOMAIN, "detach_reset", 2)]
         for op, name, value in cases:
             m = self.copy()
             nodes = [n for n in m.graph.node if rule_key(n, name)[0] == op and
@@ -350,7 +351,7 @@ class Mutator:
         """Two bad nodes: one distinct error line for each, none repeated."""
         for _ in range(count):
             m = self.copy()
-            nodes = [n for n in m.graph.node if n.domain == "spikemesh" or
+            nodes = [n for n in m.graph.node if n.domain == DOMAIN or
                      n.op_type in ("BatchNormalization", "Conv", "MaxPool")]
             if len(nodes) < 2:
                 continue

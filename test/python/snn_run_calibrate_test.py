@@ -1,4 +1,4 @@
-"""`snn-run calibrate` through its command line (issue 12): the device profile it writes, its
+"""`snn-run calibrate` through its command line: the device profile it writes, its
 progress and summary, bad flags, and a rank that dies during the communication measurement.
 
   calibrate --quick --ranks 2 --out F  -> exit 0; F is a profile (format, version, this machine,

@@ -13,6 +13,7 @@ from torch import nn
 
 import onnx_interp
 from snnexport import encoding, export_onnx, functional, layer, models, neuron, surrogate
+from snnexport.export.names import DOMAIN, NEURON_TYPES, OP_ATTRIBUTES
 from snnexport.reference import calibrate
 
 T = 4
@@ -56,7 +57,7 @@ class ExportCase(unittest.TestCase):
         g = proto.graph
         self.assertEqual(proto.ir_version, 8)
         self.assertEqual({(o.domain, o.version) for o in proto.opset_import},
-                         {("", 13), ("spikemesh", 1)})
+                         {("", 13), (DOMAIN, 1)})
         self.assertEqual([i.name for i in g.input], ["input"])
         self.assertEqual([o.name for o in g.output], ["output"])
         dims = g.input[0].type.tensor_type.shape.dim
@@ -77,8 +78,9 @@ class ExportCase(unittest.TestCase):
                     self.assertEqual(shape[0], -1)
                 else:
                     self.assertEqual(list(shape[:2]), [x.shape[0], -1])
-            if n.domain == "spikemesh":
-                self.assertIn(n.op_type, ("IFNode", "LIFNode", "ParametricLIFNode"))
+            if n.domain == DOMAIN:
+                self.assertIn(n.op_type, NEURON_TYPES)
+                self.assertLessEqual(set(attrs(n)), set(OP_ATTRIBUTES[n.op_type]))
 
 
 class ReferenceModelsTest(ExportCase):
@@ -111,7 +113,7 @@ class ReferenceModelsTest(ExportCase):
                          ["conv_fc.1.weight", "conv_fc.1.bias", "conv_fc.1.running_mean",
                           "conv_fc.1.running_var"])
         sn = by_name["conv_fc.2"]
-        self.assertEqual(sn.domain, "spikemesh")
+        self.assertEqual(sn.domain, DOMAIN)
         self.assertEqual(attrs(sn), {"v_threshold": 1.0, "v_reset": 0.0, "detach_reset": 0,
                                      "surrogate": b"atan", "alpha": 2.0})
         self.assertEqual(attrs(by_name["conv_fc.3"])["kernel_shape"], [2, 2])
@@ -291,6 +293,32 @@ class Func(nn.Module):
         return self.fn(self.fc(x))
 
 
+class ProfileNamesTest(ExportCase):
+    """Every node of the domain that the exporter writes has an op type of
+    names.OP_ATTRIBUTES and only the attributes listed there: the table that the
+    schema.onnx_profile test compares with the compiler's (include/snn/Schema/OnnxProfile.h)
+    is the one the emitters write."""
+
+    def test_every_op_type_writes_only_its_listed_attributes(self):
+        from snnexport.layer.attention import SpikingSelfAttention
+        torch.manual_seed(0)
+        convs = nn.Sequential(layer.Conv2d(2, 4, 1), layer.GroupNorm(2, 4),
+                              neuron.IFNode(v_reset=None), layer.AdaptiveAvgPool2d((3, 3)),
+                              neuron.LIFNode(tau=3.0), layer.Flatten(), layer.Linear(36, 8),
+                              neuron.ParametricLIFNode(init_tau=2.0))
+        functional.set_step_mode(convs, "m")
+        cases = [(convs, torch.rand(T, 2, 2, 2, 2)),
+                 (SpikingSelfAttention(8, num_heads=2), torch.rand(T, 2, 8, 4))]
+        written = {}
+        for model, x in cases:
+            for n in self.export(model, x).graph.node:
+                if n.domain == DOMAIN:
+                    written.setdefault(n.op_type, set()).update(attrs(n))
+        self.assertEqual(set(written), set(OP_ATTRIBUTES))
+        for op_type, names in written.items():
+            self.assertLessEqual(names, set(OP_ATTRIBUTES[op_type]), op_type)
+
+
 class RejectTest(ExportCase):
     def assert_rejected(self, model, pattern, x=None):
         x = torch.rand(T, 2, 4) if x is None else x
@@ -392,7 +420,7 @@ class SpikingJellyDetectionTest(ExportCase):
                          ["Gemm", "LIFNode", "Gemm", "LIFNode"])
         self.assertEqual(attrs(proto.graph.node[3])["tau"], 3.0)
         self.check_runs_like_torch(model, x, proto)
-        # Single-step modules export as the same multi-step program (issue 13).
+        # Single-step modules export as the same multi-step program.
         model[0].step_mode = "s"
         again = export_onnx(model, x, self.path)
         self.assertEqual(again.SerializeToString(), proto.SerializeToString())

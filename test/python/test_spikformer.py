@@ -15,6 +15,7 @@ from torch import nn
 import onnx_interp
 import test_export
 from snnexport import export_onnx, functional, layer, load_onnx_weights, models, neuron
+from snnexport.export.names import DOMAIN
 from snnexport.layer.attention import SpikingSelfAttention
 from snnexport.model import spikformer as sf
 from snnexport.reference import calibrate, spikformer_bn_init
@@ -150,7 +151,7 @@ class SpikformerExportTest(Exporting):
         self.assertEqual([n.name for n in attn], ["blocks.0.attn/attention",
                                                   "blocks.1.attn/attention"])
         for i, n in enumerate(attn):
-            self.assertEqual(n.domain, "spikemesh")
+            self.assertEqual(n.domain, DOMAIN)
             self.assertEqual(list(n.input), [f"blocks.{i}.attn.qkv_lif"])
             self.assertEqual(attrs(n), {"num_heads": HEADS, "scale": 0.125})
             self.assertEqual(helper.get_attribute_value(n.attribute[0]), HEADS)

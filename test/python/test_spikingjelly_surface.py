@@ -1,6 +1,5 @@
-"""Issue 13: the SpikingJelly surface its model zoo and tutorials use, under the same names,
-defaults and behaviour, and its export. One test per failure the issue lists (each fails on
-the code before the change), plus the real `spikingjelly` package when it is importable."""
+"""The SpikingJelly surface its model zoo and tutorials use, under the same names, defaults
+and behaviour, and its export; plus the real `spikingjelly` package when it is importable."""
 import contextlib
 import importlib.util
 import inspect
@@ -19,6 +18,7 @@ from onnx import helper
 from torch import nn
 
 from snnexport import backend, base, encoding, export_onnx, functional, layer, neuron, surrogate
+from snnexport.export.names import DOMAIN, FROZEN_KEY
 from snnexport.model import spikformer
 
 T = 4
@@ -209,7 +209,7 @@ class SpikingJellyExportTest(Exporting):
         proto = self.export(m, torch.rand(T, 2, 3, 1, 1))
         pool = [n for n in proto.graph.node if n.op_type == "AdaptiveAvgPool2d"]
         self.assertEqual(len(pool), 1)
-        self.assertEqual((pool[0].domain, attrs(pool[0])["output_size"]), ("spikemesh", [7, 7]))
+        self.assertEqual((pool[0].domain, attrs(pool[0])["output_size"]), (DOMAIN, [7, 7]))
 
     def test_voting_and_group_norm_nodes(self):
         net = nn.Sequential(layer.Conv2d(2, 4, 1), layer.GroupNorm(2, 4), layer.Flatten(),
@@ -233,7 +233,7 @@ class SpikingJellyExportTest(Exporting):
         net[2].bias.requires_grad_(False)
         proto = self.export(net, torch.rand(T, 2, 4))
         props = {p.key: p.value for p in proto.metadata_props}
-        self.assertEqual(props, {"spikemesh.frozen": "0.weight,2.bias"})
+        self.assertEqual(props, {FROZEN_KEY: "0.weight,2.bias"})
         net[0].weight.requires_grad_(True)
         net[2].bias.requires_grad_(True)
         self.assertEqual(list(self.export(net, torch.rand(T, 2, 4)).metadata_props), [])

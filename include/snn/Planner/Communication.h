@@ -17,8 +17,10 @@
 
 namespace snn::planner {
 
-/// Bytes one rank sends in a ring collective of a `bytes`-sized tensor over `ranks`.
-int64_t allReduceBytes(int64_t bytes, int64_t ranks);     ///< 2 (r-1)/r * bytes
+/// Bytes one rank sends in a collective of a `bytes`-sized tensor over `ranks`, as Gloo runs
+/// it (schema/CollectiveAlgorithms.h): an all-reduce by recursive doubling sends the whole
+/// tensor log2 r times, one around a ring 2 (r-1)/r of it; gathers and scatters go around a ring.
+int64_t allReduceBytes(int64_t bytes, int64_t ranks);
 int64_t allGatherBytes(int64_t bytes, int64_t ranks);     ///< (r-1)/r * bytes (full size)
 int64_t reduceScatterBytes(int64_t bytes, int64_t ranks); ///< (r-1)/r * bytes (full size)
 
@@ -34,7 +36,7 @@ struct CollectiveCall {
 struct Communication {
   int64_t bytes = 0;
   int64_t collectives = 0;
-  int64_t latencySteps = 0; ///< ring steps + point-to-point messages (each pays latency)
+  int64_t latencySteps = 0; ///< collective steps + point-to-point messages (each pays latency)
   std::vector<CollectiveCall> calls;
 
   Communication &operator+=(const Communication &other) {
@@ -44,7 +46,7 @@ struct Communication {
     calls.insert(calls.end(), other.calls.begin(), other.calls.end());
     return *this;
   }
-  /// Ring bytes over the link plus latency per step; with a calibration, the measured
+  /// Bytes over the link plus latency per step; with a calibration, the measured
   /// time of each call instead. `jobRanks`: the ranks of the whole job, when its groups
   /// run their collectives at the same time (Calibration::concurrentCollectiveSeconds).
   double seconds(const Hardware &hw, int64_t jobRanks = 0) const;

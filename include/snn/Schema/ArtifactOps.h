@@ -14,11 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "snn/Schema/OnnxProfile.h"
+
 namespace snn::schema {
 
-/// The ONNX domain and opset version of every artifact node.
-inline constexpr const char *kArtifactDomain = "spikemesh";
+/// The ONNX domain and opset version of every artifact node: SpikeMesh's domain
+/// (OnnxProfile.h), with op types of its own.
+inline constexpr const char *kArtifactDomain = profile::kDomain;
 inline constexpr int kArtifactOpsetVersion = 1;
+/// The producer the compiler writes into program ONNX and the manifest: the
+/// project's name, which its domain shares.
+inline constexpr const char *kArtifactProducer = profile::kDomain;
 
 /// op_type of each artifact op; equal to the snn op's mnemonic.
 namespace op {

@@ -23,7 +23,8 @@ bool isStepOp(Operation *op) {
       "Gemm", "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
       "Flatten", "Dropout", "Identity"};
   // SpikeMesh's own per-step nodes: what opset 13 cannot express.
-  static constexpr StringLiteral kSpikeMeshStepOps[] = {"AdaptiveAvgPool2d", "GroupNorm"};
+  static constexpr StringRef kSpikeMeshStepOps[] = {profile::op::kAdaptiveAvgPool2d,
+                                                     profile::op::kGroupNorm};
   auto node = dyn_cast_or_null<ONNXNodeOp>(op);
   if (node && node.getDomain() == kNeuronDomain)
     return llvm::is_contained(kSpikeMeshStepOps, node.getOpType());
@@ -52,13 +53,13 @@ public:
       return avgPool(node, input);
     if (type == "GlobalAveragePool")
       return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr({1, 1}));
-    if (type == "AdaptiveAvgPool2d") {
+    if (type == profile::op::kAdaptiveAvgPool2d) {
       auto size = readAdaptiveAvgPool(node, errors);
       if (failed(size))
         return failure();
       return build<AdaptiveAvgPool2dOp>(node, input, builder.getDenseI64ArrayAttr(*size));
     }
-    if (type == "GroupNorm")
+    if (type == profile::op::kGroupNorm)
       return groupNorm(node, input);
     if (type == "Flatten") {
       if (failed(readFlatten(node, errors)))

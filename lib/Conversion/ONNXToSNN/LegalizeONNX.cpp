@@ -132,10 +132,10 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
     const NeuronParams &p = plan->params;
     Value input = node.getInputs()[0], result;
     StringRef type = node.getOpType();
-    if (type == "IFNode") {
+    if (type == profile::op::kIFNode) {
       result = IFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.threshold,
                                 p.reset, p.detach, p.surrogate, p.alpha);
-    } else if (type == "LIFNode") {
+    } else if (type == profile::op::kLIFNode) {
       result = LIFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.tau,
                                  p.decayInput, p.threshold, p.reset, p.detach, p.surrogate,
                                  p.alpha);
@@ -151,7 +151,7 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
 
 bool isTimeMajorOp(ONNXNodeOp node) {
   if (node.getDomain() == kNeuronDomain)
-    return node.getOpType() == "SpikingAttention";
+    return node.getOpType() == profile::op::kSpikingAttention;
   return node.getDomain().empty() &&
          llvm::is_contained({"Add", "Mul", "ReduceMean", "ReduceSum", "Identity", "Concat"},
                             node.getOpType());
@@ -186,7 +186,7 @@ FailureOr<Type> concatType(ONNXNodeOp node, NodeErrors &errors) {
 FailureOr<Type> perStepType(ONNXNodeOp node, NodeErrors &errors) {
   Builder builder(node.getContext());
   Value input = node.getInputs()[0];
-  if (node.getOpType() == "SpikingAttention") {
+  if (node.getOpType() == profile::op::kSpikingAttention) {
     auto params = readSpikingAttention(node, errors);
     if (failed(params))
       return failure();
@@ -213,7 +213,7 @@ LogicalResult planConcat(ONNXNodeOp node, NodeErrors &errors) {
 LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
   StringRef type = node.getOpType();
   auto inputs = node.getInputs();
-  if (type == "ReduceMean" || type == "SpikingAttention")
+  if (type == "ReduceMean" || type == profile::op::kSpikingAttention)
     return failure(failed(timeMajorInput(node, inputs[0], errors)) ||
                    failed(perStepType(node, errors)));
   if (type == "ReduceSum") // its second input is the constant axes, not an activation
@@ -235,7 +235,7 @@ LogicalResult planTimeMajorOp(ONNXNodeOp node, NodeErrors &errors) {
 Value createPerStep(PatternRewriter &rewriter, ONNXNodeOp node, NodeErrors &errors) {
   Value input = node.getInputs()[0];
   Location loc = node.getLoc();
-  if (node.getOpType() == "SpikingAttention") {
+  if (node.getOpType() == profile::op::kSpikingAttention) {
     SpikingAttentionParams p = *readSpikingAttention(node, errors);
     return SpikingAttentionOp::create(rewriter, loc, input, rewriter.getI64IntegerAttr(p.heads),
                                       rewriter.getF32FloatAttr(p.scale),
@@ -266,7 +266,7 @@ struct TimeMajorOpPattern : OpRewritePattern<ONNXNodeOp> {
       result = AddOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
     else if (type == "Mul")
       result = MulOp::create(rewriter, node.getLoc(), inputs[0], inputs[1]);
-    else if (type == "ReduceMean" || type == "SpikingAttention")
+    else if (type == "ReduceMean" || type == profile::op::kSpikingAttention)
       result = createPerStep(rewriter, node, errors);
     else if (type == "ReduceSum")
       result = SumTimeOp::create(rewriter, node.getLoc(), inputs[0]);

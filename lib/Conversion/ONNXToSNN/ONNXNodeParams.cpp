@@ -160,26 +160,27 @@ FailureOr<float> readDropout(ONNXNodeOp node, NodeErrors &errors) {
 
 FailureOr<SmallVector<int64_t>> readAdaptiveAvgPool(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
-  SmallVector<int64_t> size = attrs.getInts("output_size", {});
+  SmallVector<int64_t> size = attrs.getInts(profile::attr::kOutputSize, {});
   if (attrs.failed())
     return failure();
   if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
-    return errors.report(node, "output_size must be 2 positive integers, got " +
-                                   formatInts(size));
+    return errors.report(node, Twine(profile::attr::kOutputSize) +
+                                   " must be 2 positive integers, got " + formatInts(size));
   return size;
 }
 
 FailureOr<GroupNormParams> readGroupNorm(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
-  int64_t groups = attrs.getInt("num_groups", 0);
-  float epsilon = attrs.getFloat("epsilon", 1e-5f);
+  int64_t groups = attrs.getInt(profile::attr::kNumGroups, 0);
+  float epsilon = attrs.getFloat(profile::attr::kEpsilon, 1e-5f);
   if (attrs.failed())
     return failure();
   if (groups < 1)
-    return errors.report(node, "attribute 'num_groups' must be >= 1, got " + Twine(groups));
+    return errors.report(node, "attribute '" + Twine(profile::attr::kNumGroups) +
+                                   "' must be >= 1, got " + Twine(groups));
   if (!(std::isfinite(epsilon) && epsilon > 0.0f))
-    return errors.report(node, "attribute 'epsilon' must be finite and > 0, got " +
-                                   formatFloat(epsilon));
+    return errors.report(node, "attribute '" + Twine(profile::attr::kEpsilon) +
+                                   "' must be finite and > 0, got " + formatFloat(epsilon));
   return GroupNormParams{groups, epsilon};
 }
 
@@ -228,15 +229,16 @@ FailureOr<ReduceMeanParams> readReduceMean(ONNXNodeOp node, NodeErrors &errors) 
 
 FailureOr<SpikingAttentionParams> readSpikingAttention(ONNXNodeOp node, NodeErrors &errors) {
   AttrReader attrs(node, errors);
-  int64_t heads = attrs.getInt("num_heads", 0);
-  std::optional<float> scale = attrs.getOptionalFloat("scale");
+  int64_t heads = attrs.getInt(profile::attr::kNumHeads, 0);
+  std::optional<float> scale = attrs.getOptionalFloat(profile::attr::kScale);
   if (attrs.failed())
     return failure();
   if (heads < 1)
-    return errors.report(node, "attribute 'num_heads' must be given and >= 1, got " +
-                                   Twine(heads));
+    return errors.report(node, "attribute '" + Twine(profile::attr::kNumHeads) +
+                                   "' must be given and >= 1, got " + Twine(heads));
   if (!scale || !std::isfinite(*scale))
-    return errors.report(node, "attribute 'scale' must be given and finite" +
+    return errors.report(node, "attribute '" + Twine(profile::attr::kScale) +
+                                   "' must be given and finite" +
                                    (scale ? ", got " + formatFloat(*scale) : std::string()));
   return SpikingAttentionParams{heads, *scale};
 }
@@ -268,14 +270,17 @@ static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, floa
     if (!good)
       ok = false, (void)errors.report(node, message);
   };
+  using namespace profile::attr;
+  auto attribute = [](const char *name) { return "attribute '" + std::string(name) + "'"; };
   check(std::isfinite(threshold),
-        "attribute 'v_threshold' must be finite, got " + formatFloat(threshold));
+        attribute(kVThreshold) + " must be finite, got " + formatFloat(threshold));
   check(!reset || std::isfinite(*reset),
-        "attribute 'v_reset' must be finite, got " + formatFloat(reset.value_or(0.0f)));
+        attribute(kVReset) + " must be finite, got " + formatFloat(reset.value_or(0.0f)));
   check(alpha > 0.0f && std::isfinite(alpha),
-        "attribute 'alpha' must be finite and > 0, got " + formatFloat(alpha));
-  check(tau > 1.0f && std::isfinite(tau), "tau must be finite and > 1, got " + formatFloat(tau));
-  if (node.getOpType() == "ParametricLIFNode") {
+        attribute(kAlpha) + " must be finite and > 0, got " + formatFloat(alpha));
+  check(tau > 1.0f && std::isfinite(tau),
+        std::string(kTau) + " must be finite and > 1, got " + formatFloat(tau));
+  if (node.getOpType() == profile::op::kParametricLIFNode) {
     auto w = dyn_cast<RankedTensorType>(node.getInputs()[1].getType());
     check(w && w.getRank() == 0 && w.getElementType().isF32(),
           "w (input #1) must be a float32 scalar, got " +
@@ -287,22 +292,29 @@ static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, floa
 FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors &errors) {
   StringRef type = node.getOpType();
   AttrReader attrs(node, errors);
-  StringRef surrogateName = attrs.getString("surrogate", "sigmoid");
-  float threshold = attrs.getFloat("v_threshold", 1.0f);
-  std::optional<float> reset = attrs.getOptionalFloat("v_reset");
-  std::optional<float> alpha = attrs.getOptionalFloat("alpha");
-  bool detach = attrs.getFlag("detach_reset", false);
-  bool decayInput = type != "IFNode" && attrs.getFlag("decay_input", true);
-  float tau = type == "LIFNode" ? attrs.getFloat("tau", 2.0f) : 2.0f;
-  if (type == "ParametricLIFNode")
-    attrs.getOptionalFloat("init_tau"); // informational; type-checked only
+  using namespace profile::attr;
+  namespace op = profile::op;
+  StringRef surrogateName = attrs.getString(kSurrogate, profile::surrogate::kSigmoid);
+  float threshold = attrs.getFloat(kVThreshold, 1.0f);
+  std::optional<float> reset = attrs.getOptionalFloat(kVReset);
+  std::optional<float> alpha = attrs.getOptionalFloat(kAlpha);
+  bool detach = attrs.getFlag(kDetachReset, false);
+  bool decayInput = type != op::kIFNode && attrs.getFlag(kDecayInput, true);
+  float tau = type == op::kLIFNode ? attrs.getFloat(kTau, 2.0f) : 2.0f;
+  if (type == op::kParametricLIFNode)
+    attrs.getOptionalFloat(kInitTau); // informational; type-checked only
   if (attrs.failed())
     return failure();
 
-  std::optional<SurrogateKind> surrogate = symbolizeSurrogateKind(surrogateName);
-  if (!surrogate)
-    return errors.report(node, "unknown surrogate '" + surrogateName +
-                                   "' (expected sigmoid or atan)");
+  std::optional<SurrogateKind> surrogate;
+  if (surrogateName == profile::surrogate::kSigmoid)
+    surrogate = SurrogateKind::sigmoid;
+  else if (surrogateName == profile::surrogate::kATan)
+    surrogate = SurrogateKind::atan;
+  else
+    return errors.report(node, "unknown surrogate '" + surrogateName + "' (expected " +
+                                   profile::surrogate::kSigmoid + " or " +
+                                   profile::surrogate::kATan + ")");
   float alphaValue = alpha.value_or(*surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
   if (failed(checkNeuronValues(node, errors, threshold, reset, alphaValue, tau)))
     return failure();

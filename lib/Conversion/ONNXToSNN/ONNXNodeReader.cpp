@@ -32,8 +32,7 @@ bool isNode(Operation *op, StringRef opType, StringRef domain) {
 
 bool isNeuronNode(Operation *op) {
   auto node = dyn_cast_or_null<ONNXNodeOp>(op);
-  return node && node.getDomain() == kNeuronDomain &&
-         llvm::is_contained({"IFNode", "LIFNode", "ParametricLIFNode"}, node.getOpType());
+  return node && node.getDomain() == kNeuronDomain && profile::isNeuron(node.getOpType());
 }
 
 std::string formatFloat(float value) {
@@ -169,13 +168,13 @@ namespace {
 /// attribute ONNX (opset 13+) or the exporter defines for it. An attribute outside the list
 /// is an error: a misspelt `tau` would otherwise compile as the default.
 struct NodeKind {
-  StringLiteral domain, type;
+  StringRef domain, type;
   unsigned minInputs, maxInputs;
-  StringLiteral operands;
-  StringLiteral attributes; // space-separated
+  StringRef operands;
+  /// Space-separated; the exporter's own kinds (domain kNeuronDomain) have none here and
+  /// take the attributes of profile::profileOps().
+  StringRef attributes;
 };
-
-constexpr StringLiteral kNeuronAttrs = "alpha detach_reset surrogate v_reset v_threshold";
 
 constexpr NodeKind kNodeKinds[] = {
     {"", "Gemm", 2, 3, "X, W[, B]", "alpha beta transA transB"},
@@ -196,15 +195,25 @@ constexpr NodeKind kNodeKinds[] = {
     {"", "Concat", 2, 1024, "inputs...", "axis"},
     {"", "ReduceMean", 1, 1, "data", "axes keepdims noop_with_empty_axes"},
     {"", "ReduceSum", 2, 2, "data, axes", "keepdims noop_with_empty_axes"},
-    {kNeuronDomain, "IFNode", 1, 1, "x", kNeuronAttrs},
-    {kNeuronDomain, "LIFNode", 1, 1, "x", "alpha decay_input detach_reset surrogate tau "
-                                          "v_reset v_threshold"},
-    {kNeuronDomain, "ParametricLIFNode", 2, 2, "x, w",
-     "alpha decay_input detach_reset init_tau surrogate v_reset v_threshold"},
-    {kNeuronDomain, "AdaptiveAvgPool2d", 1, 1, "X", "output_size"},
-    {kNeuronDomain, "GroupNorm", 3, 3, "X, scale, B", "epsilon num_groups"},
-    {kNeuronDomain, "SpikingAttention", 1, 1, "qkv", "num_heads scale"},
+    {kNeuronDomain, profile::op::kIFNode, 1, 1, "x", ""},
+    {kNeuronDomain, profile::op::kLIFNode, 1, 1, "x", ""},
+    {kNeuronDomain, profile::op::kParametricLIFNode, 2, 2, "x, w", ""},
+    {kNeuronDomain, profile::op::kAdaptiveAvgPool2d, 1, 1, "X", ""},
+    {kNeuronDomain, profile::op::kGroupNorm, 3, 3, "X, scale, B", ""},
+    {kNeuronDomain, profile::op::kSpikingAttention, 1, 1, "qkv", ""},
 };
+
+/// Every attribute name `kind` takes.
+SmallVector<StringRef> knownAttributes(const NodeKind &kind) {
+  SmallVector<StringRef> known;
+  if (kind.domain == kNeuronDomain) {
+    for (const char *name : profile::findProfileOp(kind.type)->attributes)
+      known.push_back(name);
+    return known;
+  }
+  kind.attributes.split(known, ' ', -1, /*KeepEmpty=*/false);
+  return known;
+}
 
 const NodeKind *lookupKind(ONNXNodeOp node) {
   for (const NodeKind &kind : kNodeKinds)
@@ -232,8 +241,7 @@ LogicalResult checkCounts(ONNXNodeOp node, const NodeKind &kind, NodeErrors &err
 /// One diagnostic for all of a node's unknown attributes: a wrong op type or a foreign
 /// exporter typically brings several at once.
 LogicalResult checkAttributeNames(ONNXNodeOp node, const NodeKind &kind, NodeErrors &errors) {
-  SmallVector<StringRef> known, unknown;
-  kind.attributes.split(known, ' ', -1, /*KeepEmpty=*/false);
+  SmallVector<StringRef> known = knownAttributes(kind), unknown;
   for (NamedAttribute attr : node.getOnnxAttrs())
     if (!llvm::is_contained(known, attr.getName().getValue()))
       unknown.push_back(attr.getName().getValue());
@@ -253,11 +261,11 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     Builder builder(node.getContext());
     return readNeuron(node, builder, errors);
   }
-  if (node.getDomain() == kNeuronDomain && type == "AdaptiveAvgPool2d")
+  if (node.getDomain() == kNeuronDomain && type == profile::op::kAdaptiveAvgPool2d)
     return readAdaptiveAvgPool(node, errors);
-  if (node.getDomain() == kNeuronDomain && type == "GroupNorm")
+  if (node.getDomain() == kNeuronDomain && type == profile::op::kGroupNorm)
     return readGroupNorm(node, errors);
-  if (node.getDomain() == kNeuronDomain && type == "SpikingAttention")
+  if (node.getDomain() == kNeuronDomain && type == profile::op::kSpikingAttention)
     return readSpikingAttention(node, errors);
   if (type == "Gemm")
     return readGemm(node, errors);

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Schema/OnnxProfile.h"
 
 namespace snn::legalize {
 
@@ -42,8 +43,12 @@ using llvm::SmallVector;
 using llvm::StringRef;
 using llvm::Twine;
 
-/// The ONNX domain of SpikeMesh's neuron nodes.
-constexpr llvm::StringLiteral kNeuronDomain = "spikemesh";
+/// The names of the exporter's ONNX: domain, op types, attributes (docs/onnx-profile.md).
+namespace profile = schema::profile;
+
+/// SpikeMesh's ONNX domain: its neurons, and the per-step layers and the attention that
+/// opset 13 cannot express.
+constexpr StringRef kNeuronDomain = profile::kDomain;
 
 bool isNode(Operation *op, StringRef opType, StringRef domain = "");
 

@@ -11,6 +11,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Schema/OnnxProfile.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -54,7 +55,7 @@ private:
 };
 
 /// The metadata key under which snnexport lists frozen parameters, comma-separated.
-constexpr llvm::StringLiteral kFrozenKey = "spikemesh.frozen";
+constexpr llvm::StringRef kFrozenKey = snn::schema::profile::kFrozenKey;
 
 } // namespace
 
@@ -187,7 +188,7 @@ LogicalResult ONNXImporter::importInitializer(const onnx::TensorProto &tensor) {
 /// The frozen parameter names of the model's metadata (none when the key is absent).
 LogicalResult ONNXImporter::readFrozen(const onnx::ModelProto &model) {
   for (const auto &entry : model.metadata_props()) {
-    if (entry.key() != kFrozenKey.str())
+    if (entry.key() != kFrozenKey)
       continue;
     SmallVector<StringRef> names;
     StringRef(entry.value()).split(names, ',', -1, /*KeepEmpty=*/false);

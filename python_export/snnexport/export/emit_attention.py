@@ -15,7 +15,7 @@ from .emit_neurons import NeuronEmitter
 from .fold import emit_region
 from .graph import Graph
 from .kinds import container_children, describe, module_kind
-from .names import DOMAIN, NEURON_TYPES
+from .names import DOMAIN, NEURON_TYPES, NUM_HEADS, SCALE, SPIKING_ATTENTION
 
 NEURONS = ("qkv_lif", "attn_lif", "proj_lif")
 CONTAINERS = ("qkv_conv_bn", "proj_conv_bn")
@@ -74,8 +74,8 @@ def emit_attention(g: Graph, neurons: NeuronEmitter, path: str, m: nn.Module, x:
     spikes = neurons.emit(f"{path}.qkv_lif", m.qkv_lif, qkv, [g.T, "N"] + dims)
     c, tokens = c3 // 3, dims[1:]
     shape = [g.T, "N", c] + tokens
-    attn = g.node("SpikingAttention", [spikes], g.unique(where + "/attention"), shape,
-                  domain=DOMAIN, num_heads=int(m.num_heads), scale=float(m.scale))
+    attn = g.node(SPIKING_ATTENTION, [spikes], g.unique(where + "/attention"), shape,
+                  domain=DOMAIN, **{NUM_HEADS: int(m.num_heads), SCALE: float(m.scale)})
     spikes = neurons.emit(f"{path}.attn_lif", m.attn_lif, attn, shape)
     proj_path = f"{path}.proj_conv_bn"
     proj_in = x_val.new_zeros([x_val.shape[0], x_val.shape[1], c] + tokens)  # for shapes

@@ -10,7 +10,7 @@ from torch import nn
 
 from .graph import Graph, Shape
 from .kinds import describe, named, sj_module
-from .names import DOMAIN
+from .names import ADAPTIVE_AVG_POOL, DOMAIN, EPSILON, GROUP_NORM, NUM_GROUPS, OUTPUT_SIZE
 
 
 def run_per_step(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -129,7 +129,7 @@ def _emit_adaptive_avgpool(g: Graph, path: str, m: nn.AdaptiveAvgPool2d, x: str,
     if any(i % o for i, o in zip(in_hw, out_hw)):
         # Windows of varying size (or overlapping, or repeated cells when out > in): no
         # standard ONNX op computes PyTorch's adaptive windows, so a spikemesh node does.
-        return g.node("AdaptiveAvgPool2d", [x], name, shape, domain=DOMAIN, output_size=out_hw)
+        return g.node(ADAPTIVE_AVG_POOL, [x], name, shape, domain=DOMAIN, **{OUTPUT_SIZE: out_hw})
     k = [i // o for i, o in zip(in_hw, out_hw)]
     return g.node("AveragePool", [x], name, shape, kernel_shape=k, strides=k, pads=[0, 0, 0, 0],
                   ceil_mode=0, count_include_pad=0)
@@ -155,8 +155,8 @@ def _emit_group_norm(g: Graph, path: str, m: nn.GroupNorm, x: str, shape: Shape)
              else g.init(g.name(path) + "/scale", np.ones(c, np.float32)))
     bias = (g.param(path, "bias", m.bias) if m.affine
             else g.init(g.name(path) + "/bias", np.zeros(c, np.float32)))
-    return g.node("GroupNorm", [x, scale, bias], g.unique(g.name(path)), shape, domain=DOMAIN,
-                  num_groups=int(m.num_groups), epsilon=float(m.eps))
+    return g.node(GROUP_NORM, [x, scale, bias], g.unique(g.name(path)), shape, domain=DOMAIN,
+                  **{NUM_GROUPS: int(m.num_groups), EPSILON: float(m.eps)})
 
 
 def _no_op_for(m: nn.Module, path: str, g: Graph, why: str) -> NoReturn:

@@ -8,7 +8,8 @@ from torch import nn
 
 from .graph import Graph, Shape
 from .kinds import describe
-from .names import DOMAIN, NEURON_TYPES, SURROGATES
+from .names import (ALPHA, DECAY_INPUT, DETACH_RESET, DOMAIN, INIT_TAU, LIF_NODE, NEURON_TYPES,
+                    PLIF_NODE, SURROGATE, SURROGATES, TAU, V_RESET, V_THRESHOLD)
 
 
 def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
@@ -20,22 +21,22 @@ def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
     sname = SURROGATES.get(type(sg).__name__)
     if sname is None or getattr(sg, "spiking", True) is False:
         raise ValueError(f"unsupported surrogate function {describe(sg)} in '{where}'")
-    attrs = {"v_threshold": float(m.v_threshold), "detach_reset": int(bool(m.detach_reset)),
-             "surrogate": sname, "alpha": float(sg.alpha)}
+    attrs = {V_THRESHOLD: float(m.v_threshold), DETACH_RESET: int(bool(m.detach_reset)),
+             SURROGATE: sname, ALPHA: float(sg.alpha)}
     if m.v_reset is not None:
-        attrs["v_reset"] = float(m.v_reset)
-    if kind == "LIFNode":
+        attrs[V_RESET] = float(m.v_reset)
+    if kind == LIF_NODE:
         tau = float(m.tau)
         if not tau > 1.0:
             raise ValueError(f"neuron '{where}': tau must be > 1, got {tau}")
-        attrs["tau"] = tau
-    if kind in ("LIFNode", "ParametricLIFNode"):
-        attrs["decay_input"] = int(bool(m.decay_input))
-    if kind == "ParametricLIFNode":
+        attrs[TAU] = tau
+    if kind in (LIF_NODE, PLIF_NODE):
+        attrs[DECAY_INPUT] = int(bool(m.decay_input))
+    if kind == PLIF_NODE:
         init_tau = getattr(m, "init_tau", None)
         if init_tau is None:  # SpikingJelly does not keep it; recover it from w
             init_tau = 1.0 + math.exp(-float(m.w))
-        attrs["init_tau"] = float(init_tau)
+        attrs[INIT_TAU] = float(init_tau)
     return kind, attrs
 
 
@@ -57,6 +58,6 @@ class NeuronEmitter:
         self.seen.add(path)
         kind, attrs = neuron_attrs(m, where)
         ins = [x]
-        if kind == "ParametricLIFNode":
+        if kind == PLIF_NODE:
             ins.append(self.g.param(path, "w", m.w))
         return self.g.node(kind, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)

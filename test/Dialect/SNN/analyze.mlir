@@ -63,7 +63,7 @@
 // RUN: FileCheck %s --check-prefix=STDERR --input-file=%t/summary.txt
 // STDERR: Analysis (roots: whole model; experimental conv TP: off)
 
-// A Spikformer attention block (issue 15): the attention's heads, and whether tp can split
+// A Spikformer attention block: the attention's heads, and whether tp can split
 // them (its projections are 1x1 convs: candidates with experimental conv TP only).
 // RUN: snn-opt %S/Inputs/attention_block.mlir --snn-analyze=summary=- -o /dev/null | FileCheck %s --check-prefix=ATTN
 // ATTN:      cannot be split (2): attn.qkv_conv_bn.0, attn.proj_conv_bn.0

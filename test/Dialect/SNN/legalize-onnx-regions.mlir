@@ -3,7 +3,7 @@
 // Why a node survived the rewrite, reported after the greedy driver: once per node that does
 // not merely consume another leftover (its error would only echo the cause), by the planning
 // code its pattern ran silently. Shape errors come from the snn ops' own inference, called so
-// that it can fail; their inferring builders used to abort (issue #16).
+// that it can fail (their inferring builders would abort).
 
 // --- Broken fold regions: the link that is wrong is named --------------------------------------
 

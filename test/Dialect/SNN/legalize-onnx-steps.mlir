@@ -241,7 +241,7 @@ func.func @head(%x: tensor<4x?x8x2x2xf32>, %w: tensor<10x8xf32>) -> tensor<*xf32
 
 // -----
 
-// SpikeMesh's per-step nodes (issue 13): an adaptive average pool to a size that is no whole
+// SpikeMesh's per-step nodes: an adaptive average pool to a size that is no whole
 // window of its input, and a group norm; both inside one fold region.
 // ONNX-LABEL: func.func @spikemesh_steps
 // ONNX: snn.onnx_node "AdaptiveAvgPool2d"(%{{.*}}) domain "spikemesh" attrs {output_size = array<i64: 7, 7>}
@@ -287,7 +287,7 @@ func.func @voting_fold(%x: tensor<4x?x8xf32>) -> tensor<*xf32> {
 
 // -----
 
-// torch.cat of time-major tensors on channels (issue 13) is snn.concat.
+// torch.cat of time-major tensors on channels is snn.concat.
 // CHECK-LABEL: func.func @concat_channels
 // CHECK-SAME: (%[[A:.*]]: tensor<4x?x3x5x5xf32>, %[[B:.*]]: tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>
 // CHECK-NEXT: %[[C:.*]] = snn.concat %[[A]], %[[B]] {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x5x5xf32>) -> tensor<4x?x5x5x5xf32>

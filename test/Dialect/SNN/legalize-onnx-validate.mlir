@@ -1,8 +1,8 @@
 // RUN: snn-opt %s --snn-legalize-onnx --split-input-file -verify-diagnostics
 
-// What the validation walk refuses before any rewrite (issue #16: mutants of exported models
-// used to abort in an snn op's inferring builder, segfault on a missing input, or compile a
-// wrong-typed attribute as its default). One diagnostic per problem, naming the node.
+// What the validation walk refuses before any rewrite: wrong input counts, unknown attributes,
+// wrong-typed attributes (never compiled as their default) and bad values, before any snn op's
+// inferring builder sees them. One diagnostic per problem, naming the node.
 // (Node names come from the importer's NameLoc; Import/ONNX/errors.test checks them.)
 
 // --- Inputs and outputs: the readers index inputs by these counts ------------------------------
@@ -184,7 +184,7 @@ func.func @plif_w_vector(%x: tensor<4x2x3xf32>, %w: tensor<3xf32>) -> tensor<*xf
 
 // -----
 
-// SpikeMesh's per-step nodes are validated like ONNX's (issue 13).
+// SpikeMesh's per-step nodes are validated like ONNX's.
 func.func @adaptive_pool_size(%x: tensor<*xf32>) -> tensor<*xf32> {
   // expected-error @+1 {{(AdaptiveAvgPool2d): output_size must be 2 positive integers, got [7]}}
   %0 = snn.onnx_node "AdaptiveAvgPool2d"(%x) domain "spikemesh" attrs {output_size = array<i64: 7>} : (tensor<*xf32>) -> tensor<*xf32>

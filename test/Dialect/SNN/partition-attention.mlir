@@ -1,4 +1,4 @@
-// Head-parallel spiking attention (issue 15): --snn-plan on tp relays the fused qkv
+// Head-parallel spiking attention: --snn-plan on tp relays the fused qkv
 // projection out so that each rank's contiguous part holds whole heads (q, k and v of its own
 // heads), and --snn-partition gives each rank the local block: the projection colwise, the
 // attention over the rank's heads, the output projection rowwise, closed by an all-reduce.

@@ -1,0 +1,81 @@
+//===- OnnxProfile.h - The names of the ONNX that snnexport writes -*- C++ -*-===//
+//
+// The importer's input profile (docs/onnx-profile.md), the contract between the
+// Python exporter (python_export/snnexport/export/names.py) and the ONNX
+// importer and legalization: SpikeMesh's ONNX domain, the model metadata key of
+// frozen parameters, the op types of the domain with the attributes each may
+// carry, and the values of the `surrogate` attribute. The artifact programs the
+// compiler writes for the runtime use the same domain (ArtifactOps.h). The
+// schema.onnx_profile test compares this table with names.py.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_SCHEMA_ONNXPROFILE_H
+#define SNN_SCHEMA_ONNXPROFILE_H
+
+#include <string_view>
+#include <vector>
+
+namespace snn::schema::profile {
+
+/// SpikeMesh's ONNX domain (of the exporter's nodes and of artifact programs)
+/// and the opset version the exporter imports it with.
+inline constexpr const char *kDomain = "spikemesh";
+inline constexpr int kDomainVersion = 1;
+
+/// Model metadata: the comma-separated initializer names of the parameters
+/// that do not train (requires_grad=False in PyTorch).
+inline constexpr const char *kFrozenKey = "spikemesh.frozen";
+
+/// op_type of each node of the domain: the neurons, and the per-step layers
+/// and the attention that opset 13 cannot express.
+namespace op {
+inline constexpr const char *kIFNode = "IFNode";
+inline constexpr const char *kLIFNode = "LIFNode";
+inline constexpr const char *kParametricLIFNode = "ParametricLIFNode";
+inline constexpr const char *kAdaptiveAvgPool2d = "AdaptiveAvgPool2d";
+inline constexpr const char *kGroupNorm = "GroupNorm";
+inline constexpr const char *kSpikingAttention = "SpikingAttention";
+} // namespace op
+
+/// Attribute names of the domain's nodes.
+namespace attr {
+inline constexpr const char *kVThreshold = "v_threshold";
+inline constexpr const char *kVReset = "v_reset";
+inline constexpr const char *kDetachReset = "detach_reset";
+inline constexpr const char *kSurrogate = "surrogate";
+inline constexpr const char *kAlpha = "alpha";
+inline constexpr const char *kTau = "tau";
+inline constexpr const char *kDecayInput = "decay_input";
+inline constexpr const char *kInitTau = "init_tau";
+inline constexpr const char *kOutputSize = "output_size";
+inline constexpr const char *kNumGroups = "num_groups";
+inline constexpr const char *kEpsilon = "epsilon";
+inline constexpr const char *kNumHeads = "num_heads";
+inline constexpr const char *kScale = "scale";
+} // namespace attr
+
+/// The values of a neuron's `surrogate` attribute.
+namespace surrogate {
+inline constexpr const char *kSigmoid = "sigmoid";
+inline constexpr const char *kATan = "atan";
+} // namespace surrogate
+
+/// One op_type of the domain and every attribute its nodes may carry, sorted
+/// by name.
+struct ProfileOp {
+  const char *type;
+  std::vector<const char *> attributes;
+};
+
+/// Every op of the domain: the neurons first, in a fixed order.
+const std::vector<ProfileOp> &profileOps();
+
+/// The entry for `opType`, or null.
+const ProfileOp *findProfileOp(std::string_view opType);
+
+/// Whether `opType` is one of the domain's neurons.
+bool isNeuron(std::string_view opType);
+
+} // namespace snn::schema::profile
+
+#endif // SNN_SCHEMA_ONNXPROFILE_H

@@ -1,0 +1,31 @@
+//===- OnnxProfile.cpp - The op table of the input profile ----------------===//
+#include "snn/Schema/OnnxProfile.h"
+
+namespace snn::schema::profile {
+
+const std::vector<ProfileOp> &profileOps() {
+  using namespace attr;
+  static const std::vector<ProfileOp> ops = {
+      {op::kIFNode, {kAlpha, kDetachReset, kSurrogate, kVReset, kVThreshold}},
+      {op::kLIFNode, {kAlpha, kDecayInput, kDetachReset, kSurrogate, kTau, kVReset, kVThreshold}},
+      {op::kParametricLIFNode,
+       {kAlpha, kDecayInput, kDetachReset, kInitTau, kSurrogate, kVReset, kVThreshold}},
+      {op::kAdaptiveAvgPool2d, {kOutputSize}},
+      {op::kGroupNorm, {kEpsilon, kNumGroups}},
+      {op::kSpikingAttention, {kNumHeads, kScale}},
+  };
+  return ops;
+}
+
+const ProfileOp *findProfileOp(std::string_view opType) {
+  for (const ProfileOp &op : profileOps())
+    if (opType == op.type)
+      return &op;
+  return nullptr;
+}
+
+bool isNeuron(std::string_view opType) {
+  return opType == op::kIFNode || opType == op::kLIFNode || opType == op::kParametricLIFNode;
+}
+
+} // namespace snn::schema::profile
