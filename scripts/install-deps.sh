@@ -18,6 +18,8 @@ PACKAGES=(
   libgtest-dev googletest clang-22 libclang-rt-22-dev
   # Python reference side (Debian's python3, not a pyenv one)
   python3 python3-torch python3-onnx python3-numpy
+  # the spikemesh Python extension module
+  python3-dev pybind11-dev
   # data
   dataset-fashion-mnist
 )

@@ -30,6 +30,17 @@ at::Tensor trainable(const at::Tensor &input) {
 
 Model::Model(const Artifact &artifact)
     : manifestCopy(artifact.manifest), store(artifact.manifest, programsOf(artifact)) {
+  buildExecutors(artifact);
+}
+
+Model::Model(const Artifact &artifact, const std::map<std::string, at::Tensor> &adopted)
+    : manifestCopy(artifact.manifest), store(artifact.manifest, programsOf(artifact)) {
+  for (const auto &[name, tensor] : adopted)
+    store.adopt(name, tensor);
+  buildExecutors(artifact);
+}
+
+void Model::buildExecutors(const Artifact &artifact) {
   const std::string &in = artifact.manifest.input.name;
   const std::string &out = artifact.manifest.output.name;
   if (artifact.stages.empty()) {

@@ -97,6 +97,23 @@ void ParameterStore::set(const std::string &name, const at::Tensor &value) {
   target.copy_(value);
 }
 
+void ParameterStore::adopt(const std::string &name, const at::Tensor &tensor) {
+  auto it = index.find(name);
+  if (it == index.end())
+    throw Error("'" + name + "' is not a parameter or buffer of the program");
+  Entry &item = items[it->second];
+  if (!tensor.defined() || tensor.sizes() != item.tensor.sizes() ||
+      tensor.scalar_type() != item.tensor.scalar_type())
+    throw Error("'" + name + "' has shape " + formatShape(item.tensor.sizes()) +
+                " (float32) in the program, the tensor given has " +
+                (tensor.defined() ? formatShape(tensor.sizes()) + " (" +
+                                        std::string(c10::toString(tensor.scalar_type())) + ")"
+                                  : std::string("none")));
+  if (item.kind == ParameterKind::Buffer && tensor.requires_grad())
+    throw Error("buffer '" + name + "' is given a tensor that requires grad");
+  item.tensor = tensor;
+}
+
 void ParameterStore::zeroGrad(bool setToNone) {
   for (const Entry &item : items) {
     if (item.kind != ParameterKind::Parameter)

@@ -28,6 +28,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace snn::runtime {
@@ -42,6 +44,10 @@ public:
   /// Throws Error (naming the file and node) for a program the runtime cannot
   /// run.
   explicit Model(const Artifact &artifact);
+  /// The same over the caller's tensors: every entry of `adopted` replaces the store's tensor
+  /// of that name before the executors bind them (ParameterStore::adopt), so the program
+  /// reads, and backward fills the gradients of, those very tensors.
+  Model(const Artifact &artifact, const std::map<std::string, at::Tensor> &adopted);
 
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
@@ -111,6 +117,7 @@ public:
   const Executor &executor() const { return execs.front(); }
 
 private:
+  void buildExecutors(const Artifact &artifact);
   size_t stageIndex(int64_t stage) const;
   at::Tensor forwardThroughStages(const at::Tensor &input, bool training);
 

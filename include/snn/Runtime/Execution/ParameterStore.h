@@ -69,6 +69,12 @@ public:
   /// if the name is unknown or the shape differs; the dtype is converted.
   void set(const std::string &name, const at::Tensor &value);
 
+  /// Makes `tensor` itself (not a copy) the entry `name`, so a caller that owns the tensors
+  /// (the Python API's nn.Parameters) sees the program's updates and gradients on them. Only
+  /// before an executor binds the store (Model's constructor takes them). Throws Error if the
+  /// name is unknown, the shape or dtype differs, or a buffer's tensor requires grad.
+  void adopt(const std::string &name, const at::Tensor &tensor);
+
   /// Clears the gradients of all parameters (PyTorch's
   /// `zero_grad(set_to_none=True)`): `grad()` is undefined until the next
   /// backward. With `setToNone` false they are zero-filled instead.

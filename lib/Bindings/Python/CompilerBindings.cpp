@@ -1,0 +1,52 @@
+//===- CompilerBindings.cpp - compile() for Python ------------------------===//
+#include "Bindings.h"
+
+#include "snn/Driver/Compile.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace snn;
+
+namespace {
+
+/// Compiles with the GIL released (the pipeline takes seconds on a large model); a failure
+/// raises SpikeMeshError whose message is the diagnostics' lines.
+py::dict compile(const std::string &onnxPath, const std::string &artifactDir, bool plan,
+                 const std::string &analyzeOptions, const std::string &planOptions) {
+  driver::CompileRequest request{onnxPath, artifactDir, plan, analyzeOptions, planOptions};
+  driver::CompileResult result;
+  {
+    py::gil_scoped_release release;
+    result = driver::compileModel(request);
+  }
+  if (!result.succeeded) {
+    std::string message;
+    // The lines without the tools' `error: ` and the temporary file's name: the caller's
+    // model is the subject.
+    for (std::string line : result.diagnostics) {
+      if (line.rfind("error: ", 0) == 0)
+        line = line.substr(7);
+      if (line.rfind(onnxPath + ": ", 0) == 0)
+        line = line.substr(onnxPath.size() + 2);
+      message += (message.empty() ? "" : "; ") + line;
+    }
+    throw runtime::Error(message.empty() ? "compilation failed" : message);
+  }
+  py::dict out;
+  out["diagnostics"] = result.diagnostics;
+  out["explanation_json"] = result.explanationJSON;
+  out["explanation_text"] = result.explanationText;
+  return out;
+}
+
+} // namespace
+
+void snn::python::bindCompiler(py::module_ &m, py::exception<runtime::Error> &) {
+  m.def("compile", &compile, py::arg("onnx_path"), py::arg("artifact_dir") = "",
+        py::arg("plan") = false, py::arg("analyze_options") = "",
+        py::arg("plan_options") = "",
+        "Compile an ONNX model (snn-compile in process). With plan=True the analyze and plan "
+        "passes run with the given pass options; returns the diagnostics and, with a plan, "
+        "the explanation as JSON and text. Raises SpikeMeshError on any error.");
+}

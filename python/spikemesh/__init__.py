@@ -1,0 +1,28 @@
+"""SpikeMesh from Python: analyze, plan and apply a SpikingJelly-style SNN inside your own loop.
+
+The names follow SpikingJelly's ``activation_based.distributed`` package, so a script written
+for it changes its imports::
+
+    import spikemesh
+    analysis = spikemesh.analyze(model, example_input=x)
+    plan = spikemesh.plan(analysis=analysis, objective="speed", topology={"dp": 1},
+                          backend="gloo", batch_size=x.shape[1])
+    runtime = spikemesh.apply(model=model, plan=plan)
+    out = runtime.model(x)              # SpikeMesh's compiled program on its native kernels
+
+The compiler and the runtime run in this process (the ``_spikemesh`` extension module), over
+the same LibTorch as ``torch``. ``spikemesh.export`` is the ``snnexport`` package (the
+SpikingJelly-compatible modules and the ONNX exporter). docs/python-api.md is the guide.
+"""
+from ._spikemesh import SpikeMeshError
+from .analysis import SNNDistributedAnalysis, analyze
+from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
+                       plan)
+from .runtime import SNNDistributedRuntime, apply
+from . import export
+
+__all__ = [
+    "SpikeMeshError", "SNNDistributedAnalysis", "analyze", "DistributedFeatureSet",
+    "SNNDistributedPlan", "SNNDistributedTopology", "plan", "SNNDistributedRuntime", "apply",
+    "export",
+]

@@ -1,0 +1,215 @@
+"""``spikemesh.plan``: the compiler's planner, asked from Python.
+
+The plan is SpikeMesh's: the cost model weighs every mode that fits the topology against the
+model's FLOPs, parameter, activation and communication bytes (docs/planner.md) and says why in
+``rationale``. The fields are the reference's, plus the planner's ``prediction``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Dict, List, Mapping, Optional, Union
+
+from .analysis import SNNDistributedAnalysis
+from .compiler import compile_onnx
+
+OBJECTIVES = ("speed", "memory", "capacity")
+# The reference's mode names, and ours where they differ.
+MODE_ALIASES = {"fsdp2": "fsdp", "fsdp2_tp": "fsdp_tp"}
+MODES = ("auto", "none", "dp", "zero", "fsdp", "tp", "fsdp_tp", "pp")
+TOPOLOGY_ORDER = ("dp", "tp", "pp", "vpp")
+
+
+@dataclasses.dataclass
+class SNNDistributedTopology:
+    """Named mesh dimensions and their sizes (``{"dp": 2, "tp": 2}``); the product is the world
+    size. Ordered dp, tp, pp, vpp, then the others, as the reference orders them."""
+
+    dims: Dict[str, int]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dims, Mapping) or not self.dims:
+            raise ValueError(f"topology: expected named sizes such as {{'dp': 2}}, got "
+                             f"{self.dims!r}")
+        for name, size in self.dims.items():
+            if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+                raise ValueError(f"topology: bad dimension name {name!r}")
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise ValueError(f"topology: size of {name!r} must be a positive integer, "
+                                 f"got {size!r}")
+        order = {n: i for i, n in enumerate(TOPOLOGY_ORDER)}
+        self.dims = dict(sorted(self.dims.items(), key=lambda kv: order.get(kv[0], 99)))
+
+    @property
+    def world_size(self) -> int:
+        size = 1
+        for value in self.dims.values():
+            size *= value
+        return size
+
+    def text(self) -> str:
+        return ",".join(f"{n}={s}" for n, s in self.dims.items())
+
+    @classmethod
+    def parse(cls, value: Union["SNNDistributedTopology", Mapping[str, int], str]
+              ) -> "SNNDistributedTopology":
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            dims = {}
+            for part in value.split(","):
+                name, sep, size = part.strip().partition("=")
+                if not sep or not size.strip().isdigit():
+                    raise ValueError(f"topology {value!r}: expected name=size pairs such as "
+                                     f"'dp=2,tp=2'")
+                if name in dims:
+                    raise ValueError(f"topology {value!r}: {name!r} is given twice")
+                dims[name.strip()] = int(size)
+            return cls(dims)
+        if isinstance(value, Mapping):
+            return cls(dict(value))
+        raise TypeError(f"topology must be a dict, a 'dp=2,tp=2' string or an "
+                        f"SNNDistributedTopology, got {type(value).__name__}")
+
+
+@dataclasses.dataclass
+class DistributedFeatureSet:
+    """Feature flags the planner may use (the ``--allow-*`` planning flags of snn-compile)."""
+
+    experimental_conv_tp: bool = False
+    allow_zero: bool = False
+    allow_pipeline: bool = True
+    pp_delay_wgrad: bool = False
+    memory_budget: Optional[str] = None
+
+
+@dataclasses.dataclass
+class SNNDistributedPlan:
+    """What the planner chose and why (the reference's fields, plus ``prediction``)."""
+
+    mode: str
+    objective: str
+    topology: SNNDistributedTopology
+    backend: str
+    batch_size: int
+    model_family: Optional[str]
+    optimizer_strategy: str
+    memopt_level: int
+    rationale: List[str]
+    notes: List[str]
+    tensor_parallel_roots: List[str]
+    mesh_shape: List[int]
+    mesh_axes: List[str]
+    tp_mesh_dim: int
+    dp_mesh_dim: int
+    pp_microbatches: int
+    pp_schedule: str
+    pp_virtual_stages: int
+    pp_layout: List[int]
+    pp_delay_wgrad: bool
+    features: DistributedFeatureSet
+    decided_by: str
+    prediction: Dict[str, object]
+    explanation: str = dataclasses.field(repr=False, default="")
+    analysis: Optional[SNNDistributedAnalysis] = dataclasses.field(default=None, repr=False,
+                                                                   compare=False)
+    compiler_options: Dict[str, object] = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def world_size(self) -> int:
+        return self.topology.world_size
+
+
+def _check_request(analysis, objective, backend, batch_size, mode) -> Optional[str]:
+    if not isinstance(analysis, SNNDistributedAnalysis):
+        raise TypeError(f"analysis must be what spikemesh.analyze returned, got "
+                        f"{type(analysis).__name__}")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: unknown objective {objective!r} (one of "
+                         f"{', '.join(OBJECTIVES)})")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string such as 'gloo', got {type(backend).__name__}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if mode is None:
+        return None
+    if not isinstance(mode, str) or MODE_ALIASES.get(mode, mode) not in MODES:
+        raise ValueError(f"mode: unknown mode {mode!r} (one of {', '.join(MODES)}, or the "
+                         f"reference's fsdp2 and fsdp2_tp)")
+    return MODE_ALIASES.get(mode, mode)
+
+
+def plan(*, analysis: SNNDistributedAnalysis, objective: str,
+         topology: Union[SNNDistributedTopology, Mapping[str, int], str], backend: str,
+         batch_size: int, model_family: Optional[str] = None, mode: Optional[str] = None,
+         features: Optional[DistributedFeatureSet] = None,
+         device_profile: Optional[Union[str, os.PathLike]] = None) -> SNNDistributedPlan:
+    """Chooses how to run the model on ``topology``: mode, mesh, optimizer sharding, pipeline.
+
+    Args:
+        analysis: from ``analyze(model, example_input=...)`` (the planner needs the shapes).
+        objective: ``"speed"``, ``"memory"`` or ``"capacity"``.
+        topology: mesh sizes, ``{"dp": 2, "tp": 2}`` or ``"dp=2,tp=2"``; the product is the
+            world size.
+        backend: the collective backend (``"gloo"`` on CPU); recorded on the plan.
+        batch_size: the global batch of a training step.
+        model_family: a label kept on the plan (default: the analysis').
+        mode: force a mode (``none``, ``dp``, ``zero``, ``fsdp``/``fsdp2``, ``tp``,
+            ``fsdp_tp``/``fsdp2_tp``, ``pp``); default: the planner chooses.
+        features: feature flags (ZeRO, pipelines, conv TP, memory budget).
+        device_profile: a profile from ``snn-run calibrate`` to plan with measured times.
+
+    Raises:
+        TypeError / ValueError: an argument of the wrong kind or value (named); any error of
+            the planner (a mode that cannot use the topology, a split that does not divide, ...)
+            as a ``SpikeMeshError`` (a ValueError) with its one-line message.
+    """
+    forced = _check_request(analysis, objective, backend, batch_size, mode)
+    topo = SNNDistributedTopology.parse(topology)
+    features = features if features is not None else DistributedFeatureSet(
+        experimental_conv_tp=analysis.experimental_conv_tp)
+    if not isinstance(features, DistributedFeatureSet):
+        raise TypeError(f"features must be a DistributedFeatureSet, got "
+                        f"{type(features).__name__}")
+    if analysis.onnx_path is None:
+        raise ValueError("plan needs the model's shapes: call analyze(model, "
+                         "example_input=batch) first")
+    options = {"topology": topo.text(), "objective": objective, "batch-size": batch_size,
+               "mode": forced, "allow-zero": features.allow_zero,
+               "allow-pipeline": features.allow_pipeline,
+               "experimental-conv-tp": features.experimental_conv_tp or None,
+               "pp-delay-wgrad": features.pp_delay_wgrad or None,
+               "memory-budget": features.memory_budget,
+               "device-profile": os.fspath(device_profile) if device_profile else None}
+    if device_profile is not None and not os.path.isfile(options["device-profile"]):
+        raise ValueError(f"device_profile: no such file: {options['device-profile']}")
+    analyze_options = {"roots": analysis.tensor_parallel_roots or None,
+                       "experimental-conv-tp": features.experimental_conv_tp or None}
+    explanation = compile_onnx(analysis.onnx_path, plan=True, analyze_options=analyze_options,
+                               plan_options=options)
+    return _plan_from(explanation, topo, backend, batch_size,
+                      model_family if model_family is not None else analysis.model_family,
+                      features, analysis, {"analyze": analyze_options, "plan": options})
+
+
+def _plan_from(explanation: dict, topo, backend, batch_size, model_family, features, analysis,
+               options) -> SNNDistributedPlan:
+    e = explanation["plan"]
+    mesh = {"shape": e.get("mesh_shape", []), "axes": e.get("mesh_axes", [])}
+    return SNNDistributedPlan(
+        mode=e["mode"], objective=e["objective"], topology=topo, backend=backend,
+        batch_size=batch_size, model_family=model_family,
+        optimizer_strategy=e.get("optimizer_strategy", "none"),
+        memopt_level=int(e.get("memopt_level", 0)), rationale=list(e.get("rationale", [])),
+        notes=list(e.get("notes", [])),
+        tensor_parallel_roots=list(explanation.get("analysis", {}).get("roots", [])),
+        mesh_shape=list(mesh.get("shape", [])), mesh_axes=list(mesh.get("axes", [])),
+        tp_mesh_dim=int(e.get("tp_mesh_dim", -1)), dp_mesh_dim=int(e.get("dp_mesh_dim", -1)),
+        pp_microbatches=int(e.get("pp_microbatches", 0)),
+        pp_schedule=e.get("pp_schedule", "none"),
+        pp_virtual_stages=int(e.get("pp_virtual_stages", 0)),
+        pp_layout=list(e.get("pp_layout", [])), pp_delay_wgrad=bool(e.get("pp_delay_wgrad")),
+        features=features, decided_by=e.get("decided_by", ""),
+        prediction=dict(e.get("prediction", {})), explanation=explanation.get("text", ""),
+        analysis=analysis, compiler_options=options)

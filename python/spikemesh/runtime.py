@@ -1,0 +1,164 @@
+"""``spikemesh.apply``: the planned model as SpikeMesh's compiled program in this process.
+
+``runtime.model`` is an ``nn.Module`` whose forward runs the rank's program on SpikeMesh's
+kernels (fused multi-step neurons, BPTT); its parameters are ``nn.Parameter`` tensors that the
+program reads directly, so a loss written in Python and ``loss.backward()`` fill their ``.grad``
+and any ``torch.optim`` optimizer steps them.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import torch
+from torch import nn
+
+from . import _spikemesh
+from .compiler import Workspace, compile_onnx
+from .planning import SNNDistributedPlan
+
+# Modes whose runtime the Python API provides in this version; the others run under snn-run.
+PYTHON_MODES = ("none",)
+
+
+class _Holder(nn.Module):
+    """A plain submodule on the path of a parameter name (``features.0`` of
+    ``features.0.weight``), so ``named_parameters()`` gives the PyTorch model's own keys."""
+
+
+class CompiledModule(nn.Module):
+    """One rank's program of an artifact as an ``nn.Module``.
+
+    Its parameters and buffers carry the PyTorch model's names and start from its values;
+    ``forward`` takes what the PyTorch model takes (``[T, N, ...]``, or ``[N, ...]`` for a
+    model that repeats its input over T) and returns what it returns. In ``train()`` mode the
+    output has an autograd graph through the program; in ``eval()`` mode it has none.
+    """
+
+    def __init__(self, artifact_dir: str, state: Dict[str, torch.Tensor],
+                 trainable: Dict[str, bool], static_input: bool) -> None:
+        super().__init__()
+        tensors = {}
+        names = _spikemesh.artifact_entries(artifact_dir)
+        for name, kind in names:
+            if name not in state:
+                raise ValueError(f"the compiled program's {kind} {name!r} is not in the "
+                                 f"model's state_dict")
+            value = state[name].detach().to(torch.float32).clone().contiguous()
+            owner, leaf = self._owner(name)
+            if kind == "parameter":
+                tensor = nn.Parameter(value, requires_grad=trainable.get(name, True))
+                owner.register_parameter(leaf, tensor)
+            else:
+                owner.register_buffer(leaf, value)
+                tensor = value
+            tensors[name] = tensor
+        self._program = _spikemesh.Program(artifact_dir, tensors)
+        self._static_input = static_input
+
+    def _owner(self, name: str) -> Tuple[nn.Module, str]:
+        *path, leaf = name.split(".")
+        module: nn.Module = self
+        for part in path:
+            if part not in module._modules:
+                module.add_module(part, _Holder())
+            module = module._modules[part]
+        return module, leaf
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
+        shape = self._program.input_shape
+        repeat = shape[0] if self._static_input and x.dim() == len(shape) - 1 else 0
+        return self._program.forward(x.detach().to(torch.float32), self.training, repeat)
+
+
+class SNNDistributedRuntime:
+    """What ``apply`` returns: the compiled model and the reference's helpers around it."""
+
+    def __init__(self, model: CompiledModule, plan: SNNDistributedPlan,
+                 workspace: Workspace) -> None:
+        self.model = model
+        self.plan = plan
+        self.mode = plan.mode
+        self.analysis = plan.analysis
+        self._workspace = workspace
+
+    def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
+                        weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
+        """An optimizer of ``optimizer_cls`` over this rank's trainable parameters."""
+        if not (isinstance(optimizer_cls, type) and issubclass(optimizer_cls, torch.optim.Optimizer)):
+            raise TypeError(f"optimizer_cls must be a torch.optim.Optimizer class, got "
+                            f"{optimizer_cls!r}")
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+    def reset_state(self) -> None:
+        """Resets the neurons' state. The compiled program starts every forward from the
+        neurons' reset state, so there is nothing to clear; kept for the reference's loops."""
+
+    @staticmethod
+    def reduce_classification_output(outputs: torch.Tensor, labels: torch.Tensor
+                                     ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Outputs ``[T, N, C]`` averaged over T; one-hot labels ``[N, C]`` to class indices."""
+        if outputs.ndim >= 3:
+            outputs = outputs.mean(dim=0)
+        if labels.ndim > 1:
+            labels = labels.argmax(dim=1)
+        return outputs, labels
+
+    def prepare_classification_output(self, outputs: torch.Tensor, labels: torch.Tensor
+                                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """As ``reduce_classification_output``; outputs are whole on every rank here."""
+        return self.reduce_classification_output(outputs, labels)
+
+    def forward_loss(self, criterion, images: torch.Tensor, labels: torch.Tensor):
+        """``(outputs, loss)``: the model on ``images``, reduced, then ``criterion``."""
+        outputs = self.model(images.float())
+        outputs, labels = self.reduce_classification_output(outputs, labels)
+        return outputs, criterion(outputs, labels)
+
+    def state_dict(self) -> Dict[str, torch.Tensor]:
+        """Whole tensors under the PyTorch model's keys."""
+        return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+
+def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu",
+          device_mesh: Optional[object] = None) -> SNNDistributedRuntime:
+    """Compiles the planned model and returns its runtime in this process.
+
+    Args:
+        model: the PyTorch model that was analysed; its current weights are the initial ones.
+        plan: from ``spikemesh.plan``.
+        device_type: ``"cpu"``.
+        device_mesh: must be None or match the plan's world size.
+
+    Raises:
+        TypeError / ValueError: arguments of the wrong kind or value; a compile error as
+            ``SpikeMeshError``. NotImplementedError: a mode this version of the Python API does
+            not run yet (``snn-run`` runs it from the same plan).
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(plan, SNNDistributedPlan):
+        raise TypeError(f"plan must be what spikemesh.plan returned, got {type(plan).__name__}")
+    if device_type != "cpu":
+        raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
+    if device_mesh is not None:
+        raise ValueError("device_mesh: the plan's mesh is used; pass None")
+    if plan.mode not in PYTHON_MODES:
+        raise NotImplementedError(
+            f"mode {plan.mode!r} on {plan.world_size} rank(s) is not yet run by the Python API "
+            f"(this version runs {', '.join(PYTHON_MODES)}); snn-run runs it")
+    analysis = plan.analysis
+    workspace = Workspace(model)
+    artifact = workspace.file("artifact")
+    compile_onnx(analysis.onnx_path, artifact, plan=True,
+                 analyze_options=plan.compiler_options["analyze"],
+                 plan_options=plan.compiler_options["plan"])
+    state = model.state_dict()
+    trainable = {n: p.requires_grad for n, p in model.named_parameters()}
+    static = analysis.example_input is not None and \
+        analysis.example_input.dim() < len(_spikemesh.artifact_input_shape(artifact))
+    compiled = CompiledModule(artifact, state, trainable, static)
+    compiled.train(model.training)
+    return SNNDistributedRuntime(compiled, plan, workspace)

@@ -1,0 +1,205 @@
+"""spikemesh in one process: analyze, plan and apply against the eager PyTorch model.
+
+A Python criterion snn-run does not have (cross-entropy on the scaled rate plus a penalty on
+the rate), torch.optim SGD with momentum under a StepLR schedule and Adam train 5 steps on the
+compiled program and on the PyTorch model from the same weights and batches: the losses and
+every parameter agree within 1e-4 relative (docs/semantics.md: float32 sums in another order),
+every neuron layer fires 5-50 %, and the loss moves. Run with PYTHONPATH=build/python.
+"""
+import unittest
+
+import torch
+import torch.nn.functional as F
+
+import spikemesh
+from spikemesh.export import functional, models, reference
+
+STEPS = 5
+RTOL = 1e-4
+
+
+def criterion(rate: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy on the scaled firing rate plus a firing-rate penalty."""
+    return F.cross_entropy(rate * 4.0, labels) + 0.05 * rate.pow(2).mean()
+
+
+def csnn_case(seed: int = 0):
+    model, x, _, stats, _, _ = reference.build_case("csnn", T=4, N=8, seed=seed, channels=8)
+    return model, x, stats
+
+
+def batches(x: torch.Tensor, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(STEPS):
+        order = torch.randperm(x.shape[1], generator=gen)
+        labels = torch.randint(0, 10, (x.shape[1],), generator=gen)
+        yield x[:, order].contiguous(), labels
+
+
+def train(model, optimizer, scheduler, x, reset=None):
+    losses = []
+    for images, labels in batches(x, seed=1):
+        optimizer.zero_grad()
+        if reset is not None:
+            reset(model)
+        loss = criterion(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        losses.append(float(loss))
+    return losses
+
+
+class AnalyzeTest(unittest.TestCase):
+    def test_names_from_module_tree(self):
+        model = models.csnn(channels=8)
+        a = spikemesh.analyze(model)
+        self.assertEqual(a.memory_module_names, ["conv_fc.2", "conv_fc.6", "conv_fc.10",
+                                                 "conv_fc.12"])
+        self.assertEqual(a.tensor_parallel_candidate_names, ["conv_fc.9", "conv_fc.11"])
+        self.assertEqual(a.unsupported_tensor_parallel_names, ["conv_fc.0", "conv_fc.4"])
+        conv = spikemesh.analyze(model, roots=["conv_fc"], experimental_conv_tp=True)
+        self.assertIn("conv_fc.0", conv.tensor_parallel_candidate_names)
+
+    def test_errors(self):
+        model = models.csnn(channels=8)
+        with self.assertRaisesRegex(ValueError, "empty root"):
+            spikemesh.analyze(model, roots=[""])
+        with self.assertRaisesRegex(ValueError, "unknown root 'head'"):
+            spikemesh.analyze(model, roots=["head"])
+        with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
+            spikemesh.analyze("model")
+
+    def test_example_input_adds_model_stats(self):
+        model, x, _ = csnn_case()
+        a = spikemesh.analyze(model, example_input=x)
+        self.assertEqual(a.model_stats["time_steps"], 4)
+        params = sum(p.numel() * 4 for p in model.parameters())
+        self.assertEqual(a.model_stats["param_bytes"], params)
+
+
+class PlanTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        model, x, _ = csnn_case()
+        cls.analysis = spikemesh.analyze(model, example_input=x)
+
+    def test_single_process_plan(self):
+        p = spikemesh.plan(analysis=self.analysis, objective="speed", topology={"dp": 1},
+                           backend="gloo", batch_size=8)
+        self.assertEqual((p.mode, p.world_size, p.optimizer_strategy), ("none", 1, "none"))
+        self.assertTrue(p.rationale)
+
+    def test_planner_chooses_on_four_ranks(self):
+        p = spikemesh.plan(analysis=self.analysis, objective="memory", topology="dp=4",
+                           backend="gloo", batch_size=64, model_family="csnn")
+        self.assertIn(p.mode, ("dp", "fsdp", "tp", "fsdp_tp", "pp"))
+        self.assertEqual(p.world_size, 4)
+        self.assertGreater(p.prediction["step_seconds"], 0)
+        self.assertGreater(p.prediction["memory_bytes"], 0)
+        self.assertEqual(p.model_family, "csnn")
+        forced = spikemesh.plan(analysis=self.analysis, objective="memory",
+                                topology={"dp": 2, "tp": 2}, backend="gloo", batch_size=64,
+                                mode="fsdp2_tp")
+        self.assertEqual((forced.mode, forced.mesh_shape), ("fsdp_tp", [2, 2]))
+
+    def test_errors(self):
+        kw = dict(analysis=self.analysis, backend="gloo", batch_size=8)
+        with self.assertRaisesRegex(ValueError, "unknown objective 'fast'"):
+            spikemesh.plan(objective="fast", topology={"dp": 1}, **kw)
+        with self.assertRaisesRegex(ValueError, "unknown mode 'ddp'"):
+            spikemesh.plan(objective="speed", topology={"dp": 1}, mode="ddp", **kw)
+        with self.assertRaisesRegex(ValueError, "positive integer"):
+            spikemesh.plan(objective="speed", topology={"dp": 0}, **kw)
+        with self.assertRaisesRegex(ValueError, "name=size"):
+            spikemesh.plan(objective="speed", topology="dp:2", **kw)
+        # The planner's own refusal, as one line naming the cause.
+        with self.assertRaises(spikemesh.SpikeMeshError) as caught:
+            spikemesh.plan(objective="speed", topology={"tp": 3}, mode="tp", **kw)
+        self.assertNotIn("\n", str(caught.exception))
+        self.assertIsInstance(caught.exception, ValueError)
+        with self.assertRaisesRegex(ValueError, "example_input"):
+            spikemesh.plan(analysis=spikemesh.analyze(models.csnn(channels=8)),
+                           objective="speed", topology={"dp": 1}, backend="gloo", batch_size=8)
+
+
+class ApplyTest(unittest.TestCase):
+    def setUp(self):
+        self.model, self.x, self.stats = csnn_case()
+        for name, s in self.stats.items():
+            self.assertTrue(0.05 <= s["firing_rate"] <= 0.5, f"{name} fires {s['firing_rate']}")
+        analysis = spikemesh.analyze(self.model, example_input=self.x)
+        self.plan = spikemesh.plan(analysis=analysis, objective="speed", topology={"dp": 1},
+                                   backend="gloo", batch_size=8)
+
+    def test_parameters_are_the_models(self):
+        runtime = spikemesh.apply(model=self.model, plan=self.plan)
+        ours = dict(runtime.model.named_parameters())
+        theirs = dict(self.model.named_parameters())
+        self.assertEqual(sorted(ours), sorted(theirs))
+        for name, p in theirs.items():
+            self.assertTrue(torch.equal(ours[name], p.detach()), name)
+        self.assertEqual(sorted(runtime.state_dict()),
+                         sorted(k for k in self.model.state_dict() if "num_batches" not in k))
+
+    def test_inference_equals_pytorch(self):
+        runtime = spikemesh.apply(model=self.model.eval(), plan=self.plan)
+        runtime.model.eval()
+        self.model.eval()
+        functional.reset_net(self.model)
+        with torch.no_grad():
+            want = self.model(self.x)
+        got = runtime.model(self.x)
+        self.assertTrue(torch.equal(got, want), (got - want).abs().max())
+
+    def _compare(self, make_optimizer, make_scheduler):
+        runtime = spikemesh.apply(model=self.model.train(), plan=self.plan)
+        runtime.model.train()
+        opt = make_optimizer(runtime.model.parameters())
+        ours = train(runtime.model, opt, make_scheduler(opt), self.x)
+        self.model.train()
+        opt = make_optimizer(self.model.parameters())
+        theirs = train(self.model, opt, make_scheduler(opt), self.x,
+                       reset=functional.reset_net)
+        for step, (a, b) in enumerate(zip(ours, theirs)):
+            self.assertLessEqual(abs(a - b), RTOL * abs(b), f"step {step}: {a} vs {b}")
+        self.assertGreater(abs(theirs[0] - theirs[-1]), 1e-3, f"loss did not move: {theirs}")
+        mine = dict(runtime.model.named_parameters())
+        for name, p in self.model.named_parameters():
+            scale = p.detach().abs().max().clamp_min(1e-6)
+            diff = (mine[name].detach() - p.detach()).abs().max()
+            self.assertLessEqual(float(diff), RTOL * float(scale), name)
+        self.assertTrue(all(p.grad is not None for p in mine.values()))
+
+    def test_training_sgd_momentum_step_lr(self):
+        self._compare(lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+                      lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))
+
+    def test_training_adam(self):
+        self._compare(lambda ps: torch.optim.Adam(ps, lr=1e-3), lambda o: None)
+
+    def test_reference_helpers(self):
+        runtime = spikemesh.apply(model=self.model.train(), plan=self.plan)
+        opt = runtime.build_optimizer(torch.optim.SGD, lr=0.01, momentum=0.9)
+        self.assertIsInstance(opt, torch.optim.SGD)
+        out, loss = runtime.forward_loss(criterion, self.x, torch.zeros(8, 10).scatter_(
+            1, torch.arange(8).remainder(10).unsqueeze(1), 1.0))
+        self.assertEqual(tuple(out.shape), (8, 10))
+        loss.backward()
+        with self.assertRaisesRegex(TypeError, "optimizer_cls"):
+            runtime.build_optimizer(optimizer_cls="adam")
+        with self.assertRaisesRegex(TypeError, "torch.Tensor"):
+            runtime.model([1, 2])
+        with self.assertRaises(spikemesh.SpikeMeshError):
+            runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
+
+    def test_modes_not_in_python_yet(self):
+        plan = spikemesh.plan(analysis=self.plan.analysis, objective="speed", topology="dp=2",
+                              backend="gloo", batch_size=8, mode="dp")
+        with self.assertRaisesRegex(NotImplementedError, "snn-run"):
+            spikemesh.apply(model=self.model, plan=plan)
+
+
+if __name__ == "__main__":
+    unittest.main()
