@@ -7,17 +7,24 @@ and any ``torch.optim`` optimizer steps them.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 from typing import Dict, Optional, Tuple
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from . import _spikemesh
 from .compiler import Workspace, compile_onnx
 from .planning import SNNDistributedPlan
 
 # Modes whose runtime the Python API provides in this version; the others run under snn-run.
-PYTHON_MODES = ("none",)
+PYTHON_MODES = ("none", "dp")
+
+# A process joins a torchrun job once; it leaves at exit, while the interpreter is whole.
+atexit.register(_spikemesh.shutdown_world)
 
 
 class _Holder(nn.Module):
@@ -35,7 +42,8 @@ class CompiledModule(nn.Module):
     """
 
     def __init__(self, artifact_dir: str, state: Dict[str, torch.Tensor],
-                 trainable: Dict[str, bool], static_input: bool) -> None:
+                 trainable: Dict[str, bool], static_input: bool,
+                 distributed: bool = False) -> None:
         super().__init__()
         tensors = {}
         names = _spikemesh.artifact_entries(artifact_dir)
@@ -52,8 +60,9 @@ class CompiledModule(nn.Module):
                 owner.register_buffer(leaf, value)
                 tensor = value
             tensors[name] = tensor
-        self._program = _spikemesh.Program(artifact_dir, tensors)
+        self._program = _spikemesh.Program(artifact_dir, tensors, distributed)
         self._static_input = static_input
+        self._finish_queued = False
 
     def _owner(self, name: str) -> Tuple[nn.Module, str]:
         *path, leaf = name.split(".")
@@ -69,7 +78,22 @@ class CompiledModule(nn.Module):
             raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
         shape = self._program.input_shape
         repeat = shape[0] if self._static_input and x.dim() == len(shape) - 1 else 0
-        return self._program.forward(x.detach().to(torch.float32), self.training, repeat)
+        out = self._program.forward(x.detach().to(torch.float32), self.training, repeat)
+        if self._program.gradient_sync and out.requires_grad:
+            out.register_hook(self._queue_finish_backward)
+        return out
+
+    def _queue_finish_backward(self, grad: torch.Tensor) -> torch.Tensor:
+        # The gradient all-reduce completes when the whole backward has run, as under
+        # DistributedDataParallel: once per backward, however many outputs it goes through.
+        if not self._finish_queued:
+            self._finish_queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._finish_backward)
+        return grad
+
+    def _finish_backward(self) -> None:
+        self._finish_queued = False
+        self._program.finish_backward()
 
 
 class SNNDistributedRuntime:
@@ -82,6 +106,13 @@ class SNNDistributedRuntime:
         self.mode = plan.mode
         self.analysis = plan.analysis
         self._workspace = workspace
+        program = model._program
+        #: This process's rank and the job's size (0 and 1 in one process).
+        self.rank = program.rank
+        self.world_size = program.world_size
+        #: This rank's place on the data-parallel axis, which splits every global batch.
+        self.dp_rank = program.data_parallel_rank
+        self.dp_size = program.data_parallel_size
 
     def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
@@ -91,6 +122,19 @@ class SNNDistributedRuntime:
                             f"{optimizer_cls!r}")
         params = [p for p in self.model.parameters() if p.requires_grad]
         return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backwards inside accumulate this rank's gradients without averaging them over the
+        data-parallel ranks (as ``DistributedDataParallel.no_sync``); the first backward after
+        it averages everything accumulated. Does nothing in one process."""
+        program = self.model._program
+        before = program.gradient_sync
+        program.gradient_sync = False
+        try:
+            yield
+        finally:
+            program.gradient_sync = before
 
     def reset_state(self) -> None:
         """Resets the neurons' state. The compiled program starts every forward from the
@@ -116,6 +160,20 @@ class SNNDistributedRuntime:
         outputs = self.model(images.float())
         outputs, labels = self.reduce_classification_output(outputs, labels)
         return outputs, criterion(outputs, labels)
+
+    def prepare_dataloader(self, *, dataset: Dataset, batch_size: int, shuffle: bool,
+                           num_workers: int = 0, drop_last: bool = False) -> DataLoader:
+        """A ``DataLoader`` of ``batch_size`` samples per rank over this rank's share of
+        ``dataset``: a ``DistributedSampler`` over the data-parallel axis. Without shuffle
+        rank r of D takes samples r, r+D, ..., so the D ranks' batches together are the
+        one-process batch of ``D * batch_size``. Call ``loader.sampler.set_epoch(epoch)``
+        before each epoch when shuffling."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        sampler = DistributedSampler(dataset, num_replicas=self.dp_size, rank=self.dp_rank,
+                                     shuffle=bool(shuffle), drop_last=drop_last)
+        return DataLoader(dataset, batch_size=batch_size, sampler=sampler,
+                          num_workers=num_workers, drop_last=drop_last)
 
     def state_dict(self) -> Dict[str, torch.Tensor]:
         """Whole tensors under the PyTorch model's keys."""
@@ -145,10 +203,12 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
     if device_mesh is not None:
         raise ValueError("device_mesh: the plan's mesh is used; pass None")
-    if plan.mode not in PYTHON_MODES:
+    if plan.mode not in PYTHON_MODES or plan.optimizer_strategy == "zero":
+        mode = plan.mode + (" + zero" if plan.optimizer_strategy == "zero" else "")
         raise NotImplementedError(
-            f"mode {plan.mode!r} on {plan.world_size} rank(s) is not yet run by the Python API "
+            f"mode {mode!r} on {plan.world_size} rank(s) is not yet run by the Python API "
             f"(this version runs {', '.join(PYTHON_MODES)}); snn-run runs it")
+    distributed = _job_world_size(plan) > 1
     analysis = plan.analysis
     workspace = Workspace(model)
     artifact = workspace.file("artifact")
@@ -159,6 +219,18 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
     trainable = {n: p.requires_grad for n, p in model.named_parameters()}
     static = analysis.example_input is not None and \
         analysis.example_input.dim() < len(_spikemesh.artifact_input_shape(artifact))
-    compiled = CompiledModule(artifact, state, trainable, static)
+    compiled = CompiledModule(artifact, state, trainable, static, distributed)
     compiled.train(model.training)
     return SNNDistributedRuntime(compiled, plan, workspace)
+
+
+def _job_world_size(plan: SNNDistributedPlan) -> int:
+    """The torchrun job's size (WORLD_SIZE; 1 without torchrun), which must be the plan's."""
+    text = os.environ.get("WORLD_SIZE")
+    size = int(text) if text and text.strip().isdigit() else 1
+    if size != plan.world_size:
+        launched = f"WORLD_SIZE={text}" if text else "one process (no torchrun)"
+        raise ValueError(f"the plan's topology {plan.topology.text()} needs {plan.world_size} "
+                         f"rank(s), but this job is {launched}; start it with torchrun "
+                         f"--nproc_per_node {plan.world_size}")
+    return size

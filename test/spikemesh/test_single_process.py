@@ -9,23 +9,10 @@ every neuron layer fires 5-50 %, and the loss moves. Run with PYTHONPATH=build/p
 import unittest
 
 import torch
-import torch.nn.functional as F
 
 import spikemesh
-from spikemesh.export import functional, models, reference
-
-STEPS = 5
-RTOL = 1e-4
-
-
-def criterion(rate: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy on the scaled firing rate plus a firing-rate penalty."""
-    return F.cross_entropy(rate * 4.0, labels) + 0.05 * rate.pow(2).mean()
-
-
-def csnn_case(seed: int = 0):
-    model, x, _, stats, _, _ = reference.build_case("csnn", T=4, N=8, seed=seed, channels=8)
-    return model, x, stats
+from spikemesh.export import functional, models
+from common import RTOL, STEPS, criterion, csnn_case, train as train_batches
 
 
 def batches(x: torch.Tensor, seed: int):
@@ -37,18 +24,7 @@ def batches(x: torch.Tensor, seed: int):
 
 
 def train(model, optimizer, scheduler, x, reset=None):
-    losses = []
-    for images, labels in batches(x, seed=1):
-        optimizer.zero_grad()
-        if reset is not None:
-            reset(model)
-        loss = criterion(model(images), labels)
-        loss.backward()
-        optimizer.step()
-        if scheduler is not None:
-            scheduler.step()
-        losses.append(float(loss))
-    return losses
+    return train_batches(model, optimizer, scheduler, batches(x, seed=1), reset)
 
 
 class AnalyzeTest(unittest.TestCase):
@@ -195,11 +171,16 @@ class ApplyTest(unittest.TestCase):
             runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
 
     def test_modes_not_in_python_yet(self):
-        plan = spikemesh.plan(analysis=self.plan.analysis, objective="speed", topology="dp=2",
-                              backend="gloo", batch_size=8, mode="dp")
+        plan = spikemesh.plan(analysis=self.plan.analysis, objective="memory", topology="dp=2",
+                              backend="gloo", batch_size=8, mode="fsdp")
         with self.assertRaisesRegex(NotImplementedError, "snn-run"):
             spikemesh.apply(model=self.model, plan=plan)
 
+    def test_many_rank_plan_needs_torchrun(self):
+        plan = spikemesh.plan(analysis=self.plan.analysis, objective="speed", topology="dp=2",
+                              backend="gloo", batch_size=8, mode="dp")
+        with self.assertRaisesRegex(ValueError, "needs 2 rank.*torchrun --nproc_per_node 2"):
+            spikemesh.apply(model=self.model, plan=plan)
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,30 +1,92 @@
 //===- RuntimeBindings.cpp - One rank's program for Python ----------------===//
 //
-// `Program(artifact_dir, tensors)` runs the artifact's program on the native kernels over
-// the caller's tensors (the nn.Parameters and buffers of spikemesh's module), so a Python
-// loss's backward runs the runtime's BPTT and fills those parameters' .grad.
+// `Program(artifact_dir, tensors, distributed)` runs this rank's program of an artifact on the
+// native kernels over the caller's tensors (the nn.Parameters and buffers of spikemesh's
+// module), so a Python loss's backward runs the runtime's BPTT and fills their .grad.
+//
+// Under torchrun (`distributed`), the process joins the job once (one dist::World per
+// process, from torchrun's variables, kept until exit) and the program runs as a rank of the
+// artifact's mesh: SyncBatchNorm and Dropout over the dp group, the initial parameters and
+// buffers broadcast from the dp group's first rank (as DistributedDataParallel does), and the
+// gradients averaged over the dp group by the bucketed all-reduce that overlaps with backward;
+// `finish_backward()` completes it (spikemesh queues it at the end of every backward).
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
 
+#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/Environment.h"
+#include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/Boundary.h"
+#include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Sharding/ParameterSharding.h"
 
 #include <torch/extension.h>
 
 #include <map>
 #include <memory>
+#include <mutex>
 
 namespace py = pybind11;
 using namespace snn::runtime;
 
 namespace {
 
+/// The process's place in the torchrun job, created at the first distributed Program and
+/// kept until shutdown_world() (spikemesh calls it at exit): a rank joins the rendezvous once.
+std::mutex worldMutex;
+std::shared_ptr<snn::dist::World> processWorld;
+
+std::shared_ptr<snn::dist::World> joinWorld() {
+  std::lock_guard<std::mutex> lock(worldMutex);
+  if (!processWorld) {
+    snn::dist::DistEnvironment env = snn::dist::readTorchrunEnvironment();
+    py::gil_scoped_release release; // the rendezvous waits for the other ranks
+    processWorld = snn::dist::World::initialize(env);
+  }
+  return processWorld;
+}
+
+void shutdownWorld() {
+  std::lock_guard<std::mutex> lock(worldMutex);
+  py::gil_scoped_release release;
+  processWorld.reset();
+}
+
+Artifact loadProgramArtifact(const std::string &dir, const DistributedRun &run) {
+  Artifact artifact = loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr);
+  if (run.world && (isPartitioned(artifact.manifest) || isPipeline(artifact.manifest) ||
+                    shardingModeOf(artifact.manifest) != ShardingMode::Replicated))
+    throw Error("artifact '" + dir + "': plan mode '" +
+                std::string(snn::schema::nameOf(artifact.manifest.plan.mode)) +
+                "' with optimizer_strategy '" +
+                std::string(snn::schema::nameOf(artifact.manifest.plan.optimizer)) +
+                "' is not run by the Python API on many ranks yet (snn-run runs it)");
+  return artifact;
+}
+
 class Program {
 public:
-  Program(const std::string &dir, const std::map<std::string, at::Tensor> &tensors)
-      : artifact(loadArtifact(dir)), model(artifact, tensors) {}
+  Program(const std::string &dir, const std::map<std::string, at::Tensor> &tensors,
+          bool distributed)
+      : run{distributed ? joinWorld() : nullptr}, artifact(loadProgramArtifact(dir, run)),
+        model(artifact, tensors), mesh(createRunMesh(run.world ? &run : nullptr,
+                                                     artifact.manifest)),
+        dp(createDataParallel(mesh, /*syncBatchNorm=*/true)) {
+    if (!dp.group.valid() || dp.size() == 1)
+      return;
+    model.setDataParallel(&dp);
+    py::gil_scoped_release release;
+    broadcastInitialState();
+    std::vector<at::Tensor> trainable;
+    for (const at::Tensor &param : model.params().parameters())
+      if (param.requires_grad())
+        trainable.push_back(param);
+    reducer = std::make_unique<snn::dist::GradBucketReducer>(dp.group, trainable);
+  }
 
   /// `input` as the program takes it ([T, N, ...]), or a static [N, ...] batch repeated
   /// `repeatTime` times first.
@@ -34,6 +96,22 @@ public:
     py::gil_scoped_release release;
     return model.forward(x, training);
   }
+
+  /// Averages the gradients of the backward that just ran over the dp group.
+  void finishBackward() {
+    if (!reducer)
+      return;
+    py::gil_scoped_release release;
+    reducer->finish();
+  }
+
+  /// Off: backwards accumulate this rank's gradients locally (no all-reduce, no
+  /// finish_backward) until it is switched on again for the last backward.
+  void setGradientSync(bool enabled) {
+    if (reducer)
+      reducer->setSyncEnabled(enabled);
+  }
+  bool gradientSync() const { return reducer && reducer->syncEnabled(); }
 
   /// (name, kind) of every parameter and buffer, in the manifest's order.
   std::vector<std::pair<std::string, std::string>> entries() const {
@@ -45,10 +123,27 @@ public:
 
   std::vector<int64_t> inputShape() const { return model.manifest().input.shape; }
   std::vector<int64_t> outputShape() const { return model.manifest().output.shape; }
+  int rank() const { return run.world ? run.world->rank() : 0; }
+  int worldSize() const { return run.world ? run.world->size() : 1; }
+  int dataParallelRank() const { return reducer ? dp.rank() : 0; }
+  int dataParallelSize() const { return reducer ? dp.size() : 1; }
 
 private:
+  /// Every rank starts from the dp group's first rank's parameters and buffers.
+  void broadcastInitialState() {
+    at::NoGradGuard noGrad;
+    for (const ParameterStore::Entry &entry : model.params().entries()) {
+      at::Tensor tensor = entry.tensor;
+      snn::dist::broadcast(dp.group, tensor, 0);
+    }
+  }
+
+  DistributedRun run;
   Artifact artifact;
   Model model;
+  MeshContext mesh;
+  DataParallelContext dp;
+  std::unique_ptr<snn::dist::GradBucketReducer> reducer;
 };
 
 /// (name, kind) of every parameter and buffer an artifact's manifest lists.
@@ -65,16 +160,26 @@ void snn::python::bindRuntime(py::module_ &m) {
   py::class_<Program>(m, "Program",
                       "One rank's program of an artifact, run on SpikeMesh's kernels over "
                       "the tensors given (adopted, not copied)")
-      .def(py::init<const std::string &, const std::map<std::string, at::Tensor> &>(),
-           py::arg("artifact_dir"), py::arg("tensors"))
+      .def(py::init<const std::string &, const std::map<std::string, at::Tensor> &, bool>(),
+           py::arg("artifact_dir"), py::arg("tensors"), py::arg("distributed") = false)
       .def("forward", &Program::forward, py::arg("input"), py::arg("training"),
            py::arg("repeat_time") = 0)
+      .def("finish_backward", &Program::finishBackward,
+           "Averages the last backward's gradients over the data-parallel group")
+      .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,
+                    "Whether backward averages gradients over the data-parallel group")
       .def("entries", &Program::entries)
       .def_property_readonly("input_shape", &Program::inputShape)
-      .def_property_readonly("output_shape", &Program::outputShape);
+      .def_property_readonly("output_shape", &Program::outputShape)
+      .def_property_readonly("rank", &Program::rank)
+      .def_property_readonly("world_size", &Program::worldSize)
+      .def_property_readonly("data_parallel_rank", &Program::dataParallelRank)
+      .def_property_readonly("data_parallel_size", &Program::dataParallelSize);
   m.def("artifact_entries", &artifactEntries, py::arg("artifact_dir"),
         "(name, kind) of every parameter and buffer of an artifact, in the manifest's order");
   m.def("artifact_input_shape",
         [](const std::string &dir) { return loadArtifact(dir).manifest.input.shape; },
         py::arg("artifact_dir"), "The artifact's input shape (-1: the dynamic batch)");
+  m.def("shutdown_world", &shutdownWorld,
+        "Leaves the torchrun job this process joined (spikemesh calls it at exit)");
 }

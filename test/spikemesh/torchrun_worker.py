@@ -1,0 +1,128 @@
+"""One rank of a torchrun job: the user's own loop on spikemesh.apply's model, against eager
+PyTorch in one process.
+
+Every rank builds the same seeded CSNN and a dataset of STEPS global batches, plans
+``--mode`` over ``WORLD_SIZE`` ranks, applies it, and trains 5 steps with the Python
+criterion, SGD with momentum under StepLR and then Adam, on its share from
+``runtime.prepare_dataloader`` (batch_size / D samples per rank). The same loop runs on the
+eager model over the whole batches in this process. The mean of the ranks' losses (all-reduced
+with torch.distributed, which runs beside SpikeMesh's own process groups) and this rank's
+weights must equal the eager ones within common.RTOL; the layers must fire 5-50 %. A rank that
+starts from other weights ends with rank 0's (apply broadcasts them); ``no_sync`` accumulates
+locally. Exits non-zero on any
+difference, naming it.
+
+    torchrun --nproc_per_node 2 torchrun_worker.py --mode dp
+"""
+import argparse
+import copy
+import os
+
+import torch
+import torch.distributed as torch_dist
+from torch.utils.data import TensorDataset
+
+import common
+import spikemesh
+from spikemesh.export import functional
+
+GLOBAL_BATCH = 8
+
+
+def eager_batches(dataset: TensorDataset):
+    images, labels = dataset.tensors
+    for step in range(common.STEPS):
+        rows = slice(step * GLOBAL_BATCH, (step + 1) * GLOBAL_BATCH)
+        yield images[rows].transpose(0, 1).contiguous(), labels[rows]
+
+
+def rank_batches(loader):
+    for images, labels in loader:
+        yield images.transpose(0, 1).contiguous(), labels
+
+
+def mean_over_ranks(values):
+    t = torch.tensor(values, dtype=torch.float64)
+    torch_dist.all_reduce(t)
+    return (t / torch_dist.get_world_size()).tolist()
+
+
+def compare(name, model, x, dataset, plan, make_optimizer, make_scheduler):
+    eager = copy.deepcopy(model).train()
+    runtime = spikemesh.apply(model=model.train(), plan=plan)
+    loader = runtime.prepare_dataloader(dataset=dataset, batch_size=GLOBAL_BATCH // runtime.dp_size,
+                                        shuffle=False)
+    loader.sampler.set_epoch(0)
+    opt = make_optimizer(runtime.model.parameters())
+    ours = mean_over_ranks(common.train(runtime.model, opt, make_scheduler(opt),
+                                        rank_batches(loader)))
+    opt = make_optimizer(eager.parameters())
+    theirs = common.train(eager, opt, make_scheduler(opt), eager_batches(dataset),
+                          reset=functional.reset_net)
+    common.check_close(ours, theirs, f"{name} loss")
+    common.check_same_parameters(dict(runtime.model.named_parameters()), eager)
+    return ours
+
+
+def check_initial_broadcast(model, plan):
+    """Rank r > 0 perturbs its model first; apply starts every rank from rank 0's weights."""
+    mine = copy.deepcopy(model)
+    with torch.no_grad():
+        next(mine.parameters()).add_(float(torch_dist.get_rank()))
+    runtime = spikemesh.apply(model=mine, plan=plan)
+    for name, p in model.named_parameters():
+        if not torch.equal(dict(runtime.model.named_parameters())[name].detach(), p.detach()):
+            raise AssertionError(f"{name}: not rank 0's value after apply")
+
+
+def same_on_every_rank(tensor):
+    gathered = [torch.empty_like(tensor) for _ in range(torch_dist.get_world_size())]
+    torch_dist.all_gather(gathered, tensor)
+    return all(torch.equal(g, gathered[0]) for g in gathered)
+
+
+def check_no_sync(model, x, plan):
+    """Inside no_sync a backward leaves this rank's own gradients; the next one averages
+    what was accumulated, so every rank then holds the same gradients."""
+    runtime = spikemesh.apply(model=copy.deepcopy(model).train(), plan=plan)
+    rank = torch_dist.get_rank()
+    share = x[:, rank * 2:(rank + 1) * 2]
+    labels = torch.arange(2)
+    with runtime.no_sync():
+        common.criterion(runtime.model(share), labels).backward()
+    grad = next(runtime.model.parameters()).grad
+    if same_on_every_rank(grad.clone()):
+        raise AssertionError("no_sync: the gradients were averaged")
+    common.criterion(runtime.model(share), labels).backward()
+    if not same_on_every_rank(next(runtime.model.parameters()).grad.clone()):
+        raise AssertionError("after no_sync: the gradients differ between ranks")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", required=True)
+    args = parser.parse_args()
+    torch_dist.init_process_group("gloo")
+    world = torch_dist.get_world_size()
+    model, x, stats = common.csnn_case(N=GLOBAL_BATCH * common.STEPS)
+    common.check_firing(stats)
+    labels = torch.randint(0, 10, (x.shape[1],), generator=torch.Generator().manual_seed(1))
+    dataset = TensorDataset(x.transpose(0, 1).contiguous(), labels)
+    analysis = spikemesh.analyze(model, example_input=x[:, :GLOBAL_BATCH])
+    plan = spikemesh.plan(analysis=analysis, objective="speed", topology={"dp": world},
+                          backend="gloo", batch_size=GLOBAL_BATCH, mode=args.mode)
+    check_initial_broadcast(model, plan)
+    check_no_sync(model, x, plan)
+    sgd = compare("sgd", model, x, dataset, plan,
+                  lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+                  lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))
+    adam = compare("adam", model, x, dataset, plan, lambda ps: torch.optim.Adam(ps, lr=1e-3),
+                   lambda o: None)
+    if torch_dist.get_rank() == 0:
+        print(f"{args.mode} on {world} ranks: 5 steps equal to eager; losses sgd "
+              f"{sgd[0]:.5f} -> {sgd[-1]:.5f}, adam {adam[0]:.5f} -> {adam[-1]:.5f}")
+    torch_dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
