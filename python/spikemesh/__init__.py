@@ -19,10 +19,10 @@ from .analysis import SNNDistributedAnalysis, analyze
 from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
                        plan)
 from .runtime import SNNDistributedRuntime, apply
-from . import export
+from . import export, optim
 
 __all__ = [
     "SpikeMeshError", "SNNDistributedAnalysis", "analyze", "DistributedFeatureSet",
     "SNNDistributedPlan", "SNNDistributedTopology", "plan", "SNNDistributedRuntime", "apply",
-    "export",
+    "export", "optim",
 ]

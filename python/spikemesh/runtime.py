@@ -18,10 +18,13 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from . import _spikemesh
 from .compiler import Workspace, compile_onnx
+from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
 
 # Modes whose runtime the Python API provides in this version; the others run under snn-run.
 PYTHON_MODES = ("none", "dp")
+# Optimizer strategies it runs with them ("zero": build_optimizer shards the state).
+PYTHON_OPTIMIZER_STRATEGIES = ("none", "zero")
 
 # A process joins a torchrun job once; it leaves at exit, while the interpreter is whole.
 atexit.register(_spikemesh.shutdown_world)
@@ -116,11 +119,16 @@ class SNNDistributedRuntime:
 
     def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
-        """An optimizer of ``optimizer_cls`` over this rank's trainable parameters."""
+        """An optimizer of ``optimizer_cls`` over this rank's trainable parameters; under a
+        plan with ``optimizer_strategy == "zero"`` on several ranks, a
+        ``ZeroRedundancyOptimizer`` that keeps each rank's share of its state."""
         if not (isinstance(optimizer_cls, type) and issubclass(optimizer_cls, torch.optim.Optimizer)):
             raise TypeError(f"optimizer_cls must be a torch.optim.Optimizer class, got "
                             f"{optimizer_cls!r}")
         params = [p for p in self.model.parameters() if p.requires_grad]
+        if self.plan.optimizer_strategy == "zero" and self.dp_size > 1:
+            return ZeroRedundancyOptimizer(params, optimizer_cls, program=self.model._program,
+                                           lr=lr, weight_decay=weight_decay, **kwargs)
         return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **kwargs)
 
     @contextlib.contextmanager
@@ -203,7 +211,8 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
     if device_mesh is not None:
         raise ValueError("device_mesh: the plan's mesh is used; pass None")
-    if plan.mode not in PYTHON_MODES or plan.optimizer_strategy == "zero":
+    if plan.mode not in PYTHON_MODES or \
+            plan.optimizer_strategy not in PYTHON_OPTIMIZER_STRATEGIES:
         mode = plan.mode + (" + zero" if plan.optimizer_strategy == "zero" else "")
         raise NotImplementedError(
             f"mode {mode!r} on {plan.world_size} rank(s) is not yet run by the Python API "

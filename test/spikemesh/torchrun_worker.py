@@ -3,7 +3,9 @@ PyTorch in one process.
 
 Every rank builds the same seeded CSNN and a dataset of STEPS global batches, plans
 ``--mode`` over ``WORLD_SIZE`` ranks, applies it, and trains 5 steps with the Python
-criterion, SGD with momentum under StepLR and then Adam, on its share from
+criterion, SGD with momentum under StepLR and then Adam (from ``runtime.build_optimizer``:
+sharded under ``--mode zero``, each rank holding the state of its own parameters), on its
+share from
 ``runtime.prepare_dataloader`` (batch_size / D samples per rank). The same loop runs on the
 eager model over the whole batches in this process. The mean of the ranks' losses (all-reduced
 with torch.distributed, which runs beside SpikeMesh's own process groups) and this rank's
@@ -47,16 +49,36 @@ def mean_over_ranks(values):
     return (t / torch_dist.get_world_size()).tolist()
 
 
-def compare(name, model, x, dataset, plan, make_optimizer, make_scheduler):
+def check_sharded_state(runtime, opt):
+    """Under a zero plan each rank holds the optimizer state of its own parameters only."""
+    if runtime.plan.optimizer_strategy != "zero":
+        return
+    total = sum(p.numel() for p in runtime.model.parameters())
+    mine = sum(p.numel() for p in opt.local_parameters)
+    everyone = torch.tensor([mine])
+    torch_dist.all_reduce(everyone)
+    if int(everyone) != total or mine >= total:
+        raise AssertionError(f"zero: this rank holds the state of {mine} of {total} elements, "
+                             f"all ranks {int(everyone)}")
+    held = sum(t.numel() for s in opt.local_state_dict()["state"].values()
+               for t in s.values() if torch.is_tensor(t) and t.dim() > 0)
+    if held > 2 * mine:
+        raise AssertionError(f"zero: {held} elements of optimizer state for {mine} parameters")
+
+
+def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
+    """``optimizer``: (torch.optim class, its keyword arguments)."""
+    cls, kwargs = optimizer
     eager = copy.deepcopy(model).train()
     runtime = spikemesh.apply(model=model.train(), plan=plan)
     loader = runtime.prepare_dataloader(dataset=dataset, batch_size=GLOBAL_BATCH // runtime.dp_size,
                                         shuffle=False)
     loader.sampler.set_epoch(0)
-    opt = make_optimizer(runtime.model.parameters())
+    opt = runtime.build_optimizer(cls, **kwargs)
     ours = mean_over_ranks(common.train(runtime.model, opt, make_scheduler(opt),
                                         rank_batches(loader)))
-    opt = make_optimizer(eager.parameters())
+    check_sharded_state(runtime, opt)
+    opt = cls(eager.parameters(), **kwargs)
     theirs = common.train(eager, opt, make_scheduler(opt), eager_batches(dataset),
                           reset=functional.reset_net)
     common.check_close(ours, theirs, f"{name} loss")
@@ -114,12 +136,12 @@ def main():
     check_initial_broadcast(model, plan)
     check_no_sync(model, x, plan)
     sgd = compare("sgd", model, x, dataset, plan,
-                  lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+                  (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))
-    adam = compare("adam", model, x, dataset, plan, lambda ps: torch.optim.Adam(ps, lr=1e-3),
+    adam = compare("adam", model, x, dataset, plan, (torch.optim.Adam, dict(lr=1e-3)),
                    lambda o: None)
     if torch_dist.get_rank() == 0:
-        print(f"{args.mode} on {world} ranks: 5 steps equal to eager; losses sgd "
+        print(f"{plan.mode} ({plan.optimizer_strategy}) on {world} ranks: 5 steps equal to eager; losses sgd "
               f"{sgd[0]:.5f} -> {sgd[-1]:.5f}, adam {adam[0]:.5f} -> {adam[-1]:.5f}")
     torch_dist.destroy_process_group()
 

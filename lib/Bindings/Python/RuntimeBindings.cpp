@@ -59,7 +59,7 @@ void shutdownWorld() {
 Artifact loadProgramArtifact(const std::string &dir, const DistributedRun &run) {
   Artifact artifact = loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr);
   if (run.world && (isPartitioned(artifact.manifest) || isPipeline(artifact.manifest) ||
-                    shardingModeOf(artifact.manifest) != ShardingMode::Replicated))
+                    shardingModeOf(artifact.manifest) == ShardingMode::Fsdp))
     throw Error("artifact '" + dir + "': plan mode '" +
                 std::string(snn::schema::nameOf(artifact.manifest.plan.mode)) +
                 "' with optimizer_strategy '" +
@@ -103,6 +103,18 @@ public:
       return;
     py::gil_scoped_release release;
     reducer->finish();
+  }
+
+  /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
+  void broadcast(at::Tensor tensor, int root) {
+    if (!reducer)
+      return;
+    if (root < 0 || root >= dp.size())
+      throw Error("broadcast: root " + std::to_string(root) + " is not a rank of the " +
+                  std::to_string(dp.size()) + " data-parallel ranks");
+    py::gil_scoped_release release;
+    at::NoGradGuard noGrad;
+    snn::dist::broadcast(dp.group, tensor, root);
   }
 
   /// Off: backwards accumulate this rank's gradients locally (no all-reduce, no
@@ -166,6 +178,8 @@ void snn::python::bindRuntime(py::module_ &m) {
            py::arg("repeat_time") = 0)
       .def("finish_backward", &Program::finishBackward,
            "Averages the last backward's gradients over the data-parallel group")
+      .def("broadcast", &Program::broadcast, py::arg("tensor"), py::arg("root"),
+           "In place: the tensor of data-parallel rank `root` on every rank")
       .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,
                     "Whether backward averages gradients over the data-parallel group")
       .def("entries", &Program::entries)
