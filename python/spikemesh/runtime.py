@@ -22,7 +22,7 @@ from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
 
 # Modes whose runtime the Python API provides in this version; the others run under snn-run.
-PYTHON_MODES = ("none", "dp")
+PYTHON_MODES = ("none", "dp", "tp")
 # Optimizer strategies it runs with them ("zero": build_optimizer shards the state).
 PYTHON_OPTIMIZER_STRATEGIES = ("none", "zero")
 
@@ -38,7 +38,8 @@ class _Holder(nn.Module):
 class CompiledModule(nn.Module):
     """One rank's program of an artifact as an ``nn.Module``.
 
-    Its parameters and buffers carry the PyTorch model's names and start from its values;
+    Its parameters and buffers carry the PyTorch model's names and start from its values
+    (this rank's part of a tensor-parallel one, of world rank 0's model);
     ``forward`` takes what the PyTorch model takes (``[T, N, ...]``, or ``[N, ...]`` for a
     model that repeats its input over T) and returns what it returns. In ``train()`` mode the
     output has an autograd graph through the program; in ``eval()`` mode it has none.
@@ -48,22 +49,20 @@ class CompiledModule(nn.Module):
                  trainable: Dict[str, bool], static_input: bool,
                  distributed: bool = False) -> None:
         super().__init__()
+        self._program = _spikemesh.Program(artifact_dir, distributed)
+        whole = {k: v.detach() for k, v in state.items()}
+        parts = self._program.local_parts(whole)
         tensors = {}
-        names = _spikemesh.artifact_entries(artifact_dir)
-        for name, kind in names:
-            if name not in state:
-                raise ValueError(f"the compiled program's {kind} {name!r} is not in the "
-                                 f"model's state_dict")
-            value = state[name].detach().to(torch.float32).clone().contiguous()
+        for name, kind in self._program.entries():
             owner, leaf = self._owner(name)
             if kind == "parameter":
-                tensor = nn.Parameter(value, requires_grad=trainable.get(name, True))
+                tensor = nn.Parameter(parts[name], requires_grad=trainable.get(name, True))
                 owner.register_parameter(leaf, tensor)
             else:
-                owner.register_buffer(leaf, value)
-                tensor = value
+                tensor = parts[name]
+                owner.register_buffer(leaf, tensor)
             tensors[name] = tensor
-        self._program = _spikemesh.Program(artifact_dir, tensors, distributed)
+        self._program.bind(tensors)
         self._static_input = static_input
         self._finish_queued = False
 
@@ -184,8 +183,9 @@ class SNNDistributedRuntime:
                           num_workers=num_workers, drop_last=drop_last)
 
     def state_dict(self) -> Dict[str, torch.Tensor]:
-        """Whole tensors under the PyTorch model's keys."""
-        return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        """Whole tensors under the PyTorch model's keys (collective on many ranks: the
+        tensor-parallel parts are gathered)."""
+        return self.model._program.whole_state()
 
 
 def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu",

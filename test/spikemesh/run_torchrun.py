@@ -25,12 +25,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nproc", type=int, required=True)
     parser.add_argument("--mode", required=True)
+    parser.add_argument("--topology", default="", help="the worker's (default: dp=NPROC)")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--torchrun", default="/usr/bin/torchrun")
     args = parser.parse_args()
     cmd = [args.torchrun, "--redirects", "1", "--tee", "1", "--nproc_per_node",
            str(args.nproc), "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            os.path.join(HERE, "torchrun_worker.py"), "--mode", args.mode]
+    if args.topology:
+        cmd += ["--topology", args.topology]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     try:
         done = subprocess.run(cmd, cwd=HERE, env=env, timeout=args.timeout)

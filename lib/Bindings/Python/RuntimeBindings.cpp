@@ -6,9 +6,10 @@
 //
 // Under torchrun (`distributed`), the process joins the job once (one dist::World per
 // process, from torchrun's variables, kept until exit) and the program runs as a rank of the
-// artifact's mesh: SyncBatchNorm and Dropout over the dp group, the initial parameters and
-// buffers broadcast from the dp group's first rank (as DistributedDataParallel does), and the
-// gradients averaged over the dp group by the bucketed all-reduce that overlaps with backward;
+// artifact's mesh: every rank starts from world rank 0's tensors (as DistributedDataParallel
+// does), a tp rank holds its part of each split parameter and runs its partition with the
+// plan's collectives, SyncBatchNorm and Dropout run over the dp group, and the gradients are
+// averaged over the dp group by the bucketed all-reduce that overlaps with backward;
 // `finish_backward()` completes it (spikemesh queues it at the end of every backward).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "snn/Runtime/Execution/Boundary.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
 
@@ -29,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace py = pybind11;
 using namespace snn::runtime;
@@ -58,43 +61,73 @@ void shutdownWorld() {
 
 Artifact loadProgramArtifact(const std::string &dir, const DistributedRun &run) {
   Artifact artifact = loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr);
-  if (run.world && (isPartitioned(artifact.manifest) || isPipeline(artifact.manifest) ||
+  if (run.world && (isPipeline(artifact.manifest) ||
                     shardingModeOf(artifact.manifest) == ShardingMode::Fsdp))
     throw Error("artifact '" + dir + "': plan mode '" +
                 std::string(snn::schema::nameOf(artifact.manifest.plan.mode)) +
-                "' with optimizer_strategy '" +
-                std::string(snn::schema::nameOf(artifact.manifest.plan.optimizer)) +
                 "' is not run by the Python API on many ranks yet (snn-run runs it)");
   return artifact;
 }
 
+using TensorMap = std::map<std::string, at::Tensor>;
+
+/// Built in two steps, because the caller's parameters must exist before the program binds
+/// them and their shapes are this rank's (a tp split): `local_parts` turns the model's
+/// whole tensors into this rank's parts, the caller makes its nn.Parameters of them, and
+/// `bind` builds the program over those very tensors.
 class Program {
 public:
-  Program(const std::string &dir, const std::map<std::string, at::Tensor> &tensors,
-          bool distributed)
+  Program(const std::string &dir, bool distributed)
       : run{distributed ? joinWorld() : nullptr}, artifact(loadProgramArtifact(dir, run)),
-        model(artifact, tensors), mesh(createRunMesh(run.world ? &run : nullptr,
-                                                     artifact.manifest)),
-        dp(createDataParallel(mesh, /*syncBatchNorm=*/true)) {
+        mesh(createRunMesh(run.world ? &run : nullptr, artifact.manifest)),
+        dp(createDataParallel(mesh, /*syncBatchNorm=*/true)), partition(artifact.manifest, mesh) {}
+
+  /// Collective: every rank starts from world rank 0's whole tensors (as
+  /// DistributedDataParallel does); returns this rank's part of each manifest entry.
+  TensorMap localParts(const TensorMap &whole) {
+    TensorMap out;
+    py::gil_scoped_release release;
+    at::NoGradGuard noGrad;
+    for (const ParameterSpec &spec : artifact.manifest.parameters) {
+      auto found = whole.find(spec.name);
+      if (found == whole.end())
+        throw Error("the model's state_dict has no " + std::string(kindName(spec.kind)) +
+                    " '" + spec.name + "', which the compiled program reads");
+      at::Tensor tensor = found->second.to(at::kFloat).contiguous().clone();
+      if (mesh.world().valid() && mesh.world().size() > 1)
+        snn::dist::broadcast(mesh.world(), tensor, 0);
+      out[spec.name] = partition.localPart(spec.name, tensor, "the model");
+    }
+    return out;
+  }
+
+  /// The program over `tensors` (this rank's parts, adopted); on a data-parallel axis the
+  /// trainable ones' gradients are averaged over it from then on.
+  void bind(const TensorMap &tensors) {
+    if (model)
+      throw Error("the program is already bound");
+    model.emplace(artifact, tensors);
+    if (isPartitioned(artifact.manifest))
+      model->setMesh(&mesh);
     if (!dp.group.valid() || dp.size() == 1)
       return;
-    model.setDataParallel(&dp);
-    py::gil_scoped_release release;
-    broadcastInitialState();
+    model->setDataParallel(&dp);
     std::vector<at::Tensor> trainable;
-    for (const at::Tensor &param : model.params().parameters())
+    for (const at::Tensor &param : model->params().parameters())
       if (param.requires_grad())
         trainable.push_back(param);
+    py::gil_scoped_release release;
     reducer = std::make_unique<snn::dist::GradBucketReducer>(dp.group, trainable);
   }
 
   /// `input` as the program takes it ([T, N, ...]), or a static [N, ...] batch repeated
   /// `repeatTime` times first.
   at::Tensor forward(const at::Tensor &input, bool training, int64_t repeatTime) {
-    at::Tensor x = prepareInput(input.contiguous(), model.manifest().input, repeatTime,
+    Model &m = bound();
+    at::Tensor x = prepareInput(input.contiguous(), m.manifest().input, repeatTime,
                                 "the model's input");
     py::gil_scoped_release release;
-    return model.forward(x, training);
+    return m.forward(x, training);
   }
 
   /// Averages the gradients of the backward that just ran over the dp group.
@@ -103,6 +136,16 @@ public:
       return;
     py::gil_scoped_release release;
     reducer->finish();
+  }
+
+  /// Collective over the tp axis: every parameter and buffer whole, by name.
+  TensorMap wholeState() {
+    TensorMap out;
+    py::gil_scoped_release release;
+    at::NoGradGuard noGrad;
+    for (const ParameterStore::Entry &e : bound().params().entries())
+      out[e.name] = partition.gatherWhole(e.name, e.tensor.detach()).clone();
+    return out;
   }
 
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
@@ -128,33 +171,34 @@ public:
   /// (name, kind) of every parameter and buffer, in the manifest's order.
   std::vector<std::pair<std::string, std::string>> entries() const {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const ParameterStore::Entry &e : model.params().entries())
-      out.emplace_back(e.name, e.kind == ParameterKind::Parameter ? "parameter" : "buffer");
+    for (const ParameterSpec &p : artifact.manifest.parameters)
+      out.emplace_back(p.name, kindName(p.kind));
     return out;
   }
 
-  std::vector<int64_t> inputShape() const { return model.manifest().input.shape; }
-  std::vector<int64_t> outputShape() const { return model.manifest().output.shape; }
+  std::vector<int64_t> inputShape() const { return artifact.manifest.input.shape; }
+  std::vector<int64_t> outputShape() const { return artifact.manifest.output.shape; }
   int rank() const { return run.world ? run.world->rank() : 0; }
   int worldSize() const { return run.world ? run.world->size() : 1; }
   int dataParallelRank() const { return reducer ? dp.rank() : 0; }
   int dataParallelSize() const { return reducer ? dp.size() : 1; }
 
 private:
-  /// Every rank starts from the dp group's first rank's parameters and buffers.
-  void broadcastInitialState() {
-    at::NoGradGuard noGrad;
-    for (const ParameterStore::Entry &entry : model.params().entries()) {
-      at::Tensor tensor = entry.tensor;
-      snn::dist::broadcast(dp.group, tensor, 0);
-    }
+  static const char *kindName(ParameterKind kind) {
+    return kind == ParameterKind::Parameter ? "parameter" : "buffer";
+  }
+  Model &bound() {
+    if (!model)
+      throw Error("the program is not bound to its parameters yet");
+    return *model;
   }
 
   DistributedRun run;
   Artifact artifact;
-  Model model;
   MeshContext mesh;
   DataParallelContext dp;
+  ParameterPartition partition;
+  std::optional<Model> model;
   std::unique_ptr<snn::dist::GradBucketReducer> reducer;
 };
 
@@ -171,9 +215,15 @@ std::vector<std::pair<std::string, std::string>> artifactEntries(const std::stri
 void snn::python::bindRuntime(py::module_ &m) {
   py::class_<Program>(m, "Program",
                       "One rank's program of an artifact, run on SpikeMesh's kernels over "
-                      "the tensors given (adopted, not copied)")
-      .def(py::init<const std::string &, const std::map<std::string, at::Tensor> &, bool>(),
-           py::arg("artifact_dir"), py::arg("tensors"), py::arg("distributed") = false)
+                      "the tensors bound to it (adopted, not copied)")
+      .def(py::init<const std::string &, bool>(), py::arg("artifact_dir"),
+           py::arg("distributed") = false)
+      .def("local_parts", &Program::localParts, py::arg("whole"),
+           "Collective: this rank's part of each whole tensor (world rank 0's values)")
+      .def("bind", &Program::bind, py::arg("tensors"),
+           "Builds the program over these tensors (this rank's parts)")
+      .def("whole_state", &Program::wholeState,
+           "Collective over the tp axis: every parameter and buffer whole")
       .def("forward", &Program::forward, py::arg("input"), py::arg("training"),
            py::arg("repeat_time") = 0)
       .def("finish_backward", &Program::finishBackward,
