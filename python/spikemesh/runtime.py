@@ -22,7 +22,7 @@ from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
 
 # Modes whose runtime the Python API provides in this version; the others run under snn-run.
-PYTHON_MODES = ("none", "dp", "tp")
+PYTHON_MODES = ("none", "dp", "tp", "fsdp", "fsdp_tp")
 # Optimizer strategies it runs with them ("zero": build_optimizer shards the state).
 PYTHON_OPTIMIZER_STRATEGIES = ("none", "zero")
 
@@ -52,19 +52,34 @@ class CompiledModule(nn.Module):
         self._program = _spikemesh.Program(artifact_dir, distributed)
         whole = {k: v.detach() for k, v in state.items()}
         parts = self._program.local_parts(whole)
+        sharded = self._program.fully_sharded
         tensors = {}
         for name, kind in self._program.entries():
-            owner, leaf = self._owner(name)
+            tensor = parts[name]
             if kind == "parameter":
-                tensor = nn.Parameter(parts[name], requires_grad=trainable.get(name, True))
-                owner.register_parameter(leaf, tensor)
+                tensor.requires_grad_(trainable.get(name, True))
+                if not sharded:
+                    tensor = nn.Parameter(tensor, requires_grad=trainable.get(name, True))
+                    self._register(name, tensor, parameter=True)
             else:
-                tensor = parts[name]
-                owner.register_buffer(leaf, tensor)
+                self._register(name, tensor, parameter=False)
             tensors[name] = tensor
         self._program.bind(tensors)
+        # fsdp: the rank's pieces of the parameters are what the optimizer steps.
+        self._shards: Dict[str, nn.Parameter] = {}
+        for name, values, _ in self._program.sharded_parameters():
+            piece = nn.Parameter(values, requires_grad=trainable.get(name, True))
+            self._register(name, piece, parameter=True)
+            self._shards[name] = piece
         self._static_input = static_input
         self._finish_queued = False
+
+    def _register(self, name: str, tensor: torch.Tensor, *, parameter: bool) -> None:
+        owner, leaf = self._owner(name)
+        if parameter:
+            owner.register_parameter(leaf, tensor)
+        else:
+            owner.register_buffer(leaf, tensor)
 
     def _owner(self, name: str) -> Tuple[nn.Module, str]:
         *path, leaf = name.split(".")
@@ -96,6 +111,14 @@ class CompiledModule(nn.Module):
     def _finish_backward(self) -> None:
         self._finish_queued = False
         self._program.finish_backward()
+        for name, _, grad in self._program.sharded_parameters():
+            piece = self._shards[name]
+            if grad is None or not piece.requires_grad:
+                continue
+            if piece.grad is None:
+                piece.grad = grad.clone()
+            else:
+                piece.grad.add_(grad)
 
 
 class SNNDistributedRuntime:

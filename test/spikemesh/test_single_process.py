@@ -171,8 +171,8 @@ class ApplyTest(unittest.TestCase):
             runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
 
     def test_modes_not_in_python_yet(self):
-        plan = spikemesh.plan(analysis=self.plan.analysis, objective="memory", topology="dp=2",
-                              backend="gloo", batch_size=8, mode="fsdp")
+        plan = spikemesh.plan(analysis=self.plan.analysis, objective="memory", topology="pp=2",
+                              backend="gloo", batch_size=8, mode="pp")
         with self.assertRaisesRegex(NotImplementedError, "snn-run"):
             spikemesh.apply(model=self.model, plan=plan)
 

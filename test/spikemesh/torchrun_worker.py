@@ -49,6 +49,22 @@ def mean_over_ranks(values):
     return (t / torch_dist.get_world_size()).tolist()
 
 
+def check_sharded_parameters(runtime, model):
+    """Under fsdp each rank holds a piece of the parameters, all ranks together each element
+    once per tp coordinate."""
+    if runtime.plan.mode not in ("fsdp", "fsdp_tp") or runtime.dp_size == 1:
+        return
+    whole = sum(p.numel() for p in model.parameters())
+    mine = sum(p.numel() for p in runtime.model.parameters())
+    everyone = torch.tensor([mine])
+    torch_dist.all_reduce(everyone)
+    tp = torch_dist.get_world_size() // runtime.dp_size
+    # tp splits some parameters and repeats the others on each tp coordinate.
+    if mine >= whole or not whole <= int(everyone) <= tp * whole:
+        raise AssertionError(f"fsdp: this rank holds {mine} of {whole} elements, "
+                             f"all ranks {int(everyone)}")
+
+
 def check_sharded_state(runtime, opt):
     """Under a zero plan each rank holds the optimizer state of its own parameters only."""
     if runtime.plan.optimizer_strategy != "zero":
@@ -78,6 +94,7 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
     ours = mean_over_ranks(common.train(runtime.model, opt, make_scheduler(opt),
                                         rank_batches(loader)))
     check_sharded_state(runtime, opt)
+    check_sharded_parameters(runtime, eager)
     opt = cls(eager.parameters(), **kwargs)
     theirs = common.train(eager, opt, make_scheduler(opt), eager_batches(dataset),
                           reset=functional.reset_net)
@@ -108,6 +125,16 @@ def check_no_sync(model, x, plan):
     """Inside no_sync a backward leaves this rank's own gradients; the next one averages
     what was accumulated, so every rank then holds the same gradients."""
     runtime = spikemesh.apply(model=copy.deepcopy(model).train(), plan=plan)
+    if plan.mode in ("fsdp", "fsdp_tp") and runtime.dp_size > 1:
+        try:
+            with runtime.no_sync():
+                pass
+        except spikemesh.SpikeMeshError as e:
+            if "no_sync" not in str(e):
+                raise
+        else:
+            raise AssertionError("no_sync under fsdp did not refuse")
+        return
     if runtime.dp_size != torch_dist.get_world_size():
         return  # ranks that share a dp coordinate hold the same gradients anyway
     rank = torch_dist.get_rank()

@@ -26,12 +26,14 @@
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
 
+#include <pybind11/stl.h>
 #include <torch/extension.h>
 
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 namespace py = pybind11;
 using namespace snn::runtime;
@@ -61,8 +63,7 @@ void shutdownWorld() {
 
 Artifact loadProgramArtifact(const std::string &dir, const DistributedRun &run) {
   Artifact artifact = loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr);
-  if (run.world && (isPipeline(artifact.manifest) ||
-                    shardingModeOf(artifact.manifest) == ShardingMode::Fsdp))
+  if (run.world && isPipeline(artifact.manifest))
     throw Error("artifact '" + dir + "': plan mode '" +
                 std::string(snn::schema::nameOf(artifact.manifest.plan.mode)) +
                 "' is not run by the Python API on many ranks yet (snn-run runs it)");
@@ -112,12 +113,32 @@ public:
     if (!dp.group.valid() || dp.size() == 1)
       return;
     model->setDataParallel(&dp);
+    py::gil_scoped_release release;
+    if (shardingModeOf(artifact.manifest) == ShardingMode::Fsdp) {
+      // The optimizer is the caller's: fsdp's own is never stepped.
+      fsdp = makeFsdpSharding(*model, OptimizerConfig{}, dp);
+      return;
+    }
     std::vector<at::Tensor> trainable;
     for (const at::Tensor &param : model->params().parameters())
       if (param.requires_grad())
         trainable.push_back(param);
-    py::gil_scoped_release release;
     reducer = std::make_unique<snn::dist::GradBucketReducer>(dp.group, trainable);
+  }
+
+  /// fsdp: (name, values, gradient) of this rank's piece of each parameter (ParameterSharding
+  /// ::localPieces); the values are what the next forward gathers, the gradient is the last
+  /// backward's average (None before one). Empty for the other modes.
+  std::vector<std::tuple<std::string, at::Tensor, std::optional<at::Tensor>>>
+  shardedParameters() const {
+    std::vector<std::tuple<std::string, at::Tensor, std::optional<at::Tensor>>> out;
+    if (!fsdp)
+      return out;
+    for (const ParameterSharding::LocalPiece &piece : fsdp->localPieces())
+      out.emplace_back(piece.name, piece.values,
+                       piece.grad.defined() ? std::optional<at::Tensor>(piece.grad)
+                                            : std::nullopt);
+    return out;
   }
 
   /// `input` as the program takes it ([T, N, ...]), or a static [N, ...] batch repeated
@@ -132,10 +153,11 @@ public:
 
   /// Averages the gradients of the backward that just ran over the dp group.
   void finishBackward() {
-    if (!reducer)
-      return;
     py::gil_scoped_release release;
-    reducer->finish();
+    if (fsdp)
+      fsdp->finishBackward();
+    else if (reducer)
+      reducer->finish();
   }
 
   /// Collective over the tp axis: every parameter and buffer whole, by name.
@@ -143,14 +165,19 @@ public:
     TensorMap out;
     py::gil_scoped_release release;
     at::NoGradGuard noGrad;
-    for (const ParameterStore::Entry &e : bound().params().entries())
+    Model &m = bound();
+    if (fsdp)
+      fsdp->materialize(); // collective over dp: every unit full until release()
+    for (const ParameterStore::Entry &e : m.params().entries())
       out[e.name] = partition.gatherWhole(e.name, e.tensor.detach()).clone();
+    if (fsdp)
+      fsdp->release();
     return out;
   }
 
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
   void broadcast(at::Tensor tensor, int root) {
-    if (!reducer)
+    if (dataParallelSize() == 1)
       return;
     if (root < 0 || root >= dp.size())
       throw Error("broadcast: root " + std::to_string(root) + " is not a rank of the " +
@@ -163,10 +190,13 @@ public:
   /// Off: backwards accumulate this rank's gradients locally (no all-reduce, no
   /// finish_backward) until it is switched on again for the last backward.
   void setGradientSync(bool enabled) {
+    if (fsdp && !enabled)
+      throw Error("no_sync: an fsdp plan reduces each layer's gradients during backward and "
+                  "keeps only its shard, so it cannot accumulate unreduced gradients");
     if (reducer)
       reducer->setSyncEnabled(enabled);
   }
-  bool gradientSync() const { return reducer && reducer->syncEnabled(); }
+  bool gradientSync() const { return fsdp || (reducer && reducer->syncEnabled()); }
 
   /// (name, kind) of every parameter and buffer, in the manifest's order.
   std::vector<std::pair<std::string, std::string>> entries() const {
@@ -180,8 +210,13 @@ public:
   std::vector<int64_t> outputShape() const { return artifact.manifest.output.shape; }
   int rank() const { return run.world ? run.world->rank() : 0; }
   int worldSize() const { return run.world ? run.world->size() : 1; }
-  int dataParallelRank() const { return reducer ? dp.rank() : 0; }
-  int dataParallelSize() const { return reducer ? dp.size() : 1; }
+  /// fsdp on a dp axis of several ranks: bind's parameters are gathered per layer and this
+  /// rank keeps only sharded_parameters().
+  bool fullySharded() const {
+    return shardingModeOf(artifact.manifest) == ShardingMode::Fsdp && dp.group.valid();
+  }
+  int dataParallelRank() const { return dp.group.valid() ? dp.rank() : 0; }
+  int dataParallelSize() const { return dp.group.valid() ? dp.size() : 1; }
 
 private:
   static const char *kindName(ParameterKind kind) {
@@ -199,7 +234,8 @@ private:
   DataParallelContext dp;
   ParameterPartition partition;
   std::optional<Model> model;
-  std::unique_ptr<snn::dist::GradBucketReducer> reducer;
+  std::unique_ptr<snn::dist::GradBucketReducer> reducer; // dp, zero
+  std::unique_ptr<ParameterSharding> fsdp;                // fsdp, fsdp_tp
 };
 
 /// (name, kind) of every parameter and buffer an artifact's manifest lists.
@@ -222,6 +258,8 @@ void snn::python::bindRuntime(py::module_ &m) {
            "Collective: this rank's part of each whole tensor (world rank 0's values)")
       .def("bind", &Program::bind, py::arg("tensors"),
            "Builds the program over these tensors (this rank's parts)")
+      .def("sharded_parameters", &Program::shardedParameters,
+           "fsdp: (name, values, gradient) of this rank's piece of each parameter")
       .def("whole_state", &Program::wholeState,
            "Collective over the tp axis: every parameter and buffer whole")
       .def("forward", &Program::forward, py::arg("input"), py::arg("training"),
@@ -237,6 +275,7 @@ void snn::python::bindRuntime(py::module_ &m) {
       .def_property_readonly("output_shape", &Program::outputShape)
       .def_property_readonly("rank", &Program::rank)
       .def_property_readonly("world_size", &Program::worldSize)
+      .def_property_readonly("fully_sharded", &Program::fullySharded)
       .def_property_readonly("data_parallel_rank", &Program::dataParallelRank)
       .def_property_readonly("data_parallel_size", &Program::dataParallelSize);
   m.def("artifact_entries", &artifactEntries, py::arg("artifact_dir"),

@@ -156,6 +156,17 @@ public:
     release();
   }
 
+  std::vector<LocalPiece> localPieces() const override {
+    std::vector<LocalPiece> out;
+    for (const FsdpUnit &unit : units)
+      for (const ShardPiece &piece : unit.flat->ownPieces())
+        out.push_back({unit.names[piece.tensor], unit.flat->pieceOfChunk(unit.shard, piece),
+                       unit.gradShard.defined()
+                           ? unit.flat->pieceOfChunk(unit.gradShard, piece)
+                           : at::Tensor()});
+    return out;
+  }
+
   MemoryFootprint footprint() const override {
     MemoryFootprint bytes;
     for (const FsdpUnit &unit : units) {

@@ -5,6 +5,15 @@
 
 namespace snn::runtime {
 
+std::vector<ParameterSharding::LocalPiece>
+wholeParameterPieces(const ParameterStore &store) {
+  std::vector<ParameterSharding::LocalPiece> out;
+  for (const ParameterStore::Entry &entry : store.entries())
+    if (entry.kind == ParameterKind::Parameter)
+      out.push_back({entry.name, entry.tensor, entry.tensor.grad()});
+  return out;
+}
+
 ShardingMode shardingModeOf(const Manifest &manifest) {
   const schema::PlanSpec &plan = manifest.plan;
   // fsdp_tp: fsdp over the dp axis of each tp rank's (local) parameters.

@@ -51,6 +51,10 @@ public:
     opt = std::move(restored);
   }
 
+  std::vector<LocalPiece> localPieces() const override {
+    return wholeParameterPieces(store);
+  }
+
   MemoryFootprint footprint() const override {
     MemoryFootprint bytes;
     for (const at::Tensor &param : store.parameters()) {

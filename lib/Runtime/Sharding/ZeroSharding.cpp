@@ -59,6 +59,10 @@ public:
     pieces.restore(entries);
   }
 
+  std::vector<LocalPiece> localPieces() const override {
+    return wholeParameterPieces(store);
+  }
+
   MemoryFootprint footprint() const override {
     MemoryFootprint bytes;
     bytes.paramBytes = flat.residentBytes();

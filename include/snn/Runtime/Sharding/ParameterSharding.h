@@ -20,11 +20,13 @@
 
 #include "snn/Runtime/Checkpoint/Checkpoint.h"
 #include "snn/Runtime/Execution/Manifest.h"
+#include "snn/Runtime/Execution/ParameterStore.h"
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -63,7 +65,22 @@ public:
   virtual void restore(const CheckpointState &state,
                        const std::string &where) = 0;
   virtual MemoryFootprint footprint() const = 0;
+
+  /// What an optimizer outside the runtime (the Python API's torch.optim) steps in place of
+  /// step(): this rank's piece of each parameter, a view of what the next forward reads, and
+  /// after finishBackward its averaged gradient (undefined: none). Replicated and zero: every
+  /// parameter whole, its .grad; fsdp: the part of each parameter in this rank's chunk,
+  /// flattened (possibly empty).
+  struct LocalPiece {
+    std::string name;
+    at::Tensor values;
+    at::Tensor grad;
+  };
+  virtual std::vector<LocalPiece> localPieces() const = 0;
 };
+
+/// Every parameter of `store` whole, with its .grad (replicated and zero's localPieces).
+std::vector<ParameterSharding::LocalPiece> wholeParameterPieces(const ParameterStore &store);
 
 /// Replicated: with `dp` (may be null or of size 1) gradients are averaged
 /// over its group.
