@@ -82,6 +82,10 @@ class DistributedFeatureSet:
     allow_pipeline: bool = True
     pp_delay_wgrad: bool = False
     memory_budget: Optional[str] = None
+    #: A pipeline's schedule (gpipe, 1f1b, interleaved, zero-bubble) and microbatches per
+    #: step; None: the planner's choice (docs/planner.md).
+    pp_schedule: Optional[str] = None
+    pp_microbatches: Optional[int] = None
 
 
 @dataclasses.dataclass
@@ -181,6 +185,8 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
                "experimental-conv-tp": features.experimental_conv_tp or None,
                "pp-delay-wgrad": features.pp_delay_wgrad or None,
                "memory-budget": features.memory_budget,
+               "pp-schedule": features.pp_schedule,
+               "pp-microbatches": features.pp_microbatches,
                "device-profile": os.fspath(device_profile) if device_profile else None}
     if device_profile is not None and not os.path.isfile(options["device-profile"]):
         raise ValueError(f"device_profile: no such file: {options['device-profile']}")

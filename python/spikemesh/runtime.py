@@ -21,11 +21,6 @@ from .compiler import Workspace, compile_onnx
 from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
 
-# Modes whose runtime the Python API provides in this version; the others run under snn-run.
-PYTHON_MODES = ("none", "dp", "tp", "fsdp", "fsdp_tp")
-# Optimizer strategies it runs with them ("zero": build_optimizer shards the state).
-PYTHON_OPTIMIZER_STRATEGIES = ("none", "zero")
-
 # A process joins a torchrun job once; it leaves at exit, while the interpreter is whole.
 atexit.register(_spikemesh.shutdown_world)
 
@@ -90,15 +85,27 @@ class CompiledModule(nn.Module):
             module = module._modules[part]
         return module, leaf
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _repeat_time(self, x: torch.Tensor) -> int:
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
         shape = self._program.input_shape
-        repeat = shape[0] if self._static_input and x.dim() == len(shape) - 1 else 0
+        return shape[0] if self._static_input and x.dim() == len(shape) - 1 else 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        repeat = self._repeat_time(x)
         out = self._program.forward(x.detach().to(torch.float32), self.training, repeat)
         if self._program.gradient_sync and out.requires_grad:
             out.register_hook(self._queue_finish_backward)
         return out
+
+    def pipeline_step(self, x: torch.Tensor, labels: torch.Tensor, criterion) -> torch.Tensor:
+        """A pipeline plan's training step (SNNDistributedRuntime.train_step)."""
+        repeat = self._repeat_time(x)
+        if not isinstance(labels, torch.Tensor):
+            raise TypeError(f"labels must be a torch.Tensor, got {type(labels).__name__}")
+        loss = self._program.train_step(x.detach().to(torch.float32), labels.detach(), repeat,
+                                        criterion)
+        return torch.tensor(loss, dtype=torch.float32)
 
     def _queue_finish_backward(self, grad: torch.Tensor) -> torch.Tensor:
         # The gradient all-reduce completes when the whole backward has run, as under
@@ -143,7 +150,9 @@ class SNNDistributedRuntime:
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
         """An optimizer of ``optimizer_cls`` over this rank's trainable parameters; under a
         plan with ``optimizer_strategy == "zero"`` on several ranks, a
-        ``ZeroRedundancyOptimizer`` that keeps each rank's share of its state."""
+        ``ZeroRedundancyOptimizer`` that keeps each rank's share of its state. A rank that
+        holds no parameter (a pipeline stage of neurons and pooling only) gets one over an
+        empty placeholder, so the loop's calls work unchanged."""
         if not (isinstance(optimizer_cls, type) and issubclass(optimizer_cls, torch.optim.Optimizer)):
             raise TypeError(f"optimizer_cls must be a torch.optim.Optimizer class, got "
                             f"{optimizer_cls!r}")
@@ -151,7 +160,33 @@ class SNNDistributedRuntime:
         if self.plan.optimizer_strategy == "zero" and self.dp_size > 1:
             return ZeroRedundancyOptimizer(params, optimizer_cls, program=self.model._program,
                                            lr=lr, weight_decay=weight_decay, **kwargs)
+        if not params:
+            # A rank can hold no parameter (a pipeline stage of neurons and pooling only);
+            # torch.optim refuses an empty list, and the user's loop still steps it.
+            params = [nn.Parameter(torch.zeros(0))]
         return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+    def train_step(self, images: torch.Tensor, labels: torch.Tensor, criterion) -> torch.Tensor:
+        """One training step's forward and backward: ``criterion(runtime.model(images),
+        labels).backward()``; the gradients are left in ``.grad`` (averaged over the
+        data-parallel ranks) and the optimizer step stays yours. Returns the loss, detached.
+
+        Under a pipeline plan (mode ``pp``) this is how the model trains: the plan's schedule
+        runs the stages' forwards and backwards over its microbatches, ``criterion`` is applied
+        to each microbatch's output on the last stage, the gradients are those of the mean of
+        the microbatches' losses, and the returned loss is that mean (over the data-parallel
+        replicas too), on every rank. ``criterion(output, labels)`` takes what
+        ``runtime.model`` returns for the microbatch and its labels, and returns a scalar.
+        """
+        if not callable(criterion):
+            raise TypeError(f"criterion must be callable, got {type(criterion).__name__}")
+        if self.model._program.is_pipeline:
+            return self.model.pipeline_step(images, labels, criterion)
+        loss = criterion(self.model(images), labels)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise ValueError("criterion must return a scalar torch.Tensor")
+        loss.backward()
+        return loss.detach()
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -222,9 +257,8 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         device_mesh: must be None or match the plan's world size.
 
     Raises:
-        TypeError / ValueError: arguments of the wrong kind or value; a compile error as
-            ``SpikeMeshError``. NotImplementedError: a mode this version of the Python API does
-            not run yet (``snn-run`` runs it from the same plan).
+        TypeError / ValueError: arguments of the wrong kind or value (a plan for another number
+            of ranks than this job's); a compile error as ``SpikeMeshError``.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -234,12 +268,6 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
     if device_mesh is not None:
         raise ValueError("device_mesh: the plan's mesh is used; pass None")
-    if plan.mode not in PYTHON_MODES or \
-            plan.optimizer_strategy not in PYTHON_OPTIMIZER_STRATEGIES:
-        mode = plan.mode + (" + zero" if plan.optimizer_strategy == "zero" else "")
-        raise NotImplementedError(
-            f"mode {mode!r} on {plan.world_size} rank(s) is not yet run by the Python API "
-            f"(this version runs {', '.join(PYTHON_MODES)}); snn-run runs it")
     distributed = _job_world_size(plan) > 1
     analysis = plan.analysis
     workspace = Workspace(model)

@@ -26,6 +26,7 @@ def main() -> int:
     parser.add_argument("--nproc", type=int, required=True)
     parser.add_argument("--mode", required=True)
     parser.add_argument("--topology", default="", help="the worker's (default: dp=NPROC)")
+    parser.add_argument("--schedule", default="", help="the worker's (a pipeline's schedule)")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--torchrun", default="/usr/bin/torchrun")
     args = parser.parse_args()
@@ -34,6 +35,8 @@ def main() -> int:
            os.path.join(HERE, "torchrun_worker.py"), "--mode", args.mode]
     if args.topology:
         cmd += ["--topology", args.topology]
+    if args.schedule:
+        cmd += ["--schedule", args.schedule]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     try:
         done = subprocess.run(cmd, cwd=HERE, env=env, timeout=args.timeout)

@@ -170,12 +170,6 @@ class ApplyTest(unittest.TestCase):
         with self.assertRaises(spikemesh.SpikeMeshError):
             runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
 
-    def test_modes_not_in_python_yet(self):
-        plan = spikemesh.plan(analysis=self.plan.analysis, objective="memory", topology="pp=2",
-                              backend="gloo", batch_size=8, mode="pp")
-        with self.assertRaisesRegex(NotImplementedError, "snn-run"):
-            spikemesh.apply(model=self.model, plan=plan)
-
     def test_many_rank_plan_needs_torchrun(self):
         plan = spikemesh.plan(analysis=self.plan.analysis, objective="speed", topology="dp=2",
                               backend="gloo", batch_size=8, mode="dp")

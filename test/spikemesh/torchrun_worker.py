@@ -82,6 +82,39 @@ def check_sharded_state(runtime, opt):
         raise AssertionError(f"zero: {held} elements of optimizer state for {mine} parameters")
 
 
+def train_steps(runtime, optimizer, scheduler, batches):
+    """The loop of a pipeline plan: runtime.train_step runs the schedule."""
+    losses = []
+    for images, labels in batches:
+        optimizer.zero_grad()
+        losses.append(float(runtime.train_step(images, labels, common.criterion)))
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    return losses
+
+
+def train_accumulating(model, optimizer, scheduler, batches, replicas, microbatches):
+    """One process doing what a dp x pp step does: replica r's share (samples r, r+D, ...)
+    cut into M microbatches, each one's loss / (D * M) backpropagated, in replica order."""
+    losses = []
+    for images, labels in batches:
+        optimizer.zero_grad()
+        total = 0.0
+        for r in range(replicas):
+            xs, ys = images[:, r::replicas], labels[r::replicas]
+            for x_m, y_m in zip(xs.chunk(microbatches, dim=1), ys.chunk(microbatches)):
+                functional.reset_net(model)
+                loss = common.criterion(model(x_m.contiguous()), y_m) / (replicas * microbatches)
+                loss.backward()
+                total += float(loss)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        losses.append(total)
+    return losses
+
+
 def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
     """``optimizer``: (torch.optim class, its keyword arguments)."""
     cls, kwargs = optimizer
@@ -91,13 +124,21 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
                                         shuffle=False)
     loader.sampler.set_epoch(0)
     opt = runtime.build_optimizer(cls, **kwargs)
-    ours = mean_over_ranks(common.train(runtime.model, opt, make_scheduler(opt),
-                                        rank_batches(loader)))
+    if plan.mode == "pp":
+        ours = mean_over_ranks(train_steps(runtime, opt, make_scheduler(opt),
+                                           rank_batches(loader)))
+    else:
+        ours = mean_over_ranks(common.train(runtime.model, opt, make_scheduler(opt),
+                                            rank_batches(loader)))
     check_sharded_state(runtime, opt)
     check_sharded_parameters(runtime, eager)
     opt = cls(eager.parameters(), **kwargs)
-    theirs = common.train(eager, opt, make_scheduler(opt), eager_batches(dataset),
-                          reset=functional.reset_net)
+    if plan.mode == "pp":
+        theirs = train_accumulating(eager, opt, make_scheduler(opt), eager_batches(dataset),
+                                    runtime.dp_size, plan.pp_microbatches)
+    else:
+        theirs = common.train(eager, opt, make_scheduler(opt), eager_batches(dataset),
+                              reset=functional.reset_net)
     common.check_close(ours, theirs, f"{name} loss")
     common.check_same_parameters(runtime.state_dict(), eager)
     return ours
@@ -150,10 +191,34 @@ def check_no_sync(model, x, plan):
         raise AssertionError("after no_sync: the gradients differ between ranks")
 
 
+def check_pipeline_forward(model, x, plan):
+    """A pipeline's inference output reaches every rank and equals eager PyTorch's; a
+    training forward outside train_step is refused."""
+    if plan.mode != "pp":
+        return
+    eager = copy.deepcopy(model).eval()
+    runtime = spikemesh.apply(model=copy.deepcopy(model), plan=plan)
+    batch = x[:, :GLOBAL_BATCH // runtime.dp_size]
+    try:
+        runtime.model.train()(batch)
+    except spikemesh.SpikeMeshError as e:
+        if "train_step" not in str(e):
+            raise
+    else:
+        raise AssertionError("a training forward of a pipeline was not refused")
+    got = runtime.model.eval()(batch)
+    functional.reset_net(eager)
+    with torch.no_grad():
+        want = eager(batch)
+    if not torch.allclose(got, want, rtol=common.RTOL, atol=common.RTOL):
+        raise AssertionError(f"pipeline inference differs by {(got - want).abs().max()}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", required=True)
     parser.add_argument("--topology", default="", help="default: dp=WORLD_SIZE")
+    parser.add_argument("--schedule", default=None, help="a pipeline's schedule")
     args = parser.parse_args()
     torch_dist.init_process_group("gloo")
     world = torch_dist.get_world_size()
@@ -164,16 +229,19 @@ def main():
     analysis = spikemesh.analyze(model, example_input=x[:, :GLOBAL_BATCH])
     plan = spikemesh.plan(analysis=analysis, objective="speed",
                           topology=args.topology or {"dp": world},
-                          backend="gloo", batch_size=GLOBAL_BATCH, mode=args.mode)
+                          backend="gloo", batch_size=GLOBAL_BATCH, mode=args.mode,
+                          features=spikemesh.DistributedFeatureSet(pp_schedule=args.schedule))
     check_initial_broadcast(model, plan)
     check_no_sync(model, x, plan)
+    check_pipeline_forward(model, x, plan)
     sgd = compare("sgd", model, x, dataset, plan,
                   (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))
     adam = compare("adam", model, x, dataset, plan, (torch.optim.Adam, dict(lr=1e-3)),
                    lambda o: None)
     if torch_dist.get_rank() == 0:
-        print(f"{plan.mode} ({plan.optimizer_strategy}) on {world} ranks: 5 steps equal to eager; losses sgd "
+        detail = plan.pp_schedule if plan.mode == "pp" else plan.optimizer_strategy
+        print(f"{plan.mode} ({detail}) on {world} ranks: 5 steps equal to eager; losses sgd "
               f"{sgd[0]:.5f} -> {sgd[-1]:.5f}, adam {adam[0]:.5f} -> {adam[-1]:.5f}")
     torch_dist.destroy_process_group()
 

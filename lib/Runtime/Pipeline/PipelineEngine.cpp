@@ -118,8 +118,17 @@ std::map<int64_t, at::Tensor> PipelineEngine::awaitInputs(Step &step, const Acti
 
 at::Tensor PipelineEngine::lossOf(const Step &step, const at::Tensor &output,
                                   int64_t microbatch, PipelineStepResult *metrics) {
-  at::Tensor rate = firingRate(output, stages.manifest().output.timeMajor);
   at::Tensor labels = step.labels.narrow(0, microbatch * step.samples, step.samples);
+  if (customLoss) {
+    at::Tensor value = customLoss(output, labels);
+    if (!value.defined() || value.numel() != 1)
+      throw Error("the pipeline's loss function must return one value, not a tensor of " +
+                  std::to_string(value.defined() ? value.numel() : 0) + " elements");
+    if (metrics)
+      metrics->lossSum += value.item<double>();
+    return value.reshape({});
+  }
+  at::Tensor rate = firingRate(output, stages.manifest().output.timeMajor);
   at::Tensor value = computeLoss(rate, labels, loss);
   if (metrics) {
     metrics->lossSum += double(value.item<float>());

@@ -43,6 +43,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -104,6 +105,12 @@ public:
   /// rank's, over the same window it measures, and the whole pipeline's.
   double theoreticalBubble() const { return rankBubble; }
   double pipelineBubble() const { return wholeBubble; }
+  /// A loss of the last stage's output [T, b, ...] and its microbatch's labels in place of
+  /// the built-in one on the firing rate (the Python API's criterion); backward runs on its
+  /// value / M. Empty: the built-in loss. Its steps count no correct predictions.
+  using LossFunction =
+      std::function<at::Tensor(const at::Tensor &output, const at::Tensor &labels)>;
+  void setLossFunction(LossFunction function) { customLoss = std::move(function); }
   /// Records spans into `trace` from now on (null: none).
   void setTrace(PipelineTrace *value) { trace = value; }
 
@@ -127,6 +134,7 @@ private:
   Model &stages;
   PipelinePlace where;
   LossKind loss;
+  LossFunction customLoss;
   std::vector<Action> schedule;
   std::unique_ptr<StageTransport> transport;
   std::unique_ptr<DropoutReplay> dropout;

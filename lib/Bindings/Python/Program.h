@@ -1,0 +1,121 @@
+//===- Program.h - One rank's program for the Python API --------*- C++ -*-===//
+//
+// What `spikemesh.apply` runs in each process: this rank's program of an artifact over the
+// caller's tensors (the nn.Parameters and buffers of spikemesh's module), so a Python loss's
+// backward runs the runtime's BPTT and fills their .grad.
+//
+// Under torchrun (`distributed`) the process joins the job once (one dist::World per process,
+// from torchrun's variables, kept until shutdownWorld()) and the program runs as a rank of the
+// artifact's mesh: every rank starts from world rank 0's tensors (as DistributedDataParallel
+// does); a tp rank holds its part of each split parameter and runs its partition with the
+// plan's collectives; SyncBatchNorm and Dropout run over the dp group; dp and zero average the
+// gradients over the dp group by the bucketed all-reduce that overlaps with backward
+// (finishBackward completes it; spikemesh queues it at the end of every backward); fsdp keeps
+// the rank's pieces of the parameters (shardedParameters) and gathers each layer for its use;
+// a pipeline rank runs its stages under the plan's schedule in trainStep, with the caller's
+// criterion on the last stage.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_BINDINGS_PYTHON_PROGRAM_H
+#define SNN_BINDINGS_PYTHON_PROGRAM_H
+
+#include "snn/Runtime/Distributed/GradReducer.h"
+#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/Model.h"
+#include "snn/Runtime/Execution/ParameterPartition.h"
+#include "snn/Runtime/Pipeline/PipelineEngine.h"
+#include "snn/Runtime/Sharding/ParameterSharding.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace snn::python {
+
+using TensorMap = std::map<std::string, at::Tensor>;
+
+/// Leaves the torchrun job this process joined (spikemesh calls it at exit).
+void shutdownWorld();
+
+/// Built in two steps, because the caller's parameters must exist before the program binds
+/// them and their shapes are this rank's (a tp split, a pipeline rank's stages): localParts
+/// turns the model's whole tensors into this rank's parts, the caller makes its
+/// nn.Parameters of them, and bind builds the program over those very tensors.
+class Program {
+public:
+  /// The criterion of a pipeline step: (last stage's output, labels) -> loss.
+  using Criterion = runtime::PipelineEngine::LossFunction;
+
+  Program(const std::string &dir, bool distributed);
+
+  /// (name, kind) of every parameter and buffer this rank's program reads, in manifest
+  /// order; kind is "parameter" or "buffer" (a frozen weight is a buffer).
+  std::vector<std::pair<std::string, std::string>> entries() const;
+  /// Collective: world rank 0's whole tensors; returns this rank's part of each of entries().
+  TensorMap localParts(const TensorMap &whole);
+  /// The program over `tensors` (this rank's parts, adopted).
+  void bind(const TensorMap &tensors);
+
+  /// `input` as the program takes it ([T, N, ...]), or a static [N, ...] batch repeated
+  /// `repeatTime` times first. A pipeline runs only inference here, its output on every rank.
+  at::Tensor forward(const at::Tensor &input, bool training, int64_t repeatTime);
+  /// A pipeline's training step over the rank's batch: the schedule's forwards and backwards
+  /// over the plan's microbatches, `criterion` on each of the last stage's outputs, the
+  /// gradients (of loss / M) accumulated in .grad and averaged over dp. Returns the mean loss
+  /// over the microbatches and dp replicas, on every rank.
+  double trainStep(const at::Tensor &input, const at::Tensor &labels, int64_t repeatTime,
+                   const Criterion &criterion);
+  /// Completes the gradients of the backward that just ran (dp, zero: the average over the
+  /// dp group; fsdp: the reduce-scatter of the layers backward left).
+  void finishBackward();
+  /// fsdp: (name, values, gradient) of this rank's piece of each parameter
+  /// (ParameterSharding::localPieces); empty for the other modes.
+  std::vector<std::tuple<std::string, at::Tensor, std::optional<at::Tensor>>>
+  shardedParameters() const;
+  /// Collective over the tp and pp axes: every parameter and buffer whole, by name.
+  TensorMap wholeState();
+  /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
+  void broadcast(at::Tensor tensor, int root);
+  /// Off: backwards accumulate this rank's gradients locally until it is on again.
+  void setGradientSync(bool enabled);
+  bool gradientSync() const;
+
+  bool isPipeline() const { return engine != nullptr; }
+  /// fsdp on a dp axis of several ranks: bind's parameters are gathered per layer and this
+  /// rank keeps only shardedParameters().
+  bool fullySharded() const;
+  std::vector<int64_t> inputShape() const { return artifact.manifest.input.shape; }
+  std::vector<int64_t> outputShape() const { return artifact.manifest.output.shape; }
+  int rank() const;
+  int worldSize() const;
+  int dataParallelRank() const;
+  int dataParallelSize() const;
+
+private:
+  runtime::Model &bound();
+  const runtime::Model &bound() const;
+  bool holds(const std::string &name) const;
+  void bindPipeline();
+  at::Tensor programInput(const at::Tensor &input, int64_t repeatTime);
+
+  runtime::DistributedRun run;
+  runtime::Artifact artifact;
+  runtime::MeshContext mesh;
+  runtime::DataParallelContext dp;
+  runtime::ParameterPartition partition;
+  std::optional<runtime::Model> model;
+  std::unique_ptr<dist::GradBucketReducer> reducer; // dp, zero
+  std::unique_ptr<runtime::ParameterSharding> fsdp; // fsdp, fsdp_tp
+  std::optional<runtime::PipelinePlace> place;      // pp
+  std::unique_ptr<runtime::PipelineEngine> engine;  // pp
+};
+
+} // namespace snn::python
+
+#endif // SNN_BINDINGS_PYTHON_PROGRAM_H
