@@ -10,7 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import torch
 from torch import nn
@@ -145,6 +145,8 @@ class SNNDistributedRuntime:
         #: This rank's place on the data-parallel axis, which splits every global batch.
         self.dp_rank = program.data_parallel_rank
         self.dp_size = program.data_parallel_size
+        # The whole model's parameter and buffer names (every rank's program together).
+        self._entry_names = program.model_names()
 
     def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
@@ -244,6 +246,30 @@ class SNNDistributedRuntime:
         """Whole tensors under the PyTorch model's keys (collective on many ranks: the
         tensor-parallel parts are gathered)."""
         return self.model._program.whole_state()
+
+    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> None:
+        """Loads whole tensors under the PyTorch model's keys (what ``state_dict()`` returns,
+        or the PyTorch model's own ``state_dict()``) into every rank's parameters and buffers
+        (this rank's part of each). Keys the compiled program does not read (BatchNorm's
+        ``num_batches_tracked``) are ignored; with ``strict``, a missing key raises KeyError.
+        Call it on every rank (collective under fsdp)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"state_dict must be a mapping of names to tensors, got "
+                            f"{type(state_dict).__name__}")
+        names = self._entry_names
+        missing = [n for n in names if n not in state_dict]
+        if missing and strict:
+            raise KeyError(f"state_dict has no {', '.join(repr(n) for n in missing[:5])}"
+                           f"{' ...' if len(missing) > 5 else ''}")
+        current = self.state_dict() if missing else {}
+        whole = {}
+        for name in names:
+            value = state_dict[name] if name in state_dict else current[name]
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"state_dict[{name!r}] must be a torch.Tensor, got "
+                                f"{type(value).__name__}")
+            whole[name] = value.detach()
+        self.model._program.load_whole_state(whole)
 
 
 def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu",

@@ -170,6 +170,21 @@ class ApplyTest(unittest.TestCase):
         with self.assertRaises(spikemesh.SpikeMeshError):
             runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
 
+    def test_load_state_dict(self):
+        runtime = spikemesh.apply(model=self.model.eval(), plan=self.plan)
+        other = models.csnn(channels=8).eval()
+        runtime.load_state_dict(other.state_dict())
+        got = runtime.state_dict()
+        for name, tensor in other.state_dict().items():
+            if name in got:
+                self.assertTrue(torch.equal(got[name], tensor), name)
+        partial = {k: v for k, v in other.state_dict().items() if "conv_fc.0" not in k}
+        with self.assertRaisesRegex(KeyError, "conv_fc.0.weight"):
+            runtime.load_state_dict(partial)
+        runtime.load_state_dict(partial, strict=False)
+        with self.assertRaisesRegex(TypeError, "mapping"):
+            runtime.load_state_dict([1, 2])
+
     def test_many_rank_plan_needs_torchrun(self):
         plan = spikemesh.plan(analysis=self.plan.analysis, objective="speed", topology="dp=2",
                               backend="gloo", batch_size=8, mode="dp")

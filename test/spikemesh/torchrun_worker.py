@@ -11,7 +11,7 @@ eager model over the whole batches in this process. The mean of the ranks' losse
 with torch.distributed, which runs beside SpikeMesh's own process groups) and this rank's
 weights must equal the eager ones within common.RTOL; the layers must fire 5-50 %. A rank that
 starts from other weights ends with rank 0's (apply broadcasts them); ``no_sync`` accumulates
-locally. Exits non-zero on any
+locally; ``load_state_dict`` of another model's weights gives its state_dict and output. Exits non-zero on any
 difference, naming it.
 
     torchrun --nproc_per_node 2 torchrun_worker.py --mode dp
@@ -214,6 +214,29 @@ def check_pipeline_forward(model, x, plan):
         raise AssertionError(f"pipeline inference differs by {(got - want).abs().max()}")
 
 
+def check_load_state_dict(model, x, plan):
+    """Another model's state_dict, loaded on every rank, is what state_dict() returns and
+    what the program computes with."""
+    other = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(0.75)
+    runtime = spikemesh.apply(model=copy.deepcopy(model), plan=plan)
+    runtime.load_state_dict(other.state_dict())
+    got = runtime.state_dict()
+    for name, tensor in other.state_dict().items():
+        if name in got and not torch.equal(got[name], tensor):
+            raise AssertionError(f"load_state_dict: {name} is not the loaded value")
+    batch = x[:, :2]
+    out = runtime.model.eval()(batch)
+    functional.reset_net(other)
+    with torch.no_grad():
+        want = other(batch)
+    if not torch.allclose(out, want, rtol=common.RTOL, atol=common.RTOL):
+        raise AssertionError(f"after load_state_dict the output differs by "
+                             f"{(out - want).abs().max()}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", required=True)
@@ -234,6 +257,7 @@ def main():
     check_initial_broadcast(model, plan)
     check_no_sync(model, x, plan)
     check_pipeline_forward(model, x, plan)
+    check_load_state_dict(model, x, plan)
     sgd = compare("sgd", model, x, dataset, plan,
                   (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))

@@ -89,6 +89,13 @@ std::vector<std::pair<std::string, std::string>> Program::entries() const {
   return out;
 }
 
+std::vector<std::string> Program::modelNames() const {
+  std::vector<std::string> out;
+  for (const ParameterSpec &spec : artifact.manifest.parameters)
+    out.push_back(spec.name);
+  return out;
+}
+
 TensorMap Program::localParts(const TensorMap &whole) {
   TensorMap out;
   py::gil_scoped_release release;
@@ -230,6 +237,24 @@ TensorMap Program::wholeState() {
   for (const ParameterStore::Entry &e : whole.entries())
     out[e.name] = e.tensor;
   return out;
+}
+
+void Program::loadWholeState(const TensorMap &whole) {
+  Model &m = bound();
+  py::gil_scoped_release release;
+  at::NoGradGuard noGrad;
+  if (fsdp)
+    fsdp->materialize(); // collective over dp
+  for (const ParameterStore::Entry &e : m.params().entries()) {
+    auto found = whole.find(e.name);
+    if (found == whole.end())
+      throw Error("load_state_dict: no tensor for '" + e.name + "'");
+    e.tensor.copy_(partition.localPart(e.name, found->second.to(at::kFloat), "the state_dict"));
+  }
+  if (fsdp) {
+    fsdp->reshard();
+    fsdp->release();
+  }
 }
 
 void Program::broadcast(at::Tensor tensor, int root) {

@@ -57,6 +57,8 @@ public:
   /// (name, kind) of every parameter and buffer this rank's program reads, in manifest
   /// order; kind is "parameter" or "buffer" (a frozen weight is a buffer).
   std::vector<std::pair<std::string, std::string>> entries() const;
+  /// Every parameter and buffer of the whole model (every rank's programs together).
+  std::vector<std::string> modelNames() const;
   /// Collective: world rank 0's whole tensors; returns this rank's part of each of entries().
   TensorMap localParts(const TensorMap &whole);
   /// The program over `tensors` (this rank's parts, adopted).
@@ -80,6 +82,9 @@ public:
   shardedParameters() const;
   /// Collective over the tp and pp axes: every parameter and buffer whole, by name.
   TensorMap wholeState();
+  /// Every parameter and buffer this rank holds takes its part of `whole` (by name; the
+  /// caller checked the names), in place: what the next forward reads.
+  void loadWholeState(const TensorMap &whole);
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
   void broadcast(at::Tensor tensor, int root);
   /// Off: backwards accumulate this rank's gradients locally until it is on again.

@@ -37,6 +37,8 @@ void bindProgram(py::module_ &m) {
            py::arg("distributed") = false)
       .def("entries", &Program::entries,
            "(name, kind) of every parameter and buffer this rank's program reads")
+      .def("model_names", &Program::modelNames,
+           "Every parameter and buffer of the whole model, in manifest order")
       .def("local_parts", &Program::localParts, py::arg("whole"),
            "Collective: this rank's part of each whole tensor (world rank 0's values)")
       .def("bind", &Program::bind, py::arg("tensors"),
@@ -57,6 +59,8 @@ void bindProgram(py::module_ &m) {
            "fsdp: (name, values, gradient) of this rank's piece of each parameter")
       .def("whole_state", &Program::wholeState,
            "Collective over the tp and pp axes: every parameter and buffer whole")
+      .def("load_whole_state", &Program::loadWholeState, py::arg("whole"),
+           "This rank's part of each whole tensor, copied into what the program reads")
       .def("broadcast", &Program::broadcast, py::arg("tensor"), py::arg("root"),
            "In place: the tensor of data-parallel rank `root` on every rank")
       .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,

@@ -127,6 +127,12 @@ public:
       gather(u);
   }
 
+  void reshard() override {
+    at::NoGradGuard noGrad;
+    for (FsdpUnit &unit : units)
+      unit.shard.copy_(unit.flat->ownChunk());
+  }
+
   void release() override {
     pinned = false;
     for (FsdpUnit &unit : units)
@@ -149,10 +155,9 @@ public:
     // checkpoint's values, then each rank keeps its chunk of them.
     materialize();
     restoreModel(state, store, where);
-    for (FsdpUnit &unit : units) {
-      unit.shard.copy_(unit.flat->ownChunk());
+    reshard();
+    for (FsdpUnit &unit : units)
       unit.pieces->restore(entries);
-    }
     release();
   }
 

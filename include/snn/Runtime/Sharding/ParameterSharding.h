@@ -57,6 +57,9 @@ public:
   /// (for --save-params and --export-onnx).
   virtual void materialize() {}
   virtual void release() {}
+  /// Between materialize() and release(), after the full parameters were overwritten (a
+  /// whole state loaded): each rank keeps its chunk of the new values (fsdp).
+  virtual void reshard() {}
   /// This rank's part of a checkpoint: the whole model and optimizer
   /// (replicated), or its pieces plus `shard` (zero, fsdp).
   virtual void capture(CheckpointState &state) const = 0;
