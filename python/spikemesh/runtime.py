@@ -295,6 +295,8 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
     if device_mesh is not None:
         raise ValueError("device_mesh: the plan's mesh is used; pass None")
     distributed = _job_world_size(plan) > 1
+    if os.environ.get("SPIKEMESH_TUNE_PROCESS", "1") != "0":
+        _spikemesh.tune_process()
     analysis = plan.analysis
     workspace = Workspace(model)
     artifact = workspace.file("artifact")

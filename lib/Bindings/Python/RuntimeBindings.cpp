@@ -7,6 +7,10 @@
 #include "Bindings.h"
 #include "Program.h"
 
+#include "snn/Runtime/Commands/CommandSupport.h"
+
+#include <ATen/Parallel.h>
+
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 #include <torch/extension.h>
@@ -84,6 +88,13 @@ void snn::python::bindRuntime(py::module_ &m) {
           return snn::runtime::loadArtifact(dir).manifest.input.shape;
         },
         py::arg("artifact_dir"), "The artifact's input shape (-1: the dynamic batch)");
+  m.def("tune_process",
+        [] {
+          snn::runtime::keepLargeAllocationsOnTheHeap();
+          snn::runtime::setIntraOpThreads(at::get_num_threads());
+        },
+        "What snn-run does to its own process: OpenBLAS runs on one thread inside ATen's "
+        "OpenMP team, and large allocations stay on the heap between steps");
   m.def("shutdown_world", &snn::python::shutdownWorld,
         "Leaves the torchrun job this process joined (spikemesh calls it at exit)");
 }
