@@ -19,10 +19,13 @@ from .analysis import SNNDistributedAnalysis, analyze
 from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
                        plan)
 from .runtime import SNNDistributedRuntime, apply
+from .debug import (enable_tp_communication_debug, get_tp_communication_debug_stats,
+                    reset_tp_communication_debug_stats)
 from . import export, optim
 
 __all__ = [
     "SpikeMeshError", "SNNDistributedAnalysis", "analyze", "DistributedFeatureSet",
     "SNNDistributedPlan", "SNNDistributedTopology", "plan", "SNNDistributedRuntime", "apply",
-    "export", "optim",
+    "export", "optim", "enable_tp_communication_debug", "get_tp_communication_debug_stats",
+    "reset_tp_communication_debug_stats",
 ]

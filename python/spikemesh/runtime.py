@@ -10,13 +10,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from . import _spikemesh
+from . import debug
 from .compiler import Workspace, compile_onnx
 from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
@@ -147,6 +148,7 @@ class SNNDistributedRuntime:
         self.dp_size = program.data_parallel_size
         # The whole model's parameter and buffer names (every rank's program together).
         self._entry_names = program.model_names()
+        debug._register(self)
 
     def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
@@ -241,6 +243,20 @@ class SNNDistributedRuntime:
                                      shuffle=bool(shuffle), drop_last=drop_last)
         return DataLoader(dataset, batch_size=batch_size, sampler=sampler,
                           num_workers=num_workers, drop_last=drop_last)
+
+    def comm_stats(self) -> List[Dict[str, object]]:
+        """The collectives the compiled program ran on this rank (its tp all-reduces and
+        all-gathers, forward and backward) since ``reset_comm_stats()``: one dict per kind and
+        mesh axis with ``kind``, ``mesh_axis``, ``calls``, ``bytes`` (of the tensors the
+        collectives returned) and ``seconds`` (time this rank spent in them). The dp gradient
+        all-reduce, fsdp's gathers and a pipeline's sends are not counted here."""
+        return [{"kind": kind, "mesh_axis": axis, "calls": calls, "bytes": nbytes,
+                 "seconds": seconds}
+                for kind, axis, calls, nbytes, seconds in self.model._program.comm_stats()]
+
+    def reset_comm_stats(self) -> None:
+        """Sets every comm_stats() counter to zero."""
+        self.model._program.reset_comm_stats()
 
     def state_dict(self) -> Dict[str, torch.Tensor]:
         """Whole tensors under the PyTorch model's keys (collective on many ranks: the

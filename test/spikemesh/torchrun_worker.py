@@ -237,6 +237,35 @@ def check_load_state_dict(model, x, plan):
                              f"{(out - want).abs().max()}")
 
 
+def check_comm_stats(model, x, plan):
+    """A tp program's all-reduces are counted per mesh axis, and by the reference's counters
+    while they are on; other modes' programs run no collective of their own."""
+    if plan.mode == "pp":
+        return
+    runtime = spikemesh.apply(model=copy.deepcopy(model).train(), plan=plan)
+    spikemesh.enable_tp_communication_debug()
+    spikemesh.reset_tp_communication_debug_stats()
+    share = x[:, :GLOBAL_BATCH // runtime.dp_size]
+    common.criterion(runtime.model(share), torch.arange(share.shape[1]) % 10).backward()
+    rows = [r for r in runtime.comm_stats() if r["kind"] == "all_reduce" and r["mesh_axis"] == "tp"]
+    counted = spikemesh.get_tp_communication_debug_stats()
+    spikemesh.enable_tp_communication_debug(False)
+    if "tp" not in plan.mesh_axes or max(plan.mesh_shape[plan.mesh_axes.index("tp")], 1) == 1:
+        if runtime.comm_stats():
+            raise AssertionError(f"comm_stats without tp: {runtime.comm_stats()}")
+        return
+    calls, nbytes = sum(r["calls"] for r in rows), sum(r["bytes"] for r in rows)
+    if calls == 0 or nbytes == 0 or counted != {"all_reduce_calls": calls,
+                                                 "all_reduce_bytes": nbytes}:
+        raise AssertionError(f"tp counters: comm_stats {rows}, reference counters {counted}")
+    runtime.model(share)
+    if spikemesh.get_tp_communication_debug_stats() != counted:
+        raise AssertionError("the reference's counters moved while off")
+    runtime.reset_comm_stats()
+    if runtime.comm_stats():
+        raise AssertionError("reset_comm_stats left counts")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", required=True)
@@ -258,6 +287,7 @@ def main():
     check_no_sync(model, x, plan)
     check_pipeline_forward(model, x, plan)
     check_load_state_dict(model, x, plan)
+    check_comm_stats(model, x, plan)
     sgd = compare("sgd", model, x, dataset, plan,
                   (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))

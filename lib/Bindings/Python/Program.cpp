@@ -268,6 +268,14 @@ void Program::broadcast(at::Tensor tensor, int root) {
   dist::broadcast(dp.group, tensor, root);
 }
 
+std::vector<std::tuple<std::string, std::string, int64_t, int64_t, double>>
+Program::commStats() const {
+  std::vector<std::tuple<std::string, std::string, int64_t, int64_t, double>> out;
+  for (const CommCount &count : mesh.stats().counts())
+    out.emplace_back(count.kind, count.meshAxis, count.calls, count.bytes, count.seconds);
+  return out;
+}
+
 void Program::setGradientSync(bool enabled) {
   if (fsdp && !enabled)
     throw Error("no_sync: an fsdp plan reduces each layer's gradients during backward and "

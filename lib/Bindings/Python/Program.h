@@ -87,6 +87,10 @@ public:
   void loadWholeState(const TensorMap &whole);
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
   void broadcast(at::Tensor tensor, int root);
+  /// The collectives the program's ops ran (forward and backward, every mesh axis) since
+  /// the last resetCommStats(): (kind, mesh axis, calls, bytes, seconds).
+  std::vector<std::tuple<std::string, std::string, int64_t, int64_t, double>> commStats() const;
+  void resetCommStats() { mesh.stats().reset(); }
   /// Off: backwards accumulate this rank's gradients locally until it is on again.
   void setGradientSync(bool enabled);
   bool gradientSync() const;

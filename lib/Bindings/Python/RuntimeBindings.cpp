@@ -65,6 +65,9 @@ void bindProgram(py::module_ &m) {
            "Collective over the tp and pp axes: every parameter and buffer whole")
       .def("load_whole_state", &Program::loadWholeState, py::arg("whole"),
            "This rank's part of each whole tensor, copied into what the program reads")
+      .def("comm_stats", &Program::commStats,
+           "(kind, mesh axis, calls, bytes, seconds) of the program's collectives")
+      .def("reset_comm_stats", &Program::resetCommStats)
       .def("broadcast", &Program::broadcast, py::arg("tensor"), py::arg("root"),
            "In place: the tensor of data-parallel rank `root` on every rank")
       .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,
