@@ -19,6 +19,11 @@ from .analysis import SNNDistributedAnalysis, analyze
 from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
                        plan)
 from .runtime import SNNDistributedRuntime, apply
+from .helpers import (DeviceMesh, SNNDistributedRecommendation, build_device_mesh,
+                      build_snn_optimizer, ensure_distributed_initialized,
+                      recommend_pipeline_memopt_stages, recommend_snn_distributed_strategy,
+                      recommended_pipeline_microbatches, resolve_data_parallel_partition,
+                      resolve_tensor_parallel_group_size, unwrap_parallel_module)
 from .debug import (enable_tp_communication_debug, get_tp_communication_debug_stats,
                     reset_tp_communication_debug_stats)
 from . import export, optim
@@ -27,5 +32,9 @@ __all__ = [
     "SpikeMeshError", "SNNDistributedAnalysis", "analyze", "DistributedFeatureSet",
     "SNNDistributedPlan", "SNNDistributedTopology", "plan", "SNNDistributedRuntime", "apply",
     "export", "optim", "enable_tp_communication_debug", "get_tp_communication_debug_stats",
-    "reset_tp_communication_debug_stats",
+    "reset_tp_communication_debug_stats", "DeviceMesh", "SNNDistributedRecommendation",
+    "build_device_mesh", "build_snn_optimizer", "ensure_distributed_initialized",
+    "recommend_pipeline_memopt_stages", "recommend_snn_distributed_strategy",
+    "recommended_pipeline_microbatches", "resolve_data_parallel_partition",
+    "resolve_tensor_parallel_group_size", "unwrap_parallel_module",
 ]

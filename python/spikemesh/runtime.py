@@ -19,6 +19,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from . import _spikemesh
 from . import debug
 from .compiler import Workspace, compile_onnx
+from .helpers import DeviceMesh
 from .optim import ZeroRedundancyOptimizer
 from .planning import SNNDistributedPlan
 
@@ -296,7 +297,8 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         model: the PyTorch model that was analysed; its current weights are the initial ones.
         plan: from ``spikemesh.plan``.
         device_type: ``"cpu"``.
-        device_mesh: must be None or match the plan's world size.
+        device_mesh: None, or a ``build_device_mesh`` mesh of the plan's world size (the
+            plan's own mesh axes are used either way).
 
     Raises:
         TypeError / ValueError: arguments of the wrong kind or value (a plan for another number
@@ -309,7 +311,13 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
     if device_type != "cpu":
         raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
     if device_mesh is not None:
-        raise ValueError("device_mesh: the plan's mesh is used; pass None")
+        if not isinstance(device_mesh, DeviceMesh):
+            raise TypeError(f"device_mesh must come from spikemesh.build_device_mesh, got "
+                            f"{type(device_mesh).__name__}")
+        if device_mesh.size() != plan.world_size:
+            raise ValueError(f"device_mesh {device_mesh.mesh_shape} has {device_mesh.size()} "
+                             f"ranks, but the plan's topology {plan.topology.text()} has "
+                             f"{plan.world_size}")
     distributed = _job_world_size(plan) > 1
     if os.environ.get("SPIKEMESH_TUNE_PROCESS", "1") != "0":
         _spikemesh.tune_process()
