@@ -1,5 +1,6 @@
 //===- Topology.cpp - Parsing and naming a request's mesh dimensions ------===//
 #include "snn/Planner/Topology.h"
+#include "snn/Schema/UnitText.h"
 
 #include <algorithm>
 #include <cctype>
@@ -31,13 +32,7 @@ std::string Topology::str() const {
 
 namespace {
 
-std::string trim(const std::string &text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string::npos)
-    return "";
-  size_t end = text.find_last_not_of(" \t");
-  return text.substr(begin, end - begin + 1);
-}
+using schema::trimBlanks;
 
 bool isIdentifier(const std::string &name) {
   if (name.empty() || !(std::isalpha((unsigned char)name[0]) || name[0] == '_'))
@@ -58,20 +53,20 @@ int rankOf(const std::string &name) {
 
 Result<Topology> parseTopology(const std::string &text) {
   Topology topology;
-  if (trim(text).empty())
+  if (trimBlanks(text).empty())
     return topology;
-  if (trim(text).back() == ',')
+  if (trimBlanks(text).back() == ',')
     return makeError("topology '" + text + "' ends with ','");
   std::stringstream parts(text);
   std::string part;
   while (std::getline(parts, part, ',')) {
-    part = trim(part);
+    part = trimBlanks(part);
     size_t eq = part.find('=');
-    std::string name = trim(part.substr(0, eq));
+    std::string name = trimBlanks(part.substr(0, eq));
     if (eq == std::string::npos || !isIdentifier(name))
       return makeError("topology '" + text + "': '" + part +
                        "' is not name=size (expected e.g. dp=2,tp=2)");
-    std::string value = trim(part.substr(eq + 1));
+    std::string value = trimBlanks(part.substr(eq + 1));
     if (value.empty() || value.size() > 9 ||
         value.find_first_not_of("0123456789") != std::string::npos || std::stoll(value) <= 0)
       return makeError("topology '" + text + "': size of '" + name +

@@ -8,23 +8,13 @@
 
 namespace snn::planner {
 
-namespace {
-
-std::string trim(const std::string &text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string::npos)
-    return "";
-  size_t end = text.find_last_not_of(" \t");
-  return text.substr(begin, end - begin + 1);
-}
-
-} // namespace
+using schema::trimBlanks;
 
 Result<int64_t> parseByteSize(const std::string &text) {
-  std::string value = trim(text);
+  std::string value = trimBlanks(text);
   size_t digits = value.find_first_not_of("0123456789.");
   std::string number = value.substr(0, digits);
-  std::string unit = digits == std::string::npos ? "" : trim(value.substr(digits));
+  std::string unit = digits == std::string::npos ? "" : trimBlanks(value.substr(digits));
   double scale = 0;
   static const std::pair<const char *, double> units[] = {
       {"", 1},         {"B", 1},          {"K", 1e3},  {"KB", 1e3},         {"M", 1e6},
@@ -44,22 +34,6 @@ Result<int64_t> parseByteSize(const std::string &text) {
   return int64_t(amount * scale);
 }
 
-std::string formatBytes(int64_t bytes) {
-  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = double(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char buffer[32];
-  if (unit == 0)
-    std::snprintf(buffer, sizeof(buffer), "%lld B", (long long)bytes);
-  else
-    std::snprintf(buffer, sizeof(buffer), "%.3g %s", value, units[unit]);
-  return buffer;
-}
-
 std::string formatFlops(double flops) {
   static const char *units[] = {"FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
   int unit = 0;
@@ -69,19 +43,6 @@ std::string formatFlops(double flops) {
   }
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.3g %s", flops, units[unit]);
-  return buffer;
-}
-
-std::string formatSeconds(double seconds) {
-  char buffer[32];
-  if (seconds >= 1.0)
-    std::snprintf(buffer, sizeof(buffer), "%.3g s", seconds);
-  else if (seconds >= 1e-3)
-    std::snprintf(buffer, sizeof(buffer), "%.3g ms", seconds * 1e3);
-  else if (seconds >= 1e-6)
-    std::snprintf(buffer, sizeof(buffer), "%.3g us", seconds * 1e6);
-  else
-    std::snprintf(buffer, sizeof(buffer), "%.3g ns", seconds * 1e9);
   return buffer;
 }
 
