@@ -33,9 +33,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+mkdir -p "$FUZZ_DIR"
 cmake -S "$ROOT" -B "$FUZZ_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-  -DSNN_BUILD_FUZZERS=ON -DSNN_BUILD_RUNTIME=OFF -DSNN_BUILD_TESTS=OFF > "$FUZZ_DIR.configure.log"
+  -DSNN_BUILD_FUZZERS=ON -DSNN_BUILD_RUNTIME=OFF -DSNN_BUILD_TESTS=OFF > "$FUZZ_DIR/configure.log"
 IFS=',' read -r -a targets <<< "$TARGETS"
 ninja -C "$FUZZ_DIR" snn-compile "${targets[@]/#/fuzz-}"
 
