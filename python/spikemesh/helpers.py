@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from typing import Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as torch_dist
 from torch import nn
+
+from .optim import ZeroRedundancyOptimizer
 
 PREFERENCES = ("speed", "memory", "capacity")
 
@@ -144,8 +147,12 @@ def build_snn_optimizer(module: nn.Module, mode: str, lr: float, weight_decay: f
                         optimizer_cls=torch.optim.Adam, **optimizer_kwargs):
     """An optimizer of ``optimizer_cls`` over ``module``'s trainable parameters; with
     ``optimizer_sharding="zero"`` (mode ``dp`` only) a ZeroRedundancyOptimizer over the
-    data-parallel ranks of a spikemesh runtime's model."""
-    from .optim import ZeroRedundancyOptimizer
+    data-parallel ranks of a spikemesh runtime's model. A module without a trainable
+    parameter (a pipeline rank whose stages are neurons and pooling only) gets an optimizer
+    over an empty placeholder, so the loop's calls work unchanged."""
+    if not (isinstance(optimizer_cls, type) and issubclass(optimizer_cls, torch.optim.Optimizer)):
+        raise TypeError(f"optimizer_cls must be a torch.optim.Optimizer class, got "
+                        f"{optimizer_cls!r}")
     if optimizer_sharding not in ("none", "zero"):
         raise ValueError(f"unsupported optimizer_sharding={optimizer_sharding!r}; expected "
                          f"'none' or 'zero'")
@@ -162,6 +169,9 @@ def build_snn_optimizer(module: nn.Module, mode: str, lr: float, weight_decay: f
         if program.data_parallel_size > 1:
             return ZeroRedundancyOptimizer(params, optimizer_cls, program=program, lr=lr,
                                            weight_decay=weight_decay, **optimizer_kwargs)
+    if not params:
+        # torch.optim refuses an empty list.
+        params = [nn.Parameter(torch.zeros(0))]
     return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **optimizer_kwargs)
 
 
@@ -235,7 +245,6 @@ def recommend_snn_distributed_strategy(
 def _world() -> Tuple[int, int]:
     if torch_dist.is_initialized():
         return torch_dist.get_world_size(), torch_dist.get_rank()
-    import os
     return int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
 
 

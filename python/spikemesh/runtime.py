@@ -19,8 +19,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from . import _spikemesh
 from . import debug
 from .compiler import Workspace, compile_onnx
-from .helpers import DeviceMesh
-from .optim import ZeroRedundancyOptimizer
+from .helpers import DeviceMesh, build_snn_optimizer
 from .planning import SNNDistributedPlan
 
 # A process joins a torchrun job once; it leaves at exit, while the interpreter is whole.
@@ -158,18 +157,11 @@ class SNNDistributedRuntime:
         ``ZeroRedundancyOptimizer`` that keeps each rank's share of its state. A rank that
         holds no parameter (a pipeline stage of neurons and pooling only) gets one over an
         empty placeholder, so the loop's calls work unchanged."""
-        if not (isinstance(optimizer_cls, type) and issubclass(optimizer_cls, torch.optim.Optimizer)):
-            raise TypeError(f"optimizer_cls must be a torch.optim.Optimizer class, got "
-                            f"{optimizer_cls!r}")
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        if self.plan.optimizer_strategy == "zero" and self.dp_size > 1:
-            return ZeroRedundancyOptimizer(params, optimizer_cls, program=self.model._program,
-                                           lr=lr, weight_decay=weight_decay, **kwargs)
-        if not params:
-            # A rank can hold no parameter (a pipeline stage of neurons and pooling only);
-            # torch.optim refuses an empty list, and the user's loop still steps it.
-            params = [nn.Parameter(torch.zeros(0))]
-        return optimizer_cls(params, lr=lr, weight_decay=weight_decay, **kwargs)
+        sharding = "zero" if self.plan.optimizer_strategy == "zero" and self.dp_size > 1 \
+            else "none"
+        return build_snn_optimizer(self.model, "dp" if sharding == "zero" else self.plan.mode,
+                                   lr, weight_decay, optimizer_sharding=sharding,
+                                   optimizer_cls=optimizer_cls, **kwargs)
 
     def train_step(self, images: torch.Tensor, labels: torch.Tensor, criterion) -> torch.Tensor:
         """One training step's forward and backward: ``criterion(runtime.model(images),

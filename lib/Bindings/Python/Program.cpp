@@ -41,10 +41,6 @@ std::shared_ptr<dist::World> joinWorld() {
   return processWorld;
 }
 
-Artifact loadProgramArtifact(const std::string &dir, const DistributedRun &run) {
-  return loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr);
-}
-
 const char *kindName(const ParameterSpec &spec) {
   return spec.kind == ParameterKind::Parameter && !spec.frozen ? "parameter" : "buffer";
 }
@@ -68,7 +64,7 @@ void shutdownWorld() {
 }
 
 Program::Program(const std::string &dir, bool distributed)
-    : run{distributed ? joinWorld() : nullptr}, artifact(loadProgramArtifact(dir, run)),
+    : run{distributed ? joinWorld() : nullptr}, artifact(loadRunArtifact(dir, "spikemesh.apply", run.world ? &run : nullptr)),
       mesh(createRunMesh(run.world ? &run : nullptr, artifact.manifest)),
       dp(createDataParallel(mesh, /*syncBatchNorm=*/true)), partition(artifact.manifest, mesh) {}
 
