@@ -1,8 +1,9 @@
 """The SpingJelly-style Fashion-MNIST CSNN tutorial loop, scaled with spikemesh.
 
 A script written for SpikingJelly's ``activation_based.distributed`` package changes its
-imports and nothing else: the model, the data, the loss, the optimizer and the loop are the
-reference tutorial's. One process:
+imports and its ``apply`` line (an example batch, so that the program is compiled before the
+optimizer is built, whatever the mode): the model, the data, the loss, the optimizer and the
+loop are the reference tutorial's. One process:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/fashion_mnist_tutorial.py --steps 20
 
@@ -70,13 +71,14 @@ def main():
     torch.manual_seed(0)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     net = CSNN(args.T, args.channels)
-    example = torch.rand(args.batch_size, 1, 28, 28)
-    analysis = analyze(net, example_input=example)
+    analysis = analyze(net)
     axis = args.mode if args.mode in ("tp", "pp") else "dp"   # the mesh axis of the ranks
     topology = {axis: world}
     strategy = plan(analysis=analysis, objective=args.objective, topology=topology,
                     backend="gloo", batch_size=args.batch_size, mode=args.mode)
-    runtime = apply(model=net, plan=strategy, device_type="cpu")
+    # The reference:  runtime = apply(model=net, plan=strategy, device_type="cpu")
+    runtime = apply(model=net, plan=strategy, device_type="cpu",
+                    example_input=torch.rand(args.batch_size, 1, 28, 28))
     if runtime.rank == 0:
         print(f"plan: {strategy.mode} on {world} rank(s)")
 

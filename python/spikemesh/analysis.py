@@ -102,7 +102,8 @@ def analyze(model: nn.Module, *, model_family: Optional[str] = None,
         roots: submodule names to search for tensor-parallel candidates (default: all).
         example_input: an input batch as the model takes it (``[T, N, ...]``, or ``[N, ...]``
             for a model that repeats its input over T): adds the compiler's view of the model
-            (sizes, FLOPs) and lets ``plan`` use the cost model.
+            (sizes, FLOPs) and lets ``plan`` use the cost model; without it ``plan`` follows
+            the reference's rules.
         experimental_conv_tp: count Conv2d layers as tensor-parallel candidates.
 
     Raises:

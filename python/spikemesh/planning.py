@@ -13,6 +13,7 @@ from typing import Dict, List, Mapping, Optional, Union
 
 from .analysis import SNNDistributedAnalysis
 from .compiler import compile_onnx
+from .helpers import recommend_snn_distributed_strategy
 
 OBJECTIVES = ("speed", "memory", "capacity")
 # The reference's mode names, and ours where they differ.
@@ -151,8 +152,12 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
          device_profile: Optional[Union[str, os.PathLike]] = None) -> SNNDistributedPlan:
     """Chooses how to run the model on ``topology``: mode, mesh, optimizer sharding, pipeline.
 
+    With the model's shapes (``analyze(model, example_input=...)``) the cost model prices
+    every mode; without them the mode follows the reference's rules (``decided_by ==
+    "rules"``) and the compile at the first batch fills the pipeline fields and the prediction.
+
     Args:
-        analysis: from ``analyze(model, example_input=...)`` (the planner needs the shapes).
+        analysis: from ``analyze``.
         objective: ``"speed"``, ``"memory"`` or ``"capacity"``.
         topology: mesh sizes, ``{"dp": 2, "tp": 2}`` or ``"dp=2,tp=2"``; the product is the
             world size.
@@ -176,27 +181,117 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
     if not isinstance(features, DistributedFeatureSet):
         raise TypeError(f"features must be a DistributedFeatureSet, got "
                         f"{type(features).__name__}")
+    if device_profile is not None and not os.path.isfile(os.fspath(device_profile)):
+        raise ValueError(f"device_profile: no such file: {os.fspath(device_profile)}")
+    family = model_family if model_family is not None else analysis.model_family
     if analysis.onnx_path is None:
-        raise ValueError("plan needs the model's shapes: call analyze(model, "
-                         "example_input=batch) first")
-    options = {"topology": topo.text(), "objective": objective, "batch-size": batch_size,
-               "mode": forced, "allow-zero": features.allow_zero,
-               "allow-pipeline": features.allow_pipeline,
-               "experimental-conv-tp": features.experimental_conv_tp or None,
-               "pp-delay-wgrad": features.pp_delay_wgrad or None,
-               "memory-budget": features.memory_budget,
-               "pp-schedule": features.pp_schedule,
-               "pp-microbatches": features.pp_microbatches,
-               "device-profile": os.fspath(device_profile) if device_profile else None}
-    if device_profile is not None and not os.path.isfile(options["device-profile"]):
-        raise ValueError(f"device_profile: no such file: {options['device-profile']}")
+        return _plan_by_rules(analysis, objective, topo, backend, batch_size, family, forced,
+                              features, device_profile)
+    options = _compiler_options(analysis, objective, topo, batch_size, forced, features,
+                                device_profile)
+    explanation = compile_onnx(analysis.onnx_path, plan=True, analyze_options=options["analyze"],
+                               plan_options=options["plan"])
+    return _plan_from(explanation, topo, backend, batch_size, family, features, analysis,
+                      options)
+
+
+def _compiler_options(analysis, objective, topo, batch_size, mode, features,
+                      device_profile) -> Dict[str, Dict[str, object]]:
+    """The --snn-analyze and --snn-plan options of a plan's compile."""
+    plan_options = {"topology": topo.text(), "objective": objective, "batch-size": batch_size,
+                    "mode": mode, "allow-zero": features.allow_zero,
+                    "allow-pipeline": features.allow_pipeline,
+                    "experimental-conv-tp": features.experimental_conv_tp or None,
+                    "pp-delay-wgrad": features.pp_delay_wgrad or None,
+                    "memory-budget": features.memory_budget,
+                    "pp-schedule": features.pp_schedule,
+                    "pp-microbatches": features.pp_microbatches,
+                    "device-profile": os.fspath(device_profile) if device_profile else None}
     analyze_options = {"roots": analysis.tensor_parallel_roots or None,
                        "experimental-conv-tp": features.experimental_conv_tp or None}
-    explanation = compile_onnx(analysis.onnx_path, plan=True, analyze_options=analyze_options,
-                               plan_options=options)
-    return _plan_from(explanation, topo, backend, batch_size,
-                      model_family if model_family is not None else analysis.model_family,
-                      features, analysis, {"analyze": analyze_options, "plan": options})
+    return {"analyze": analyze_options, "plan": plan_options}
+
+
+def _rules_mode(analysis, objective, topo, batch_size, family, forced, features):
+    """(mode as the compiler names it, memopt level, rationale) by the reference's decision
+    table, or the forced mode."""
+    if forced is not None:
+        return forced, 0, [f"mode {forced} as asked"]
+    rec = recommend_snn_distributed_strategy(
+        family or "snn", topo.world_size, objective, batch_size,
+        zero_redundancy_optimizer_available=features.allow_zero,
+        pipelining_available=features.allow_pipeline)
+    mode = MODE_ALIASES.get(rec.mode, rec.mode)
+    if rec.optimizer_sharding == "zero":
+        mode = "zero"
+    rationale = list(rec.rationale)
+    if mode in ("tp", "fsdp_tp") and not analysis.tensor_parallel_candidate_names:
+        rationale.append(f"the model has no layer {mode} could split: fsdp instead")
+        mode = "fsdp"
+    return mode, rec.memopt_level, rationale
+
+
+def _rules_mesh(mode: str, topo: SNNDistributedTopology) -> SNNDistributedTopology:
+    """The mesh a mode runs on over ``topo``'s ranks: the topology itself where its axes fit
+    the mode, else the reference's mesh for the mode."""
+    world, axes = topo.world_size, set(topo.dims)
+    if mode == "none":
+        if world != 1:
+            raise ValueError(f"mode none runs in one process, but the topology "
+                             f"{topo.text()} has {world} ranks")
+        return SNNDistributedTopology({"dp": 1})
+    if mode == "fsdp_tp":
+        if axes == {"dp", "tp"}:
+            return topo
+        if world % 2:
+            raise ValueError(f"mode fsdp_tp pairs the ranks for tp, but the topology "
+                             f"{topo.text()} has an odd number ({world})")
+        return SNNDistributedTopology({"dp": world // 2, "tp": 2})
+    if mode == "pp":
+        return topo if "pp" in axes and axes <= {"dp", "pp"} else \
+            SNNDistributedTopology({"pp": world})
+    return SNNDistributedTopology({"tp" if mode == "tp" else "dp": world})
+
+
+def _plan_by_rules(analysis, objective, topo, backend, batch_size, family, forced, features,
+                   device_profile) -> SNNDistributedPlan:
+    """A plan without the model's shapes: the mode by the reference's rules (the cost model
+    needs shapes), compiled, and its pipeline and prediction fields filled, at the first
+    forward."""
+    mode, memopt, rationale = _rules_mode(analysis, objective, topo, batch_size, family,
+                                          forced, features)
+    mesh = _rules_mesh(mode, topo)
+    axes = list(mesh.dims)
+    options = _compiler_options(analysis, objective, mesh, batch_size, mode, features,
+                                device_profile)
+    rationale.append("without an example input the program is compiled at the first forward, "
+                     "for that batch's shape")
+    return SNNDistributedPlan(
+        mode="dp" if mode == "zero" else mode, objective=objective, topology=mesh,
+        backend=backend, batch_size=batch_size, model_family=family,
+        optimizer_strategy="zero" if mode == "zero" else "none", memopt_level=memopt,
+        rationale=rationale, notes=[], tensor_parallel_roots=list(analysis.tensor_parallel_roots),
+        mesh_shape=list(mesh.dims.values()), mesh_axes=axes,
+        tp_mesh_dim=axes.index("tp") if "tp" in axes else -1,
+        dp_mesh_dim=axes.index("dp") if "dp" in axes else -1,
+        pp_microbatches=features.pp_microbatches or 0,
+        pp_schedule=features.pp_schedule or ("none" if mode != "pp" else "chosen at compile"),
+        pp_virtual_stages=0, pp_layout=[], pp_delay_wgrad=features.pp_delay_wgrad,
+        features=features, decided_by="rules", prediction={}, analysis=analysis,
+        compiler_options=options)
+
+
+def complete_plan(plan: SNNDistributedPlan, explanation: dict) -> None:
+    """Fills what a compile decides (the pipeline's layout, schedule and microbatches, the
+    prediction) into a plan made without shapes."""
+    e = explanation["plan"]
+    plan.pp_microbatches = int(e.get("pp_microbatches", plan.pp_microbatches))
+    plan.pp_schedule = e.get("pp_schedule", plan.pp_schedule)
+    plan.pp_virtual_stages = int(e.get("pp_virtual_stages", 0))
+    plan.pp_layout = list(e.get("pp_layout", []))
+    plan.prediction = dict(e.get("prediction", {}))
+    plan.explanation = explanation.get("text", "")
+    plan.notes = list(e.get("notes", []))
 
 
 def _plan_from(explanation: dict, topo, backend, batch_size, model_family, features, analysis,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import os
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import torch
 from torch import nn
@@ -18,9 +19,10 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from . import _spikemesh
 from . import debug
-from .compiler import Workspace, compile_onnx
+from ._spikemesh import SpikeMeshError
+from .compiler import Workspace, compile_onnx, export_model
 from .helpers import DeviceMesh, build_snn_optimizer
-from .planning import SNNDistributedPlan
+from .planning import SNNDistributedPlan, complete_plan
 
 # A process joins a torchrun job once; it leaves at exit, while the interpreter is whole.
 atexit.register(_spikemesh.shutdown_world)
@@ -32,43 +34,172 @@ class _Holder(nn.Module):
 
 
 class CompiledModule(nn.Module):
-    """One rank's program of an artifact as an ``nn.Module``.
+    """One rank's program of the planned model as an ``nn.Module``.
 
     Its parameters and buffers carry the PyTorch model's names and start from its values
     (this rank's part of a tensor-parallel one, of world rank 0's model);
     ``forward`` takes what the PyTorch model takes (``[T, N, ...]``, or ``[N, ...]`` for a
     model that repeats its input over T) and returns what it returns. In ``train()`` mode the
     output has an autograd graph through the program; in ``eval()`` mode it has none.
+
+    The program is compiled for the shape of the first batch it sees (``compile``), unless
+    ``apply`` had an example input. Under the plans whose parameters are whole on every rank
+    (none, dp, zero) the parameters exist from the start, so an optimizer can be built before
+    the first forward; under tp, fsdp, fsdp_tp and pp they are this rank's parts, known once
+    the program is compiled.
     """
 
-    def __init__(self, artifact_dir: str, state: Dict[str, torch.Tensor],
-                 trainable: Dict[str, bool], static_input: bool,
-                 distributed: bool = False) -> None:
+    def __init__(self, *, state: Dict[str, torch.Tensor], trainable: Dict[str, bool],
+                 distributed: bool, artifact_for: Callable[[torch.Tensor], str],
+                 whole_parameters: bool, data_parallel: Tuple[int, int]) -> None:
         super().__init__()
-        self._program = _spikemesh.Program(artifact_dir, distributed)
-        whole = {k: v.detach() for k, v in state.items()}
-        parts = self._program.local_parts(whole)
-        sharded = self._program.fully_sharded
-        tensors = {}
-        for name, kind in self._program.entries():
-            tensor = parts[name]
+        self._program = None
+        #: (rank, size) on the plan's data-parallel axis; the program's, once compiled.
+        self.planned_data_parallel = data_parallel
+        self._artifact_for = artifact_for
+        self._distributed = distributed
+        self._trainable = trainable
+        # Only floating-point entries are program inputs (not num_batches_tracked).
+        self._initial = {k: v.detach().clone() for k, v in state.items()
+                         if v.is_floating_point()}
+        self._tensors: Dict[str, torch.Tensor] = {}
+        self._shards: Dict[str, nn.Parameter] = {}
+        self._gradient_sync = True
+        self._static_input = False
+        self._compiled_shape: Optional[Tuple[int, ...]] = None
+        self._finish_queued = False
+        if whole_parameters:
+            for name, tensor in self._initial.items():
+                held = tensor.clone()
+                if trainable.get(name, False):
+                    held = nn.Parameter(held)
+                self._register(name, held, parameter=isinstance(held, nn.Parameter))
+                self._tensors[name] = held
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the program exists (after ``compile`` or the first forward)."""
+        return self._program is not None
+
+    def compile(self, example_input: torch.Tensor) -> None:
+        """Compiles and binds the program for ``example_input``'s shape (collective on many
+        ranks: every rank calls it with its batch); does nothing once compiled."""
+        if self._program is not None:
+            return
+        if not isinstance(example_input, torch.Tensor):
+            raise TypeError(f"input must be a torch.Tensor, got {type(example_input).__name__}")
+        artifact = self._artifact_for(example_input)
+        program = _spikemesh.Program(artifact, self._distributed)
+        self._static_input = example_input.dim() < len(program.input_shape)
+        self._bind(program)
+        program.gradient_sync = self._gradient_sync
+        placed = (program.data_parallel_rank, program.data_parallel_size)
+        if placed != self.planned_data_parallel:
+            raise RuntimeError(f"the program runs as data-parallel rank {placed[0]} of "
+                               f"{placed[1]}, the plan said {self.planned_data_parallel[0]} "
+                               f"of {self.planned_data_parallel[1]}")
+        self._program = program
+        self._compiled_shape = self._shape_key(example_input)
+
+    @property
+    def gradient_sync(self) -> bool:
+        """Off: backwards accumulate this rank's gradients without averaging them."""
+        return self._gradient_sync
+
+    @gradient_sync.setter
+    def gradient_sync(self, enabled: bool) -> None:
+        if self._program is not None:
+            self._program.gradient_sync = enabled
+        self._gradient_sync = bool(enabled)
+
+    def model_names(self) -> List[str]:
+        """Every parameter and buffer of the whole model the program reads."""
+        if self._program is not None:
+            return list(self._program.model_names())
+        return list(self._initial)
+
+    def whole_state(self) -> Dict[str, torch.Tensor]:
+        """Whole tensors by name (collective on many ranks once compiled)."""
+        if self._program is not None:
+            return self._program.whole_state()
+        return {name: self._tensors.get(name, tensor).detach().clone()
+                for name, tensor in self._initial.items()}
+
+    def load_whole_state(self, whole: Dict[str, torch.Tensor]) -> None:
+        """Every tensor this rank holds takes its part of ``whole`` (by name), in place."""
+        if self._program is not None:
+            self._program.load_whole_state(whole)
+            return
+        with torch.no_grad():
+            for name, value in whole.items():
+                self._initial[name] = value.detach().to(torch.float32).clone()
+                if name in self._tensors:
+                    self._tensors[name].copy_(value)
+
+    def _bind(self, program) -> None:
+        """This rank's parts of rank 0's tensors, adopted by the program (kept in the
+        tensors already registered, or registered now under the model's names)."""
+        whole = {name: self._tensors.get(name, self._initial.get(name))
+                 for name in program.model_names()}
+        parts = program.local_parts({k: v for k, v in whole.items() if v is not None})
+        sharded = program.fully_sharded
+        for name, kind in program.entries():
+            tensor, held = parts[name], self._tensors.get(name)
+            if held is not None:
+                if held.shape != tensor.shape:
+                    raise ValueError(f"{name}: the program holds {list(tensor.shape)}, the "
+                                     f"module {list(held.shape)}")
+                with torch.no_grad():
+                    held.copy_(tensor)
+                continue
+            trainable = self._trainable.get(name, True)
             if kind == "parameter":
-                tensor.requires_grad_(trainable.get(name, True))
+                tensor.requires_grad_(trainable)
                 if not sharded:
-                    tensor = nn.Parameter(tensor, requires_grad=trainable.get(name, True))
+                    tensor = nn.Parameter(tensor, requires_grad=trainable)
                     self._register(name, tensor, parameter=True)
             else:
                 self._register(name, tensor, parameter=False)
-            tensors[name] = tensor
-        self._program.bind(tensors)
+            self._tensors[name] = tensor
+        program.bind({name: self._tensors[name] for name, _ in program.entries()})
         # fsdp: the rank's pieces of the parameters are what the optimizer steps.
-        self._shards: Dict[str, nn.Parameter] = {}
-        for name, values, _ in self._program.sharded_parameters():
-            piece = nn.Parameter(values, requires_grad=trainable.get(name, True))
+        for name, values, _ in program.sharded_parameters():
+            piece = nn.Parameter(values, requires_grad=self._trainable.get(name, True))
             self._register(name, piece, parameter=True)
             self._shards[name] = piece
-        self._static_input = static_input
-        self._finish_queued = False
+
+    def _shape_key(self, x: torch.Tensor) -> Tuple[int, ...]:
+        """The input's shape without its batch dimension, which the program takes at any
+        size."""
+        batch = 0 if self._static_input else 1
+        return tuple(s for i, s in enumerate(x.shape) if i != batch)
+
+    def _ready_for(self, x: torch.Tensor) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
+        self.compile(x)
+        if self._shape_key(x) != self._compiled_shape:
+            raise SpikeMeshError(f"input of shape {list(x.shape)}: the program was compiled for "
+                             f"inputs of shape {list(self._compiled_shape)} apart from the "
+                             f"batch; apply the plan again for another shape")
+
+    # The ZeroRedundancyOptimizer's view of the data-parallel group, before and after compile.
+    @property
+    def data_parallel_size(self) -> int:
+        return self._require_program("the data-parallel group").data_parallel_size
+
+    @property
+    def data_parallel_rank(self) -> int:
+        return self._require_program("the data-parallel group").data_parallel_rank
+
+    def broadcast(self, tensor: torch.Tensor, root: int) -> None:
+        self._require_program("broadcast").broadcast(tensor, root)
+
+    def _require_program(self, what: str):
+        if self._program is None:
+            raise RuntimeError(f"{what}: the program is compiled at the first forward; run "
+                               f"runtime.model on a batch first (or apply with example_input)")
+        return self._program
 
     def _register(self, name: str, tensor: torch.Tensor, *, parameter: bool) -> None:
         owner, leaf = self._owner(name)
@@ -87,25 +218,23 @@ class CompiledModule(nn.Module):
         return module, leaf
 
     def _repeat_time(self, x: torch.Tensor) -> int:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
-        shape = self._program.input_shape
-        return shape[0] if self._static_input and x.dim() == len(shape) - 1 else 0
+        return self._program.input_shape[0] if self._static_input else 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        repeat = self._repeat_time(x)
-        out = self._program.forward(x.detach().to(torch.float32), self.training, repeat)
+        self._ready_for(x)
+        out = self._program.forward(x.detach().to(torch.float32), self.training,
+                                    self._repeat_time(x))
         if self._program.gradient_sync and out.requires_grad:
             out.register_hook(self._queue_finish_backward)
         return out
 
     def pipeline_step(self, x: torch.Tensor, labels: torch.Tensor, criterion) -> torch.Tensor:
         """A pipeline plan's training step (SNNDistributedRuntime.train_step)."""
-        repeat = self._repeat_time(x)
+        self._ready_for(x)
         if not isinstance(labels, torch.Tensor):
             raise TypeError(f"labels must be a torch.Tensor, got {type(labels).__name__}")
-        loss = self._program.train_step(x.detach().to(torch.float32), labels.detach(), repeat,
-                                        criterion)
+        loss = self._program.train_step(x.detach().to(torch.float32), labels.detach(),
+                                        self._repeat_time(x), criterion)
         return torch.tensor(loss, dtype=torch.float32)
 
     def _queue_finish_backward(self, grad: torch.Tensor) -> torch.Tensor:
@@ -133,22 +262,23 @@ class SNNDistributedRuntime:
     """What ``apply`` returns: the compiled model and the reference's helpers around it."""
 
     def __init__(self, model: CompiledModule, plan: SNNDistributedPlan,
-                 workspace: Workspace) -> None:
+                 workspace: Workspace, rank: int) -> None:
         self.model = model
         self.plan = plan
         self.mode = plan.mode
         self.analysis = plan.analysis
         self._workspace = workspace
-        program = model._program
         #: This process's rank and the job's size (0 and 1 in one process).
-        self.rank = program.rank
-        self.world_size = program.world_size
+        self.rank, self.world_size = rank, plan.world_size
         #: This rank's place on the data-parallel axis, which splits every global batch.
-        self.dp_rank = program.data_parallel_rank
-        self.dp_size = program.data_parallel_size
-        # The whole model's parameter and buffer names (every rank's program together).
-        self._entry_names = program.model_names()
+        self.dp_rank, self.dp_size = model.planned_data_parallel
         debug._register(self)
+
+    def compile(self, example_input: torch.Tensor) -> None:
+        """Compiles the rank's program for ``example_input``'s shape now, rather than at the
+        first forward (every rank calls it); does nothing once compiled. Under tp, fsdp,
+        fsdp_tp and pp plans the parameters exist from here on."""
+        self.model.compile(example_input)
 
     def build_optimizer(self, optimizer_cls=torch.optim.Adam, lr: float = 1e-3,
                         weight_decay: float = 0.0, **kwargs) -> torch.optim.Optimizer:
@@ -159,6 +289,11 @@ class SNNDistributedRuntime:
         empty placeholder, so the loop's calls work unchanged."""
         sharding = "zero" if self.plan.optimizer_strategy == "zero" and self.dp_size > 1 \
             else "none"
+        if not self.model.compiled and self.plan.mode not in _WHOLE_PARAMETER_MODES:
+            raise RuntimeError(f"build_optimizer: under a {self.plan.mode} plan the "
+                               f"parameters are this rank's parts, known once the program is "
+                               f"compiled: pass example_input= to apply, or run runtime.model "
+                               f"(or train_step) on a batch first")
         return build_snn_optimizer(self.model, "dp" if sharding == "zero" else self.plan.mode,
                                    lr, weight_decay, optimizer_sharding=sharding,
                                    optimizer_cls=optimizer_cls, **kwargs)
@@ -177,7 +312,7 @@ class SNNDistributedRuntime:
         """
         if not callable(criterion):
             raise TypeError(f"criterion must be callable, got {type(criterion).__name__}")
-        if self.model._program.is_pipeline:
+        if self.plan.mode == "pp":
             return self.model.pipeline_step(images, labels, criterion)
         loss = criterion(self.model(images), labels)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -190,13 +325,16 @@ class SNNDistributedRuntime:
         """Backwards inside accumulate this rank's gradients without averaging them over the
         data-parallel ranks (as ``DistributedDataParallel.no_sync``); the first backward after
         it averages everything accumulated. Does nothing in one process."""
-        program = self.model._program
-        before = program.gradient_sync
-        program.gradient_sync = False
+        if self.plan.mode in ("fsdp", "fsdp_tp") and self.dp_size > 1:
+            raise SpikeMeshError("no_sync: an fsdp plan reduces each layer's gradients during "
+                                 "backward and keeps only this rank's piece; it cannot "
+                                 "accumulate whole gradients locally")
+        before = self.model.gradient_sync
+        self.model.gradient_sync = False
         try:
             yield
         finally:
-            program.gradient_sync = before
+            self.model.gradient_sync = before
 
     def reset_state(self) -> None:
         """Resets the neurons' state. The compiled program starts every forward from the
@@ -243,18 +381,21 @@ class SNNDistributedRuntime:
         mesh axis with ``kind``, ``mesh_axis``, ``calls``, ``bytes`` (of the tensors the
         collectives returned) and ``seconds`` (time this rank spent in them). The dp gradient
         all-reduce, fsdp's gathers and a pipeline's sends are not counted here."""
+        if not self.model.compiled:
+            return []
         return [{"kind": kind, "mesh_axis": axis, "calls": calls, "bytes": nbytes,
                  "seconds": seconds}
                 for kind, axis, calls, nbytes, seconds in self.model._program.comm_stats()]
 
     def reset_comm_stats(self) -> None:
         """Sets every comm_stats() counter to zero."""
-        self.model._program.reset_comm_stats()
+        if self.model.compiled:
+            self.model._program.reset_comm_stats()
 
     def state_dict(self) -> Dict[str, torch.Tensor]:
         """Whole tensors under the PyTorch model's keys (collective on many ranks: the
         tensor-parallel parts are gathered)."""
-        return self.model._program.whole_state()
+        return self.model.whole_state()
 
     def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> None:
         """Loads whole tensors under the PyTorch model's keys (what ``state_dict()`` returns,
@@ -265,7 +406,7 @@ class SNNDistributedRuntime:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"state_dict must be a mapping of names to tensors, got "
                             f"{type(state_dict).__name__}")
-        names = self._entry_names
+        names = self.model.model_names()
         missing = [n for n in names if n not in state_dict]
         if missing and strict:
             raise KeyError(f"state_dict has no {', '.join(repr(n) for n in missing[:5])}"
@@ -278,12 +419,15 @@ class SNNDistributedRuntime:
                 raise TypeError(f"state_dict[{name!r}] must be a torch.Tensor, got "
                                 f"{type(value).__name__}")
             whole[name] = value.detach()
-        self.model._program.load_whole_state(whole)
+        self.model.load_whole_state(whole)
 
 
 def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu",
-          device_mesh: Optional[object] = None) -> SNNDistributedRuntime:
-    """Compiles the planned model and returns its runtime in this process.
+          device_mesh: Optional[object] = None,
+          example_input: Optional[torch.Tensor] = None) -> SNNDistributedRuntime:
+    """Returns the planned model's runtime in this process; its program is compiled for the
+    first batch it runs (as ``torch.compile`` does), or here for ``example_input``, or for the
+    analysis' example when the plan was made with one.
 
     Args:
         model: the PyTorch model that was analysed; its current weights are the initial ones.
@@ -291,17 +435,48 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
         device_type: ``"cpu"``.
         device_mesh: None, or a ``build_device_mesh`` mesh of the plan's world size (the
             plan's own mesh axes are used either way).
+        example_input: a batch as the model takes it: compile now rather than at the first
+            forward (every rank passes one).
 
     Raises:
         TypeError / ValueError: arguments of the wrong kind or value (a plan for another number
             of ranks than this job's); a compile error as ``SpikeMeshError``.
     """
+    _check_apply(model, plan, device_type, device_mesh, example_input)
+    distributed = _job_world_size(plan) > 1
+    if os.environ.get("SPIKEMESH_TUNE_PROCESS", "1") != "0":
+        _spikemesh.tune_process()
+    workspace = Workspace(model)
+    rank = int(os.environ.get("RANK", "0")) if distributed else 0
+    compiled = CompiledModule(
+        state=model.state_dict(),
+        trainable={n: p.requires_grad for n, p in model.named_parameters()},
+        distributed=distributed, artifact_for=_artifact_maker(model, plan, workspace),
+        whole_parameters=plan.mode in _WHOLE_PARAMETER_MODES,
+        data_parallel=_data_parallel_place(plan, rank))
+    compiled.train(model.training)
+    runtime = SNNDistributedRuntime(compiled, plan, workspace, rank)
+    if example_input is None and plan.analysis.example_input is not None:
+        example_input = plan.analysis.example_input
+    if example_input is not None:
+        compiled.compile(example_input)
+    return runtime
+
+
+# Plans whose parameters are whole on every rank, so they exist before the program does.
+_WHOLE_PARAMETER_MODES = ("none", "dp")
+
+
+def _check_apply(model, plan, device_type, device_mesh, example_input) -> None:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(plan, SNNDistributedPlan):
         raise TypeError(f"plan must be what spikemesh.plan returned, got {type(plan).__name__}")
     if device_type != "cpu":
         raise ValueError(f"device_type {device_type!r}: this build runs on 'cpu'")
+    if example_input is not None and not isinstance(example_input, torch.Tensor):
+        raise TypeError(f"example_input must be a torch.Tensor, got "
+                        f"{type(example_input).__name__}")
     if device_mesh is not None:
         if not isinstance(device_mesh, DeviceMesh):
             raise TypeError(f"device_mesh must come from spikemesh.build_device_mesh, got "
@@ -310,22 +485,38 @@ def apply(*, model: nn.Module, plan: SNNDistributedPlan, device_type: str = "cpu
             raise ValueError(f"device_mesh {device_mesh.mesh_shape} has {device_mesh.size()} "
                              f"ranks, but the plan's topology {plan.topology.text()} has "
                              f"{plan.world_size}")
-    distributed = _job_world_size(plan) > 1
-    if os.environ.get("SPIKEMESH_TUNE_PROCESS", "1") != "0":
-        _spikemesh.tune_process()
-    analysis = plan.analysis
-    workspace = Workspace(model)
-    artifact = workspace.file("artifact")
-    compile_onnx(analysis.onnx_path, artifact, plan=True,
-                 analyze_options=plan.compiler_options["analyze"],
-                 plan_options=plan.compiler_options["plan"])
-    state = model.state_dict()
-    trainable = {n: p.requires_grad for n, p in model.named_parameters()}
-    static = analysis.example_input is not None and \
-        analysis.example_input.dim() < len(_spikemesh.artifact_input_shape(artifact))
-    compiled = CompiledModule(artifact, state, trainable, static, distributed)
-    compiled.train(model.training)
-    return SNNDistributedRuntime(compiled, plan, workspace)
+
+
+def _artifact_maker(model: nn.Module, plan: SNNDistributedPlan, workspace: Workspace):
+    """The compile of the rank's artifact for a batch: of the analysis' ONNX when the plan
+    priced one, else of the model exported with that batch (the plan's pipeline fields and
+    prediction are filled from that compile)."""
+    def artifact_for(batch: torch.Tensor) -> str:
+        options = plan.compiler_options
+        artifact = workspace.file("artifact")
+        onnx_path = plan.analysis.onnx_path
+        if onnx_path is None:
+            onnx_path = workspace.file("model.onnx")
+            export_model(copy.deepcopy(model), batch, onnx_path)
+        explanation = compile_onnx(onnx_path, artifact, plan=True,
+                                   analyze_options=options["analyze"],
+                                   plan_options=options["plan"])
+        if plan.decided_by == "rules":
+            complete_plan(plan, explanation)
+        return artifact
+    return artifact_for
+
+
+def _data_parallel_place(plan: SNNDistributedPlan, rank: int) -> Tuple[int, int]:
+    """(rank, size) on the plan's dp axis: the rank's row-major coordinate on its mesh."""
+    if plan.dp_mesh_dim < 0:
+        return 0, 1
+    shape = plan.mesh_shape
+    inner = 1
+    for extent in shape[plan.dp_mesh_dim + 1:]:
+        inner *= extent
+    size = shape[plan.dp_mesh_dim]
+    return (rank // inner) % size, size
 
 
 def _job_world_size(plan: SNNDistributedPlan) -> int:

@@ -6,13 +6,15 @@ compiled program and on the PyTorch model from the same weights and batches: the
 every parameter agree within 1e-4 relative (docs/semantics.md: float32 sums in another order),
 every neuron layer fires 5-50 %, and the loss moves. Run with PYTHONPATH=build/python.
 """
+import copy
 import unittest
 
 import torch
 
 import spikemesh
 from spikemesh.export import functional, models
-from common import RTOL, STEPS, criterion, csnn_case, train as train_batches
+from common import (RTOL, STEPS, check_close, check_same_parameters, criterion,
+                    csnn_case, train as train_batches)
 
 
 def batches(x: torch.Tensor, seed: int):
@@ -95,9 +97,31 @@ class PlanTest(unittest.TestCase):
             spikemesh.plan(objective="speed", topology={"tp": 3}, mode="tp", **kw)
         self.assertNotIn("\n", str(caught.exception))
         self.assertIsInstance(caught.exception, ValueError)
-        with self.assertRaisesRegex(ValueError, "example_input"):
-            spikemesh.plan(analysis=spikemesh.analyze(models.csnn(channels=8)),
-                           objective="speed", topology={"dp": 1}, backend="gloo", batch_size=8)
+        shapeless = spikemesh.analyze(models.csnn(channels=8))
+        with self.assertRaisesRegex(ValueError, "mode none runs in one process"):
+            spikemesh.plan(analysis=shapeless, objective="speed", topology={"dp": 2},
+                           backend="gloo", batch_size=8, mode="none")
+        with self.assertRaisesRegex(ValueError, "odd number"):
+            spikemesh.plan(analysis=shapeless, objective="speed", topology={"dp": 3},
+                           backend="gloo", batch_size=8, mode="fsdp2_tp")
+
+    def test_plan_without_shapes_follows_the_reference_rules(self):
+        shapeless = spikemesh.analyze(models.csnn(channels=8))
+        cases = [({"dp": 1}, "speed", "none", [1], "none"),
+                 ({"dp": 4}, "speed", "dp", [4], "none"),
+                 ({"dp": 4}, "memory", "fsdp_tp", [2, 2], "none"),
+                 ({"dp": 2}, "memory", "tp", [2], "none"),
+                 ({"dp": 4}, "capacity", "pp", [4], "none")]
+        for topology, objective, mode, mesh, optimizer in cases:
+            p = spikemesh.plan(analysis=shapeless, objective=objective, topology=topology,
+                               backend="gloo", batch_size=16)
+            got = (p.mode, p.mesh_shape, p.optimizer_strategy, p.decided_by)
+            self.assertEqual(got, (mode, mesh, optimizer, "rules"), (topology, objective))
+            self.assertEqual(p.prediction, {})
+        zero = spikemesh.plan(analysis=shapeless, objective="speed", topology={"dp": 2},
+                              backend="gloo", batch_size=8,
+                              features=spikemesh.DistributedFeatureSet(allow_zero=True))
+        self.assertEqual((zero.mode, zero.optimizer_strategy), ("dp", "zero"))
 
 
 class ApplyTest(unittest.TestCase):
@@ -167,8 +191,32 @@ class ApplyTest(unittest.TestCase):
             runtime.build_optimizer(optimizer_cls="adam")
         with self.assertRaisesRegex(TypeError, "torch.Tensor"):
             runtime.model([1, 2])
-        with self.assertRaises(spikemesh.SpikeMeshError):
+        with self.assertRaisesRegex(spikemesh.SpikeMeshError, "compiled for inputs"):
             runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
+
+    def test_compiled_at_the_first_forward(self):
+        """Without an example anywhere, the parameters exist at apply (an optimizer is built
+        first, as in the reference's loop), the program is compiled for the first batch, and
+        five steps equal eager PyTorch's."""
+        eager = copy.deepcopy(self.model).train()
+        plan = spikemesh.plan(analysis=spikemesh.analyze(self.model), objective="speed",
+                              topology={"dp": 1}, backend="gloo", batch_size=8)
+        runtime = spikemesh.apply(model=self.model.train(), plan=plan)
+        self.assertFalse(runtime.model.compiled)
+        opt = runtime.build_optimizer(torch.optim.Adam, lr=1e-3)
+        ours = train(runtime.model, opt, None, self.x)
+        self.assertTrue(runtime.model.compiled)
+        self.assertGreater(plan.prediction["step_seconds"], 0)
+        theirs = train(eager, torch.optim.Adam(eager.parameters(), lr=1e-3), None, self.x,
+                       reset=functional.reset_net)
+        check_close(ours, theirs)
+        check_same_parameters(runtime.state_dict(), eager)
+        with self.assertRaisesRegex(spikemesh.SpikeMeshError, "compiled for inputs"):
+            runtime.model(torch.rand(2, 8, 1, 28, 28))   # another T
+        up_front = spikemesh.apply(model=self.model, plan=plan, example_input=self.x)
+        self.assertTrue(up_front.model.compiled)
+        with self.assertRaisesRegex(TypeError, "example_input"):
+            spikemesh.apply(model=self.model, plan=plan, example_input=[1])
 
     def test_load_state_dict(self):
         runtime = spikemesh.apply(model=self.model.eval(), plan=self.plan)

@@ -123,6 +123,16 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
     loader = runtime.prepare_dataloader(dataset=dataset, batch_size=GLOBAL_BATCH // runtime.dp_size,
                                         shuffle=False)
     loader.sampler.set_epoch(0)
+    if not runtime.model.compiled and plan.mode not in ("none", "dp"):
+        # These plans' parameters are the rank's parts, known once the program is compiled.
+        try:
+            runtime.build_optimizer(cls, **kwargs)
+        except RuntimeError as e:
+            if "compiled" not in str(e):
+                raise
+        else:
+            raise AssertionError(f"build_optimizer before a {plan.mode} program was compiled")
+        runtime.compile(next(rank_batches(loader))[0])
     opt = runtime.build_optimizer(cls, **kwargs)
     if plan.mode == "pp":
         ours = mean_over_ranks(train_steps(runtime, opt, make_scheduler(opt),
@@ -144,12 +154,14 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
     return ours
 
 
-def check_initial_broadcast(model, plan):
-    """Rank r > 0 perturbs its model first; apply starts every rank from rank 0's weights."""
+def check_initial_broadcast(model, x, plan):
+    """Rank r > 0 perturbs its model first; every rank starts from rank 0's weights once the
+    program is compiled."""
     mine = copy.deepcopy(model)
     with torch.no_grad():
         next(mine.parameters()).add_(float(torch_dist.get_rank()))
     runtime = spikemesh.apply(model=mine, plan=plan)
+    runtime.compile(x[:, :GLOBAL_BATCH // runtime.dp_size])
     whole = runtime.state_dict()
     for name, p in model.named_parameters():
         if not torch.equal(whole[name], p.detach()):
@@ -268,9 +280,13 @@ def check_comm_stats(model, x, plan):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", required=True)
+    parser.add_argument("--mode", default=None, help="default: the planner's choice")
+    parser.add_argument("--objective", default="speed")
     parser.add_argument("--topology", default="", help="default: dp=WORLD_SIZE")
     parser.add_argument("--schedule", default=None, help="a pipeline's schedule")
+    parser.add_argument("--no-example", action="store_true",
+                        help="analyze without an example: the plan follows the reference's "
+                             "rules and each runtime compiles at its first forward")
     args = parser.parse_args()
     torch_dist.init_process_group("gloo")
     world = torch_dist.get_world_size()
@@ -278,12 +294,15 @@ def main():
     common.check_firing(stats)
     labels = torch.randint(0, 10, (x.shape[1],), generator=torch.Generator().manual_seed(1))
     dataset = TensorDataset(x.transpose(0, 1).contiguous(), labels)
-    analysis = spikemesh.analyze(model, example_input=x[:, :GLOBAL_BATCH])
-    plan = spikemesh.plan(analysis=analysis, objective="speed",
+    analysis = spikemesh.analyze(model, example_input=None if args.no_example
+                                 else x[:, :GLOBAL_BATCH])
+    plan = spikemesh.plan(analysis=analysis, objective=args.objective,
                           topology=args.topology or {"dp": world},
                           backend="gloo", batch_size=GLOBAL_BATCH, mode=args.mode,
                           features=spikemesh.DistributedFeatureSet(pp_schedule=args.schedule))
-    check_initial_broadcast(model, plan)
+    if args.no_example and plan.decided_by != "rules":
+        raise AssertionError(f"a plan without shapes decided by {plan.decided_by!r}")
+    check_initial_broadcast(model, x, plan)
     check_no_sync(model, x, plan)
     check_pipeline_forward(model, x, plan)
     check_load_state_dict(model, x, plan)
