@@ -11,6 +11,8 @@ config.test_exec_root = os.path.join(config.snn_obj_root, "test")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.snn_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Plans in these tests use the default constants, whatever profile the developer calibrated.
+config.environment["SPIKEMESH_DEVICE_PROFILE"] = "none"
 config.environment["PYTHONPATH"] = os.path.join(config.snn_src_root, "python_export")
 
 tools = os.path.join(config.snn_src_root, "test", "lit-tools")

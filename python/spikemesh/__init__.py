@@ -17,7 +17,8 @@ SpikingJelly-compatible modules and the ONNX exporter). docs/python-api.md is th
 from ._spikemesh import SpikeMeshError
 from .analysis import SNNDistributedAnalysis, analyze
 from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
-                       plan)
+                       UncalibratedPlanWarning, plan)
+from .calibration import calibrate, user_device_profile_path
 from .runtime import SNNDistributedRuntime, apply
 from .helpers import (DeviceMesh, SNNDistributedRecommendation, build_device_mesh,
                       build_snn_optimizer, ensure_distributed_initialized,
@@ -36,5 +37,6 @@ __all__ = [
     "build_device_mesh", "build_snn_optimizer", "ensure_distributed_initialized",
     "recommend_pipeline_memopt_stages", "recommend_snn_distributed_strategy",
     "recommended_pipeline_microbatches", "resolve_data_parallel_partition",
-    "resolve_tensor_parallel_group_size", "unwrap_parallel_module",
+    "resolve_tensor_parallel_group_size", "unwrap_parallel_module", "calibrate",
+    "user_device_profile_path", "UncalibratedPlanWarning",
 ]

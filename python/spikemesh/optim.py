@@ -41,6 +41,8 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         params = list(params)
         super().__init__(params, defaults)
         self._program = program
+        #: The torch.optim class of each rank's own parameters.
+        self.optimizer_cls = optimizer_cls
         ranks, rank = program.data_parallel_size, program.data_parallel_rank
         self._owners = partition_parameters(params, ranks)
         self._by_rank = [[p for p, o in zip(params, self._owners) if o == r]
@@ -71,6 +73,43 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
                     p.copy_(flat[offset:offset + p.numel()].view_as(p))
                     offset += p.numel()
         return loss
+
+    @torch.no_grad()
+    def whole_state(self) -> Dict[torch.Tensor, Dict[str, torch.Tensor]]:
+        """Collective: every parameter's state (as ``optimizer.state`` holds it for one
+        process), each broadcast from its owner."""
+        inner = self._inner.state if self._inner is not None else {}
+        out: Dict[torch.Tensor, Dict[str, torch.Tensor]] = {}
+        for param, owner in zip(self.param_groups[0]["params"], self._owners):
+            mine = inner.get(param, {})
+            # Which tensors exist, and the step count, come from the owner first.
+            header = torch.tensor([float(len(mine) > 0),
+                                   float(mine["step"]) if "step" in mine else 0.0])
+            self._program.broadcast(header, owner)
+            if header[0] == 0:
+                continue
+            state = {}
+            for key in ("momentum_buffer", "exp_avg", "exp_avg_sq"):
+                present = torch.tensor([float(mine.get(key) is not None)])
+                self._program.broadcast(present, owner)
+                if present[0] == 0:
+                    continue
+                value = mine[key].clone() if key in mine else torch.zeros_like(param)
+                self._program.broadcast(value, owner)
+                state[key] = value
+            if header[1] > 0:
+                state["step"] = torch.tensor(float(header[1]))
+            out[param] = state
+        return out
+
+    def load_whole_state(self, whole: Dict[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
+        """Keeps the state of this rank's own parameters out of every parameter's."""
+        if self._inner is None:
+            return
+        self._inner.state.clear()
+        for param in self.local_parameters:
+            if param in whole:
+                self._inner.state[param] = whole[param]
 
     def local_state_dict(self) -> Dict[str, object]:
         """This rank's share of the optimizer state (its inner optimizer's state_dict)."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import warnings
 from typing import Dict, List, Mapping, Optional, Union
 
+from . import _spikemesh
 from .analysis import SNNDistributedAnalysis
 from .compiler import compile_onnx
 from .helpers import recommend_snn_distributed_strategy
@@ -167,7 +169,9 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
         mode: force a mode (``none``, ``dp``, ``zero``, ``fsdp``/``fsdp2``, ``tp``,
             ``fsdp_tp``/``fsdp2_tp``, ``pp``); default: the planner chooses.
         features: feature flags (ZeRO, pipelines, conv TP, memory budget).
-        device_profile: a profile from ``snn-run calibrate`` to plan with measured times.
+        device_profile: a profile from ``snn-run calibrate`` to plan with measured times;
+            default: this user's (``spikemesh.calibrate()``), or the uncalibrated constants
+            with an ``UncalibratedPlanWarning`` when there is none of this machine.
 
     Raises:
         TypeError / ValueError: an argument of the wrong kind or value (named); any error of
@@ -183,6 +187,8 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
                         f"{type(features).__name__}")
     if device_profile is not None and not os.path.isfile(os.fspath(device_profile)):
         raise ValueError(f"device_profile: no such file: {os.fspath(device_profile)}")
+    if device_profile is None:
+        device_profile = _user_device_profile()
     family = model_family if model_family is not None else analysis.model_family
     if analysis.onnx_path is None:
         return _plan_by_rules(analysis, objective, topo, backend, batch_size, family, forced,
@@ -193,6 +199,19 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
                                plan_options=options["plan"])
     return _plan_from(explanation, topo, backend, batch_size, family, features, analysis,
                       options)
+
+
+def _user_device_profile() -> Optional[str]:
+    """This user's profile of this machine, or None with a warning that the plan's times are
+    uncalibrated (Python shows it once per call site)."""
+    path, warning = _spikemesh.user_device_profile()
+    if warning:
+        warnings.warn(warning, UncalibratedPlanWarning, stacklevel=3)
+    return path or None
+
+
+class UncalibratedPlanWarning(UserWarning):
+    """A plan priced with default constants rather than this machine's measured profile."""
 
 
 def _compiler_options(analysis, objective, topo, batch_size, mode, features,

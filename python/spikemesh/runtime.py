@@ -11,7 +11,7 @@ import atexit
 import contextlib
 import copy
 import os
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 from torch import nn
@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from . import _spikemesh
 from . import debug
 from ._spikemesh import SpikeMeshError
+from .checkpoint import CheckpointInfo, new_run_id, optimizer_rows, restore_optimizer
 from .compiler import Workspace, compile_onnx, export_model
 from .helpers import DeviceMesh, build_snn_optimizer
 from .planning import SNNDistributedPlan, complete_plan
@@ -272,6 +273,8 @@ class SNNDistributedRuntime:
         self.rank, self.world_size = rank, plan.world_size
         #: This rank's place on the data-parallel axis, which splits every global batch.
         self.dp_rank, self.dp_size = model.planned_data_parallel
+        self._loaded_checkpoint: Optional[CheckpointInfo] = None
+        self._run_id = new_run_id()
         debug._register(self)
 
     def compile(self, example_input: torch.Tensor) -> None:
@@ -396,6 +399,60 @@ class SNNDistributedRuntime:
         """Whole tensors under the PyTorch model's keys (collective on many ranks: the
         tensor-parallel parts are gathered)."""
         return self.model.whole_state()
+
+    def save_checkpoint(self, directory: Union[str, os.PathLike], *,
+                        optimizer: Optional[torch.optim.Optimizer] = None, step: int,
+                        epoch: Optional[int] = None, batch: Optional[int] = None,
+                        seed: Optional[int] = None, keep: int = 2) -> Optional[str]:
+        """Saves a checkpoint in ``snn-run train --checkpoint``'s format (docs/checkpoints.md):
+        the whole model (every mode's parts assembled), ``optimizer``'s state (SGD, Adam or
+        AdamW; sharded ZeRO state gathered) and the CPU generator, published atomically as
+        ``directory/step-XXXXXXXX`` with the ``keep`` newest kept. ``snn-run train
+        --checkpoint directory --resume`` continues from it, in any mode of the same model.
+
+        ``step`` is the optimizer steps done. ``epoch``, ``batch`` (the next step's place in
+        snn-run's data order), ``seed`` and the settings a resumed snn-run must repeat default
+        to those of the checkpoint ``load_checkpoint`` read, advanced by the steps since
+        (else epoch 0, batch ``step``, seed 0, no settings). Collective: call it on every rank;
+        returns the path on rank 0, None elsewhere."""
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"step must be a non-negative integer, got {step!r}")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"keep must be a positive integer, got {keep!r}")
+        program = self.model._require_program("save_checkpoint")
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        kind, rows = optimizer_rows(optimizer, names, step)
+        loaded = self._loaded_checkpoint
+        position = {
+            "step": step,
+            "epoch": epoch if epoch is not None else (loaded.epoch if loaded else 0),
+            "batch": batch if batch is not None else (
+                loaded.batch + step - loaded.step if loaded else step),
+            "seed": seed if seed is not None else (loaded.seed if loaded else 0),
+            "run_id": loaded.run_id if loaded and loaded.run_id else self._run_id,
+            "settings": list(loaded.settings.items()) if loaded else []}
+        path = program.save_checkpoint(os.fspath(directory), position, kind, rows, keep)
+        return path or None
+
+    def load_checkpoint(self, directory: Union[str, os.PathLike], *,
+                        optimizer: Optional[torch.optim.Optimizer] = None) -> CheckpointInfo:
+        """Loads the latest checkpoint in ``directory`` (written by ``snn-run train
+        --checkpoint`` in any mode, or by ``save_checkpoint``): the parameters and buffers
+        (this rank's part), ``optimizer``'s state (SGD, Adam or AdamW, as that run's), and
+        the CPU generator (Dropout's draws continue). Returns where its run stands; a later
+        ``save_checkpoint`` continues that run. Collective: call it on every rank after the
+        program is compiled (``apply(example_input=...)`` or a first batch)."""
+        program = self.model._require_program("load_checkpoint")
+        loaded = program.load_checkpoint(os.fspath(directory))
+        params = dict(self.model.named_parameters())
+        restore_optimizer(optimizer, loaded["optimizer_kind"], loaded["optimizer"], params)
+        if loaded["generator_state"] is not None and loaded["generator_state"].numel():
+            torch.set_rng_state(loaded["generator_state"])
+        self._loaded_checkpoint = CheckpointInfo(
+            path=loaded["path"], step=loaded["step"], epoch=loaded["epoch"],
+            batch=loaded["batch"], seed=loaded["seed"], run_id=loaded["run_id"],
+            settings=dict(loaded["settings"]))
+        return self._loaded_checkpoint
 
     def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> None:
         """Loads whole tensors under the PyTorch model's keys (what ``state_dict()`` returns,

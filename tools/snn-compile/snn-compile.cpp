@@ -18,6 +18,7 @@
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Export/ArtifactExporter.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Schema/UserDeviceProfile.h"
 #include "snn/Support/MirroredOptions.h"
 #include "snn/Support/ToolCommandLine.h"
 #include "snn/Support/ToolDiagnostics.h"
@@ -59,11 +60,35 @@ struct PlanningPasses {
 
   bool requested() const { return flags.anyGiven() || explain || !explainJSON.empty(); }
 
+  /// Why the plan's times are not this machine's, said once the plan is made.
+  std::string uncalibrated;
+
+  /// Without --device-profile (or the constants it replaces) the plan uses this user's
+  /// profile of this machine; without one it says once that its times are uncalibrated.
+  bool useUserDeviceProfile() {
+    for (const char *flag : {"device-profile", "device-gflops", "link-gbps", "latency-us"}) {
+      cl::Option *option = cl::getRegisteredOptions().lookup(flag);
+      if (option && option->getNumOccurrences())
+        return true;
+    }
+    snn::schema::UserDeviceProfile user = snn::schema::userDeviceProfile();
+    uncalibrated = user.warning;
+    if (user.path.empty())
+      return true;
+    auto report = [&](const Twine &message) {
+      errs() << "error: --device-profile " << user.path << ": " << message << "\n";
+      return failure();
+    };
+    return succeeded(plan->initializeOptions("device-profile={" + user.path + "}", report));
+  }
+
   /// --explain prints the analysis with the plan, not on its own. A tp or fsdp_tp plan is
   /// partitioned right away, so the explanation counts the partitioned program's collectives
   /// and the export writes its per-rank programs; a pp plan is split into its stages.
   bool addTo(mlir::PassManager &pm) {
     auto ignore = [](const Twine &) { return failure(); };
+    if (!useUserDeviceProfile())
+      return false;
     if (failed(analyze->initializeOptions("summary=none", ignore)))
       return false;
     pm.addPass(std::move(analyze));
@@ -118,6 +143,10 @@ int main(int argc, char **argv) {
     return 1;
   if (plan && !writeExplanations(*module))
     return 1;
+  if (plan && !planningPasses.uncalibrated.empty()) {
+    outs().flush(); // after the explanation, as on a terminal
+    errs() << "snn-compile: warning: " << planningPasses.uncalibrated << "\n";
+  }
 
   if (!emitMLIR.empty()) {
     std::string error;

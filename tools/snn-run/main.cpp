@@ -378,10 +378,12 @@ void addExportCommand(CLI::App &app, ExportOptions &o) {
 void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
   CLI::App *command = app.add_subcommand(
       "calibrate", "Measure this machine's kernels and collectives and write a "
-                   "device profile for snn-compile --device-profile (under a "
-                   "minute; --quick: seconds)");
-  command->add_option("--out", o.outPath, "The device profile to write (JSON)")
-      ->capture_default_str();
+                   "device profile, which snn-compile and spikemesh.plan then plan with "
+                   "(under a minute; --quick: seconds)");
+  command->add_option("--out", o.outPath,
+                      "The device profile to write (JSON; default: this user's, "
+                      "$SPIKEMESH_DEVICE_PROFILE or ~/.cache/spikemesh/device-profile.json, "
+                      "which plans read when given no profile)");
   atLeastOne(command->add_option("--threads", o.threads,
                                  "Intra-op threads of the measurements and of "
                                  "each rank (recorded in the profile)"))

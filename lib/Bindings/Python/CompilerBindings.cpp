@@ -2,6 +2,7 @@
 #include "Bindings.h"
 
 #include "snn/Driver/Compile.h"
+#include "snn/Schema/UserDeviceProfile.h"
 
 #include <pybind11/stl.h>
 
@@ -49,4 +50,15 @@ void snn::python::bindCompiler(py::module_ &m, py::exception<runtime::Error> &) 
         "Compile an ONNX model (snn-compile in process). With plan=True the analyze and plan "
         "passes run with the given pass options; returns the diagnostics and, with a plan, "
         "the explanation as JSON and text. Raises SpikeMeshError on any error.");
+  m.def("user_device_profile_path", &schema::userDeviceProfilePath,
+        "This user's device profile file (empty when SPIKEMESH_DEVICE_PROFILE is 'none').");
+  m.def(
+      "user_device_profile",
+      [] {
+        schema::UserDeviceProfile user = schema::userDeviceProfile();
+        return py::make_tuple(user.path, user.warning);
+      },
+      "(path, warning): the per-user profile a plan uses when given none, or an empty path "
+      "and why the plan is uncalibrated.");
+  m.attr("snn_run_path") = SNN_RUN_PATH;
 }

@@ -51,6 +51,26 @@ class Program {
 public:
   /// The criterion of a pipeline step: (last stage's output, labels) -> loss.
   using Criterion = runtime::PipelineEngine::LossFunction;
+  /// A training run's place and settings as a checkpoint records them (docs/checkpoints.md).
+  struct CheckpointPosition {
+    int64_t step = 0, epoch = 0, batch = 0;
+    uint64_t seed = 0, runId = 0;
+    std::vector<std::pair<std::string, std::string>> settings;
+  };
+  /// One parameter's optimizer state as this rank holds it: torch.optim's state tensors of
+  /// its part (tp), its stage's parameter (pp) or its piece (fsdp), by torch.optim's names.
+  struct OptimizerEntry {
+    std::string param;
+    int64_t step = 0;
+    std::vector<std::pair<std::string, at::Tensor>> tensors;
+  };
+  struct LoadedCheckpoint {
+    std::string path;
+    CheckpointPosition position;
+    std::string optimizerKind; // "sgd", "adam", "adamw", or "" without optimizer state
+    std::vector<OptimizerEntry> optimizer;
+    at::Tensor generatorState;
+  };
 
   Program(const std::string &dir, bool distributed);
 
@@ -85,6 +105,17 @@ public:
   /// Every parameter and buffer this rank holds takes its part of `whole` (by name; the
   /// caller checked the names), in place: what the next forward reads.
   void loadWholeState(const TensorMap &whole);
+  /// Collective: a whole checkpoint (what `snn-run train --resume` reads, of any mode) of
+  /// this rank's parameters and buffers, `optimizer`'s state and the CPU generator, published
+  /// atomically in `dir` as step-XXXXXXXX (the `keep` newest kept) by world rank 0; returns
+  /// its path there (empty on the other ranks).
+  std::string saveCheckpoint(const std::string &dir, const CheckpointPosition &position,
+                             const std::string &optimizerKind,
+                             const std::vector<OptimizerEntry> &optimizer, int keep);
+  /// The latest checkpoint in `dir` (snn-run's or saveCheckpoint's, whole or sharded, of this
+  /// model): parameters and buffers take its values (collective under fsdp); returns this
+  /// rank's share of its optimizer state, its position and generator state.
+  LoadedCheckpoint loadCheckpoint(const std::string &dir);
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
   void broadcast(at::Tensor tensor, int root);
   /// The collectives the program's ops ran (forward and backward, every mesh axis) since

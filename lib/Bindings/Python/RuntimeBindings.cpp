@@ -33,11 +33,61 @@ Program::Criterion wrapCriterion(py::function criterion) {
   };
 }
 
+using OptimizerRows =
+    std::vector<std::tuple<std::string, int64_t, std::vector<std::pair<std::string, at::Tensor>>>>;
+
+/// save_checkpoint / load_checkpoint in plain Python values: the position as a dict, the
+/// optimizer state as (param, step, [(state name, tensor)]) rows.
+void bindCheckpoints(py::class_<Program> &program) {
+  program.def(
+      "save_checkpoint",
+      [](Program &p, const std::string &dir, py::dict position, const std::string &kind,
+         const OptimizerRows &rows, int keep) {
+        Program::CheckpointPosition place;
+        place.step = position["step"].cast<int64_t>();
+        place.epoch = position["epoch"].cast<int64_t>();
+        place.batch = position["batch"].cast<int64_t>();
+        place.seed = position["seed"].cast<uint64_t>();
+        place.runId = position["run_id"].cast<uint64_t>();
+        place.settings =
+            position["settings"].cast<std::vector<std::pair<std::string, std::string>>>();
+        std::vector<Program::OptimizerEntry> entries;
+        for (const auto &[param, step, tensors] : rows)
+          entries.push_back({param, step, tensors});
+        return p.saveCheckpoint(dir, place, kind, entries, keep);
+      },
+      py::arg("dir"), py::arg("position"), py::arg("optimizer_kind"), py::arg("optimizer"),
+      py::arg("keep"), "Collective: a whole snn-run checkpoint; its path on world rank 0");
+  program.def(
+      "load_checkpoint",
+      [](Program &p, const std::string &dir) {
+        Program::LoadedCheckpoint loaded = p.loadCheckpoint(dir);
+        OptimizerRows rows;
+        for (const Program::OptimizerEntry &entry : loaded.optimizer)
+          rows.emplace_back(entry.param, entry.step, entry.tensors);
+        py::dict out;
+        out["path"] = loaded.path;
+        out["step"] = loaded.position.step;
+        out["epoch"] = loaded.position.epoch;
+        out["batch"] = loaded.position.batch;
+        out["seed"] = loaded.position.seed;
+        out["run_id"] = loaded.position.runId;
+        out["settings"] = loaded.position.settings;
+        out["optimizer_kind"] = loaded.optimizerKind;
+        out["optimizer"] = rows;
+        out["generator_state"] = loaded.generatorState;
+        return out;
+      },
+      py::arg("dir"),
+      "The latest checkpoint in dir loaded into the bound tensors; its position, this "
+      "rank's optimizer rows and the generator state");
+}
+
 void bindProgram(py::module_ &m) {
-  py::class_<Program>(m, "Program",
+  py::class_<Program> program(m, "Program",
                       "One rank's program of an artifact, run on SpikeMesh's kernels over "
-                      "the tensors bound to it (adopted, not copied)")
-      .def(py::init<const std::string &, bool>(), py::arg("artifact_dir"),
+                      "the tensors bound to it (adopted, not copied)");
+  program.def(py::init<const std::string &, bool>(), py::arg("artifact_dir"),
            py::arg("distributed") = false)
       .def("entries", &Program::entries,
            "(name, kind) of every parameter and buffer this rank's program reads")
@@ -80,6 +130,7 @@ void bindProgram(py::module_ &m) {
       .def_property_readonly("world_size", &Program::worldSize)
       .def_property_readonly("data_parallel_rank", &Program::dataParallelRank)
       .def_property_readonly("data_parallel_size", &Program::dataParallelSize);
+  bindCheckpoints(program);
 }
 
 } // namespace

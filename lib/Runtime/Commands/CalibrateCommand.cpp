@@ -10,6 +10,7 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/HostCpuTimes.h"
 #include "snn/Runtime/Support/NumberFormat.h"
+#include "snn/Schema/UserDeviceProfile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -338,7 +339,24 @@ static void recordSteal(schema::MachineIdentity &machine,
   }
 }
 
-int runCalibrate(const CalibrateOptions &options) {
+/// --out, or this user's profile (its directory created) when none is named.
+static std::string calibrateOutputPath(const std::string &named) {
+  if (!named.empty())
+    return named;
+  std::string path = schema::userDeviceProfilePath();
+  if (path.empty())
+    throw Error(std::string("--out: name the profile's file (there is no per-user place: ") +
+                schema::kUserDeviceProfileEnv + " is 'none', or HOME is unset)");
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  if (error)
+    throw Error("--out " + path + ": cannot create its directory: " + error.message());
+  return path;
+}
+
+int runCalibrate(const CalibrateOptions &named) {
+  CalibrateOptions options = named;
+  options.outPath = calibrateOutputPath(named.outPath);
   validateCalibrateOptions(options);
   setIntraOpThreads(options.threads);
   std::optional<HostCpuTimes> cpuTimesBefore = readHostCpuTimes();

@@ -168,7 +168,8 @@ public:
         out.push_back({unit.names[piece.tensor], unit.flat->pieceOfChunk(unit.shard, piece),
                        unit.gradShard.defined()
                            ? unit.flat->pieceOfChunk(unit.gradShard, piece)
-                           : at::Tensor()});
+                           : at::Tensor(),
+                       piece.offset});
     return out;
   }
 

@@ -10,7 +10,7 @@ wholeParameterPieces(const ParameterStore &store) {
   std::vector<ParameterSharding::LocalPiece> out;
   for (const ParameterStore::Entry &entry : store.entries())
     if (entry.kind == ParameterKind::Parameter)
-      out.push_back({entry.name, entry.tensor, entry.tensor.grad()});
+      out.push_back({entry.name, entry.tensor, entry.tensor.grad(), 0});
   return out;
 }
 

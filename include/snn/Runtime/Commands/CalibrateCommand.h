@@ -28,7 +28,8 @@ inline constexpr int64_t kMaxCalibrateRanks = 64;
 /// The flags of `snn-run calibrate`, each checked on its own by snn-run's
 /// command line; runCalibrate checks the rest (validateCalibrateOptions).
 struct CalibrateOptions {
-  std::string outPath = "device-profile.json";
+  /// Empty: this user's profile (schema::userDeviceProfilePath), which plans read by default.
+  std::string outPath;
   /// Intra-op threads of the compute measurements and of every rank.
   int threads = 1;
   /// Group sizes of the communication curves.

@@ -78,6 +78,8 @@ public:
     std::string name;
     at::Tensor values;
     at::Tensor grad;
+    /// The piece's first element in the flattened parameter (0: the whole parameter).
+    int64_t offset = 0;
   };
   virtual std::vector<LocalPiece> localPieces() const = 0;
 };

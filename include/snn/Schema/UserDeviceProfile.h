@@ -1,0 +1,36 @@
+//===- UserDeviceProfile.h - The per-user device profile --------*- C++ -*-===//
+//
+// One place per user for this machine's measured profile: `snn-run calibrate` and
+// `spikemesh.calibrate()` write it when given no file, and `snn-compile` and
+// `spikemesh.plan` read it when given no profile, so a plan is calibrated without a flag.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SNN_SCHEMA_USERDEVICEPROFILE_H
+#define SNN_SCHEMA_USERDEVICEPROFILE_H
+
+#include <string>
+
+namespace snn::schema {
+
+/// The environment variable naming the per-user profile's file, or `none` for no per-user
+/// profile at all (the test suite sets it, so a developer's profile does not change its plans).
+inline constexpr const char *kUserDeviceProfileEnv = "SPIKEMESH_DEVICE_PROFILE";
+
+/// $SPIKEMESH_DEVICE_PROFILE, else $XDG_CACHE_HOME/spikemesh/device-profile.json, else
+/// $HOME/.cache/spikemesh/device-profile.json; empty when it is `none` or neither variable is
+/// set.
+std::string userDeviceProfilePath();
+
+/// The profile a plan uses when none is named: `path` is the per-user profile when it exists,
+/// reads and measured this machine; otherwise `path` is empty and `warning` says in one line
+/// why the plan's times are the uncalibrated defaults and how to calibrate (empty when the
+/// per-user profile is turned off).
+struct UserDeviceProfile {
+  std::string path;
+  std::string warning;
+};
+UserDeviceProfile userDeviceProfile();
+
+} // namespace snn::schema
+
+#endif // SNN_SCHEMA_USERDEVICEPROFILE_H

@@ -1,0 +1,61 @@
+//===- UserDeviceProfile.cpp - The per-user device profile ----------------===//
+#include "snn/Schema/UserDeviceProfile.h"
+
+#include "snn/Schema/DeviceProfile.h"
+
+#include <cstdlib>
+#include <optional>
+#include <sys/stat.h>
+
+namespace snn::schema {
+
+namespace {
+
+std::string environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? std::string(value) : std::string();
+}
+
+bool exists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+} // namespace
+
+std::string userDeviceProfilePath() {
+  std::string named = environment(kUserDeviceProfileEnv);
+  if (named == "none")
+    return "";
+  if (!named.empty())
+    return named;
+  std::string cache = environment("XDG_CACHE_HOME");
+  if (cache.empty()) {
+    std::string home = environment("HOME");
+    if (home.empty())
+      return "";
+    cache = home + "/.cache";
+  }
+  return cache + "/spikemesh/device-profile.json";
+}
+
+UserDeviceProfile userDeviceProfile() {
+  std::string path = userDeviceProfilePath();
+  if (path.empty())
+    return {};
+  const std::string uncalibrated =
+      "; the plan's times are default constants, not this machine's (run `snn-run "
+      "calibrate` once to measure it, or name a profile with --device-profile)";
+  if (!exists(path))
+    return {"", "no device profile at " + path + uncalibrated};
+  std::string error;
+  std::optional<DeviceProfile> profile = tryReadDeviceProfile(path, error);
+  if (!profile)
+    return {"", error + uncalibrated};
+  std::string difference = machineDifference(profile->machine, thisMachine());
+  if (!difference.empty())
+    return {"", path + ": " + difference + uncalibrated};
+  return {path, ""};
+}
+
+} // namespace snn::schema
