@@ -12,8 +12,9 @@
 
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Distributed/Group.h"
 #include "snn/Runtime/Distributed/PointToPoint.h"
-#include "snn/Runtime/Distributed/ProcessGroups.h"
+#include "snn/Runtime/Distributed/World.h"
 
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>

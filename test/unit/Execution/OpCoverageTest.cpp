@@ -1,8 +1,8 @@
 //===- OpCoverageTest.cpp - The runtime implements every artifact op ------===//
 //
 // The schema's op table (snn/Schema/ArtifactOps.h) is what the compiler may
-// write into an artifact (test/dialect-schema holds the compiler to it); every
-// op in it needs a kernel builder here, with the table's input counts.
+// write into an artifact (test/artifact-op-table holds the compiler to it);
+// every op in it needs a kernel builder here, with the table's input counts.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,9 +1,10 @@
-//===- CalibrationTest.cpp - snn-run calibrate's measurement helpers ------===//
+//===- CalibrateMeasurementsTest.cpp - snn-run calibrate's measurements ---===//
 //
 // Tiny sizes only: the point is that each kind runs its kernel forward and
 // backward, sizes come out in the planner's units, ascending, and the result
 // is a profile the planner's reader accepts. The CLI and real ranks are
-// tested by test/e2e/calibrate.py.
+// tested by test/python/snn_run_calibrate_test.py, --model by
+// test/e2e/calibrate_model.py.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +53,7 @@ void expectAscendingPositive(const std::vector<snn::schema::ProfilePoint> &point
 
 } // namespace
 
-TEST(Calibration, FixedSamplesRunWarmupsAndEverySample) {
+TEST(CalibrateMeasurements, FixedSamplesRunWarmupsAndEverySample) {
   int calls = 0, samples = 0;
   CalibrationTiming timing{2, 5, 0.0};
   double seconds =
@@ -62,20 +63,20 @@ TEST(Calibration, FixedSamplesRunWarmupsAndEverySample) {
   EXPECT_GE(seconds, 0.0);
 }
 
-TEST(Calibration, MedianSecondsMeasuresTheCall) {
+TEST(CalibrateMeasurements, MedianSecondsMeasuresTheCall) {
   auto sleep = [] { std::this_thread::sleep_for(std::chrono::microseconds(2000)); };
   double seconds = medianSeconds(sleep, CalibrationTiming{1, 3, 0.001});
   EXPECT_GE(seconds, 0.002);
   EXPECT_LT(seconds, 0.1); // far above a sleep's overshoot, far below a wrong unit
 }
 
-TEST(Calibration, WorkIsCountedAsThePlannerCountsIt) {
+TEST(CalibrateMeasurements, WorkIsCountedAsThePlannerCountsIt) {
   // Linear: 2 * in + 1 per output element (bias); conv 3x3: 2 * C * 9 + 1.
   EXPECT_DOUBLE_EQ(linearWork({4, 8, 3}), 4.0 * 3.0 * 17.0);
   EXPECT_DOUBLE_EQ(convWork({2, 3, 5, 4, 6}), 2.0 * 5 * 4 * 6 * (2.0 * 3 * 9 + 1));
 }
 
-TEST(Calibration, ComputeCurvesCoverEveryKindInPlannerUnits) {
+TEST(CalibrateMeasurements, ComputeCurvesCoverEveryKindInPlannerUnits) {
   std::vector<std::string> seen;
   std::vector<ComputeCurve> curves =
       measureCompute(tinySizes(), kFast, [&](const std::string &what, size_t, size_t) {
@@ -95,7 +96,7 @@ TEST(Calibration, ComputeCurvesCoverEveryKindInPlannerUnits) {
   EXPECT_DOUBLE_EQ(curves[4].points[1].size, 4.0 * 4 * 4 * 4); // max_pool: input elements
 }
 
-TEST(Calibration, ConfigurationsOfEqualSizeGiveOnePointInOrder) {
+TEST(CalibrateMeasurements, ConfigurationsOfEqualSizeGiveOnePointInOrder) {
   CalibrationSizes sizes = tinySizes();
   // Out of order, and two shapes with the same element count.
   sizes.elementwise = {{4, 4, 4, 4}, {2, 2, 4, 4}, {1, 4, 4, 4}};
@@ -107,7 +108,7 @@ TEST(Calibration, ConfigurationsOfEqualSizeGiveOnePointInOrder) {
   EXPECT_DOUBLE_EQ(add.points[1].size, 256.0);
 }
 
-TEST(Calibration, DefaultSizesAreAtLeastFourPerKind) {
+TEST(CalibrateMeasurements, DefaultSizesAreAtLeastFourPerKind) {
   for (bool quick : {true, false}) {
     CalibrationSizes sizes = defaultCalibrationSizes(quick);
     EXPECT_GE(sizes.gemm.size(), 4u);
@@ -119,7 +120,7 @@ TEST(Calibration, DefaultSizesAreAtLeastFourPerKind) {
   }
 }
 
-TEST(Calibration, CommunicationResultsRoundTrip) {
+TEST(CalibrateMeasurements, CommunicationResultsRoundTrip) {
   std::vector<CommunicationCurve> curves{{"all_reduce", 2, {{4096, 1.5e-4}, {65536, 3e-4}}},
                                          {"send_recv", 2, {{4096, 2.25e-5}}}};
   std::vector<CommunicationCurve> back =
@@ -142,7 +143,7 @@ TEST(Calibration, CommunicationResultsRoundTrip) {
   EXPECT_EQ(back[1].cpuPoints[1].size, 65536.0);
 }
 
-TEST(Calibration, MalformedCommunicationResultsNameTheLine) {
+TEST(CalibrateMeasurements, MalformedCommunicationResultsNameTheLine) {
   EXPECT_NE(errorOf([] { parseCommunicationResults("all_reduce 2 4096 0.1\nbad\n", "r.txt"); })
                 .find("r.txt:2"),
             std::string::npos);
@@ -158,7 +159,7 @@ TEST(Calibration, MalformedCommunicationResultsNameTheLine) {
       std::string::npos);
 }
 
-TEST(Calibration, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {
+TEST(CalibrateMeasurements, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {
   std::shared_ptr<snn::dist::World> world =
       snn::dist::World::initialize(snn::dist::singleProcessEnvironment());
   std::vector<CommunicationCurve> curves =
@@ -172,7 +173,7 @@ TEST(Calibration, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) {
   }
 }
 
-TEST(Calibration, WaitsBetweenComputesNeedAnEvenJobOfFourRanks) {
+TEST(CalibrateMeasurements, WaitsBetweenComputesNeedAnEvenJobOfFourRanks) {
   std::shared_ptr<snn::dist::World> world =
       snn::dist::World::initialize(snn::dist::singleProcessEnvironment());
   snn::schema::WaitBetweenComputesCurve curve = measureWaitsBetweenComputes(*world, kFast, {});
@@ -181,7 +182,7 @@ TEST(Calibration, WaitsBetweenComputesNeedAnEvenJobOfFourRanks) {
   EXPECT_TRUE(curve.points.empty());
 }
 
-TEST(Calibration, MeasuredProfileParsesBack) {
+TEST(CalibrateMeasurements, MeasuredProfileParsesBack) {
   DeviceProfile profile;
   profile.createdBy = "test";
   profile.machine = snn::schema::thisMachine();
@@ -200,7 +201,7 @@ TEST(Calibration, MeasuredProfileParsesBack) {
   EXPECT_NE(table.find("FLOP/s"), std::string::npos);
 }
 
-TEST(Calibration, BadOptionsAreOneLineNamingTheFlag) {
+TEST(CalibrateMeasurements, BadOptionsAreOneLineNamingTheFlag) {
   snn::test::TempDir dir;
   auto with = [&](auto change) {
     CalibrateOptions options;

@@ -1,13 +1,14 @@
-# lit configuration for SpikeMesh's compiler tests (passes, importer, exporter).
+# lit configuration for SpikeMesh's compiler tests (passes, importer, exporter, tools):
+# Dialect/, Import/, Export/ and Tools/ hold the tests, helpers/ the scripts their RUN lines call.
 import os
 import lit.formats
 
 config.name = "SpikeMesh"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
-config.excludes = ["Inputs", "lit-tools", "python", "unit", "e2e", "CMakeLists.txt"]
+config.excludes = ["Inputs", "helpers", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.snn_obj_root, "test")
+config.test_exec_root = os.path.join(config.snn_obj_root, "test", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.snn_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
@@ -15,7 +16,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["SPIKEMESH_DEVICE_PROFILE"] = "none"
 config.environment["PYTHONPATH"] = os.path.join(config.snn_src_root, "python_export")
 
-tools = os.path.join(config.snn_src_root, "test", "lit-tools")
+tools = os.path.join(config.snn_src_root, "test", "lit", "helpers")
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(
     ("%onnx-from-text", config.python + " " + os.path.join(tools, "onnx_from_text.py")))

@@ -1,4 +1,4 @@
-//===- CalibrationTest.cpp - The cost model on a measured machine ---------===//
+//===- CalibratedCostModelTest.cpp - The cost model on a measured machine -===//
 //
 // A device profile's curves (Calibration) replace the constants: curves
 // interpolate in log-log and extrapolate at their end rates, collectives of
@@ -44,7 +44,7 @@ std::shared_ptr<Calibration> uniformCalibration(double secondsPerUnit,
 
 } // namespace
 
-TEST(Calibration, CurvesInterpolateInLogLogAndHoldTheirEnds) {
+TEST(CalibratedCostModel, CurvesInterpolateInLogLogAndHoldTheirEnds) {
   MeasuredCurve curve{{{100, 1e-5}, {10000, 1e-2}}};
   EXPECT_DOUBLE_EQ(curve.secondsAt(100), 1e-5);
   EXPECT_DOUBLE_EQ(curve.secondsAt(10000), 1e-2);
@@ -59,7 +59,7 @@ TEST(Calibration, CurvesInterpolateInLogLogAndHoldTheirEnds) {
 
 // A profile's communication curve never falls with the bytes: a point below a
 // smaller message's time (noise of a loaded machine) takes that time.
-TEST(Calibration, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
+TEST(CalibratedCostModel, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
   snn::schema::DeviceProfile profile;
   profile.machine = {"cpu", 2, 1, "gloo"};
   profile.communication.push_back(
@@ -76,7 +76,7 @@ TEST(Calibration, ACommunicationCurveFromAProfileNeverFallsWithTheBytes) {
 
 // A profile measured while the hypervisor ran other tenants says so wherever the planner
 // names its times; a quiet one does not.
-TEST(Calibration, AProfileMeasuredInASlowSpellSaysSo) {
+TEST(CalibratedCostModel, AProfileMeasuredInASlowSpellSaysSo) {
   snn::schema::DeviceProfile profile;
   profile.machine = {"cpu", 2, 1, "gloo"};
   profile.compute.push_back({"gemm", {{1e6, 2e-3}}});
@@ -93,7 +93,7 @@ TEST(Calibration, AProfileMeasuredInASlowSpellSaysSo) {
             std::string::npos);
 }
 
-TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheirSteps) {
+TEST(CalibratedCostModel, CollectivesOfOtherGroupSizesScaleWithTheirSteps) {
   Calibration c;
   int64_t large = int64_t(4) << 20;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{1024, 1e-4}};
@@ -114,7 +114,7 @@ TEST(Calibration, CollectivesOfOtherGroupSizesScaleWithTheirSteps) {
   EXPECT_EQ(c.collectiveSeconds(CollectiveKind::ReduceScatter, 2, 1024), 0.0);
 }
 
-TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
+TEST(CalibratedCostModel, RanksSharingTheCpusComputeMoreSlowly) {
   Calibration c;
   EXPECT_EQ(c.oversubscription(8), 1.0); // the machine is unknown
   c.logicalCpus = 2;
@@ -142,7 +142,7 @@ TEST(Calibration, RanksSharingTheCpusComputeMoreSlowly) {
   EXPECT_DOUBLE_EQ(crowded->chosen->computeSeconds, 2.0 * alone->chosen->computeSeconds);
 }
 
-TEST(Calibration, AMessageOfABusyJobWaitsLikeARingStep) {
+TEST(CalibratedCostModel, AMessageOfABusyJobWaitsLikeARingStep) {
   Calibration c;
   c.collectives[{CollectiveKind::SendRecv, 2}].points = {{4096, 5e-5}, {1 << 20, 3e-4}};
   // The smallest 4-rank all-reduce over its log2 4 = 2 doubling steps: 2 ms / 2.
@@ -242,7 +242,7 @@ int64_t parameterCount(const ModelInfo &model) {
 
 } // namespace
 
-TEST(Calibration, TheModelsMeasuredStepScalesItsOps) {
+TEST(CalibratedCostModel, TheModelsMeasuredStepScalesItsOps) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -269,7 +269,7 @@ TEST(Calibration, TheModelsMeasuredStepScalesItsOps) {
   EXPECT_EQ(timesSource(Hardware{}, model), "default constants");
 }
 
-TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
+TEST(CalibratedCostModel, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -292,7 +292,7 @@ TEST(Calibration, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
 }
 
-TEST(Calibration, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
+TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
   ModelInfo model = test::csnn(8); // 2 BatchNorms: 4 SyncBatchNorm all-reduces a step
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -336,7 +336,7 @@ TEST(Calibration, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
             0.0);
 }
 
-TEST(Calibration, ReplicasWithoutBatchNormWaitForEachOtherToo) {
+TEST(CalibratedCostModel, ReplicasWithoutBatchNormWaitForEachOtherToo) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -358,7 +358,7 @@ TEST(Calibration, ReplicasWithoutBatchNormWaitForEachOtherToo) {
 // chunks' ticks, not as many of the heaviest chunk's. One heavy chunk (a 2048-wide Linear)
 // and three light ones on pp=2 x vpp 2 cost what the same heavy stage costs without
 // virtual stages, per microbatch and fill tick.
-TEST(Calibration, APipelineRankPaysEachOfItsChunksTicksOnce) {
+TEST(CalibratedCostModel, APipelineRankPaysEachOfItsChunksTicksOnce) {
   test::ModelBuilder b({4, -1, 2048}, 4);
   int x = b.linear(-1, 2048, true, "heavy");
   x = b.neuron(x, OpKind::LIFNode, "heavy_lif");
@@ -387,7 +387,7 @@ TEST(Calibration, APipelineRankPaysEachOfItsChunksTicksOnce) {
 // A tensor-parallel stage's all-reduces run while the job's other ranks run theirs, on
 // CPUs the job shares: like a flat dp x tp mesh's groups, they are priced by the job
 // size's curve (its steps scaled to the group's) where that is slower.
-TEST(Calibration, APipelineStagesTensorParallelCallsWaitLikeTheJobs) {
+TEST(CalibratedCostModel, APipelineStagesTensorParallelCallsWaitLikeTheJobs) {
   ModelInfo model = test::csnn(8, 4, /*convCandidates=*/true);
   auto calibration = uniformCalibration(1e-9);
   calibration->logicalCpus = 2; // 4 ranks of 1 thread: oversubscribed
@@ -404,7 +404,7 @@ TEST(Calibration, APipelineStagesTensorParallelCallsWaitLikeTheJobs) {
   EXPECT_GT(slower.commSeconds, 1.5 * before.commSeconds);
 }
 
-TEST(Calibration, ACollectiveAfterComputeWaitsForItsPeersAsMeasured) {
+TEST(CalibratedCostModel, ACollectiveAfterComputeWaitsForItsPeersAsMeasured) {
   Calibration c;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 2e-4}, {65536, 4e-4}};
   EXPECT_FALSE(c.busyCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096, 1e-3));
@@ -425,7 +425,7 @@ TEST(Calibration, ACollectiveAfterComputeWaitsForItsPeersAsMeasured) {
   EXPECT_DOUBLE_EQ(busy(4096, 2e-3, 5), 2e-4 + (5e-3 - 4e-4));
 }
 
-TEST(Calibration, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTaken) {
+TEST(CalibratedCostModel, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTaken) {
   ModelInfo model = test::csnn(8, 4, /*convCandidates=*/true);
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
@@ -458,7 +458,7 @@ TEST(Calibration, APipelineStagesTensorParallelCallsWaitForPeersWhenTheCpusAreTa
 // fsdp_tp's tp groups are pairs of a larger job: each tp call waits for a peer that
 // computed beside the other pairs, as calibrate's pairs measured, every rank computing in
 // lockstep (no chance factor). A tp group that is the whole job is priced by its curve.
-TEST(Calibration, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
+TEST(CalibratedCostModel, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
   calibration->logicalCpus = 2;
@@ -489,7 +489,7 @@ TEST(Calibration, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
                    estimate(5e-3, "tp=4", RequestedMode::TP).commSeconds);
 }
 
-TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
+TEST(CalibratedCostModel, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   Hardware hw;
@@ -524,7 +524,7 @@ TEST(Calibration, PipelineRanksTakingTurnsShareTheCpusLess) {
 // A pipeline's ranks are busy at random times, not evenly: a rank computing beside k others
 // on 2 CPUs runs max(1, (k + 1) / 2) times slower. At an average load under the CPUs (no
 // slowdown by the average alone) compute still slows by that expectation.
-TEST(Calibration, APipelineRankSlowsByTheExpectedCpuSharingAtItsBusyShare) {
+TEST(CalibratedCostModel, APipelineRankSlowsByTheExpectedCpuSharingAtItsBusyShare) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   Hardware hw;
@@ -547,7 +547,7 @@ TEST(Calibration, APipelineRankSlowsByTheExpectedCpuSharingAtItsBusyShare) {
   EXPECT_NEAR(pipe.computeSeconds, c * compute, 1e-6 * pipe.computeSeconds);
 }
 
-TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
+TEST(CalibratedCostModel, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   calibration->logicalCpus = 2;
@@ -574,7 +574,7 @@ TEST(Calibration, APipelinesMessagesTakeTheCpuCalibrateMeasured) {
   EXPECT_LT(alone.busySeconds, messages / 4.0);
 }
 
-TEST(Calibration, FlatRanksCannotOutrunTheCpusTheirCollectivesKeepBusy) {
+TEST(CalibratedCostModel, FlatRanksCannotOutrunTheCpusTheirCollectivesKeepBusy) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   calibration->logicalCpus = 2; // 4 ranks of 1 thread
@@ -601,7 +601,7 @@ TEST(Calibration, FlatRanksCannotOutrunTheCpusTheirCollectivesKeepBusy) {
   EXPECT_DOUBLE_EQ(forcedEstimate(model, "dp=4", dp, hw).stepSeconds, unmeasured.stepSeconds);
 }
 
-TEST(Calibration, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
+TEST(CalibratedCostModel, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
   auto c = std::make_shared<Calibration>();
   c->logicalCpus = 2;
   c->collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 2e-3}, {1 << 20, 4e-3}};
@@ -627,7 +627,7 @@ TEST(Calibration, ACallKeepsItsRanksCpusBusyTheShareCalibrateMeasured) {
   EXPECT_DOUBLE_EQ(comm.rankCpuSeconds(hw, 4), comm.seconds(hw, 4));
 }
 
-TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {
+TEST(CalibratedCostModel, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {
   Calibration c;
   c.collectives[{CollectiveKind::AllReduce, 2}].points = {{4096, 4e-4}};
   c.collectives[{CollectiveKind::AllReduce, 4}].points = {{4096, 6e-3}};
@@ -653,7 +653,7 @@ TEST(Calibration, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096), 4e-4);
 }
 
-TEST(Calibration, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
+TEST(CalibratedCostModel, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
   // Messages only cost (compute nearly free): a middle stage's tick of a 1F1B pipeline sends
   // an activation and a gradient of the same size, which overlap.
   ModelInfo model = test::spikingMlp(64, 32, 10);
@@ -672,7 +672,7 @@ TEST(Calibration, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
   EXPECT_NEAR(pipe.commSeconds, ticks * message + metrics, 1e-9 * ticks * message);
 }
 
-TEST(Calibration, APipelineStepEndsWithTheRuntimesSynchronisation) {
+TEST(CalibratedCostModel, APipelineStepEndsWithTheRuntimesSynchronisation) {
   // What PipelineSync does after the last microbatch: metrics over pp, and with replicas
   // the gradients, running statistics and buffers over dp.
   Communication alone = pipelineStepCommunication(4, 1, 4000, 48, 400);
@@ -708,7 +708,7 @@ TEST(Calibration, APipelineStepEndsWithTheRuntimesSynchronisation) {
   EXPECT_NEAR(single.commSeconds, 1.0, 1e-3);
 }
 
-TEST(Calibration, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
+TEST(CalibratedCostModel, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
   // Large weights, small activations (T = 1): after the drain, a replica's rank all-reduces
   // its stages' gradients through one flat copy while its batch is still loaded; up to
   // 1 MiB on 2 ranks the all-reduce goes by recursive doubling, receiving into a second
@@ -737,7 +737,7 @@ TEST(Calibration, APipelineReplicaHoldsItsGradientsFlatCopyAndItsBatch) {
 // From its second microbatch on, a stage's backward computes a weight gradient beside the
 // one accumulated so far: a rank holds its largest layer's worth more than its
 // activations, which does not grow with the batch (capacity does not count it).
-TEST(Calibration, APipelineRankAccumulatesItsMicrobatchesWeightGradients) {
+TEST(CalibratedCostModel, APipelineRankAccumulatesItsMicrobatchesWeightGradients) {
   ModelInfo model = test::spikingMlp(64, 8192, 10, /*timeSteps=*/1);
   Hardware hw;
   Estimate pipeline = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
@@ -747,7 +747,7 @@ TEST(Calibration, APipelineRankAccumulatesItsMicrobatchesWeightGradients) {
 // dp's reducer holds a flat copy of the gradients for the whole run, and after backward,
 // the activations freed, each bucket's all-reduce by recursive doubling receives into a
 // tensor of the bucket's size.
-TEST(Calibration, DataParallelRanksHoldTheirBucketsAndTheirAllReducesScratch) {
+TEST(CalibratedCostModel, DataParallelRanksHoldTheirBucketsAndTheirAllReducesScratch) {
   // 0.8 MiB of weights, far less activation at 16 samples a rank.
   ModelInfo model = test::spikingMlp(192, 1024, 10, /*timeSteps=*/1);
   Hardware hw;
@@ -771,7 +771,7 @@ TEST(Calibration, DataParallelRanksHoldTheirBucketsAndTheirAllReducesScratch) {
 // fsdp reduces each layer's gradients as soon as backward has them: backward holds, beside
 // the activations, the layer gathered, the one before it prefetched, and the layer's
 // gradients with their flat copy, where one gathered layer was counted before.
-TEST(Calibration, FsdpBackwardHoldsALayerItsGradientsAndThePreviousPrefetched) {
+TEST(CalibratedCostModel, FsdpBackwardHoldsALayerItsGradientsAndThePreviousPrefetched) {
   ModelInfo model = test::spikingMlp(64, 1024, 10, /*timeSteps=*/1);
   Hardware hw;
   Estimate fsdp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::FSDP, hw);
@@ -783,7 +783,7 @@ TEST(Calibration, FsdpBackwardHoldsALayerItsGradientsAndThePreviousPrefetched) {
   EXPECT_GT(fsdp.transientBytes, first) << "more than one gathered layer";
 }
 
-TEST(Calibration, EachOpKindHasItsUnitOfWork) {
+TEST(CalibratedCostModel, EachOpKindHasItsUnitOfWork) {
   ModelInfo model = test::csnn(8);
   for (size_t i = 0; i < model.ops.size(); ++i) {
     auto [kind, work] = opWork(model, int(i), 2);
@@ -815,7 +815,7 @@ TEST(Calibration, EachOpKindHasItsUnitOfWork) {
   }
 }
 
-TEST(Calibration, TheEstimateIsTheSumOfTheCurves) {
+TEST(CalibratedCostModel, TheEstimateIsTheSumOfTheCurves) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   Hardware hw;
   hw.calibration = uniformCalibration(1e-9);
@@ -842,7 +842,7 @@ TEST(Calibration, TheEstimateIsTheSumOfTheCurves) {
                                             double(comm.latencySteps) * plain.latencySeconds);
 }
 
-TEST(Calibration, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
+TEST(CalibratedCostModel, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
   // The same model and request on two measured machines. With fast collectives the
   // modes that split the work alike (dp, tp) tie on compute and tp's smaller all-reduces
   // decide; where each byte takes a microsecond, the pipeline, sending only the boundary
