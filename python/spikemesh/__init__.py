@@ -19,6 +19,8 @@ from .analysis import SNNDistributedAnalysis, analyze
 from .planning import (DistributedFeatureSet, SNNDistributedPlan, SNNDistributedTopology,
                        UncalibratedPlanWarning, plan)
 from .calibration import calibrate, user_device_profile_path
+from .checkpoint import CheckpointInfo
+from .tensor_shard import TensorShardMemoryModule, make_tensor_shard_memory_module
 from .runtime import SNNDistributedRuntime, apply
 from .helpers import (DeviceMesh, SNNDistributedRecommendation, build_device_mesh,
                       build_snn_optimizer, ensure_distributed_initialized,
@@ -38,5 +40,6 @@ __all__ = [
     "recommend_pipeline_memopt_stages", "recommend_snn_distributed_strategy",
     "recommended_pipeline_microbatches", "resolve_data_parallel_partition",
     "resolve_tensor_parallel_group_size", "unwrap_parallel_module", "calibrate",
-    "user_device_profile_path", "UncalibratedPlanWarning",
+    "user_device_profile_path", "UncalibratedPlanWarning", "CheckpointInfo",
+    "TensorShardMemoryModule", "make_tensor_shard_memory_module",
 ]

@@ -323,6 +323,37 @@ class SNNDistributedRuntime:
         loss.backward()
         return loss.detach()
 
+    @torch.no_grad()
+    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0,
+                        error_if_nonfinite: bool = False) -> torch.Tensor:
+        """``torch.nn.utils.clip_grad_norm_`` over the whole model's gradients, whatever this
+        rank holds of them (tp parts, fsdp pieces, a pipeline's stages): the norm is the one
+        a single process computes over every parameter, and every rank scales its gradients
+        by the same factor. Returns that total norm. Collective on many ranks (call it on
+        every rank, after backward or ``train_step``)."""
+        if not isinstance(max_norm, (int, float)) or isinstance(max_norm, bool):
+            raise TypeError(f"max_norm must be a number, got {type(max_norm).__name__}")
+        if not isinstance(norm_type, (int, float)) or not 0 < norm_type < float("inf"):
+            raise ValueError(f"norm_type must be a positive finite number, got {norm_type!r}")
+        program = self.model._require_program("clip_grad_norm_")
+        grads = [(name, p.grad) for name, p in self.model.named_parameters()
+                 if p.grad is not None]
+        # Each rank's share of sum |g|^p, a value held by k ranks counted 1/k times by each.
+        total = torch.zeros(1, dtype=torch.float64)
+        for name, grad in grads:
+            share = grad.detach().double().abs().pow(norm_type).sum()
+            total += share / program.copies_of(name)
+        program.sum_over_world(total)
+        norm = total.pow(1.0 / norm_type).to(torch.float32)[0]
+        if error_if_nonfinite and not torch.isfinite(norm):
+            raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
+                               f"non-finite, so it cannot be clipped")
+        coefficient = float(max_norm) / (float(norm) + 1e-6)
+        if coefficient < 1.0:
+            for _, grad in grads:
+                grad.mul_(coefficient)
+        return norm
+
     @contextlib.contextmanager
     def no_sync(self):
         """Backwards inside accumulate this rank's gradients without averaging them over the

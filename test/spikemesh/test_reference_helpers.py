@@ -8,7 +8,7 @@ import torch
 import torch.distributed as torch_dist
 
 import spikemesh
-from spikemesh.export import models
+from spikemesh.export import functional, models, neuron
 
 from common import csnn_case
 
@@ -105,6 +105,56 @@ class MeshAndOptimizerTest(unittest.TestCase):
             torch_dist.destroy_process_group()
         net = torch.nn.Linear(2, 2)
         self.assertIs(spikemesh.unwrap_parallel_module(net), net)
+
+
+class TensorShardNeuronTest(unittest.TestCase):
+    """A neuron fed a tensor-parallel shard checks its size; otherwise it is the neuron."""
+
+    def setUp(self):
+        self.lif = neuron.LIFNode(tau=2.0, step_mode="m")
+        self.x = torch.rand(4, 3, 8, generator=torch.Generator().manual_seed(0)) * 2.5
+
+    def reference(self, x):
+        functional.reset_net(self.lif)
+        with torch.no_grad():
+            return self.lif(x)
+
+    def test_make_tensor_shard_memory_module(self):
+        sharded = spikemesh.make_tensor_shard_memory_module(self.lif, shard_dim=2,
+                                                            logical_dim_size=8)
+        self.assertIsInstance(sharded, neuron.LIFNode)
+        self.assertIsNot(sharded, self.lif)
+        self.assertEqual(sorted(sharded.state_dict()), sorted(self.lif.state_dict()))
+        want = self.reference(self.x)
+        rate = float(want.mean())
+        self.assertTrue(0.05 <= rate <= 0.5, f"fires {rate:.3f}")
+        with torch.no_grad():
+            self.assertTrue(torch.equal(sharded(self.x), want))
+        with self.assertRaisesRegex(ValueError, "local shard size 8 on dim 2.*\\(4, 3, 4\\)"):
+            sharded(self.x[..., :4])
+        self.assertIs(spikemesh.make_tensor_shard_memory_module(sharded, 2, 8), sharded)
+        # A single-step neuron has no T: the reference's dim 2 is its dim 1.
+        single = spikemesh.make_tensor_shard_memory_module(neuron.LIFNode(tau=2.0), 2, 8)
+        single(self.x[0])
+        with self.assertRaisesRegex(ValueError, "dim 1"):
+            single(self.x[0, :, :4])
+        with self.assertRaisesRegex(TypeError, "stateful"):
+            spikemesh.make_tensor_shard_memory_module(torch.nn.ReLU(), 2, 8)
+        with self.assertRaisesRegex(ValueError, "logical_dim_size"):
+            spikemesh.make_tensor_shard_memory_module(self.lif, 2, 0)
+
+    def test_tensor_shard_memory_module(self):
+        wrapped = spikemesh.TensorShardMemoryModule(self.lif, shard_dim=2, logical_dim_size=8)
+        self.assertEqual((wrapped.rank, wrapped.world_size, wrapped.expected_local_dim_size),
+                         (0, 1, 8))
+        self.assertEqual(sorted(wrapped.state_dict()),
+                         sorted("inner." + k for k in self.lif.state_dict()))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(wrapped(self.x), self.reference(self.x)))
+            wrapped.reset()
+            self.assertTrue(torch.equal(wrapped(self.x), self.reference(self.x)))
+        with self.assertRaisesRegex(ValueError, "local shard size"):
+            wrapped(self.x[..., :2])
 
 
 if __name__ == "__main__":

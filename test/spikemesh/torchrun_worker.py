@@ -249,6 +249,48 @@ def check_load_state_dict(model, x, plan):
                              f"{(out - want).abs().max()}")
 
 
+def eager_gradients(model, dataset, plan, replicas):
+    """The first global batch's gradients in one process (a pipeline's: replica by replica,
+    microbatch by microbatch, each loss / (D * M), as train_accumulating)."""
+    images, labels = next(eager_batches(dataset))
+    if plan.mode != "pp":
+        functional.reset_net(model)
+        common.criterion(model(images), labels).backward()
+        return
+    for r in range(replicas):
+        xs, ys = images[:, r::replicas], labels[r::replicas]
+        for x_m, y_m in zip(xs.chunk(plan.pp_microbatches, dim=1),
+                            ys.chunk(plan.pp_microbatches)):
+            functional.reset_net(model)
+            loss = common.criterion(model(x_m.contiguous()), y_m)
+            (loss / (replicas * plan.pp_microbatches)).backward()
+
+
+def check_clip_grad_norm(model, dataset, plan):
+    """runtime.clip_grad_norm_ clips by the whole model's gradient norm, whatever each rank
+    holds: the norm and the clipped step (SGD, lr 1) equal torch's on the eager model."""
+    eager = copy.deepcopy(model).train()
+    runtime = spikemesh.apply(model=copy.deepcopy(model).train(), plan=plan)
+    loader = runtime.prepare_dataloader(dataset=dataset,
+                                        batch_size=GLOBAL_BATCH // runtime.dp_size,
+                                        shuffle=False)
+    images, labels = next(rank_batches(loader))
+    if plan.mode == "pp":
+        runtime.train_step(images, labels, common.criterion)
+    else:
+        common.criterion(runtime.model(images), labels).backward()
+    eager_gradients(eager, dataset, plan, runtime.dp_size)
+    whole = torch.nn.utils.clip_grad_norm_(eager.parameters(), float("inf"))
+    theirs = torch.nn.utils.clip_grad_norm_(eager.parameters(), float(whole) / 2)
+    ours = runtime.clip_grad_norm_(float(whole) / 2)
+    if abs(float(ours) - float(theirs)) > common.RTOL * float(theirs):
+        raise AssertionError(f"clip_grad_norm_: total norm {float(ours)} vs eager "
+                             f"{float(theirs)}")
+    runtime.build_optimizer(torch.optim.SGD, lr=1.0).step()
+    torch.optim.SGD(eager.parameters(), lr=1.0).step()
+    common.check_same_parameters(runtime.state_dict(), eager)
+
+
 def check_comm_stats(model, x, plan):
     """A tp program's all-reduces are counted per mesh axis, and by the reference's counters
     while they are on; other modes' programs run no collective of their own."""
@@ -307,6 +349,7 @@ def main():
     check_pipeline_forward(model, x, plan)
     check_load_state_dict(model, x, plan)
     check_comm_stats(model, x, plan)
+    check_clip_grad_norm(model, dataset, plan)
     sgd = compare("sgd", model, x, dataset, plan,
                   (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))

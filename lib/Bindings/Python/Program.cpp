@@ -253,6 +253,26 @@ void Program::loadWholeState(const TensorMap &whole) {
   }
 }
 
+int64_t Program::copiesOf(const std::string &name) const {
+  const ParameterSpec *split = partition.splitOf(name);
+  int64_t copies = 1;
+  for (const std::string &axis : mesh.axes()) {
+    bool distinct = axis == "pp" || (axis == "dp" && fullySharded()) ||
+                    (split && split->meshAxis == axis);
+    if (!distinct)
+      copies *= mesh.axisSize(axis);
+  }
+  return copies;
+}
+
+void Program::sumOverWorld(at::Tensor tensor) {
+  if (!mesh.world().valid() || mesh.world().size() == 1)
+    return;
+  py::gil_scoped_release release;
+  at::NoGradGuard noGrad;
+  dist::allReduce(mesh.world(), tensor);
+}
+
 void Program::broadcast(at::Tensor tensor, int root) {
   if (dataParallelSize() == 1)
     return;

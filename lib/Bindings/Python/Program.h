@@ -116,6 +116,12 @@ public:
   /// model): parameters and buffers take its values (collective under fsdp); returns this
   /// rank's share of its optimizer state, its position and generator state.
   LoadedCheckpoint loadCheckpoint(const std::string &dir);
+  /// How many ranks hold the very values this rank holds of parameter `name` (its gradient
+  /// too): the sizes of the mesh axes over which it is replicated (not its tp split's axis,
+  /// not an fsdp dp axis, never pp, whose stages hold different parameters).
+  int64_t copiesOf(const std::string &name) const;
+  /// In place: the sum of `tensor` over every rank of the job.
+  void sumOverWorld(at::Tensor tensor);
   /// `tensor` (same shape on every rank) becomes data-parallel rank `root`'s, in place.
   void broadcast(at::Tensor tensor, int root);
   /// The collectives the program's ops ran (forward and backward, every mesh axis) since

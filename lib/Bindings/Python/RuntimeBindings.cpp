@@ -118,6 +118,10 @@ void bindProgram(py::module_ &m) {
       .def("comm_stats", &Program::commStats,
            "(kind, mesh axis, calls, bytes, seconds) of the program's collectives")
       .def("reset_comm_stats", &Program::resetCommStats)
+      .def("copies_of", &Program::copiesOf, py::arg("name"),
+           "How many ranks hold the values this rank holds of the parameter")
+      .def("sum_over_world", &Program::sumOverWorld, py::arg("tensor"),
+           "In place: the sum over every rank of the job")
       .def("broadcast", &Program::broadcast, py::arg("tensor"), py::arg("root"),
            "In place: the tensor of data-parallel rank `root` on every rank")
       .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,
