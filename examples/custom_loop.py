@@ -5,8 +5,8 @@ an LR schedule and gradient clipping, none of which snn-run has.
         examples/custom_loop.py --steps 20
 
 The model is the CSNN of fashion_mnist_tutorial.py on Fashion-MNIST; the plan is data parallel
-over the job's ranks (gradients are whole on every rank after backward, so
-torch.nn.utils.clip_grad_norm_ sees the global norm).
+over the job's ranks. runtime.clip_grad_norm_ clips by the whole model's gradient norm under
+any plan (torch.nn.utils.clip_grad_norm_ would see only a rank's part under tp, fsdp or pp).
 """
 import argparse
 import os
@@ -62,7 +62,7 @@ def main():
             loss = per_step_cross_entropy(out_seq, labels) + \
                 args.rate_weight * (rate - TARGET_RATE).pow(2)
             loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(runtime.model.parameters(), args.clip)
+            norm = runtime.clip_grad_norm_(args.clip)
             optimizer.step()
             schedule.step()
             step += 1
