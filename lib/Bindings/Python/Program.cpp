@@ -179,17 +179,9 @@ double Program::trainStep(const at::Tensor &input, const at::Tensor &labels,
   CriterionScope scope(*engine, criterion);
   py::gil_scoped_release release;
   const dist::Group *replicas = dp.group.valid() ? &dp.group : nullptr;
-  std::vector<RunningStatistic> before =
-      replicas ? snapshotRunningStatistics(*model) : std::vector<RunningStatistic>{};
-  PipelineStepResult result = engine->trainStep(x, labels);
-  std::vector<double> total = shareLastStageValues({result.lossSum}, *place, replicas);
+  ReplicatedPipelineStep step = trainPipelineReplicas(*engine, *model, x, labels, replicas);
   int64_t microbatches = place->layout.microbatches;
-  if (replicas) {
-    averageGradients(*replicas, model->params());
-    combineReplicaRunningStatistics(*replicas, model->params(), before, microbatches);
-    broadcastBuffers(*replicas, model->params());
-  }
-  return total[0] / double(microbatches * (replicas ? replicas->size() : 1));
+  return step.lossSum / double(microbatches * (replicas ? replicas->size() : 1));
 }
 
 void Program::finishBackward() {

@@ -149,4 +149,28 @@ at::Tensor broadcastFromLastStage(const at::Tensor &tensor, const PipelinePlace 
   return value;
 }
 
+ReplicatedPipelineStep trainPipelineReplicas(PipelineEngine &engine, Model &model,
+                                             const at::Tensor &input,
+                                             const at::Tensor &labels,
+                                             const dist::Group *replicas) {
+  if (replicas && !replicas->valid())
+    replicas = nullptr;
+  std::vector<RunningStatistic> before =
+      replicas ? snapshotRunningStatistics(model) : std::vector<RunningStatistic>{};
+  ReplicatedPipelineStep step;
+  step.result = engine.trainStep(input, labels);
+  static_assert(schema::kStepMetricsElements == 2); // loss and correct count
+  std::vector<double> totals = shareLastStageValues(
+      {step.result.lossSum, double(step.result.correct)}, engine.place(), replicas);
+  step.lossSum = totals[0];
+  step.correct = totals[1];
+  if (replicas) {
+    averageGradients(*replicas, model.params());
+    combineReplicaRunningStatistics(*replicas, model.params(), before,
+                                    engine.place().layout.microbatches);
+    broadcastBuffers(*replicas, model.params()); // any other buffer: replica 0's
+  }
+  return step;
+}
+
 } // namespace snn::runtime

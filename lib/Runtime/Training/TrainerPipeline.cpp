@@ -65,23 +65,13 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   labelsChecked = true;
   if (trace)
     trace->setStep(position.step);
-  const dist::Group *dp = pipelineDp ? &pipelineDp->group : nullptr;
-  std::vector<RunningStatistic> statsBefore =
-      dp ? snapshotRunningStatistics(model) : std::vector<RunningStatistic>{};
-  PipelineStepResult result = pipeline->trainStep(batch.input, batch.labels);
-  static_assert(schema::kStepMetricsElements == 2); // loss and correct count
-  std::vector<double> totals = shareLastStageValues(
-      {result.lossSum, double(result.correct)}, pipeline->place(), dp);
-  int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
-  double loss = totals[0] / double(pipeline->place().layout.microbatches * replicas);
   // Every rank sees the same loss, so all stop together, before the update.
+  ReplicatedPipelineStep step = trainPipelineReplicas(
+      *pipeline, model, batch.input, batch.labels, pipelineDp ? &pipelineDp->group : nullptr);
+  PipelineStepResult &result = step.result;
+  int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
+  double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
   checkLoss(float(loss));
-  if (dp) {
-    averageGradients(*dp, model.params());
-    combineReplicaRunningStatistics(*dp, model.params(), statsBefore,
-                                    pipeline->place().layout.microbatches);
-    broadcastBuffers(*dp, model.params()); // any other buffer: replica 0's
-  }
   sharding->step(lr);
   stepComm = mesh->stats().counts();
   bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
@@ -92,7 +82,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   metrics.step = position.step;
   metrics.loss = loss;
   int64_t samples = batch.size * replicas;
-  metrics.accuracy = double(int64_t(totals[1] + 0.5)) / double(samples);
+  metrics.accuracy = double(int64_t(step.correct + 0.5)) / double(samples);
   metrics.lr = lr;
   metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   metrics.samplesPerSecond = double(samples) / metrics.seconds;

@@ -59,6 +59,23 @@ void combineReplicaRunningStatistics(const dist::Group &group, const ParameterSt
                                      const std::vector<RunningStatistic> &stats,
                                      int64_t microbatches);
 
+/// A pipeline rank's training step over its data-parallel replicas.
+struct ReplicatedPipelineStep {
+  PipelineStepResult result;
+  /// The loss summed over every microbatch of every replica, and the correct predictions.
+  double lossSum = 0.0;
+  double correct = 0.0;
+};
+
+/// Collective over the pp group and `replicas` (null: none): the schedule's forwards and
+/// backwards over this replica's batch, the loss and correct counts from the last stage on
+/// every rank summed over the replicas, the gradients averaged over them and BatchNorm's
+/// running statistics combined as one process would (other buffers: replica 0's).
+ReplicatedPipelineStep trainPipelineReplicas(PipelineEngine &engine, Model &model,
+                                             const at::Tensor &input,
+                                             const at::Tensor &labels,
+                                             const dist::Group *replicas);
+
 /// Collective over the pp group: the tensor the last stage's rank passes
 /// (float32, any shape; the others pass an undefined one) on every member.
 at::Tensor broadcastFromLastStage(const at::Tensor &tensor, const PipelinePlace &place);
