@@ -1,13 +1,13 @@
-//===- Manifest.cpp - manifest.json written and read ----------------------===//
+//===- Manifest.cpp - manifest.json read ------------------------------------===//
 //
-// Writer and reader share the key names below, so a field cannot be renamed
-// on one side only. The reader is strict about what snn-run relies on and
-// ignores keys it does not know, so that exporters can add information without
-// breaking runtimes of the same version.
+// The reader of ManifestWriter.cpp's output, under the same key names (ManifestKeys.h). It
+// is strict about what snn-run relies on and ignores keys it does not know, so that
+// exporters can add information without breaking runtimes of the same version.
 //
 //===----------------------------------------------------------------------===//
 #include "snn/Schema/Manifest.h"
 #include "JsonFieldReader.h"
+#include "ManifestKeys.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,166 +21,6 @@ namespace snn::schema {
 using nlohmann::json;
 
 namespace {
-
-namespace key {
-constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "producer",
-                     *kSource = "source", *kWorldSize = "world_size", *kMesh = "mesh",
-                     *kAxes = "axes", *kShape = "shape", *kPrograms = "programs",
-                     *kFile = "file", *kRanks = "ranks", *kInput = "input",
-                     *kOutput = "output", *kName = "name", *kTimeMajor = "time_major",
-                     *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
-                     *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis", *kStage = "stage",
-                     *kFrozen = "frozen", *kSplitGroups = "split_groups",
-                     *kPlan = "plan", *kExplanation = "explanation";
-} // namespace key
-
-/// The plan's keys, as the reference package names its plan fields.
-namespace plankey {
-constexpr const char *kMode = "mode", *kObjective = "objective",
-                     *kOptimizer = "optimizer_strategy", *kPartitioned = "partitioned",
-                     *kBatchSize = "batch_size", *kMemoptLevel = "memopt_level",
-                     *kDpMeshDim = "dp_mesh_dim", *kTpMeshDim = "tp_mesh_dim",
-                     *kPpMeshDim = "pp_mesh_dim", *kMicrobatches = "pp_microbatches",
-                     *kSchedule = "pp_schedule", *kVirtualStages = "pp_virtual_stages",
-                     *kLayout = "pp_layout", *kMemoptStages = "pp_memopt_stages",
-                     *kDelayWgrad = "pp_delay_wgrad", *kStageUnits = "pp_stage_units",
-                     *kTensorParallelPairs = "tensor_parallel_pairs",
-                     *kCommunication = "communication", *kCalls = "calls",
-                     *kBytes = "bytes", *kDecidedBy = "decided_by", *kRationale = "rationale",
-                     *kPrediction = "prediction", *kStepSeconds = "step_seconds",
-                     *kComputeSeconds = "compute_seconds", *kCommSeconds = "comm_seconds",
-                     *kMemoryBytes = "memory_bytes", *kTimes = "times",
-                     *kOptimizerStates = "optimizer_states";
-} // namespace plankey
-
-/// The explanation's keys (the plan's context and the planner's comparison).
-namespace explainkey {
-constexpr const char *kTopology = "topology", *kWorldSize = "world_size",
-                     *kMeshAxes = "mesh_axes", *kMeshShape = "mesh_shape",
-                     *kFeatures = "features", *kConvTP = "experimental_conv_tp",
-                     *kAllowPipeline = "allow_pipeline", *kAllowZero = "allow_zero",
-                     *kMemoryBudget = "memory_budget", *kRoots = "tensor_parallel_roots",
-                     *kNotes = "notes", *kCandidates = "candidates", *kModel = "model";
-constexpr const char *kLabel = "mode", *kMesh = "mesh", *kFeasible = "feasible",
-                     *kReason = "reason", *kStep = "step_seconds",
-                     *kCompute = "compute_seconds", *kComm = "comm_seconds",
-                     *kCommBytes = "comm_bytes", *kMemoryBytes = "memory_bytes",
-                     *kStateBytes = "state_bytes", *kActivationBytes = "activation_bytes",
-                     *kMemopt = "memopt_level", *kFits = "fits_budget";
-constexpr const char *kTimeSteps = "time_steps", *kParamBytes = "param_bytes",
-                     *kBufferBytes = "buffer_bytes", *kForwardFlops = "forward_flops",
-                     *kPipelineUnits = "pipeline_units";
-} // namespace explainkey
-
-// --- Writing ---------------------------------------------------------------------------
-
-json tensorJson(const TensorSpec &spec) {
-  return {{key::kName, spec.name}, {key::kShape, spec.shape}, {key::kTimeMajor, spec.timeMajor}};
-}
-
-json communicationJson(const std::vector<CommunicationVolume> &volumes) {
-  json list = json::array();
-  for (const CommunicationVolume &v : volumes)
-    list.push_back({{key::kKind, v.kind},
-                    {key::kMeshAxis, v.meshAxis},
-                    {plankey::kCalls, v.calls},
-                    {plankey::kBytes, v.bytes}});
-  return list;
-}
-
-json planJson(const PlanSpec &plan) {
-  using namespace plankey;
-  json object = {{kMode, nameOf(plan.mode)},
-          {kObjective, nameOf(plan.objective)},
-          {kOptimizer, nameOf(plan.optimizer)},
-          {kPartitioned, plan.partitioned},
-          {kBatchSize, plan.batchSize},
-          {kMemoptLevel, plan.memoptLevel},
-          {kDpMeshDim, plan.dpMeshDim},
-          {kTpMeshDim, plan.tpMeshDim},
-          {kPpMeshDim, plan.ppMeshDim},
-          {kMicrobatches, plan.ppMicrobatches},
-          {kSchedule, plan.ppSchedule ? json(nameOf(*plan.ppSchedule)) : json("none")},
-          {kVirtualStages, plan.ppVirtualStages},
-          {kLayout, plan.ppLayout},
-          {kMemoptStages, plan.ppMemoptStages},
-          {kDelayWgrad, plan.ppDelayWgrad},
-          {kStageUnits, plan.ppStageUnits},
-          {kTensorParallelPairs, plan.tensorParallelPairs},
-          {kCommunication, communicationJson(plan.communication)},
-          {kDecidedBy, plan.decidedBy},
-          {kRationale, plan.rationale}};
-  if (plan.prediction) {
-    const PlanPrediction &p = *plan.prediction;
-    object[kPrediction] = {{kStepSeconds, p.stepSeconds}, {kComputeSeconds, p.computeSeconds},
-                           {kCommSeconds, p.commSeconds}, {kMemoryBytes, p.memoryBytes},
-                           {kTimes, p.times}, {kOptimizerStates, p.optimizerStates}};
-  }
-  return object;
-}
-
-json candidateJson(const PlanCandidate &c) {
-  using namespace explainkey;
-  json object = {{kLabel, c.label}, {kMesh, c.mesh}, {kFeasible, c.feasible}};
-  if (!c.feasible) {
-    object[kReason] = c.reason;
-    return object;
-  }
-  object.update({{kStep, c.stepSeconds},         {kCompute, c.computeSeconds},
-                 {kComm, c.commSeconds},         {kCommBytes, c.commBytes},
-                 {kMemoryBytes, c.memoryBytes},  {kStateBytes, c.stateBytes},
-                 {kActivationBytes, c.activationBytes}, {kMemopt, c.memoptLevel},
-                 {kFits, c.fitsBudget}});
-  return object;
-}
-
-json explanationJson(const PlanExplanation &e) {
-  using namespace explainkey;
-  json candidates = json::array();
-  for (const PlanCandidate &c : e.candidates)
-    candidates.push_back(candidateJson(c));
-  json object = {{kTopology, e.topology},
-                 {kWorldSize, e.worldSize},
-                 {kFeatures, {{kConvTP, e.experimentalConvTP},
-                              {kAllowPipeline, e.allowPipeline},
-                              {kAllowZero, e.allowZero}}},
-                 {kMemoryBudget, e.memoryBudget},
-                 {kRoots, e.tensorParallelRoots},
-                 {kNotes, e.notes},
-                 {kCandidates, std::move(candidates)}};
-  if (e.model)
-    object[kModel] = {{kTimeSteps, e.model->timeSteps},
-                      {kParamBytes, e.model->paramBytes},
-                      {kBufferBytes, e.model->bufferBytes},
-                      {kForwardFlops, e.model->forwardFlops},
-                      {kActivationBytes, e.model->activationBytes},
-                      {kPipelineUnits, e.model->pipelineUnits}};
-  return object;
-}
-
-json parametersJson(const std::vector<ParameterSpec> &parameters) {
-  json list = json::array();
-  for (const ParameterSpec &p : parameters) {
-    json entry = {{key::kName, p.name},
-                  {key::kShape, p.shape},
-                  {key::kKind, parameterKindName(p.kind)},
-                  {key::kSharding, p.sharding}};
-    if (p.isSplit()) {
-      entry[key::kSplitDim] = p.splitDim;
-      entry[key::kMeshAxis] = p.meshAxis;
-      if (p.splitGroups != 1)
-        entry[key::kSplitGroups] = p.splitGroups;
-    }
-    if (p.stage >= 0)
-      entry[key::kStage] = p.stage;
-    if (p.frozen)
-      entry[key::kFrozen] = true;
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
-// --- Reading ---------------------------------------------------------------------------
 
 using FieldReader = JsonFieldReader<ManifestError>;
 
@@ -554,41 +394,6 @@ int64_t Manifest::stageCount() const {
   for (const ProgramSpec &program : programs)
     count = std::max(count, program.stage + 1);
   return count;
-}
-
-std::string formatManifest(const Manifest &manifest) {
-  json programs = json::array();
-  for (const ProgramSpec &program : manifest.programs) {
-    json entry = {{key::kFile, program.file}, {key::kRanks, program.ranks}};
-    if (program.stage >= 0)
-      entry[key::kStage] = program.stage;
-    programs.push_back(std::move(entry));
-  }
-  json document = {{key::kFormat, manifest.format},
-                   {key::kVersion, manifest.version},
-                   {key::kProducer, manifest.producer},
-                   {key::kSource, manifest.source},
-                   {key::kWorldSize, manifest.worldSize},
-                   {key::kMesh, {{key::kAxes, manifest.mesh.axes},
-                                 {key::kShape, manifest.mesh.shape}}},
-                   {key::kPrograms, std::move(programs)},
-                   {key::kInput, tensorJson(manifest.input)},
-                   {key::kOutput, tensorJson(manifest.output)},
-                   {key::kParameters, parametersJson(manifest.parameters)},
-                   {key::kPlan, planJson(manifest.plan)}};
-  if (manifest.explanation)
-    document[key::kExplanation] = explanationJson(*manifest.explanation);
-  return document.dump(2) + "\n";
-}
-
-std::string formatPlanJson(const PlanSpec &plan, const MeshSpec &mesh,
-                           const PlanExplanation *explanation) {
-  json object = planJson(plan);
-  object[explainkey::kMeshAxes] = mesh.axes;
-  object[explainkey::kMeshShape] = mesh.shape;
-  if (explanation)
-    object.update(explanationJson(*explanation));
-  return object.dump(2);
 }
 
 Manifest parseManifest(const std::string &text, const std::string &name) {
