@@ -36,6 +36,11 @@ TensorSpec parseTensorSpec(const FieldReader &top, const char *name) {
   spec.timeMajor = reader.getBool(key::kTimeMajor);
   if (spec.timeMajor && spec.shape.size() < 2)
     reader.fail("'" + std::string(name) + ".shape' must be [T, N, ...] when time_major is true");
+  spec.repeatedOverTime = reader.getBool(key::kRepeatedOverTime, false);
+  // Only a time-major input can be a static batch repeated over its T.
+  if (spec.repeatedOverTime && (std::string(name) != key::kInput || !spec.timeMajor))
+    reader.fail("'" + reader.field(key::kRepeatedOverTime) +
+                "' applies to a time-major input only");
   return spec;
 }
 

@@ -18,6 +18,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kProducer = "p
                      *kParameters = "parameters", *kKind = "kind", *kSharding = "sharding",
                      *kSplitDim = "split_dim", *kMeshAxis = "mesh_axis", *kStage = "stage",
                      *kFrozen = "frozen", *kSplitGroups = "split_groups",
+                     *kRepeatedOverTime = "repeated_over_time",
                      *kPlan = "plan", *kExplanation = "explanation";
 } // namespace key
 

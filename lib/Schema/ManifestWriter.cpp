@@ -16,7 +16,11 @@ using nlohmann::json;
 namespace {
 
 json tensorJson(const TensorSpec &spec) {
-  return {{key::kName, spec.name}, {key::kShape, spec.shape}, {key::kTimeMajor, spec.timeMajor}};
+  json object = {
+      {key::kName, spec.name}, {key::kShape, spec.shape}, {key::kTimeMajor, spec.timeMajor}};
+  if (spec.repeatedOverTime)
+    object[key::kRepeatedOverTime] = true;
+  return object;
 }
 
 json communicationJson(const std::vector<CommunicationVolume> &volumes) {

@@ -69,7 +69,7 @@ Manifest fullManifest() {
   m.worldSize = 8;
   m.mesh = {{"dp", "pp", "tp"}, {2, 2, 2}};
   m.programs = {{"program_0.onnx", {0, 2, 4, 6}}, {"stage_1/program.onnx", {1, 3, 5, 7}}};
-  m.input = {"input", {4, -1, 1, 28, 28}, true};
+  m.input = {"input", {4, -1, 1, 28, 28}, true, /*repeatedOverTime=*/true};
   m.output = {"output", {-1, 10}, false};
   m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, kSplit, 1, "tp"},
                   {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated},
@@ -160,6 +160,7 @@ void expectSameTensor(const TensorSpec &a, const TensorSpec &b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.shape, b.shape);
   EXPECT_EQ(a.timeMajor, b.timeMajor);
+  EXPECT_EQ(a.repeatedOverTime, b.repeatedOverTime);
 }
 
 std::string parseError(const std::string &text) {
@@ -226,6 +227,27 @@ TEST(Manifest, UnplannedManifestHasNoExplanation) {
   EXPECT_FALSE(read.explanation);
   EXPECT_EQ(read.plan.mode, ParallelMode::None);
   EXPECT_FALSE(read.plan.ppSchedule);
+}
+
+TEST(Manifest, RepeatedOverTimeIsTheTimeMajorInputsOnly) {
+  // Written only when true: a model that takes its [T, N, ...] input itself reads back false.
+  Manifest plain;
+  plain.programs = {{"program_0.onnx", {0}}};
+  plain.input = {"input", {4, -1, 3}, true};
+  plain.output = {"output", {-1, 3}, false};
+  std::string text = formatManifest(plain);
+  EXPECT_EQ(text.find("repeated_over_time"), std::string::npos);
+  EXPECT_FALSE(parseManifest(text, "m.json").input.repeatedOverTime);
+  EXPECT_TRUE(parseManifest(formatManifest(fullManifest()), "m.json").input.repeatedOverTime);
+
+  EXPECT_EQ(parseError(edited("\"repeated_over_time\": true", "\"repeated_over_time\": 1")),
+            "m.json: 'input.repeated_over_time' must be true or false");
+  EXPECT_EQ(parseError(edited("\"time_major\": true", "\"time_major\": false")),
+            "m.json: 'input.repeated_over_time' applies to a time-major input only");
+  Manifest output = fullManifest();
+  output.output.repeatedOverTime = true;
+  EXPECT_EQ(parseError(formatManifest(output)),
+            "m.json: 'output.repeated_over_time' applies to a time-major input only");
 }
 
 TEST(Manifest, ReadsVersionOneArtifacts) {

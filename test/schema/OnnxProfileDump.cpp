@@ -29,6 +29,7 @@ int main() {
       {"domain_version", profile::kDomainVersion},
       {"artifact_domain", snn::schema::kArtifactDomain},
       {"frozen_key", profile::kFrozenKey},
+      {"input_repeated_over_time_key", profile::kInputRepeatedOverTimeKey},
       {"neuron_types", neurons},
       {"op_attributes", ops},
       {"surrogates", {profile::surrogate::kSigmoid, profile::surrogate::kATan}},

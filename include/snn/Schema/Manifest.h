@@ -47,6 +47,11 @@ struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
   bool timeMajor = false;
+  /// The input only: the PyTorch model takes a static [N, ...] batch and repeats it over T
+  /// in its forward (direct encoding), so the program's [T, N, ...] input is that batch
+  /// repeated, and a runtime may take the model's own [N, ...] input and repeat it. Written
+  /// only when true.
+  bool repeatedOverTime = false;
 };
 
 /// One entry of `programs`: an ONNX file and the ranks that run it.

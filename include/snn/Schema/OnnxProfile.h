@@ -2,8 +2,8 @@
 //
 // The importer's input profile (docs/onnx-profile.md), the contract between the
 // Python exporter (python_export/snnexport/export/names.py) and the ONNX
-// importer and legalization: SpikeMesh's ONNX domain, the model metadata key of
-// frozen parameters, the op types of the domain with the attributes each may
+// importer and legalization: SpikeMesh's ONNX domain, the model metadata keys
+// (frozen parameters, an input the model repeats over T), the op types of the domain with the attributes each may
 // carry, and the values of the `surrogate` attribute. The artifact programs the
 // compiler writes for the runtime use the same domain (ArtifactOps.h). The
 // schema.onnx_profile test compares this table with names.py.
@@ -25,6 +25,11 @@ inline constexpr int kDomainVersion = 1;
 /// Model metadata: the comma-separated initializer names of the parameters
 /// that do not train (requires_grad=False in PyTorch).
 inline constexpr const char *kFrozenKey = "spikemesh.frozen";
+
+/// Model metadata, value "true" or "false" (absent: false): the PyTorch model
+/// takes a static [N, ...] batch and repeats it over T in its forward (direct
+/// encoding); the graph input is that repetition, [T, N, ...].
+inline constexpr const char *kInputRepeatedOverTimeKey = "spikemesh.input_repeated_over_time";
 
 /// op_type of each node of the domain: the neurons, and the per-step layers
 /// and the attention that opset 13 cannot express.

@@ -1,7 +1,7 @@
 """The names the exporter writes (the profile of docs/onnx-profile.md): ONNX versions, the
-spikemesh domain, the metadata key of frozen parameters, the domain's op types and the
-attributes each may carry, the surrogate attribute values, the graph's input and output value
-names, and the name a module path takes in the file.
+spikemesh domain, the metadata keys (frozen parameters, an input the model repeats over T), the
+domain's op types and the attributes each may carry, the surrogate attribute values, the graph's
+input and output value names, and the name a module path takes in the file.
 
 The compiler reads the same names from include/snn/Schema/OnnxProfile.h; the
 schema.onnx_profile test (test/schema/onnx_profile_check.py) compares the two."""
@@ -12,6 +12,9 @@ OPSET = 13
 DOMAIN = "spikemesh"
 DOMAIN_VERSION = 1  # the opset version of DOMAIN
 FROZEN_KEY = "spikemesh.frozen"  # model metadata: comma-separated frozen initializer names
+# Model metadata, "true" when the model repeats its static [N, ...] input over T in its forward
+# (the graph input is that repetition, [T, N, ...]); not written otherwise.
+INPUT_REPEATED_OVER_TIME_KEY = "spikemesh.input_repeated_over_time"
 
 # Op types of the domain: the neurons, and the per-step layers and the attention that opset 13
 # cannot express.
