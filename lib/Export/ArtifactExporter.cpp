@@ -183,6 +183,10 @@ LogicalResult snn::exportArtifact(ModuleOp module, StringRef directory) {
   if (failed(pipeline ? snn::buildPipelineArtifact(module, plan, programs, manifest)
                       : buildArtifact(module, programs, manifest)))
     return failure();
+  // The importer's mark of a model that repeats its static input over T (any plan keeps the
+  // first program's input whole over T).
+  manifest.input.repeatedOverTime =
+      manifest.input.timeMajor && module->hasAttr(snn::kInputRepeatedOverTimeAttrName);
 
   SmallString<256> tmp(directory);
   while (!tmp.empty() && llvm::sys::path::is_separator(tmp.back()))

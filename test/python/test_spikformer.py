@@ -15,7 +15,7 @@ from torch import nn
 import onnx_interp
 import test_export
 from snnexport import export_onnx, functional, layer, load_onnx_weights, models, neuron
-from snnexport.export.names import DOMAIN
+from snnexport.export.names import DOMAIN, INPUT_REPEATED_OVER_TIME_KEY
 from snnexport.layer.attention import SpikingSelfAttention
 from snnexport.model import spikformer as sf
 from snnexport.reference import calibrate, spikformer_bn_init
@@ -223,7 +223,11 @@ class SpikformerExportTest(Exporting):
 
     def test_image_input_exports_the_repeated_sequence(self):
         proto = export_onnx(self.model, self.x[0].contiguous(), self.path)
-        self.assertEqual(proto.SerializeToString(), self.proto.SerializeToString())
+        self.assertEqual(proto.graph.SerializeToString(), self.proto.graph.SerializeToString())
+        # The image export says the model repeats its input over T; the sequence's does not.
+        self.assertEqual({p.key: p.value for p in proto.metadata_props},
+                         {INPUT_REPEATED_OVER_TIME_KEY: "true"})
+        self.assertEqual(list(self.proto.metadata_props), [])
 
     def test_weights_load_back(self):
         fresh = models.spikformer()

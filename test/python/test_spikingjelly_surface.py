@@ -18,7 +18,7 @@ from onnx import helper
 from torch import nn
 
 from snnexport import backend, base, encoding, export_onnx, functional, layer, neuron, surrogate
-from snnexport.export.names import DOMAIN, FROZEN_KEY
+from snnexport.export.names import DOMAIN, FROZEN_KEY, INPUT_REPEATED_OVER_TIME_KEY
 from snnexport.model import spikformer
 
 T = 4
@@ -174,6 +174,9 @@ class SpikingJellyExportTest(Exporting):
             dims = [d.dim_value or d.dim_param for d in
                     proto.graph.input[0].type.tensor_type.shape.dim]
             self.assertEqual(dims, [T, "N", 1, 6, 6])
+            # Recorded once, for the compiler's manifest and snn-run infer's [N, ...] input.
+            props = {p.key: p.value for p in proto.metadata_props}
+            self.assertEqual(props, {INPUT_REPEATED_OVER_TIME_KEY: "true"})
 
     def test_sum_readout(self):
         net = nn.Sequential(layer.Linear(4, 3, step_mode="m"), neuron.IFNode(step_mode="m"))

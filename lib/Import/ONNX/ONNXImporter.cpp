@@ -34,6 +34,8 @@ public:
 private:
   LogicalResult importInitializer(const onnx::TensorProto &tensor);
   LogicalResult readFrozen(const onnx::ModelProto &model);
+  LogicalResult readInputRepeatedOverTime(const onnx::ModelProto &model, ArrayRef<Type> inputs,
+                                          ModuleOp module);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, StringRef name);
   FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, Location loc,
@@ -56,6 +58,8 @@ private:
 
 /// The metadata key under which snnexport lists frozen parameters, comma-separated.
 constexpr llvm::StringRef kFrozenKey = snn::schema::profile::kFrozenKey;
+/// The metadata key saying the model repeats its static input over T ("true" or "false").
+constexpr llvm::StringRef kRepeatedKey = snn::schema::profile::kInputRepeatedOverTimeKey;
 
 } // namespace
 
@@ -198,6 +202,27 @@ LogicalResult ONNXImporter::readFrozen(const onnx::ModelProto &model) {
   return success();
 }
 
+/// Marks `module` when the metadata says the model repeats its input over T. The graph input
+/// must then be the repetition, [T, N, ...]; a value other than "true" or "false" is refused
+/// rather than guessed.
+LogicalResult ONNXImporter::readInputRepeatedOverTime(const onnx::ModelProto &model,
+                                                      ArrayRef<Type> inputs, ModuleOp module) {
+  for (const auto &entry : model.metadata_props()) {
+    if (entry.key() != kRepeatedKey || entry.value() == "false")
+      continue;
+    if (entry.value() != "true")
+      return error("metadata '" + kRepeatedKey + "' is '" + entry.value() +
+                   "'; expected 'true' or 'false'");
+    auto type = inputs.size() == 1 ? dyn_cast<RankedTensorType>(inputs[0]) : RankedTensorType();
+    if (!type || type.getRank() < 2)
+      return error("metadata '" + kRepeatedKey +
+                   "' says the model repeats its input over T, but the graph does not have "
+                   "one ranked [T, N, ...] input");
+    module->setAttr(snn::kInputRepeatedOverTimeAttrName, builder.getUnitAttr());
+  }
+  return success();
+}
+
 /// `what` names the node for diagnostics.
 FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &attr,
                                                    Location loc, StringRef what) {
@@ -314,6 +339,8 @@ OwningOpRef<ModuleOp> ONNXImporter::import(const onnx::ModelProto &model) {
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
+  if (failed(readInputRepeatedOverTime(model, argTypes, *module)))
+    return nullptr;
   SmallVector<Type> resultTypes;
   for (const auto &output : graph.output()) {
     auto type = importValueType(output.type(), output.name());

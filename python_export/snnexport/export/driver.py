@@ -1,6 +1,7 @@
 """The entry points: `build_onnx` (model -> ModelProto), `check` and `export_onnx` (checked,
 written atomically). Copies the model, traces it, translates the graph and assembles the file
-(input and output, value shapes, opsets, the frozen-parameter metadata)."""
+(input and output, value shapes, opsets, the metadata: frozen parameters, an input the model
+repeats over T)."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +16,8 @@ from torch import nn
 from ..functional import reset_net
 from .emit_tensor import direct_encoding_steps
 from .graph import Graph, value_info
-from .names import DOMAIN, FROZEN_KEY, INPUT_NAME, IR_VERSION, OPSET, OUTPUT_NAME
+from .names import (DOMAIN, FROZEN_KEY, INPUT_NAME, INPUT_REPEATED_OVER_TIME_KEY, IR_VERSION,
+                    OPSET, OUTPUT_NAME)
 from .tracer import prepare, run_example, trace
 from .translator import Translator
 
@@ -70,9 +72,14 @@ def build_onnx(model: nn.Module, example_input: torch.Tensor) -> onnx.ModelProto
     onnx_model = helper.make_model(
         graph, ir_version=IR_VERSION, producer_name="snnexport",
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(DOMAIN, 1)])
+    props = {}
     frozen = _frozen_names(model, g, prefix)
     if frozen:
-        helper.set_model_props(onnx_model, {FROZEN_KEY: ",".join(frozen)})
+        props[FROZEN_KEY] = ",".join(frozen)
+    if direct_T:  # the runtime may then take the model's own [N, ...] input and repeat it
+        props[INPUT_REPEATED_OVER_TIME_KEY] = "true"
+    if props:
+        helper.set_model_props(onnx_model, props)
     return onnx_model
 
 

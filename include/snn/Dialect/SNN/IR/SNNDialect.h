@@ -11,6 +11,10 @@ namespace snn {
 /// `#snn.analysis` and `#snn.plan`.
 constexpr llvm::StringLiteral kAnalysisAttrName = "snn.analysis";
 constexpr llvm::StringLiteral kPlanAttrName = "snn.plan";
+/// Module attribute (unit) the importer sets from the ONNX metadata
+/// `spikemesh.input_repeated_over_time`: the PyTorch model repeats its static [N, ...] input
+/// over T in its forward; the exporter writes it as the manifest input's `repeated_over_time`.
+constexpr llvm::StringLiteral kInputRepeatedOverTimeAttrName = "snn.input_repeated_over_time";
 /// Per-op logical pipeline stage (pp plans).
 constexpr llvm::StringLiteral kStageAttrName = "snn.pp_stage";
 } // namespace snn
