@@ -195,7 +195,7 @@ void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {
   infer
       ->add_option("-i,--input", options.inputPath,
                    "Input .npy, float32: [T, N, ...], or [N, ...] with "
-                   "--repeat-time")
+                   "--repeat-time or for a model that repeats its input over T")
       ->required();
   infer
       ->add_option("-o,--output", options.outputPath,

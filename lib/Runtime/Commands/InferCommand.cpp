@@ -52,8 +52,8 @@ struct StreamStats {
 
 /// The input file's batch dimension: 0 of a static [N, ...] input repeated over time or of a
 /// program whose input is not time-major, else 1 ([T, N, ...]).
-size_t inputBatchDim(const TensorSpec &spec, int64_t repeatTime) {
-  return repeatTime > 0 || !spec.timeMajor ? 0 : 1;
+size_t inputBatchDim(at::IntArrayRef shape, const TensorSpec &spec, int64_t repeatTime) {
+  return takesStaticInput(shape, spec, repeatTime) || !spec.timeMajor ? 0 : 1;
 }
 
 /// Reads the input `batchSize` samples at a time (all at once for 0), runs each chunk and,
@@ -62,8 +62,8 @@ size_t inputBatchDim(const TensorSpec &spec, int64_t repeatTime) {
 StreamStats streamChunks(const InferOptions &options, const Manifest &manifest, bool writes,
                          const ChunkRunner &run) {
   NpyChunkReader reader(options.inputPath);
-  size_t inDim = inputBatchDim(manifest.input, options.repeatTime);
   std::vector<int64_t> shape = reader.shape();
+  size_t inDim = inputBatchDim(shape, manifest.input, options.repeatTime);
   if (shape.size() <= inDim)
     throw Error(options.inputPath + ": input has shape " + formatShape(shape) +
                 ", the artifact expects " + formatShape(manifest.input.shape) +

@@ -9,10 +9,17 @@
 
 namespace snn::runtime {
 
+/// Whether an input of `shape` is a static [N, ...] batch that prepareInput
+/// repeats over T: `repeatTime` > 0 (--repeat-time), or an artifact whose model
+/// repeats its input itself (TensorSpec::repeatedOverTime) and an input of one
+/// dimension fewer than the program's [T, N, ...].
+bool takesStaticInput(at::IntArrayRef shape, const TensorSpec &spec, int64_t repeatTime);
+
 /// Checks `input` against the manifest's input spec and returns the tensor the
-/// program takes. With `repeatTime` > 0, `input` is a static [N, ...] batch
-/// that is repeated T times (direct encoding) first. Throws Error naming
-/// `name` (the input file) and the expected and actual shapes.
+/// program takes. A static [N, ...] batch (takesStaticInput) is repeated over T
+/// (direct encoding) first: `repeatTime` times, which must be the artifact's T
+/// when that is static, or the artifact's T. Throws Error naming `name` (the
+/// input file) and the expected and actual shapes.
 at::Tensor prepareInput(const at::Tensor &input, const TensorSpec &spec,
                         int64_t repeatTime, const std::string &name);
 
