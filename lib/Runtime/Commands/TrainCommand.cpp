@@ -201,27 +201,6 @@ void loadData(const TrainOptions &options, const TensorSpec &input,
                      LoaderOptions{options.batchSize, false, false, options.seed});
 }
 
-} // namespace
-
-namespace {
-
-/// A pipeline's batch of B over D replicas must cut into M microbatches
-/// (the short last batch of --keep-last too).
-void checkPipelineBatches(const TrainOptions &options, const PipelineLayout &layout,
-                          int64_t replicas, int64_t samples) {
-  int64_t share = options.batchSize / replicas, rest = samples % options.batchSize;
-  if (share % layout.microbatches != 0 ||
-      (!options.dropLast && rest != 0 && (rest / replicas) % layout.microbatches != 0))
-    throw Error("--batch-size " + std::to_string(options.batchSize) + " over " +
-                std::to_string(replicas) + " data-parallel replica(s) gives batches of " +
-                std::to_string(share) + (rest && !options.dropLast
-                                              ? " (and a last one of " +
-                                                    std::to_string(rest / replicas) + ")"
-                                              : std::string()) +
-                " samples per pipeline, which do not divide into the plan's " +
-                std::to_string(layout.microbatches) + " microbatches (pp_microbatches)");
-}
-
 /// dp / zero / fsdp over the dp group, tp's counters and checkpoints, or a
 /// pipeline's engine (returned; collective over the pp group).
 std::unique_ptr<PipelineEngine>
@@ -331,7 +310,8 @@ void runTrain(const TrainOptions &options) {
   TrainData data;
   loadData(options, model.manifest().input, place, data);
   if (place.pipeline)
-    checkPipelineBatches(options, readPipelineLayout(artifact.dir, artifact.manifest),
+    checkPipelineBatches(options,
+                         readPipelineLayout(artifact.dir, artifact.manifest).microbatches,
                          place.dpRanks, data.data.train.size());
 
   TrainConfig config = makeTrainConfig(options, data.train->batchesPerEpoch());

@@ -22,6 +22,14 @@ int64_t grainFor(int64_t bytesPerSample) {
 
 } // namespace
 
+void checkBatchSplit(int64_t batchSize, int64_t ranks) {
+  if (batchSize % ranks != 0)
+    throw Error("--batch-size " + std::to_string(batchSize) + " is not divisible by the " +
+                std::to_string(ranks) +
+                " data-parallel ranks (--batch-size is the global batch, "
+                "split evenly over the ranks)");
+}
+
 BatchLoader::BatchLoader(const Dataset &dataset, BatchLayout layout,
                          LoaderOptions options)
     : data(dataset), layout(layout), opts(options) {
@@ -31,11 +39,7 @@ BatchLoader::BatchLoader(const Dataset &dataset, BatchLayout layout,
       opts.shardIndex >= opts.shardCount)
     throw Error("invalid data shard " + std::to_string(opts.shardIndex) +
                 " of " + std::to_string(opts.shardCount));
-  if (opts.batchSize % opts.shardCount != 0)
-    throw Error("--batch-size " + std::to_string(opts.batchSize) +
-                " is not divisible by the " + std::to_string(opts.shardCount) +
-                " data-parallel ranks (--batch-size is the global batch, "
-                "split evenly over the ranks)");
+  checkBatchSplit(opts.batchSize, opts.shardCount);
   int64_t rest = dataset.size() % opts.batchSize;
   if (!opts.dropLast && rest != 0 && rest % opts.shardCount != 0)
     throw Error("--keep-last: the last batch of " + std::to_string(rest) +

@@ -34,6 +34,21 @@ void validateTrainOptions(const TrainOptions &options) {
   validateCheckpointing(options);
 }
 
+void checkPipelineBatches(const TrainOptions &options, int64_t microbatches,
+                          int64_t replicas, int64_t samples) {
+  int64_t share = options.batchSize / replicas, rest = samples % options.batchSize;
+  if (share % microbatches != 0 ||
+      (!options.dropLast && rest != 0 && (rest / replicas) % microbatches != 0))
+    throw Error("--batch-size " + std::to_string(options.batchSize) + " over " +
+                std::to_string(replicas) + " data-parallel replica(s) gives batches of " +
+                std::to_string(share) + (rest && !options.dropLast
+                                              ? " (and a last one of " +
+                                                    std::to_string(rest / replicas) + ")"
+                                              : std::string()) +
+                " samples per pipeline, which do not divide into the plan's " +
+                std::to_string(microbatches) + " microbatches (pp_microbatches)");
+}
+
 TrainConfig makeTrainConfig(const TrainOptions &options,
                             int64_t batchesPerEpoch) {
   TrainConfig config;

@@ -36,6 +36,11 @@ struct LoaderOptions {
   int64_t shardCount = 1;
 };
 
+/// Throws Error unless the global batch `batchSize` splits evenly over `ranks`
+/// data-parallel ranks. The launcher (`--nproc`) checks it before any rank starts, each
+/// rank's loader again.
+void checkBatchSplit(int64_t batchSize, int64_t ranks);
+
 struct Batch {
   at::Tensor input;  // float32 [T, N, ...] (or [N, ...] without a time axis)
   at::Tensor labels; // int64 [N]

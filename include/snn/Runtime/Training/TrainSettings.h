@@ -26,6 +26,12 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 /// --step-size, checkpointing flags without --checkpoint.
 void validateTrainOptions(const TrainOptions &options);
 
+/// A pipeline's batch: --batch-size over `replicas` dp replicas must cut into the plan's
+/// `microbatches`, and so must the short last batch of `samples` that --keep-last trains
+/// (`samples` 0: none known yet, as in the launcher before any rank starts). Throws Error.
+void checkPipelineBatches(const TrainOptions &options, int64_t microbatches,
+                          int64_t replicas, int64_t samples);
+
 /// The run's numbers: total steps from --steps or --epochs x
 /// `batchesPerEpoch`, optimizer and schedule. `settings` is left empty.
 TrainConfig makeTrainConfig(const TrainOptions &options,
