@@ -5,38 +5,28 @@
 // library checks how they combine and does the work, and every failure
 // becomes one `error: ...` line with exit code 1.
 //
-// Many ranks: `snn-run --nproc N CMD ...` is the launcher (it checks the
-// artifact's world size, then starts N ranks of itself and supervises them;
-// no LibTorch work); a process started with torchrun's variables (RANK,
-// WORLD_SIZE, ...; the launcher sets them too) joins the run as that rank.
+// Many ranks: `snn-run --nproc N CMD ...` is the launcher and a process
+// started with torchrun's variables is one rank (Commands/Launch.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/Commands/CommandSupport.h"
-#include "snn/Runtime/Execution/DataParallel.h"
-#include "snn/Runtime/Execution/EventKernelChoice.h"
-#include "snn/Runtime/Execution/PipelineLayout.h"
-#include "snn/Runtime/Distributed/Environment.h"
-#include "snn/Runtime/Distributed/Launcher.h"
-#include "snn/Runtime/Distributed/Group.h"
-#include "snn/Runtime/Distributed/World.h"
-#include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Commands/CalibrateCommand.h"
+#include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Commands/EvalCommand.h"
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Commands/InferCommand.h"
+#include "snn/Runtime/Commands/Launch.h"
 #include "snn/Runtime/Commands/TrainCommand.h"
+#include "snn/Runtime/Distributed/Environment.h"
+#include "snn/Runtime/Distributed/Launcher.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
+#include "snn/Runtime/Support/Error.h"
 #include "snn/Schema/Enums.h"
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstddef>
-#include <filesystem>
 #include <functional>
-#include <iostream>
-#include <thread>
 #include <type_traits>
 
 using namespace snn::runtime;
@@ -439,11 +429,7 @@ int runCalibration(const CLI::App &app, Commands &commands,
                    const snn::dist::LauncherArguments &arguments) {
   if (app.got_subcommand("calibrate-ranks"))
     return runCalibrateRanks(commands.calibrateRanks);
-  if (arguments.nproc > 0)
-    throw Error("calibrate starts its own ranks (--ranks): drop --nproc");
-  if (snn::dist::torchrunEnvironmentPresent())
-    throw Error("calibrate runs in one process and starts its own ranks "
-                "(--ranks): run it without torchrun");
+  checkCalibrateLaunch(arguments.nproc);
   return runCalibrate(commands.calibrate);
 }
 
@@ -457,94 +443,27 @@ void dispatch(const CLI::App &app, Commands &commands) {
   runEval(commands.eval);
 }
 
-/// The artifact directory of the parsed command.
-const std::string &artifactDir(const CLI::App &app, const Commands &commands) {
+/// What the launcher checks of the parsed command.
+LaunchRequest launchRequest(const CLI::App &app, const Commands &commands) {
   if (app.got_subcommand("infer"))
-    return commands.infer.artifactDir;
+    return {"infer", commands.infer.artifactDir};
   if (app.got_subcommand("train"))
-    return commands.train.artifactDir;
+    return {"train", commands.train.artifactDir, &commands.train};
   if (app.got_subcommand("export"))
-    return commands.exportWeights.artifactDir;
-  return commands.eval.artifactDir;
+    return {"export", commands.exportWeights.artifactDir};
+  return {"eval", commands.eval.artifactDir};
 }
 
-/// `--nproc N`: checks what can be checked before any rank starts (the
-/// artifact's world size, the batch split), then runs N ranks of this program.
-int launch(const CLI::App &app, const Commands &commands,
-           const snn::dist::LauncherArguments &arguments) {
-  if (app.got_subcommand("export"))
-    throw Error("export runs in one process: drop --nproc");
-  std::string dir = artifactDir(app, commands);
-  Manifest manifest = readManifest(
-      (std::filesystem::path(dir) / "manifest.json").string());
-  try {
-    snn::dist::checkWorldSize(manifest.worldSize, arguments.nproc);
-  } catch (const std::exception &e) {
-    throw Error(dir + ": " + e.what());
-  }
-  int64_t batch = commands.train.batchSize;
-  int64_t dpRanks = dataParallelSize(manifest);
-  if (app.got_subcommand("train") && batch > 0 && batch % dpRanks != 0)
-    throw Error("--batch-size " + std::to_string(batch) +
-                " is not divisible by the " + std::to_string(dpRanks) +
-                " data-parallel ranks (--batch-size is the global batch, "
-                "split evenly over the ranks)");
-  int64_t microbatches = manifest.plan.ppMicrobatches;
-  if (app.got_subcommand("train") && isPipeline(manifest) && batch > 0 &&
-      microbatches > 0 && (batch / dpRanks) % microbatches != 0)
-    throw Error("--batch-size " + std::to_string(batch) + " over " +
-                std::to_string(dpRanks) + " data-parallel replica(s) gives batches of " +
-                std::to_string(batch / dpRanks) +
-                " samples per pipeline, which do not divide into the plan's " +
-                std::to_string(microbatches) + " microbatches (pp_microbatches)");
-  snn::dist::LaunchOptions options;
-  options.masterPort = arguments.masterPort;
-  options.masterAddr = arguments.masterAddr;
-  return snn::dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
-}
-
-/// Intra-op threads of a rank when --threads is not given: the cores shared
-/// by the ranks on this host, so that N ranks do not oversubscribe them.
-int threadsPerRank(int localRanks) {
-  int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, localRanks));
-}
-
-/// One rank of a multi-rank run: joins the others, runs the command, and
-/// prints its error before the World goes (destroying it waits for queued
-/// collectives, each bounded by the timeout).
-int runRank(const CLI::App &app, Commands &commands) {
-  using namespace snn::dist;
-  DistEnvironment environment = readTorchrunEnvironment();
-  InitOptions init;
-  init.timeout = std::chrono::milliseconds(
-      int64_t(commands.distTimeout * 1000.0 + 0.5));
-  DistributedRun run;
-  run.world = World::initialize(environment, init);
+/// A rank's commands join its run and, without --threads, share this host's
+/// cores with the other local ranks.
+void joinRun(Commands &commands, const DistributedRun &run, int threads) {
   commands.train.distributed = &run;
   commands.eval.distributed = &run;
   commands.infer.distributed = &run;
-  int threads = threadsPerRank(environment.localWorldSize);
   for (int *t : {&commands.train.threads, &commands.eval.threads,
                  &commands.infer.threads})
     if (*t == 0)
       *t = threads;
-  try {
-    dispatch(app, commands);
-  } catch (const std::exception &e) {
-    std::string message = describeException(e);
-    // Rank 0 speaks for the run; other ranks say who they are. Messages of
-    // the distributed layer already name it ("rank R: "), also when a node's
-    // name comes first (a collective failed inside an op).
-    const std::string self = "rank " + std::to_string(environment.rank) + ": ";
-    if (environment.rank != 0 && message.find(self) == std::string::npos)
-      message = self + message;
-    // One write: the ranks share the terminal, and a line written in pieces
-    // interleaves with theirs.
-    std::cerr << ("error: " + message + "\n") << std::flush;
-    return 1;
-  }
-  return 0;
 }
 
 int runTool(int argc, char **argv) {
@@ -578,9 +497,12 @@ int runTool(int argc, char **argv) {
   if (app.got_subcommand("calibrate") || app.got_subcommand("calibrate-ranks"))
     return runCalibration(app, commands, arguments);
   if (arguments.nproc > 0)
-    return launch(app, commands, arguments);
+    return launchRanks(launchRequest(app, commands), arguments);
   if (snn::dist::torchrunEnvironmentPresent())
-    return runRank(app, commands);
+    return runRank(commands.distTimeout, [&](const DistributedRun &run, int threads) {
+      joinRun(commands, run, threads);
+      dispatch(app, commands);
+    });
   dispatch(app, commands);
   return 0;
 }
