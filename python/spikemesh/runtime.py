@@ -596,15 +596,11 @@ def _artifact_maker(model: nn.Module, plan: SNNDistributedPlan, workspace: Works
 
 
 def _data_parallel_place(plan: SNNDistributedPlan, rank: int) -> Tuple[int, int]:
-    """(rank, size) on the plan's dp axis: the rank's row-major coordinate on its mesh."""
+    """(rank, size) on the plan's dp axis: the rank's coordinate on its (row-major) mesh."""
     if plan.dp_mesh_dim < 0:
         return 0, 1
-    shape = plan.mesh_shape
-    inner = 1
-    for extent in shape[plan.dp_mesh_dim + 1:]:
-        inner *= extent
-    size = shape[plan.dp_mesh_dim]
-    return (rank // inner) % size, size
+    mesh = DeviceMesh("cpu", tuple(plan.mesh_shape), tuple(plan.mesh_axes), rank)
+    return mesh.get_coordinate()[plan.dp_mesh_dim], plan.mesh_shape[plan.dp_mesh_dim]
 
 
 def _job_world_size(plan: SNNDistributedPlan) -> int:

@@ -94,24 +94,30 @@ def train_steps(runtime, optimizer, scheduler, batches):
     return losses
 
 
+def accumulate_gradients(model, images, labels, replicas, microbatches):
+    """One process doing what a dp x pp step does before its update: replica r's share
+    (samples r, r+D, ...) cut into M microbatches, each one's loss / (D * M) backpropagated,
+    in replica order. Returns the summed loss."""
+    total = 0.0
+    for r in range(replicas):
+        xs, ys = images[:, r::replicas], labels[r::replicas]
+        for x_m, y_m in zip(xs.chunk(microbatches, dim=1), ys.chunk(microbatches)):
+            functional.reset_net(model)
+            loss = common.criterion(model(x_m.contiguous()), y_m) / (replicas * microbatches)
+            loss.backward()
+            total += float(loss)
+    return total
+
+
 def train_accumulating(model, optimizer, scheduler, batches, replicas, microbatches):
-    """One process doing what a dp x pp step does: replica r's share (samples r, r+D, ...)
-    cut into M microbatches, each one's loss / (D * M) backpropagated, in replica order."""
+    """accumulate_gradients, then the optimizer step, for each batch."""
     losses = []
     for images, labels in batches:
         optimizer.zero_grad()
-        total = 0.0
-        for r in range(replicas):
-            xs, ys = images[:, r::replicas], labels[r::replicas]
-            for x_m, y_m in zip(xs.chunk(microbatches, dim=1), ys.chunk(microbatches)):
-                functional.reset_net(model)
-                loss = common.criterion(model(x_m.contiguous()), y_m) / (replicas * microbatches)
-                loss.backward()
-                total += float(loss)
+        losses.append(accumulate_gradients(model, images, labels, replicas, microbatches))
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        losses.append(total)
     return losses
 
 
@@ -250,20 +256,14 @@ def check_load_state_dict(model, x, plan):
 
 
 def eager_gradients(model, dataset, plan, replicas):
-    """The first global batch's gradients in one process (a pipeline's: replica by replica,
-    microbatch by microbatch, each loss / (D * M), as train_accumulating)."""
+    """The first global batch's gradients in one process (a pipeline's accumulated as
+    accumulate_gradients does)."""
     images, labels = next(eager_batches(dataset))
-    if plan.mode != "pp":
-        functional.reset_net(model)
-        common.criterion(model(images), labels).backward()
+    if plan.mode == "pp":
+        accumulate_gradients(model, images, labels, replicas, plan.pp_microbatches)
         return
-    for r in range(replicas):
-        xs, ys = images[:, r::replicas], labels[r::replicas]
-        for x_m, y_m in zip(xs.chunk(plan.pp_microbatches, dim=1),
-                            ys.chunk(plan.pp_microbatches)):
-            functional.reset_net(model)
-            loss = common.criterion(model(x_m.contiguous()), y_m)
-            (loss / (replicas * plan.pp_microbatches)).backward()
+    functional.reset_net(model)
+    common.criterion(model(images), labels).backward()
 
 
 def check_clip_grad_norm(model, dataset, plan):

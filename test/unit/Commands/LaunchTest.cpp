@@ -22,18 +22,10 @@
 #include <functional>
 
 using namespace snn::runtime;
+using snn::test::errorOf;
 using snn::test::TempDir;
 
 namespace {
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 /// An artifact directory holding only a manifest: the launcher reads no program.
 std::string writeManifestDir(const TempDir &dir, const std::string &name,
@@ -111,7 +103,7 @@ TEST(Launch, TrainBatchesTheRanksCannotSplitAreRefused) {
   EXPECT_EQ(errorOf([&] { launchRanks({"train", dp4, &train}, ranks(4)); }), split);
   // The ranks' loaders give the same line (one home: checkBatchSplit).
   EXPECT_EQ(errorOf([] { checkBatchSplit(6, 4); }), split);
-  EXPECT_EQ(errorOf([] { checkBatchSplit(8, 4); }), "(no error)");
+  EXPECT_EQ(errorOf([] { checkBatchSplit(8, 4); }), "");
 
   std::string pp = writeManifestDir(dir, "pp", pipeline());
   std::string microbatches = "--batch-size 6 over 1 data-parallel replica(s) gives batches of 6 "
@@ -126,7 +118,7 @@ TEST(Launch, TrainBatchesTheRanksCannotSplitAreRefused) {
             "--batch-size 8 over 1 data-parallel replica(s) gives batches of 8 (and a last one "
             "of 2) samples per pipeline, which do not divide into the plan's 4 microbatches "
             "(pp_microbatches)");
-  EXPECT_EQ(errorOf([&] { checkPipelineBatches(train, 4, 1, 12); }), "(no error)");
+  EXPECT_EQ(errorOf([&] { checkPipelineBatches(train, 4, 1, 12); }), "");
 }
 
 TEST(Launch, CalibrateStartsItsOwnRanks) {
