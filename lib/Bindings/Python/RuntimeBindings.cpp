@@ -1,7 +1,7 @@
 //===- RuntimeBindings.cpp - The runtime's Python surface -----------------===//
 //
-// `Program` (Program.h: one rank's program over the caller's tensors) and the artifact
-// helpers spikemesh reads before it builds one.
+// `Program` (Program.h: one rank's program over the caller's tensors), the process tuning
+// apply gives, and leaving the job at exit.
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
@@ -141,11 +141,6 @@ void bindProgram(py::module_ &m) {
 
 void snn::python::bindRuntime(py::module_ &m) {
   bindProgram(m);
-  m.def("artifact_input_shape",
-        [](const std::string &dir) {
-          return snn::runtime::loadArtifact(dir).manifest.input.shape;
-        },
-        py::arg("artifact_dir"), "The artifact's input shape (-1: the dynamic batch)");
   m.def("tune_process",
         [] {
           snn::runtime::keepLargeAllocationsOnTheHeap();
