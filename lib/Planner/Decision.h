@@ -69,6 +69,9 @@ struct PipelineMesh {
 /// per pp coordinate (0: the default).
 Result<ModeConfig> pipelineConfig(const Context &ctx, PipelineMesh mesh, int64_t virtualStages,
                                   int memoptLevel);
+/// The cost of each logical stage of `layout`: the estimator's FLOP-equivalents, or its
+/// unit counts without one. The memopt stages are the costliest by these.
+std::vector<double> stageCostsOf(const Context &ctx, const std::vector<int64_t> &layout);
 /// Pipelines of `stages` ranks, `dp` replicas each, with 1 and 2 virtual stages per rank (the
 /// reference's rule picks 2 whenever the batch allows; interleaving unbalanced chunks can be
 /// slower, so both are estimated). A fixed count (topology vpp, pp-virtual-stages, explicit

@@ -59,6 +59,7 @@ void setPipeline(const Context &ctx, Plan &plan, const ModeConfig &c) {
   plan.ppVirtualStages = c.virtualStages;
   plan.ppLayout = c.layout;
   plan.ppMemoptStages = c.memoptStages;
+  plan.ppStageCosts = stageCostsOf(ctx, c.layout);
   plan.ppDelayWgrad = c.delayWgrad;
   if (!ctx.structure)
     return;

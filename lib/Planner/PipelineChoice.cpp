@@ -118,10 +118,8 @@ Status pipelineMemopt(const Context &ctx, ModeConfig &c) {
   }
   if (c.memoptLevel == 0)
     return Ok{};
-  std::vector<double> costs = ctx.estimator ? ctx.estimator->stageCosts(c.layout)
-                                            : std::vector<double>(c.layout.begin(),
-                                                                  c.layout.end());
-  auto stagesToRecompute = recommendPipelineMemoptStages(costs, ctx.request.memoptRatio);
+  auto stagesToRecompute =
+      recommendPipelineMemoptStages(stageCostsOf(ctx, c.layout), ctx.request.memoptRatio);
   if (!stagesToRecompute)
     return stagesToRecompute.error();
   c.memoptStages = *stagesToRecompute;
@@ -129,6 +127,11 @@ Status pipelineMemopt(const Context &ctx, ModeConfig &c) {
 }
 
 } // namespace
+
+std::vector<double> stageCostsOf(const Context &ctx, const std::vector<int64_t> &layout) {
+  return ctx.estimator ? ctx.estimator->stageCosts(layout)
+                       : std::vector<double>(layout.begin(), layout.end());
+}
 
 Result<ModeConfig> pipelineConfig(const Context &ctx, PipelineMesh mesh, int64_t virtualStages,
                                   int memoptLevel) {

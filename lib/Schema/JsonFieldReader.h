@@ -83,6 +83,17 @@ public:
       fail("'" + field(name) + "' must be an array of integers >= " + std::to_string(min));
     return result;
   }
+  std::vector<double> getNonNegativeDoubles(const char *name) const {
+    const nlohmann::json &value = get(name);
+    std::vector<double> result;
+    if (value.is_array())
+      for (const nlohmann::json &item : value)
+        if (item.is_number() && item.get<double>() >= 0)
+          result.push_back(item.get<double>());
+    if (!value.is_array() || result.size() != value.size())
+      fail("'" + field(name) + "' must be an array of numbers >= 0");
+    return result;
+  }
   std::vector<std::string> getStrings(const char *name) const {
     const nlohmann::json &value = get(name);
     std::vector<std::string> result;

@@ -258,6 +258,8 @@ void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
   spec.ppDelayWgrad = plan.getBool(kDelayWgrad, false);
   if (plan.find(kStageUnits))
     spec.ppStageUnits = parseStageUnits(plan);
+  if (plan.find(kStageCosts))
+    spec.ppStageCosts = plan.getNonNegativeDoubles(kStageCosts);
   if (plan.find(kTensorParallelPairs))
     spec.tensorParallelPairs = plan.getStrings(kTensorParallelPairs);
   if (plan.find(kCommunication))

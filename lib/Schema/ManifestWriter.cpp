@@ -51,6 +51,7 @@ json planJson(const PlanSpec &plan) {
           {kMemoptStages, plan.ppMemoptStages},
           {kDelayWgrad, plan.ppDelayWgrad},
           {kStageUnits, plan.ppStageUnits},
+          {kStageCosts, plan.ppStageCosts},
           {kTensorParallelPairs, plan.tensorParallelPairs},
           {kCommunication, communicationJson(plan.communication)},
           {kDecidedBy, plan.decidedBy},

@@ -22,6 +22,7 @@ from .calibration import calibrate, user_device_profile_path
 from .checkpoint import CheckpointInfo
 from .tensor_shard import TensorShardMemoryModule, make_tensor_shard_memory_module
 from .runtime import SNNDistributedRuntime, apply
+from .pipeline_memopt import apply_pipeline_stage_memopt
 from .helpers import (DeviceMesh, SNNDistributedRecommendation, build_device_mesh,
                       build_snn_optimizer, ensure_distributed_initialized,
                       recommend_pipeline_memopt_stages, recommend_snn_distributed_strategy,
@@ -41,5 +42,5 @@ __all__ = [
     "recommended_pipeline_microbatches", "resolve_data_parallel_partition",
     "resolve_tensor_parallel_group_size", "unwrap_parallel_module", "calibrate",
     "user_device_profile_path", "UncalibratedPlanWarning", "CheckpointInfo",
-    "TensorShardMemoryModule", "make_tensor_shard_memory_module",
+    "TensorShardMemoryModule", "make_tensor_shard_memory_module", "apply_pipeline_stage_memopt",
 ]

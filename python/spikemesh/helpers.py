@@ -36,15 +36,18 @@ def recommended_pipeline_microbatches(batch_size: int, num_stages: int) -> int:
                      f"[{num_stages}, {top}]")
 
 
-def recommend_pipeline_memopt_stages(stage_costs: Sequence[float], ratio: float = 0.5
-                                     ) -> Tuple[int, ...]:
-    """The k = max(1, min(n, round(n * ratio))) costliest stages (ties to the lower index),
-    in ascending order: the stages to recompute (activation checkpointing)."""
+def recommend_pipeline_memopt_stages(stage_costs: Sequence[float],
+                                     stage_budget_ratio: float = 0.5) -> Tuple[int, ...]:
+    """The k = max(1, min(n, round(n * stage_budget_ratio))) costliest of the n stages (ties
+    to the lower index), in ascending order: the stages to recompute (activation
+    checkpointing). No stages: none."""
     costs = [float(c) for c in stage_costs]
-    if not costs:
-        raise ValueError("stage_costs is empty")
+    ratio = stage_budget_ratio
     if not isinstance(ratio, (int, float)) or not math.isfinite(ratio) or not 0 < ratio <= 1:
-        raise ValueError(f"ratio must be a finite number in (0, 1], got {ratio!r}")
+        raise ValueError(f"stage_budget_ratio must be a finite number in (0, 1], got "
+                         f"{ratio!r}")
+    if not costs:
+        return ()
     k = max(1, min(len(costs), round(len(costs) * ratio)))
     order = sorted(range(len(costs)), key=lambda i: (-costs[i], i))
     return tuple(sorted(order[:k]))
@@ -162,12 +165,11 @@ def build_snn_optimizer(module: nn.Module, mode: str, lr: float, weight_decay: f
     if optimizer_sharding == "zero":
         if mode != "dp":
             raise ValueError(f"optimizer_sharding='zero' needs mode 'dp', got {mode!r}")
-        program = getattr(module, "_program", None)
-        if program is None:
+        if not hasattr(module, "planned_data_parallel"):
             raise ValueError("optimizer_sharding='zero' shards over spikemesh's data-parallel "
                              "ranks: pass runtime.model")
-        if program.data_parallel_size > 1:
-            return ZeroRedundancyOptimizer(params, optimizer_cls, program=program, lr=lr,
+        if module.data_parallel_size > 1:
+            return ZeroRedundancyOptimizer(params, optimizer_cls, group=module, lr=lr,
                                            weight_decay=weight_decay, **optimizer_kwargs)
     if not params:
         # torch.optim refuses an empty list.

@@ -37,13 +37,15 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
     """
 
     def __init__(self, params: Iterable[torch.Tensor], optimizer_cls: Type[torch.optim.Optimizer],
-                 *, program, **defaults) -> None:
+                 *, group, **defaults) -> None:
         params = list(params)
         super().__init__(params, defaults)
-        self._program = program
+        #: The data-parallel ranks: runtime.model (data_parallel_size, data_parallel_rank,
+        #: broadcast), whichever program it runs.
+        self._group = group
         #: The torch.optim class of each rank's own parameters.
         self.optimizer_cls = optimizer_cls
-        ranks, rank = program.data_parallel_size, program.data_parallel_rank
+        ranks, rank = group.data_parallel_size, group.data_parallel_rank
         self._owners = partition_parameters(params, ranks)
         self._by_rank = [[p for p, o in zip(params, self._owners) if o == r]
                          for r in range(ranks)]
@@ -67,7 +69,7 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
         for owner, owned in enumerate(self._by_rank):
             if owned:
                 flat = torch.cat([p.detach().reshape(-1) for p in owned])
-                self._program.broadcast(flat, owner)
+                self._group.broadcast(flat, owner)
                 offset = 0
                 for p in owned:
                     p.copy_(flat[offset:offset + p.numel()].view_as(p))
@@ -85,17 +87,17 @@ class ZeroRedundancyOptimizer(torch.optim.Optimizer):
             # Which tensors exist, and the step count, come from the owner first.
             header = torch.tensor([float(len(mine) > 0),
                                    float(mine["step"]) if "step" in mine else 0.0])
-            self._program.broadcast(header, owner)
+            self._group.broadcast(header, owner)
             if header[0] == 0:
                 continue
             state = {}
             for key in ("momentum_buffer", "exp_avg", "exp_avg_sq"):
                 present = torch.tensor([float(mine.get(key) is not None)])
-                self._program.broadcast(present, owner)
+                self._group.broadcast(present, owner)
                 if present[0] == 0:
                     continue
                 value = mine[key].clone() if key in mine else torch.zeros_like(param)
-                self._program.broadcast(value, owner)
+                self._group.broadcast(value, owner)
                 state[key] = value
             if header[1] > 0:
                 state["step"] = torch.tensor(float(header[1]))

@@ -51,7 +51,7 @@ class CompiledModule(nn.Module):
     """
 
     def __init__(self, *, state: Dict[str, torch.Tensor], trainable: Dict[str, bool],
-                 distributed: bool, artifact_for: Callable[[torch.Tensor], str],
+                 distributed: bool, artifact_for: Callable[[torch.Tensor, bool], str],
                  whole_parameters: bool, data_parallel: Tuple[int, int]) -> None:
         super().__init__()
         self._program = None
@@ -68,6 +68,9 @@ class CompiledModule(nn.Module):
         self._gradient_sync = True
         self._static_input = False
         self._compiled_shape: Optional[Tuple[int, ...]] = None
+        #: The compiled artifact of each input shape (apart from the batch) run so far.
+        self._artifacts: Dict[Tuple[int, ...], str] = {}
+        self._bound_names: set = set()
         self._finish_queued = False
         if whole_parameters:
             for name, tensor in self._initial.items():
@@ -84,15 +87,26 @@ class CompiledModule(nn.Module):
 
     def compile(self, example_input: torch.Tensor) -> None:
         """Compiles and binds the program for ``example_input``'s shape (collective on many
-        ranks: every rank calls it with its batch); does nothing once compiled."""
-        if self._program is not None:
-            return
+        ranks: every rank calls it with its batch); does nothing when the program runs that
+        shape already. A batch of another shape apart from its size (another T, another
+        image size) switches to that shape's program, compiled once and kept: the current
+        values of every parameter and buffer carry over, and the optimizer keeps stepping
+        the same ``nn.Parameter`` objects."""
         if not isinstance(example_input, torch.Tensor):
             raise TypeError(f"input must be a torch.Tensor, got {type(example_input).__name__}")
-        artifact = self._artifact_for(example_input)
+        if self._program is None:
+            self._install(self._artifact_for(example_input, False), example_input)
+        if self._shape_key(example_input) != self._compiled_shape:
+            self._switch_to(example_input)
+
+    def _install(self, artifact: str, x: torch.Tensor,
+                 whole: Optional[Dict[str, torch.Tensor]] = None) -> None:
+        """The program of ``artifact`` over this module's tensors (from ``whole`` when
+        given: the values another shape's program held)."""
         program = _spikemesh.Program(artifact, self._distributed)
-        self._static_input = example_input.dim() < len(program.input_shape)
-        self._bind(program)
+        if not self._artifacts:
+            self._static_input = x.dim() < len(program.input_shape)
+        self._bind(program, whole)
         program.gradient_sync = self._gradient_sync
         placed = (program.data_parallel_rank, program.data_parallel_size)
         if placed != self.planned_data_parallel:
@@ -100,7 +114,45 @@ class CompiledModule(nn.Module):
                                f"{placed[1]}, the plan said {self.planned_data_parallel[0]} "
                                f"of {self.planned_data_parallel[1]}")
         self._program = program
-        self._compiled_shape = self._shape_key(example_input)
+        shape = list(program.input_shape)
+        self._compiled_shape = tuple(shape[2:]) if self._static_input else \
+            (shape[0],) + tuple(shape[2:])
+        self._artifacts[self._compiled_shape] = artifact
+
+    def _switch_to(self, x: torch.Tensor) -> None:
+        """From the current program to the one for ``x``'s shape (compiled on first use)."""
+        key = self._shape_key(x)
+        artifact = self._artifacts.get(key) or self._artifact_for(x, True)
+        old = self._program
+        whole = old.whole_state()
+        memopt = (old.recomputed_stages, old.compressed_inputs) if old.is_pipeline else None
+        # fsdp frees its whole parameters between uses: the next program gathers into new
+        # ones (its pieces become the same nn.Parameter objects' data, in _bind).
+        if old.fully_sharded:
+            for name, kind in old.entries():
+                if kind == "parameter":
+                    del self._tensors[name]
+        # The old program's gradient hooks and process groups go before the new one's.
+        self._program = None
+        del old
+        self._install(artifact, x, whole)
+        if memopt is not None:
+            self._program.recomputed_stages, self._program.compressed_inputs = memopt
+        if self._compiled_shape != key:
+            raise SpikeMeshError(f"input of shape {list(x.shape)}: the compiler made a program "
+                                 f"for {list(self._compiled_shape)} apart from the batch")
+
+    @property
+    def artifact(self) -> Optional[str]:
+        """The artifact directory of the program this module runs now (``snn-run`` runs it
+        too), or None before the first compile. It lives as long as the runtime."""
+        return self._artifacts.get(self._compiled_shape) if self._program is not None else None
+
+    @property
+    def compiled_shapes(self) -> List[Tuple[int, ...]]:
+        """The input shapes apart from the batch (``[T, ...]``, or ``[...]`` for a static
+        input) that have a compiled program, in the order they were first run."""
+        return list(self._artifacts)
 
     @property
     def gradient_sync(self) -> bool:
@@ -137,11 +189,16 @@ class CompiledModule(nn.Module):
                 if name in self._tensors:
                     self._tensors[name].copy_(value)
 
-    def _bind(self, program) -> None:
-        """This rank's parts of rank 0's tensors, adopted by the program (kept in the
-        tensors already registered, or registered now under the model's names)."""
-        whole = {name: self._tensors.get(name, self._initial.get(name))
-                 for name in program.model_names()}
+    def _bind(self, program, whole: Optional[Dict[str, torch.Tensor]] = None) -> None:
+        """This rank's parts of the whole tensors (rank 0's initial ones, or ``whole``),
+        adopted by the program: kept in the tensors already registered, or registered now
+        under the model's names."""
+        if whole is None:
+            whole = {name: self._tensors.get(name, self._initial.get(name))
+                     for name in program.model_names()}
+        elif {n for n, _ in program.entries()} != self._bound_names:
+            raise SpikeMeshError("the program for this input shape holds other parameters "
+                                 "than the first one; apply the plan again for this shape")
         parts = program.local_parts({k: v for k, v in whole.items() if v is not None})
         sharded = program.fully_sharded
         for name, kind in program.entries():
@@ -163,8 +220,13 @@ class CompiledModule(nn.Module):
                 self._register(name, tensor, parameter=False)
             self._tensors[name] = tensor
         program.bind({name: self._tensors[name] for name, _ in program.entries()})
-        # fsdp: the rank's pieces of the parameters are what the optimizer steps.
+        self._bound_names = {name for name, _ in program.entries()}
+        # fsdp: the rank's pieces of the parameters are what the optimizer steps; another
+        # shape's program keeps the same nn.Parameter objects over its own pieces.
         for name, values, _ in program.sharded_parameters():
+            if name in self._shards:
+                self._shards[name].data = values
+                continue
             piece = nn.Parameter(values, requires_grad=self._trainable.get(name, True))
             self._register(name, piece, parameter=True)
             self._shards[name] = piece
@@ -172,26 +234,23 @@ class CompiledModule(nn.Module):
     def _shape_key(self, x: torch.Tensor) -> Tuple[int, ...]:
         """The input's shape without its batch dimension, which the program takes at any
         size."""
-        batch = 0 if self._static_input else 1
-        return tuple(s for i, s in enumerate(x.shape) if i != batch)
+        return tuple(x.shape[1:]) if self._static_input else \
+            (x.shape[0],) + tuple(x.shape[2:])
 
     def _ready_for(self, x: torch.Tensor) -> None:
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
         self.compile(x)
-        if self._shape_key(x) != self._compiled_shape:
-            raise SpikeMeshError(f"input of shape {list(x.shape)}: the program was compiled for "
-                             f"inputs of shape {list(self._compiled_shape)} apart from the "
-                             f"batch; apply the plan again for another shape")
 
-    # The ZeroRedundancyOptimizer's view of the data-parallel group, before and after compile.
+    # The ZeroRedundancyOptimizer's view of the data-parallel group (the plan's place, which
+    # every program is checked against), before and after compile.
     @property
     def data_parallel_size(self) -> int:
-        return self._require_program("the data-parallel group").data_parallel_size
+        return self.planned_data_parallel[1]
 
     @property
     def data_parallel_rank(self) -> int:
-        return self._require_program("the data-parallel group").data_parallel_rank
+        return self.planned_data_parallel[0]
 
     def broadcast(self, tensor: torch.Tensor, root: int) -> None:
         self._require_program("broadcast").broadcast(tensor, root)
@@ -273,9 +332,19 @@ class SNNDistributedRuntime:
         self.rank, self.world_size = rank, plan.world_size
         #: This rank's place on the data-parallel axis, which splits every global batch.
         self.dp_rank, self.dp_size = model.planned_data_parallel
+        #: The pipeline stages apply_pipeline_stage_memopt chose to recompute.
+        self.memopt_selected_stage_indices: Tuple[int, ...] = ()
         self._loaded_checkpoint: Optional[CheckpointInfo] = None
         self._run_id = new_run_id()
         debug._register(self)
+
+    @property
+    def stage_costs(self) -> List[float]:
+        """A pipeline's planner cost of each logical stage (FLOP-equivalents), once the
+        program is compiled; empty for the other modes."""
+        if not self.model.compiled or self.plan.mode != "pp":
+            return []
+        return list(self.model._program.stage_costs)
 
     def compile(self, example_input: torch.Tensor) -> None:
         """Compiles the rank's program for ``example_input``'s shape now, rather than at the
@@ -576,23 +645,50 @@ def _check_apply(model, plan, device_type, device_mesh, example_input) -> None:
 
 
 def _artifact_maker(model: nn.Module, plan: SNNDistributedPlan, workspace: Workspace):
-    """The compile of the rank's artifact for a batch: of the analysis' ONNX when the plan
-    priced one, else of the model exported with that batch (the plan's pipeline fields and
-    prediction are filled from that compile)."""
-    def artifact_for(batch: torch.Tensor) -> str:
-        options = plan.compiler_options
-        artifact = workspace.file("artifact")
-        onnx_path = plan.analysis.onnx_path
+    """The compile of the rank's artifact for a batch. The first is of the analysis' ONNX
+    when the plan priced one, else of the model exported with that batch (and a plan made
+    without shapes takes its pipeline fields and prediction from it). Each later shape's is
+    of the model exported with its batch, with the plan's decisions pinned (mode, mesh,
+    pipeline schedule, layout and microbatches), so every shape runs the same plan."""
+    compiles = []
+
+    def artifact_for(batch: torch.Tensor, pinned: bool) -> str:
+        compiles.append(batch.shape)
+        artifact = workspace.file(f"artifact-{len(compiles)}")
+        onnx_path = None if pinned else plan.analysis.onnx_path
         if onnx_path is None:
-            onnx_path = workspace.file("model.onnx")
-            export_model(copy.deepcopy(model), batch, onnx_path)
+            onnx_path = workspace.file(f"model-{len(compiles)}.onnx")
+            try:
+                export_model(copy.deepcopy(model), batch, onnx_path)
+            except Exception as e:
+                if not pinned:
+                    raise
+                raise SpikeMeshError(f"input of shape {list(batch.shape)}: the model does not "
+                                     f"export for it ({type(e).__name__}: {e})") from e
+        options = plan.compiler_options
         explanation = compile_onnx(onnx_path, artifact, plan=True,
                                    analyze_options=options["analyze"],
-                                   plan_options=options["plan"])
-        if plan.decided_by == "rules":
+                                   plan_options=_pinned_options(plan) if pinned
+                                   else options["plan"])
+        if plan.decided_by == "rules" and not pinned:
             complete_plan(plan, explanation)
         return artifact
     return artifact_for
+
+
+def _pinned_options(plan: SNNDistributedPlan) -> Dict[str, object]:
+    """The plan's compile options with what it decided fixed, for another input shape."""
+    options = dict(plan.compiler_options["plan"])
+    options["mode"] = "zero" if plan.optimizer_strategy == "zero" else plan.mode
+    options["topology"] = ",".join(f"{axis}={size}" for axis, size
+                                   in zip(plan.mesh_axes, plan.mesh_shape)) or None
+    if plan.mode == "pp":
+        options.update({"pp-schedule": plan.pp_schedule,
+                        "pp-microbatches": plan.pp_microbatches,
+                        "pp-virtual-stages": plan.pp_virtual_stages,
+                        "pp-layout": "|".join(str(n) for n in plan.pp_layout),
+                        "pp-delay-wgrad": plan.pp_delay_wgrad or None})
+    return options
 
 
 def _data_parallel_place(plan: SNNDistributedPlan, rank: int) -> Tuple[int, int]:

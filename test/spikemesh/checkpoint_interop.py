@@ -117,7 +117,7 @@ def main():
                           objective="speed", topology=args.topology or {"dp": world},
                           backend="gloo", batch_size=BATCH, mode=args.mode)
     runtime = spikemesh.apply(model=copy.deepcopy(model), plan=plan)
-    artifact = runtime._workspace.file("artifact")
+    artifact = runtime.model.artifact
     work = tempfile.mkdtemp(prefix="ck-interop-") if rank == 0 else ""
     if world > 1:
         shared = [work]

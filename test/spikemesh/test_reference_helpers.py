@@ -33,8 +33,9 @@ class PipelineHelpersTest(unittest.TestCase):
         for bad in (0, 1.5, float("nan")):
             with self.assertRaisesRegex(ValueError, "ratio"):
                 spikemesh.recommend_pipeline_memopt_stages([1, 2], bad)
-        with self.assertRaisesRegex(ValueError, "empty"):
-            spikemesh.recommend_pipeline_memopt_stages([])
+        self.assertEqual(spikemesh.recommend_pipeline_memopt_stages(
+            [2, 1], stage_budget_ratio=0.5), (0,))
+        self.assertEqual(spikemesh.recommend_pipeline_memopt_stages([]), ())
 
 
 class RecommenderTest(unittest.TestCase):

@@ -191,8 +191,8 @@ class ApplyTest(unittest.TestCase):
             runtime.build_optimizer(optimizer_cls="adam")
         with self.assertRaisesRegex(TypeError, "torch.Tensor"):
             runtime.model([1, 2])
-        with self.assertRaisesRegex(spikemesh.SpikeMeshError, "compiled for inputs"):
-            runtime.model(torch.rand(4, 2, 1, 14, 14))   # the wrong image size
+        with self.assertRaisesRegex(spikemesh.SpikeMeshError, r"\[4, 2, 1, 14, 14\].*export"):
+            runtime.model(torch.rand(4, 2, 1, 14, 14))   # an image size its Linear refuses
 
     def test_compiled_at_the_first_forward(self):
         """Without an example anywhere, the parameters exist at apply (an optimizer is built
@@ -211,12 +211,49 @@ class ApplyTest(unittest.TestCase):
                        reset=functional.reset_net)
         check_close(ours, theirs)
         check_same_parameters(runtime.state_dict(), eager)
-        with self.assertRaisesRegex(spikemesh.SpikeMeshError, "compiled for inputs"):
-            runtime.model(torch.rand(2, 8, 1, 28, 28))   # another T
         up_front = spikemesh.apply(model=self.model, plan=plan, example_input=self.x)
         self.assertTrue(up_front.model.compiled)
         with self.assertRaisesRegex(TypeError, "example_input"):
             spikemesh.apply(model=self.model, plan=plan, example_input=[1])
+
+    def test_each_input_shape_gets_its_program(self):
+        """A batch of another T compiles that shape's program at its first use and keeps it;
+        the weights and the optimizer's parameters and state carry over, so a loop that
+        alternates T=4 and T=2 batches equals eager PyTorch's, and inference at T=2 too."""
+        eager = copy.deepcopy(self.model).train()
+        runtime = spikemesh.apply(model=self.model.train(), plan=self.plan)
+        params = list(runtime.model.parameters())
+        opt = torch.optim.Adam(params, lr=1e-3)
+        schedule = [4, 2, 4, 2, 2]
+        data = [(x[:t].contiguous(), y) for t, (x, y) in zip(schedule, batches(self.x, seed=3))]
+        ours = train_batches(runtime.model, opt, None, data)
+        theirs = train_batches(eager, torch.optim.Adam(eager.parameters(), lr=1e-3), None, data,
+                               reset=functional.reset_net)
+        check_close(ours, theirs)
+        check_same_parameters(runtime.state_dict(), eager)
+        self.assertEqual(runtime.model.compiled_shapes, [(4, 1, 28, 28), (2, 1, 28, 28)])
+        self.assertTrue(all(a is b for a, b in zip(params, runtime.model.parameters())))
+        runtime.model.eval()
+        eager.load_state_dict(runtime.state_dict(), strict=False)
+        eager.eval()
+        functional.reset_net(eager)
+        with torch.no_grad():
+            want = eager(self.x[:2])
+        got = runtime.model(self.x[:2])
+        self.assertLessEqual(float((got - want).abs().max()), RTOL)
+
+    def test_stage_memopt_needs_a_pipeline(self):
+        runtime = spikemesh.apply(model=self.model, plan=self.plan)
+        memopt = spikemesh.apply_pipeline_stage_memopt
+        with self.assertRaisesRegex(ValueError, "'none'.*pipelines"):
+            memopt(runtime, memopt_level=1)
+        with self.assertRaisesRegex(TypeError, "runtime must be"):
+            memopt(runtime.model, memopt_level=1)
+        with self.assertRaisesRegex(TypeError, "memopt_level must be an int"):
+            memopt(runtime, memopt_level="1")
+        with self.assertRaisesRegex(TypeError, "compress_x must be a bool"):
+            memopt(runtime, memopt_level=1, compress_x=1)
+        self.assertEqual(runtime.stage_costs, [])
 
     def test_load_state_dict(self):
         runtime = spikemesh.apply(model=self.model.eval(), plan=self.plan)

@@ -140,6 +140,8 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
             raise AssertionError(f"build_optimizer before a {plan.mode} program was compiled")
         runtime.compile(next(rank_batches(loader))[0])
     opt = runtime.build_optimizer(cls, **kwargs)
+    if plan.mode == "pp" and name == "adam":
+        recompute_costliest_stages(runtime)
     if plan.mode == "pp":
         ours = mean_over_ranks(train_steps(runtime, opt, make_scheduler(opt),
                                            rank_batches(loader)))
@@ -291,6 +293,53 @@ def check_clip_grad_norm(model, dataset, plan):
     common.check_same_parameters(runtime.state_dict(), eager)
 
 
+def recompute_costliest_stages(runtime):
+    """apply_pipeline_stage_memopt: the costliest half of the stages recompute from now on,
+    keeping their spike inputs as bytes; the training compared after it must still equal
+    eager PyTorch's. Some rank recomputes, and a rank says so exactly when it holds a chosen
+    stage."""
+    costs = runtime.stage_costs
+    _, _, applied = spikemesh.apply_pipeline_stage_memopt(runtime, memopt_level=1,
+                                                          compress_x=True)
+    chosen = runtime.memopt_selected_stage_indices
+    if len(costs) < 2 or chosen != spikemesh.recommend_pipeline_memopt_stages(costs):
+        raise AssertionError(f"memopt stages {chosen} for stage costs {costs}")
+    mine = set(runtime.model._program.local_stages)
+    anyone = torch.tensor([int(applied)])
+    torch_dist.all_reduce(anyone)
+    if applied != bool(mine & set(chosen)) or int(anyone) == 0:
+        raise AssertionError(f"memopt applied={applied} on stages {sorted(mine)}, chosen "
+                             f"{chosen}")
+
+
+def check_shape_switch(model, dataset, plan):
+    """Batches of T=4, T=2 and T=4 again: the T=2 program is compiled at its first batch
+    with the plan's decisions, the weights and the optimizer's parameters carry over, and the
+    three SGD steps equal eager PyTorch's."""
+    eager = copy.deepcopy(model).train()
+    runtime = spikemesh.apply(model=copy.deepcopy(model).train(), plan=plan)
+    loader = runtime.prepare_dataloader(dataset=dataset,
+                                        batch_size=GLOBAL_BATCH // runtime.dp_size,
+                                        shuffle=False)
+    schedule = (4, 2, 4)
+    mine = [(x[:t].contiguous(), y) for t, (x, y) in zip(schedule, rank_batches(loader))]
+    whole = [(x[:t].contiguous(), y) for t, (x, y) in zip(schedule, eager_batches(dataset))]
+    runtime.compile(mine[0][0])
+    opt = runtime.build_optimizer(torch.optim.SGD, lr=0.5)
+    eager_opt = torch.optim.SGD(eager.parameters(), lr=0.5)
+    if plan.mode == "pp":
+        ours = train_steps(runtime, opt, None, mine)
+        theirs = train_accumulating(eager, eager_opt, None, whole, runtime.dp_size,
+                                    plan.pp_microbatches)
+    else:
+        ours = common.train(runtime.model, opt, None, mine)
+        theirs = common.train(eager, eager_opt, None, whole, reset=functional.reset_net)
+    common.check_close(mean_over_ranks(ours), theirs, "T=4, 2, 4 loss")
+    common.check_same_parameters(runtime.state_dict(), eager)
+    if runtime.model.compiled_shapes != [(4, 1, 28, 28), (2, 1, 28, 28)]:
+        raise AssertionError(f"compiled shapes {runtime.model.compiled_shapes}")
+
+
 def check_comm_stats(model, x, plan):
     """A tp program's all-reduces are counted per mesh axis, and by the reference's counters
     while they are on; other modes' programs run no collective of their own."""
@@ -350,6 +399,8 @@ def main():
     check_load_state_dict(model, x, plan)
     check_comm_stats(model, x, plan)
     check_clip_grad_norm(model, dataset, plan)
+    if world == 2:
+        check_shape_switch(model, dataset, plan)
     sgd = compare("sgd", model, x, dataset, plan,
                   (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
                   lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))

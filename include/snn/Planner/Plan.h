@@ -28,6 +28,9 @@ struct Plan {
   int64_t ppVirtualStages = 0;
   std::vector<int64_t> ppLayout;
   std::vector<int64_t> ppMemoptStages;
+  /// The cost of each logical stage, FLOP-equivalents (units per stage without an
+  /// estimator): what the memopt stages were chosen by.
+  std::vector<double> ppStageCosts;
   bool ppDelayWgrad = false;
   std::string decidedBy; ///< "cost-model", "reference-table" or "forced"
   std::vector<std::string> rationale;

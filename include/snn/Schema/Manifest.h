@@ -140,6 +140,8 @@ struct PlanSpec {
   int64_t ppVirtualStages = 0;
   std::vector<int64_t> ppLayout;       ///< units per logical stage
   std::vector<int64_t> ppMemoptStages; ///< logical stages that recompute
+  /// The planner's cost of each logical stage (what pp_memopt_stages are chosen by).
+  std::vector<double> ppStageCosts;
   bool ppDelayWgrad = false;
   std::vector<std::vector<std::string>> ppStageUnits;
   std::vector<std::string> tensorParallelPairs;

@@ -292,6 +292,34 @@ void Program::setGradientSync(bool enabled) {
     reducer->setSyncEnabled(enabled);
 }
 
+runtime::PipelineEngine &Program::pipeline(const char *what) const {
+  if (!engine)
+    throw Error(std::string(what) + ": not a pipeline plan (mode '" +
+                schema::nameOf(artifact.manifest.plan.mode) + "')");
+  return *engine;
+}
+
+std::vector<int64_t> Program::recomputedStages() const {
+  return pipeline("recomputed stages").place().layout.recomputedStages;
+}
+
+void Program::setRecomputedStages(const std::vector<int64_t> &stages) {
+  pipeline("recomputed stages").setRecomputedStages(stages);
+}
+
+std::vector<int64_t> Program::localStages() const {
+  const runtime::PipelinePlace &where = pipeline("local stages").place();
+  return where.layout.stagesOf(where.coordinate);
+}
+
+bool Program::compressedInputs() const {
+  return pipeline("compressed inputs").compressedInputs();
+}
+
+void Program::setCompressedInputs(bool enabled) {
+  pipeline("compressed inputs").setCompressedInputs(enabled);
+}
+
 bool Program::gradientSync() const { return fsdp || (reducer && reducer->syncEnabled()); }
 
 bool Program::fullySharded() const {

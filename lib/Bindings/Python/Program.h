@@ -133,6 +133,16 @@ public:
   bool gradientSync() const;
 
   bool isPipeline() const { return engine != nullptr; }
+  /// A pipeline's logical stages that recompute their activations (the plan's
+  /// pp_memopt_stages until set), and the planner's cost of each logical stage.
+  std::vector<int64_t> recomputedStages() const;
+  void setRecomputedStages(const std::vector<int64_t> &stages);
+  std::vector<double> stageCosts() const { return artifact.manifest.plan.ppStageCosts; }
+  /// The logical stages this rank runs.
+  std::vector<int64_t> localStages() const;
+  /// A recomputed stage keeps its spike inputs as bytes (PipelineEngine::setCompressedInputs).
+  bool compressedInputs() const;
+  void setCompressedInputs(bool enabled);
   /// fsdp on a dp axis of several ranks: bind's parameters are gathered per layer and this
   /// rank keeps only shardedParameters().
   bool fullySharded() const;
@@ -147,6 +157,7 @@ private:
   runtime::Model &bound();
   const runtime::Model &bound() const;
   bool holds(const std::string &name) const;
+  runtime::PipelineEngine &pipeline(const char *what) const;
   void bindPipeline();
   at::Tensor programInput(const at::Tensor &input, int64_t repeatTime);
 

@@ -126,6 +126,16 @@ void bindProgram(py::module_ &m) {
            "In place: the tensor of data-parallel rank `root` on every rank")
       .def_property("gradient_sync", &Program::gradientSync, &Program::setGradientSync,
                     "Whether backward averages gradients over the data-parallel group")
+      .def_property("recomputed_stages", &Program::recomputedStages,
+                    &Program::setRecomputedStages,
+                    "A pipeline's logical stages that recompute their activations")
+      .def_property("compressed_inputs", &Program::compressedInputs,
+                    &Program::setCompressedInputs,
+                    "Whether a recomputed stage keeps its spike inputs as bytes")
+      .def_property_readonly("stage_costs", &Program::stageCosts,
+                             "The planner's cost of each logical stage (FLOP-equivalents)")
+      .def_property_readonly("local_stages", &Program::localStages,
+                             "The logical stages this rank runs")
       .def_property_readonly("is_pipeline", &Program::isPipeline)
       .def_property_readonly("fully_sharded", &Program::fullySharded)
       .def_property_readonly("input_shape", &Program::inputShape)

@@ -92,20 +92,20 @@ void checkPlanValues(const std::string &dir, const Manifest &manifest,
                   std::to_string(layout.stageCount - 1) + ") that holds it");
 }
 
-void checkRecomputedStages(const std::string &dir, const std::vector<int64_t> &stages,
+} // namespace
+
+void checkRecomputedStages(const std::string &where, const std::vector<int64_t> &stages,
                            int64_t count) {
   std::set<int64_t> seen;
   for (int64_t stage : stages) {
     if (stage < 0 || stage >= count)
-      throw Error(dir + ": plan.pp_memopt_stages names stage " + std::to_string(stage) +
+      throw Error(where + "pp_memopt_stages names stage " + std::to_string(stage) +
                   "; the pipeline has stages 0 to " + std::to_string(count - 1));
     if (!seen.insert(stage).second)
-      throw Error(dir + ": plan.pp_memopt_stages names stage " + std::to_string(stage) +
+      throw Error(where + "pp_memopt_stages names stage " + std::to_string(stage) +
                   " twice");
   }
 }
-
-} // namespace
 
 bool PipelineLayout::recomputes(int64_t stage) const {
   return std::find(recomputedStages.begin(), recomputedStages.end(), stage) !=
@@ -145,7 +145,7 @@ PipelineLayout readPipelineLayout(const std::string &dir,
   layout.microbatches = manifest.plan.ppMicrobatches;
   layout.schedule = *manifest.plan.ppSchedule;
   layout.delayWeightGrad = manifest.plan.ppDelayWgrad;
-  checkRecomputedStages(dir, manifest.plan.ppMemoptStages, count);
+  checkRecomputedStages(dir + ": plan.", manifest.plan.ppMemoptStages, count);
   layout.recomputedStages = manifest.plan.ppMemoptStages;
   checkPlacement(dir, manifest, axis, layout);
   return layout;

@@ -159,6 +159,30 @@ void PipelineEngine::runStagePass(Step &step, const Action &a, MicrobatchRun &ru
   run.outputs = std::move(boundary.sent);
 }
 
+void PipelineEngine::setRecomputedStages(const std::vector<int64_t> &stages) {
+  checkRecomputedStages("pipeline: ", stages, where.layout.stageCount);
+  where.layout.recomputedStages = stages;
+}
+
+namespace {
+
+/// A recomputed stage's received inputs that hold only 0s and 1s, as bytes until its
+/// recomputation (activations are float32, so a byte tensor is one of these).
+void packSpikeInputs(std::map<int64_t, at::Tensor> &inputs) {
+  for (auto &[slot, value] : inputs)
+    if (value.scalar_type() == at::kFloat &&
+        value.eq(0).logical_or(value.eq(1)).all().item<bool>())
+      value = value.detach().to(at::kByte);
+}
+
+void unpackSpikeInputs(std::map<int64_t, at::Tensor> &inputs) {
+  for (auto &[slot, value] : inputs)
+    if (value.scalar_type() == at::kByte)
+      value = value.to(at::kFloat).requires_grad_(true);
+}
+
+} // namespace
+
 void PipelineEngine::runForward(Step &step, const Action &a) {
   MicrobatchRun &run = step.runs[{a.stage, a.microbatch}];
   run.inputs = awaitInputs(step, a);
@@ -178,6 +202,8 @@ void PipelineEngine::runForward(Step &step, const Action &a) {
   if (recompute) { // the transport holds what it sends; the stage keeps its inputs
     run.outputs.clear();
     run.loss = at::Tensor();
+    if (compressInputs)
+      packSpikeInputs(run.inputs);
   }
 }
 
@@ -189,6 +215,7 @@ void PipelineEngine::runBackward(Step &step, const Action &a) {
     transport->releaseActivationSends(a.stage, a.microbatch);
   if (where.layout.recomputes(a.stage)) {
     Clock::time_point start = Clock::now();
+    unpackSpikeInputs(run.inputs);
     runStagePass(step, a, run, StagePass::Recomputation);
     step.result.busySeconds += secondsSince(start);
     span(Kind::Recompute, a.stage, a.microbatch, 0, start);

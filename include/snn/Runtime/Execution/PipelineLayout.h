@@ -57,6 +57,11 @@ bool isPipeline(const Manifest &manifest);
 PipelineLayout readPipelineLayout(const std::string &dir,
                                   const Manifest &manifest);
 
+/// Throws Error (prefixed by `where`) unless every stage of `stages` is below
+/// `count` and listed once.
+void checkRecomputedStages(const std::string &where,
+                           const std::vector<int64_t> &stages, int64_t count);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_EXECUTION_PIPELINELAYOUT_H

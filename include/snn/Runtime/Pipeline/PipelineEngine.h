@@ -111,6 +111,14 @@ public:
   using LossFunction =
       std::function<at::Tensor(const at::Tensor &output, const at::Tensor &labels)>;
   void setLossFunction(LossFunction function) { customLoss = std::move(function); }
+  /// The logical stages that recompute their activations from the next step on (their
+  /// forward keeps only its inputs); throws Error for a stage outside the pipeline or one
+  /// named twice.
+  void setRecomputedStages(const std::vector<int64_t> &stages);
+  /// On: a recomputed stage keeps a received input whose values are all 0 or 1 (spikes) as
+  /// one byte per value until its recomputation, a quarter of its float32 size.
+  void setCompressedInputs(bool enabled) { compressInputs = enabled; }
+  bool compressedInputs() const { return compressInputs; }
   /// Records spans into `trace` from now on (null: none).
   void setTrace(PipelineTrace *value) { trace = value; }
 
@@ -135,6 +143,7 @@ private:
   PipelinePlace where;
   LossKind loss;
   LossFunction customLoss;
+  bool compressInputs = false;
   std::vector<Action> schedule;
   std::unique_ptr<StageTransport> transport;
   std::unique_ptr<DropoutReplay> dropout;

@@ -32,6 +32,10 @@ schema::PlanSpec toPlanSpec(PlanAttr plan) {
   spec.ppLayout.assign(plan.getPpLayout().begin(), plan.getPpLayout().end());
   spec.ppMemoptStages.assign(plan.getPpMemoptStages().begin(), plan.getPpMemoptStages().end());
   spec.ppDelayWgrad = plan.getPpDelayWgrad();
+  if (ArrayAttr costs = plan.getPpStageCosts())
+    for (Attribute cost : costs)
+      if (auto value = dyn_cast<FloatAttr>(cost))
+        spec.ppStageCosts.push_back(value.getValueAsDouble());
   for (Attribute stage : plan.getPpStageUnits())
     spec.ppStageUnits.push_back(stringList(dyn_cast<ArrayAttr>(stage)));
   spec.tensorParallelPairs = stringList(plan.getTensorParallelPairs());

@@ -57,7 +57,7 @@ snn::PlanAttr markPartitioned(snn::PlanAttr p) {
       p.getTensorParallelPairs(), p.getExperimentalConvTp(), p.getAllowPipeline(),
       p.getAllowZero(), p.getMemoryBudget(), p.getDecidedBy(), p.getRationale(), p.getNotes(),
       p.getCandidates(), p.getModel(), /*partitioned=*/true, p.getPredicted(), p.getTimes(),
-      p.getOptimizerStates());
+      p.getOptimizerStates(), p.getPpStageCosts());
 }
 
 std::string gridAxesText(ArrayRef<int16_t> axes) {

@@ -81,6 +81,16 @@ ArrayAttr stageUnits(Builder &b, const pl::Plan &plan) {
   return b.getArrayAttr(stages);
 }
 
+/// A pipeline's cost per logical stage; none for the other modes.
+ArrayAttr stageCosts(Builder &b, const pl::Plan &plan) {
+  if (plan.ppStageCosts.empty())
+    return {};
+  SmallVector<Attribute> costs;
+  for (double cost : plan.ppStageCosts)
+    costs.push_back(b.getF64FloatAttr(cost));
+  return b.getArrayAttr(costs);
+}
+
 } // namespace
 
 PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
@@ -110,7 +120,7 @@ PlanAttr planToAttribute(MLIRContext *context, const pl::Plan &plan,
       plan.chosen && bridged.input.model
           ? b.getStringAttr(pl::timesSource(request.hardware, *bridged.input.model))
           : StringAttr(),
-      int64_t(request.hardware.optimizerStatesPerParam));
+      int64_t(request.hardware.optimizerStatesPerParam), stageCosts(b, plan));
 }
 
 // --- JSON -------------------------------------------------------------------------------

@@ -120,6 +120,8 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     runtime logs both next to what it measures. Absent without estimates.
     `optimizer_states` is the optimizer state the memory estimate counts per parameter
     (0: SGD, 1: SGD with momentum, 2: Adam or AdamW; printed only when not 2).
+    `pp_stage_costs` is a pipeline's cost of each logical stage, the FLOP-equivalents the
+    memopt stages are chosen by (absent for other modes).
   }];
   let parameters = (ins
     SNN_SchemaEnumParameter<"::snn::schema::ParallelMode", "parallel mode">:$mode,
@@ -157,7 +159,8 @@ def SNN_PlanAttr : SNN_Attr<"Plan", "plan"> {
     OptionalParameter<"::snn::PlanCandidateAttr">:$predicted,
     OptionalParameter<"::mlir::StringAttr">:$times,
     DefaultValuedParameter<"int64_t", "2", "optimizer state tensors per parameter">
-        :$optimizer_states
+        :$optimizer_states,
+    OptionalParameter<"::mlir::ArrayAttr">:$pp_stage_costs
   );
 }
 
