@@ -115,9 +115,9 @@ void Program::bind(const TensorMap &tensors) {
   if (model)
     throw Error("the program is already bound");
   model.emplace(artifact, tensors);
-  if (isPartitioned(artifact.manifest))
+  if (artifact.run.partitioned)
     model->setMesh(&mesh);
-  if (runtime::isPipeline(artifact.manifest)) {
+  if (artifact.run.pipeline) {
     bindPipeline();
     return;
   }
@@ -144,7 +144,7 @@ void Program::bindPipeline() {
     throw Error(std::string("a pipeline (plan mode pp) keeps each stage's parameters and "
                             "optimizer state whole on its ranks; optimizer_strategy '") +
                 schema::nameOf(artifact.manifest.plan.optimizer) + "' cannot shard them");
-  place = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
+  place = pipelinePlaceOf(artifact, mesh);
   py::gil_scoped_release release; // collective over the pp group
   engine = std::make_unique<PipelineEngine>(*model, *place, LossKind::CrossEntropy);
 }
@@ -324,7 +324,7 @@ bool Program::gradientSync() const { return fsdp || (reducer && reducer->syncEna
 
 bool Program::fullySharded() const {
   return shardingModeOf(artifact.manifest) == ShardingMode::Fsdp && dp.group.valid() &&
-         !runtime::isPipeline(artifact.manifest);
+         !artifact.run.pipeline;
 }
 
 int Program::rank() const { return run.world ? run.world->rank() : 0; }

@@ -98,7 +98,7 @@ std::string Program::saveCheckpoint(const std::string &dir, const CheckpointPosi
       state.optimizerState.push_back(checkpointEntry(entry));
   }
   state.optimizer = optimizerKind;
-  if (isPartitioned(artifact.manifest))
+  if (artifact.run.partitioned)
     gatherWholeCheckpoint(state, partition);
   if (place)
     gatherPipelineCheckpoint(state, m.manifest(),
@@ -122,7 +122,7 @@ Program::LoadedCheckpoint Program::loadCheckpoint(const std::string &dir) {
   CheckpointState local = state;
   if (place)
     local = pipelineLocalCheckpoint(local, m.params(), m.manifest(), out.path);
-  if (isPartitioned(artifact.manifest))
+  if (artifact.run.partitioned)
     local = localCheckpoint(local, partition, out.path);
   checkSameModel(local, m.params(), out.path);
   TensorMap whole;

@@ -105,10 +105,12 @@ std::string loadTrainedWeights(const std::string &paramsDir,
   return where;
 }
 
-PipelinePlace pipelinePlaceOf(const std::string &dir, const Manifest &manifest,
-                              const MeshContext &mesh) {
+PipelinePlace pipelinePlaceOf(const Artifact &artifact, const MeshContext &mesh) {
+  if (!artifact.run.pipeline)
+    throw Error(artifact.dir + ": not a pipeline artifact loaded for a run (plan mode '" +
+                schema::nameOf(artifact.manifest.plan.mode) + "')");
   PipelinePlace place;
-  place.layout = readPipelineLayout(dir, manifest);
+  place.layout = *artifact.run.pipeline;
   place.coordinate = mesh.coordinate("pp");
   if (mesh.axisSize("pp") > 1)
     place.group = &mesh.group("pp");

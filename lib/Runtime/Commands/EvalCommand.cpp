@@ -19,8 +19,8 @@ void runEval(const EvalOptions &options) {
   checkParentDirectory(options.logPath, "--log");
   const DistributedRun *run = options.distributed;
   Artifact artifact = loadRunArtifact(options.artifactDir, "eval", run);
-  const bool partitioned = isPartitioned(artifact.manifest);
-  const bool pipeline = isPipeline(artifact.manifest);
+  const bool partitioned = artifact.run.partitioned;
+  const bool pipeline = artifact.run.pipeline.has_value();
   const bool manyRanks = run && run->world;
   const int rank = manyRanks ? run->world->rank() : 0;
   // Replicas hold the same weights: rank 0 evaluates for the run. A
@@ -44,7 +44,7 @@ void runEval(const EvalOptions &options) {
       {options.batchSize, false, false, 0});
   EvalMetrics metrics;
   if (pipeline) {
-    PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
+    PipelinePlace where = pipelinePlaceOf(artifact, mesh);
     if (where.replica != 0)
       return;
     PipelineEngine engine(model, where, options.loss);

@@ -142,7 +142,7 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
 void inferPipeline(const InferOptions &options, const Artifact &artifact,
                    const DistributedRun *run, int rank, Clock::time_point start) {
   MeshContext mesh = createRunMesh(run, artifact.manifest);
-  PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, mesh);
+  PipelinePlace where = pipelinePlaceOf(artifact, mesh);
   if (where.replica != 0)
     return;
   Model model(artifact);
@@ -175,10 +175,10 @@ void runInfer(const InferOptions &options) {
   const DistributedRun *run = options.distributed;
   Artifact artifact = loadRunArtifact(options.artifactDir, "infer", run);
   const Manifest &manifest = artifact.manifest;
-  const bool partitioned = isPartitioned(manifest);
+  const bool partitioned = artifact.run.partitioned;
   const bool manyRanks = run && run->world;
   const int rank = manyRanks ? run->world->rank() : 0;
-  if (isPipeline(manifest))
+  if (artifact.run.pipeline)
     return inferPipeline(options, artifact, run, rank, start);
   // The data-parallel family's ranks hold the same program and weights:
   // rank 0 runs the input. A partitioned program needs every rank (each runs

@@ -40,11 +40,10 @@ namespace {
 /// batch and the split parameters (a partitioned artifact's). Not movable:
 /// the partition points at the mesh.
 struct RankPlace {
-  RankPlace(const DistributedRun *run, const Manifest &manifest,
-            bool syncBatchNorm)
-      : mesh(createRunMesh(run, manifest)),
-        dp(createDataParallel(mesh, syncBatchNorm)), partition(manifest, mesh),
-        partitioned(isPartitioned(manifest)), pipeline(isPipeline(manifest)),
+  RankPlace(const DistributedRun *run, const Artifact &artifact, bool syncBatchNorm)
+      : mesh(createRunMesh(run, artifact.manifest)),
+        dp(createDataParallel(mesh, syncBatchNorm)), partition(artifact.manifest, mesh),
+        partitioned(artifact.run.partitioned), pipeline(artifact.run.pipeline.has_value()),
         rank(mesh.worldRank()),
         worldSize(mesh.world().valid() ? mesh.world().size() : 1),
         dpRanks(dp.group.valid() ? dp.size() : 1) {}
@@ -216,7 +215,7 @@ enableParallelism(const TrainOptions &options, const Artifact &artifact,
       trainer.enableTensorParallel(place.mesh, place.partition);
     return nullptr;
   }
-  PipelinePlace where = pipelinePlaceOf(artifact.dir, artifact.manifest, place.mesh);
+  PipelinePlace where = pipelinePlaceOf(artifact, place.mesh);
   auto engine = std::make_unique<PipelineEngine>(model, where, options.loss);
   trainer.enablePipeline(*engine, place.mesh, place.dp,
                          options.tracePath.empty() ? nullptr : &trace);
@@ -301,7 +300,7 @@ void runTrain(const TrainOptions &options) {
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "train", options.distributed);
   freezeParameters(artifact.manifest, options.freeze);
-  RankPlace place(options.distributed, artifact.manifest, options.syncBatchNorm);
+  RankPlace place(options.distributed, artifact, options.syncBatchNorm);
   const bool leader = place.rank == 0;
   if (!leader) // rank 0 alone shows progress
     mode = Progress::Mode::Off;
@@ -310,9 +309,8 @@ void runTrain(const TrainOptions &options) {
   TrainData data;
   loadData(options, model.manifest().input, place, data);
   if (place.pipeline)
-    checkPipelineBatches(options,
-                         readPipelineLayout(artifact.dir, artifact.manifest).microbatches,
-                         place.dpRanks, data.data.train.size());
+    checkPipelineBatches(options, artifact.run.pipeline->microbatches, place.dpRanks,
+                         data.data.train.size());
 
   TrainConfig config = makeTrainConfig(options, data.train->batchesPerEpoch());
   config.settings = trainSettings(options, config, data.data.train, data.layout);

@@ -63,16 +63,10 @@ void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
                 kTensorParallelAxis + "'; the artifact's mesh has none");
 }
 
-/// On many ranks: the data-parallel family on a mesh [dp], or a partitioned
-/// tp / fsdp_tp artifact.
-void checkManyRankPlan(const std::string &dir, const Manifest &manifest,
-                       int size) {
-  checkPartitionedPlan(dir, manifest);
-  if (isPipeline(manifest) || manifest.stageCount() > 0) {
-    readPipelineLayout(dir, manifest);
-    return;
-  }
-  if (manifest.plan.partitioned || size == 1)
+/// On many ranks, beside pipelines and partitioned artifacts: the data-parallel family on a
+/// mesh [dp].
+void checkReplicatedPlan(const std::string &dir, const Manifest &manifest, int size) {
+  if (size == 1)
     return;
   if (!schema::runsReplicatedProgram(manifest.plan.mode))
     throw Error(dir + ": plan mode '" + schema::nameOf(manifest.plan.mode) +
@@ -147,18 +141,21 @@ int64_t dataParallelSize(const Manifest &manifest) {
 
 Artifact loadRunArtifact(const std::string &dir, const std::string &command,
                          const DistributedRun *run) {
-  if (!run || !run->world) {
-    Artifact artifact = loadSingleRankArtifact(dir, command);
-    if (isPartitioned(artifact.manifest))
-      checkPartitionedPlan(dir, artifact.manifest);
-    if (isPipeline(artifact.manifest) || !artifact.stages.empty())
-      readPipelineLayout(dir, artifact.manifest);
-    return artifact;
-  }
-  int rank = run->world->rank(), size = run->world->size();
-  Artifact artifact = loadArtifact(dir, rank);
-  dist::checkWorldSize(artifact.manifest.worldSize, size);
-  checkManyRankPlan(dir, artifact.manifest, size);
+  const bool manyRanks = run && run->world;
+  Artifact artifact = manyRanks ? loadArtifact(dir, run->world->rank())
+                                : loadSingleRankArtifact(dir, command);
+  const Manifest &manifest = artifact.manifest;
+  if (manyRanks)
+    dist::checkWorldSize(manifest.worldSize, run->world->size());
+  if (manyRanks || isPartitioned(manifest))
+    checkPartitionedPlan(dir, manifest);
+  RunDescription &description = artifact.run;
+  description.partitioned = isPartitioned(manifest);
+  if (isPipeline(manifest) || manifest.stageCount() > 0)
+    description.pipeline = readPipelineLayout(dir, manifest);
+  else if (manyRanks && !description.partitioned)
+    checkReplicatedPlan(dir, manifest, run->world->size());
+  description.dataParallelSize = dataParallelSize(manifest);
   return artifact;
 }
 

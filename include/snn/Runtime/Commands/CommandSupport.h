@@ -45,11 +45,10 @@ std::string loadTrainedWeights(const std::string &paramsDir,
                                const ParameterPartition *partition = nullptr,
                                const Manifest *pipeline = nullptr);
 
-/// A pipeline artifact's rank (plan mode pp): its layout (readPipelineLayout
-/// of the artifact in `dir`), its pp coordinate and group, and its dp replica,
-/// from the run's `mesh` (which must outlive the result).
-PipelinePlace pipelinePlaceOf(const std::string &dir, const Manifest &manifest,
-                              const MeshContext &mesh);
+/// A pipeline artifact's rank (plan mode pp): the layout loadRunArtifact read, its pp
+/// coordinate and group, and its dp replica, from the run's `mesh` (which must outlive the
+/// result).
+PipelinePlace pipelinePlaceOf(const Artifact &artifact, const MeshContext &mesh);
 
 /// The program files of a pipeline artifact's stages, in stage order.
 std::vector<std::string> stageProgramPaths(const std::string &dir,

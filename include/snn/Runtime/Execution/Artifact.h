@@ -4,8 +4,10 @@
 
 #include "snn/Runtime/Execution/Graph.h"
 #include "snn/Runtime/Execution/Manifest.h"
+#include "snn/Runtime/Execution/PipelineLayout.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +19,23 @@ struct StageProgram {
   Graph program;
 };
 
+/// How an artifact runs, decided and checked once from its manifest when it is loaded for a
+/// run (loadRunArtifact); the trainer, the evaluator, inference and the Python API read this
+/// rather than asking the manifest for the mode again.
+struct RunDescription {
+  /// Per-rank programs (tp, fsdp_tp, a pipeline with tensor-parallel stages).
+  bool partitioned = false;
+  /// Mode pp: the checked layout (stages, schedule, microbatches, recomputed stages).
+  std::optional<PipelineLayout> pipeline;
+  /// The ranks that split a global batch (dataParallelSize).
+  int64_t dataParallelSize = 1;
+};
+
 struct Artifact {
   std::string dir;
   Manifest manifest;
+  /// Filled by loadRunArtifact; the defaults (one replicated program) otherwise.
+  RunDescription run;
   /// The program of the rank the artifact was loaded for (a pipeline rank's
   /// first stage).
   Graph program;
