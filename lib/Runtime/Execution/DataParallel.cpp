@@ -3,6 +3,7 @@
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Execution/RankAgreement.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
 
@@ -159,6 +160,7 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
   Artifact artifact = loadArtifact(dir, rank);
   dist::checkWorldSize(artifact.manifest.worldSize, size);
   checkManyRankPlan(dir, artifact.manifest, size);
+  checkRanksAgree(artifact, *run->world);
   return artifact;
 }
 
