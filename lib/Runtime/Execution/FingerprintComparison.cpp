@@ -86,20 +86,26 @@ bool samePipeline(const schema::MeshSpec &mesh, int a, int b) {
   return true;
 }
 
-/// The step of `kind` at stage `stage`, slot `slot` from/to `peer` on a rank of
-/// `from`'s pipeline; null when none.
-const CommunicationStep *findPartner(const std::vector<CommunicationFingerprint> &ranks,
-                                     const schema::MeshSpec &mesh, int from,
-                                     const std::string &kind, const CommunicationStep &step) {
+/// The other end of a send or recv.
+struct Partner {
+  int rank = -1;
+  const CommunicationStep *step = nullptr;
+};
+
+/// The step of `kind` that pairs with `step` (its peer stage, its slot, back to its stage) on
+/// a rank of `from`'s pipeline; no step when none.
+Partner findPartner(const std::vector<CommunicationFingerprint> &ranks,
+                    const schema::MeshSpec &mesh, int from, const std::string &kind,
+                    const CommunicationStep &step) {
   for (const CommunicationFingerprint &rank : ranks) {
     if (!samePipeline(mesh, from, rank.rank))
       continue;
     for (const CommunicationStep &other : rank.steps)
       if (other.op == kind && other.stage == step.peer && other.slot == step.slot &&
           other.peer == step.stage)
-        return &other;
+        return {rank.rank, &other};
   }
-  return nullptr;
+  return {};
 }
 
 /// Every send has the recv of its slot on the next stage, of the same shape, and the reverse.
@@ -111,14 +117,15 @@ std::string transferDifference(const std::vector<CommunicationFingerprint> &rank
       if (!send && step.op != schema::op::kRecv)
         continue;
       const char *partnerKind = send ? schema::op::kRecv : schema::op::kSend;
-      const CommunicationStep *partner = findPartner(ranks, mesh, rank.rank, partnerKind, step);
+      Partner partner = findPartner(ranks, mesh, rank.rank, partnerKind, step);
       std::string who = "rank " + std::to_string(rank.rank) + "'s stage " +
                         std::to_string(step.stage) + " has " + step.describe();
-      if (!partner)
+      if (!partner.step)
         return who + ", but no stage " + std::to_string(step.peer) + " program of its " +
                "pipeline has the matching " + partnerKind;
-      if (step.shapeKnown && partner->shapeKnown && step.shape != partner->shape)
-        return who + ", but stage " + std::to_string(step.peer) + " has " + partner->describe();
+      if (step.shapeKnown && partner.step->shapeKnown && step.shape != partner.step->shape)
+        return who + ", but rank " + std::to_string(partner.rank) + "'s stage " +
+               std::to_string(step.peer) + " has " + partner.step->describe();
     }
   return "";
 }
