@@ -10,7 +10,7 @@ artifacts, one rank's program is corrupted the way a careless copy or an edit wo
 Each `snn-run --nproc 2 infer|train` (short --dist-timeout) must exit 1 with an `error:`
 line naming the rank and the cause, the launcher's last line must name the rank that failed
 first, and nothing may mention a signal ("signal", "SIGABRT", "SIGPIPE", "terminate called").
-The pp case is a race, run 5 times per command.
+The pp case is a race, run 5 times (3 infer, 2 train).
 
 Usage: rank_mismatch.py --bin BUILD/bin --work DIR
 """
@@ -80,7 +80,7 @@ def drop_coordinate(model):
 
 
 def expect_refusal(args, name, art, case, command, must_mention, launcher_rank=None):
-    run = [os.path.join(args.bin, "snn-run"), "--nproc", "2", command, art, "--dist-timeout", "3"]
+    run = [os.path.join(args.bin, "snn-run"), "--nproc", "2", command, art, "--dist-timeout", "10"]
     if command == "infer":
         run += ["--input", os.path.join(case, "input.npy"),
                 "--output", os.path.join(args.work, f"{name}.npy")]
@@ -130,10 +130,10 @@ def tp_cases(args):
 def pp_case(args):
     case, art = compile_case(args, "deep_mlp", "pp", "pp=2", ["--layers", "4"])
     no_send = corrupt(art, "no_send", "program_1.onnx", lambda m: remove_first(m, "send"))
-    for command in ("infer", "train"):
-        for attempt in range(5):
-            expect_refusal(args, f"pp {command} #{attempt + 1}: stage 1's send removed", no_send,
-                           case, command, ["rank 1", "program_1.onnx"], launcher_rank=1)
+    # A race (whether the peer was writing when rank 1 exited): five runs, three of infer.
+    for attempt, command in enumerate(["infer"] * 3 + ["train"] * 2):
+        expect_refusal(args, f"pp {command} #{attempt + 1}: stage 1's send removed", no_send,
+                       case, command, ["rank 1", "program_1.onnx"], launcher_rank=1)
 
 
 def main():
