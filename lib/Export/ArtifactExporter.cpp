@@ -167,6 +167,10 @@ LogicalResult buildArtifact(ModuleOp module, std::vector<onnx::ModelProto> &prog
     return failure();
   for (int64_t part = 1; part < axis.size; ++part)
     programs.push_back(snn::programForPart(programs[0], *partitioning, part));
+  // Each partitioned program says whose it is, so that a rank never runs another's.
+  if (axis.dim >= 0)
+    for (int64_t part = 0; part < axis.size; ++part)
+      snn::setMeshCoordinate(programs[size_t(part)], {{axis.name, part}});
   return success();
 }
 

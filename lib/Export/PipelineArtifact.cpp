@@ -139,6 +139,12 @@ LogicalResult buildPipelineArtifact(ModuleOp module, PlanAttr plan,
       std::string file = "program_" + std::to_string(k) +
                          (tp.dim >= 0 ? "_" + std::to_string(c) : std::string()) + ".onnx";
       programs.push_back(c == 0 ? program : programForPart(program, *partitioning, c));
+      // Whose program it is: the pp coordinate that runs stage k, and its tp part.
+      std::vector<std::pair<std::string, int64_t>> coordinate{
+          {manifest.mesh.axes[size_t(axis->first)], int64_t(k) % axis->second}};
+      if (tp.dim >= 0)
+        coordinate.push_back({tp.name, c});
+      setMeshCoordinate(programs.back(), coordinate);
       manifest.programs.push_back(
           {file, stageRanks(manifest.mesh, *axis, tp, int64_t(k), c), int64_t(k)});
     }

@@ -370,4 +370,14 @@ onnx::ModelProto programForPart(const onnx::ModelProto &model, const Partitionin
   return copy;
 }
 
+void setMeshCoordinate(onnx::ModelProto &model,
+                       const std::vector<std::pair<std::string, int64_t>> &coordinate) {
+  std::string value;
+  for (const auto &[axis, index] : coordinate)
+    value += (value.empty() ? "" : ",") + axis + "=" + std::to_string(index);
+  onnx::StringStringEntryProto *entry = model.add_metadata_props();
+  entry->set_key(schema::kMeshCoordinateKey);
+  entry->set_value(value);
+}
+
 } // namespace snn

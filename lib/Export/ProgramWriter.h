@@ -51,6 +51,11 @@ mlir::LogicalResult writeProgram(mlir::func::FuncOp func, const Partitioning &pa
 onnx::ModelProto programForPart(const onnx::ModelProto &model, const Partitioning &partitioning,
                                 int64_t part);
 
+/// Writes the mesh coordinate of the ranks that run `model` into its metadata
+/// (schema::kMeshCoordinateKey): `coordinate` holds (axis name, index) pairs in mesh order.
+void setMeshCoordinate(onnx::ModelProto &model,
+                       const std::vector<std::pair<std::string, int64_t>> &coordinate);
+
 } // namespace snn
 
 #endif

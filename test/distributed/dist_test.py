@@ -166,6 +166,21 @@ def case_hang(tool):
     expect_no_leftovers(marker)
 
 
+def case_size_mismatch(tool):
+    """Rank 1's all_reduce is longer than rank 0's: Gloo's transport thread throws on the
+    message that does not fit. The rank it throws on ends with one error line and exit code
+    1, never SIGABRT ("terminate called ..."), and no rank dies of SIGPIPE writing to it."""
+    marker = new_marker()
+    r = run([tool, "--nproc", "2", "size_mismatch", "--rank", "1", "--timeout-ms", "5000",
+             "--marker", marker])
+    check(r.returncode == 1, "expected exit code 1\n%s" % r)
+    check(re.search(r"^error: rank \d: a thread of this rank failed .*: ", r.stderr, re.M),
+          "the thread's error line\n%s" % r)
+    for word in ("terminate called", "signal", "SIGABRT", "SIGPIPE"):
+        check(word not in r.stderr, "%r in the output\n%s" % (word, r))
+    expect_no_leftovers(marker)
+
+
 def case_p2p_kill(tool):
     """Rank 1 of 3 is SIGKILLed while the others wait to receive from it: each names it
     within the timeout (5 s here), in one line."""
@@ -528,6 +543,7 @@ CASES = {
     "failure.hang": case_hang,
     "failure.p2p_kill": case_p2p_kill,
     "failure.p2p_hang": case_p2p_hang,
+    "failure.size_mismatch": case_size_mismatch,
     "rendezvous.timeout": case_rendezvous_timeout,
     "rendezvous.manual_environment": case_manual_environment,
     "rendezvous.torchrun": case_torchrun,

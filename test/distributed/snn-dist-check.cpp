@@ -12,7 +12,7 @@
 // Scenarios, run in the order given: collectives, mesh, autograd, reducer,
 // p2p (numerics); ops (the runtime's kernels of a partitioned program's
 // collectives, CollectiveOpsCheck.cpp); exit, kill, hang, sleep, p2p_kill,
-// p2p_hang (failure handling). Prints
+// p2p_hang, size_mismatch (failure handling). Prints
 // "rank R: SCENARIO ok" after each, "error: ..." and exit 1 on a failed
 // check.
 //
@@ -788,6 +788,13 @@ int runScenario(World &world, const Options &options, const std::string &s) {
       sleepSeconds(120);
     }
     irecv(world.group(), at::empty({4}), options.targetRank, 5).wait();
+  } else if (s == "size_mismatch") {
+    // The target all-reduces a longer tensor than the others: the message
+    // does not fit the buffer a peer posted for it, and Gloo's transport
+    // thread throws, where nothing can catch it.
+    barrier(world.group());
+    at::Tensor t = at::ones({r == options.targetRank ? 1 << 14 : 16});
+    allReduce(world.group(), t);
   } else if (s == "sleep") {
     sleepSeconds(120);
   } else {

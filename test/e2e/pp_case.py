@@ -24,7 +24,7 @@ import onnx
 import torch
 from onnx import helper, numpy_helper, TensorProto
 from snnexport import functional, layer, neuron
-from snnexport.export.names import DOMAIN
+from snnexport.export.names import DOMAIN, MESH_COORDINATE_KEY
 from snnexport.training import data as tdata
 from snnexport.training import loop
 
@@ -247,8 +247,10 @@ def write_pipeline(out, weights, ranks, stages, schedule, microbatches, delay=Fa
     per = UNITS // stages
     programs = []
     for k in range(stages):
-        onnx.save(stage_program(weights, k * per, (k + 1) * per, k, stages),
-                  os.path.join(out, f"program_{k}.onnx"))
+        model = stage_program(weights, k * per, (k + 1) * per, k, stages)
+        # As snn-compile does: the pp coordinate that runs stage k.
+        helper.set_model_props(model, {MESH_COORDINATE_KEY: f"pp={k % ranks}"})
+        onnx.save(model, os.path.join(out, f"program_{k}.onnx"))
         members = [d * ranks + k % ranks for d in range(dp)]
         programs.append({"file": f"program_{k}.onnx", "ranks": members, "stage": k})
     mesh = (["dp", "pp"], [dp, ranks]) if dp > 1 else (["pp"], [ranks])

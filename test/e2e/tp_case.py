@@ -28,7 +28,7 @@ import shutil
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
-from snnexport.export.names import DOMAIN
+from snnexport.export.names import DOMAIN, MESH_COORDINATE_KEY
 
 T, IN, H0, H1, H2, C = 4, 16, 24, 32, 20, 10
 TAU, DROPOUT, BN_EPS = 2.0, 0.2, 1e-5
@@ -160,6 +160,8 @@ def write_artifact(out, weights, mode="none", mesh=None, programs=None, optimize
     entries = []
     for c in range(members):
         model = (programs or {}).get(c) or build_program(weights, c, members)
+        if partitioned:  # as snn-compile does: whose program it is
+            helper.set_model_props(model, {MESH_COORDINATE_KEY: f"tp={c}"})
         onnx.save(model, os.path.join(out, f"program_{c}.onnx"))
         entries.append({"file": f"program_{c}.onnx", "ranks": ranks[c]})
     params = []

@@ -259,8 +259,8 @@ def check_errors(runner, art_pp, art_pp4, unsplit):
            "per pipeline, which do not divide into the plan's 4 microbatches"
     if proc.returncode == 0 or want not in proc.stderr:
         raise tc.Failure(f"a batch that does not divide into microbatches: {proc.stderr!r}")
-    # Stage 1 of 4 declares a recv of another width: stage 0 refuses to send, and rank 1,
-    # waiting for it, names the lost peer within the timeout.
+    # Stage 1 of 4 declares a recv of another width: the ranks compare their send/recv plans
+    # before the first collective, and every rank refuses naming both ends.
     bad = os.path.join(runner.work, "art_bad_shape")
     shutil.copytree(art_pp4, bad, dirs_exist_ok=True)
     model = onnx.load(os.path.join(bad, "program_1.onnx"))
@@ -269,10 +269,10 @@ def check_errors(runner, art_pp, art_pp4, unsplit):
     onnx.save(model, os.path.join(bad, "program_1.onnx"))
     proc = tc.run([runner.snn_run, "--nproc", 4, "train", bad, *runner.data, "--steps", 1,
                    "--batch-size", B, "--lr", 0.1, "--dist-timeout", 20], expect_ok=False)
-    want = "error: pipeline stage 0 sends slot 0 of shape [4, 2, 24], but stage 1's recv " \
-           "(slot 0) declares [4, 2, 25]"
-    if proc.returncode != 1 or want not in proc.stderr or \
-            "error: rank 1: lost peer rank 0 during recv from rank 0" not in proc.stderr:
+    want = "error: the ranks' programs do not agree, refused before the first collective: " \
+           "rank 0's stage 0 has send of slot 0 to stage 1 of [4, N, 24] (node 'send0' of "
+    other = "but rank 1's stage 1 has recv of slot 0 from stage 0 of [4, N, 25] (node 'recv0'"
+    if proc.returncode != 1 or want not in proc.stderr or other not in proc.stderr:
         raise tc.Failure(f"a recv shape the sender does not send: {proc.stderr!r}")
     print("bad input refused: --trace without a pipeline, a batch that does not divide, a recv "
           "shape the previous stage does not send")

@@ -30,6 +30,7 @@ int main() {
       {"artifact_domain", snn::schema::kArtifactDomain},
       {"frozen_key", profile::kFrozenKey},
       {"input_repeated_over_time_key", profile::kInputRepeatedOverTimeKey},
+      {"mesh_coordinate_key", snn::schema::kMeshCoordinateKey},
       {"neuron_types", neurons},
       {"op_attributes", ops},
       {"surrogates", {profile::surrogate::kSigmoid, profile::surrogate::kATan}},

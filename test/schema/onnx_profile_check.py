@@ -1,9 +1,9 @@
 """The ONNX profile, C++ side against Python side: the names the compiler reads
 (include/snn/Schema/OnnxProfile.h, printed by snn-onnx-profile-dump) must be the names the
 exporter writes (python_export/snnexport/export/names.py): the domain and its version, the
-metadata keys (frozen parameters, an input the model repeats over T), the neuron op types,
-every op type of the domain with its attributes, and the surrogate values. Prints one line per
-difference and exits 1.
+metadata keys (frozen parameters, an input the model repeats over T, an artifact program's mesh
+coordinate), the neuron op types, every op type of the domain with its attributes, and the
+surrogate values. Prints one line per difference and exits 1.
 
 Standard library only: names.py is loaded from its file, without the snnexport package (and
 so without torch)."""
@@ -33,6 +33,7 @@ def python_profile(names):
         "artifact_domain": names.DOMAIN,  # artifact programs share the domain
         "frozen_key": names.FROZEN_KEY,
         "input_repeated_over_time_key": names.INPUT_REPEATED_OVER_TIME_KEY,
+        "mesh_coordinate_key": names.MESH_COORDINATE_KEY,
         "neuron_types": list(names.NEURON_TYPES),
         "op_attributes": {op: list(attrs) for op, attrs in names.OP_ATTRIBUTES.items()},
         "surrogates": sorted(names.SURROGATES.values()),
@@ -43,7 +44,8 @@ def differences(cpp, py):
     out = []
     cpp = dict(cpp, surrogates=sorted(cpp["surrogates"]))
     for key in ("domain", "domain_version", "artifact_domain", "frozen_key",
-                "input_repeated_over_time_key", "neuron_types", "surrogates"):
+                "input_repeated_over_time_key", "mesh_coordinate_key", "neuron_types",
+                "surrogates"):
         if cpp.get(key) != py[key]:
             out.append(f"{key}: C++ {cpp.get(key)!r}, Python {py[key]!r}")
     cpp_ops, py_ops = cpp.get("op_attributes", {}), py["op_attributes"]

@@ -25,6 +25,11 @@ inline constexpr int kArtifactOpsetVersion = 1;
 /// The producer the compiler writes into program ONNX and the manifest: the
 /// project's name, which its domain shares.
 inline constexpr const char *kArtifactProducer = profile::kDomain;
+/// Program metadata of a per-rank program (one per tp coordinate, one per pipeline stage):
+/// the mesh coordinate whose ranks run it, "<axis>=<index>" per axis the program is
+/// specific to, comma-separated in mesh order ("tp=1", "pp=0,tp=1"). The runtime checks it
+/// against each rank's place before the first collective (docs/artifact-format.md).
+inline constexpr const char *kMeshCoordinateKey = "spikemesh.mesh_coordinate";
 
 /// op_type of each artifact op; equal to the snn op's mnemonic.
 namespace op {

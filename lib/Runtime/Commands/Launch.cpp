@@ -67,6 +67,7 @@ int runRank(double distTimeoutSeconds,
   try {
     command(run, threadsPerRank(environment.localWorldSize));
   } catch (const std::exception &e) {
+    run.world->recordFailure();
     std::string message = describeException(e);
     // Rank 0 speaks for the run; other ranks say who they are. Messages of
     // the distributed layer already name it ("rank R: "), also when a node's

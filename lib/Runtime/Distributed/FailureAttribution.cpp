@@ -31,6 +31,23 @@ bool isConsequence(const RankProcess &rank, c10d::Store &store) {
   }
 }
 
+// When the rank failed: the time it recorded before its error line
+// (World::recordFailure), else when the launcher saw it exit. A rank that
+// fails cleanly can exit after a peer that its failure killed.
+std::chrono::steady_clock::time_point failureTime(const RankProcess &rank,
+                                                  c10d::Store &store) {
+  try {
+    std::string key = failedAtKey(rank.rank);
+    if (store.check({key})) {
+      std::vector<uint8_t> value = store.get(key);
+      std::chrono::nanoseconds at(std::stoll(std::string(value.begin(), value.end())));
+      return std::chrono::steady_clock::time_point(at);
+    }
+  } catch (const std::exception &) {
+  }
+  return rank.failedAt;
+}
+
 // The rank each failed survivor blamed, when it blamed exactly one: lost
 // rank -> the ranks that lost it.
 std::map<int, std::vector<int>>
@@ -76,11 +93,16 @@ FailureAttribution attributeFailure(const std::vector<RankProcess> &ranks,
                                     const SupervisionOutcome &outcome,
                                     c10d::Store &store) {
   FailureAttribution result;
-  for (int rank : outcome.failureOrder)
-    if (!isConsequence(ranks[rank], store)) {
-      result.cause = rank;
-      return result;
-    }
+  std::chrono::steady_clock::time_point first;
+  for (int rank : outcome.failureOrder) {
+    if (isConsequence(ranks[rank], store))
+      continue;
+    std::chrono::steady_clock::time_point at = failureTime(ranks[rank], store);
+    if (result.cause < 0 || at < first)
+      result.cause = rank, first = at;
+  }
+  if (result.cause >= 0)
+    return result;
   // Only consequences, and no interrupt: e.g. a hung rank that the others
   // timed out on, then stopped by us. Name the rank they lost, if they
   // agree on one; else report the first failure seen.

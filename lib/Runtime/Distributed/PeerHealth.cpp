@@ -23,6 +23,7 @@ std::string failedKey(int rank) { return "snn/failed/" + std::to_string(rank); }
 std::string suspectsKey(int rank) {
   return "snn/suspects/" + std::to_string(rank);
 }
+std::string failedAtKey(int rank) { return "snn/failed_at/" + std::to_string(rank); }
 
 void parseHeartbeat(const std::string &value, int groupIndex, PeerView &view) {
   std::istringstream in(value);

@@ -32,6 +32,9 @@ std::string heartbeatKey(int rank);
 std::string failedKey(int rank);
 /// The ranks that rank blamed, "2" or "1, 3".
 std::string suspectsKey(int rank);
+/// When the rank failed (steady-clock nanoseconds, written before its error
+/// line; World::recordFailure): the launcher names the rank that failed first.
+std::string failedAtKey(int rank);
 
 /// One peer as the store shows it at one moment.
 struct PeerView {

@@ -315,6 +315,7 @@ int RankSupervisor::pollExits() {
     else
       child.termSignal = info.si_status;
     if (child.failed()) {
+      child.failedAt = Clock::now();
       outcome_.failureOrder.push_back(child.rank);
       if (!firstFailure_)
         firstFailure_ = Clock::now();

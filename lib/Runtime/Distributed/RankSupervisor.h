@@ -40,6 +40,8 @@ struct RankProcess {
   int exitCode = 0;   // valid when exited by exit()
   int termSignal = 0; // valid when killed by a signal
   bool signaledByLauncher = false;
+  /// When the launcher saw it fail (valid when failed()).
+  std::chrono::steady_clock::time_point failedAt{};
 
   /// Exited non-zero or killed.
   bool failed() const;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GroupState.h"
+#include "RankFailures.h"
 #include "StoreClient.h"
 #include "Text.h"
 #include "snn/Runtime/Distributed/Launcher.h"
@@ -240,6 +241,7 @@ std::shared_ptr<World> World::initialize(const DistEnvironment &env,
     return world;
   }
 
+  detail::installRankFailureHandlers(env.rank);
   std::string address = env.masterAddr + ":" + std::to_string(env.masterPort);
   if (!env.jobSecret.empty() && env.launcherPid > 0)
     address += " (the launcher, pid " + std::to_string(env.launcherPid) + ")";

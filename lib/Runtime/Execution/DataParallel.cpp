@@ -3,6 +3,7 @@
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Execution/RankAgreement.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
 
@@ -156,6 +157,8 @@ Artifact loadRunArtifact(const std::string &dir, const std::string &command,
   else if (manyRanks && !description.partitioned)
     checkReplicatedPlan(dir, manifest, run->world->size());
   description.dataParallelSize = dataParallelSize(manifest);
+  if (manyRanks)
+    checkRanksAgree(artifact, *run->world);
   return artifact;
 }
 

@@ -182,6 +182,8 @@ Graph parseOnnxProgram(const std::string &bytes, const std::string &name) {
   checkOpset(model, name);
   Graph graph;
   graph.file = name;
+  for (const auto &entry : model.metadata_props())
+    graph.metadata[entry.key()] = entry.value();
   convertGraph(model.graph(), name, graph);
   return graph;
 }

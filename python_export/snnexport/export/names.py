@@ -15,6 +15,9 @@ FROZEN_KEY = "spikemesh.frozen"  # model metadata: comma-separated frozen initia
 # Model metadata, "true" when the model repeats its static [N, ...] input over T in its forward
 # (the graph input is that repetition, [T, N, ...]); not written otherwise.
 INPUT_REPEATED_OVER_TIME_KEY = "spikemesh.input_repeated_over_time"
+# Artifact program metadata (snn-compile writes it, snn-run checks it): the mesh coordinate whose
+# ranks run a per-rank program, "<axis>=<index>" comma-separated in mesh order ("tp=1", "pp=0,tp=1").
+MESH_COORDINATE_KEY = "spikemesh.mesh_coordinate"
 
 # Op types of the domain: the neurons, and the per-step layers and the attention that opset 13
 # cannot express.

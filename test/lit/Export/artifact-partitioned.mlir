@@ -71,7 +71,9 @@
 // TP-NEXT:   ],
 // TP:        "world_size": 2
 
-// Rank 0 holds rows 0-3 of fc1 and columns 0-3 of fc2; the collectives are nodes.
+// Rank 0 holds rows 0-3 of fc1 and columns 0-3 of fc2; the collectives are nodes. Each
+// program names the tp coordinate whose ranks run it.
+// PROGRAM0:      metadata spikemesh.mesh_coordinate=tp=0
 // PROGRAM0:      input input [4,N,4]
 // PROGRAM0:      initializer fc1.weight [4, 4] [0.0, 1.0, 2.0, 3.0]
 // PROGRAM0-NEXT: initializer fc1.bias [4] [0.0, 1.0, 2.0, 3.0]
@@ -88,6 +90,7 @@
 // PROGRAM0-NEXT: node 'readout' spikemesh.mean_time(v6) -> output {}
 
 // Rank 1: rows 4-7 and columns 4-7.
+// PROGRAM1:      metadata spikemesh.mesh_coordinate=tp=1
 // PROGRAM1:      initializer fc1.weight [4, 4] [16.0, 17.0, 18.0, 19.0]
 // PROGRAM1-NEXT: initializer fc1.bias [4] [4.0, 5.0, 6.0, 7.0]
 // PROGRAM1-NEXT: initializer sn1.w [] [0.25]

@@ -75,7 +75,9 @@
 // PP2-NEXT: ],
 // PP2:      "world_size": 2
 
+// Each stage program names the pp coordinate that runs it (stage k: k mod the pp size).
 // STAGE0:      opset spikemesh 1
+// STAGE0-NEXT: metadata spikemesh.mesh_coordinate=pp=0
 // STAGE0-NEXT: input input [4,N,16]
 // STAGE0-NOT:  output
 // STAGE0-NOT:  value_info
@@ -91,6 +93,7 @@
 // STAGE0-NOT:  node
 
 // STAGE1:      opset spikemesh 1
+// STAGE1-NEXT: metadata spikemesh.mesh_coordinate=pp=1
 // STAGE1-NOT:  input
 // STAGE1-NEXT: output output [N,4]
 // STAGE1-NEXT: value_info v0 [4,-1,8]
@@ -129,6 +132,7 @@
 // VPP:      "world_size": 2
 
 // Layout 1|1|1|2: stage 2 is fc2 alone; the shortcut passes through it, received and sent on.
+// VPP2:      metadata spikemesh.mesh_coordinate=pp=0
 // VPP2-NOT:  input
 // VPP2-NOT:  output
 // VPP2:      value_info v0 [4,-1,8]

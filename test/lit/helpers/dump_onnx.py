@@ -1,5 +1,5 @@
-"""Prints an ONNX model as stable text for FileCheck: opsets, inputs, outputs, value infos,
-initializers and one line per node. Usage: dump_onnx.py MODEL.onnx"""
+"""Prints an ONNX model as stable text for FileCheck: opsets, metadata, inputs, outputs, value
+infos, initializers and one line per node. Usage: dump_onnx.py MODEL.onnx"""
 import sys
 
 import onnx
@@ -15,6 +15,8 @@ def main(argv):
     model = onnx.load(argv[1])
     for opset in model.opset_import:
         print(f"opset {opset.domain or 'ai.onnx'} {opset.version}")
+    for entry in model.metadata_props:
+        print(f"metadata {entry.key}={entry.value}")
     for value in model.graph.input:
         print(f"input {value.name} {shape(value)}")
     for value in model.graph.output:

@@ -68,6 +68,13 @@ public:
   /// non-member. `name` shows up in error messages.
   Group newGroup(const std::vector<int> &ranks, const std::string &name);
 
+  /// Tells the launcher when this rank failed; call it before printing the
+  /// rank's error line. A rank's exit can come long after its error (closing
+  /// its connections, waiting on queued work), and a peer that fails because
+  /// of it may exit first: the launcher names the rank whose failure came
+  /// first. Does nothing without the launcher's store.
+  void recordFailure() const;
+
   detail::WorldState &state() const { return *state_; }
 
 private:

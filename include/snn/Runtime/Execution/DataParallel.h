@@ -52,7 +52,9 @@ struct DistributedRun {
 /// can run on many ranks: the data-parallel family (dp, dp + zero, fsdp: one
 /// program, mesh [dp]) or a partitioned tp / fsdp_tp artifact (this rank's
 /// program; the mesh must have a `tp` axis). Either way a partitioned
-/// artifact must be of mode tp or fsdp_tp.
+/// artifact must be of mode tp or fsdp_tp. With per-rank programs (tp,
+/// fsdp_tp, pp) the ranks then agree on them before any other collective
+/// (checkRanksAgree, RankAgreement.h): collective over the world.
 Artifact loadRunArtifact(const std::string &dir, const std::string &command,
                          const DistributedRun *run);
 

@@ -54,6 +54,9 @@ struct Graph {
   /// type carries one; -1 for a dimension without a fixed size. A pipeline
   /// stage's recv outputs need theirs: the receiver allocates the buffer.
   std::map<std::string, std::vector<int64_t>> valueShapes;
+  /// The model's metadata_props (key -> value), e.g. the mesh coordinate of a
+  /// per-rank program (schema::kMeshCoordinateKey).
+  std::map<std::string, std::string> metadata;
 };
 
 } // namespace snn::runtime
