@@ -10,5 +10,5 @@ BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/build.sh"
 # The tests plan with the default constants, not a profile this user calibrated.
 (cd "$BUILD_DIR" && SPIKEMESH_DEVICE_PROFILE=none ctest --output-on-failure -j "${CTEST_JOBS:-2}")
 if [ "${FUZZ_SECONDS:-60}" != "0" ]; then
-  bash "$ROOT/scripts/fuzz.sh" --seconds "${FUZZ_SECONDS:-60}"
+  BUILD_DIR="$BUILD_DIR" bash "$ROOT/scripts/fuzz.sh" --seconds "${FUZZ_SECONDS:-60}"
 fi

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Schema/Manifest.h"
 #include "JsonFieldReader.h"
+#include "ManifestChecks.h"
 #include "ManifestKeys.h"
 
 #include <nlohmann/json.hpp>
@@ -242,6 +243,16 @@ std::vector<CommunicationVolume> parseCommunication(const FieldReader &plan) {
 void parsePlanLayout(const FieldReader &plan, PlanSpec &spec) {
   using namespace plankey;
   spec.batchSize = plan.getInt(kBatchSize, 0);
+  // 0 means "planned for no batch": only an unplanned artifact (or one that does not record
+  // it) has none; snn-compile plans only for a global batch of at least 1.
+  if (spec.batchSize < 0 || (plan.find(kBatchSize) && spec.batchSize == 0 &&
+                             spec.mode != ParallelMode::None))
+    plan.fail("'" + plan.field(kBatchSize) + "' is " + std::to_string(spec.batchSize) +
+              ": " + (spec.batchSize < 0 ? "a batch size is never negative"
+                                         : "a planned artifact (plan mode '" +
+                                               std::string(nameOf(spec.mode)) +
+                                               "') records the global batch it was planned "
+                                               "for, at least 1"));
   spec.memoptLevel = plan.getInt(kMemoptLevel, 0);
   spec.dpMeshDim = plan.getInt(kDpMeshDim, -1);
   spec.tpMeshDim = plan.getInt(kTpMeshDim, -1);
@@ -434,6 +445,7 @@ Manifest parseManifest(const std::string &text, const std::string &name) {
   if (manifest.version >= 2 && reader.find(key::kExplanation))
     manifest.explanation = parseExplanation(
         FieldReader(reader.get(key::kExplanation), key::kExplanation, name));
+  checkManifestAgainstPlan(manifest, name);
   return manifest;
 }
 

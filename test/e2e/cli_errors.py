@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 
 FAILURES = []
 
@@ -65,6 +66,15 @@ def main():
         f.write("not an onnx model\n")
     expect_error("compile: not ONNX", [compile_, w("text.onnx"), "-o", w("out3")],
                  "text.onnx", w("out3"))
+
+    # A value_info whose batch disagrees with the computed one: a sentence naming the node
+    # and both shapes, not MLIR's bare "incompatible return type(s)".
+    model = onnx.load(w("case", "model.onnx"))
+    declared = next(v for v in model.graph.value_info if v.name == "0/unfold")
+    declared.type.tensor_type.shape.dim[1].dim_value = 5
+    onnx.save(model, w("batch5.onnx"))
+    expect_error("compile: value_info batch at odds", [compile_, w("batch5.onnx"), "-o", w("out4")],
+                 "but the model declares tensor<4x5x16xf32>", w("out4"))
 
     x = np.load(w("case", "input.npy"))
     np.save(w("wrong_shape.npy"), x[..., :-1].copy())

@@ -29,6 +29,8 @@ from snnexport.training import data as tdata
 from snnexport.training import loop
 
 T, IN, H, C, UNITS = 4, 16, 24, 10, 8
+# The global batch a planned manifest records as planned for (snn-run requires one, uses none).
+PLANNED_BATCH = 8
 BN_EPS, BN_MOMENTUM, DROPOUT = 1e-5, 0.1, 0.2
 
 
@@ -211,7 +213,8 @@ def stage_program(weights, first, last, stage, stages):
 def _plan(mode, schedule=None, microbatches=0, virtual=0, delay=False, dp=1):
     pp = mode == "pp"
     return {"mode": mode, "objective": "speed", "optimizer_strategy": "none",
-            "partitioned": False, "batch_size": 0, "memopt_level": 0,
+            "partitioned": False, "memopt_level": 0,
+            "batch_size": 0 if mode == "none" else PLANNED_BATCH,
             "dp_mesh_dim": 0 if pp and dp > 1 else -1, "tp_mesh_dim": -1,
             "pp_mesh_dim": (1 if dp > 1 else 0) if pp else -1,
             "pp_microbatches": microbatches, "pp_schedule": schedule or "none",

@@ -31,6 +31,8 @@ from onnx import helper, numpy_helper, TensorProto
 from snnexport.export.names import DOMAIN, MESH_COORDINATE_KEY
 
 T, IN, H0, H1, H2, C = 4, 16, 24, 32, 20, 10
+# The global batch a planned manifest records as planned for (snn-run requires one, uses none).
+PLANNED_BATCH = 8
 TAU, DROPOUT, BN_EPS = 2.0, 0.2, 1e-5
 
 # name -> (shape, split dim over tp or None); BUFFERS are BatchNorm's running statistics
@@ -133,7 +135,8 @@ def build_program(weights, coordinate=0, members=1, axis="tp", collectives=None)
 
 def _plan(mode, partitioned, axes, optimizer):
     return {"mode": mode, "objective": "speed", "optimizer_strategy": optimizer,
-            "partitioned": partitioned, "batch_size": 0, "memopt_level": 0,
+            "partitioned": partitioned, "memopt_level": 0,
+            "batch_size": 0 if mode == "none" else PLANNED_BATCH,
             "dp_mesh_dim": axes.index("dp") if "dp" in axes else -1,
             "tp_mesh_dim": axes.index("tp") if "tp" in axes else -1, "pp_mesh_dim": -1,
             "pp_microbatches": 0, "pp_schedule": "none", "pp_virtual_stages": 0,

@@ -31,7 +31,7 @@ PlanSpec fullPlan() {
   plan.ppLayout = {1, 2, 0, 3};
   plan.ppMemoptStages = {0, 3};
   plan.ppDelayWgrad = true;
-  plan.ppStageUnits = {{"conv1", "bn1"}, {"fc"}};
+  plan.ppStageUnits = {{"conv1", "bn1"}, {"fc1", "bn2"}, {}, {"fc2", "fc3", "fc"}};
   plan.tensorParallelPairs = {"fc1 -> fc2"};
   plan.communication = {{"all_gather", "tp", 1, 4096}, {"all_reduce", "tp", 3, 12288}};
   plan.decidedBy = "cost-model";
@@ -68,15 +68,38 @@ Manifest fullManifest() {
   m.source = "model.onnx";
   m.worldSize = 8;
   m.mesh = {{"dp", "pp", "tp"}, {2, 2, 2}};
-  m.programs = {{"program_0.onnx", {0, 2, 4, 6}}, {"stage_1/program.onnx", {1, 3, 5, 7}}};
+  // Four logical stages over pp=2 (two virtual stages each), every field consistent.
+  m.programs = {{"program_0.onnx", {0, 1, 4, 5}, 0},
+                {"stage_1/program.onnx", {2, 3, 6, 7}, 1},
+                {"program_2.onnx", {0, 1, 4, 5}, 2},
+                {"program_3.onnx", {2, 3, 6, 7}, 3}};
   m.input = {"input", {4, -1, 1, 28, 28}, true, /*repeatedOverTime=*/true};
   m.output = {"output", {-1, 10}, false};
   m.parameters = {{"fc.weight", {10, 32}, ParameterKind::Parameter, kSplit, 1, "tp"},
                   {"bn.running_mean", {32}, ParameterKind::Buffer, kReplicated},
                   {"fc.bias", {10}, ParameterKind::Parameter, kReplicated}};
   m.parameters.back().frozen = true;
+  for (ParameterSpec &parameter : m.parameters)
+    parameter.stage = 3;
   m.plan = fullPlan();
   m.explanation = fullExplanation();
+  return m;
+}
+
+/// The full manifest made tensor-parallel: no pipeline, so no stage anywhere.
+Manifest unstagedManifest() {
+  Manifest m = fullManifest();
+  m.mesh = {{"dp", "tp"}, {4, 2}};
+  m.programs = {{"program_0.onnx", {0, 2, 4, 6}}, {"program_1.onnx", {1, 3, 5, 7}}};
+  for (ParameterSpec &parameter : m.parameters)
+    parameter.stage = -1;
+  PlanSpec plan;
+  plan.mode = ParallelMode::FSDP_TP;
+  plan.partitioned = true;
+  plan.batchSize = 64;
+  plan.dpMeshDim = 0;
+  plan.tpMeshDim = 1;
+  m.plan = plan;
   return m;
 }
 
@@ -196,6 +219,7 @@ TEST(Manifest, EveryFieldRoundTrips) {
   for (size_t i = 0; i < read.programs.size(); ++i) {
     EXPECT_EQ(read.programs[i].file, written.programs[i].file);
     EXPECT_EQ(read.programs[i].ranks, written.programs[i].ranks);
+    EXPECT_EQ(read.programs[i].stage, written.programs[i].stage);
   }
   expectSameTensor(read.input, written.input);
   expectSameTensor(read.output, written.output);
@@ -209,11 +233,12 @@ TEST(Manifest, EveryFieldRoundTrips) {
     EXPECT_EQ(read.parameters[i].meshAxis, written.parameters[i].meshAxis);
     EXPECT_EQ(read.parameters[i].splitGroups, written.parameters[i].splitGroups);
     EXPECT_EQ(read.parameters[i].frozen, written.parameters[i].frozen);
+    EXPECT_EQ(read.parameters[i].stage, written.parameters[i].stage);
   }
   expectSamePlan(read.plan, written.plan);
   ASSERT_TRUE(read.explanation);
   expectSameExplanation(*read.explanation, *written.explanation);
-  EXPECT_EQ(read.programForRank(5).file, "stage_1/program.onnx");
+  EXPECT_EQ(read.programForRank(6).file, "stage_1/program.onnx");
 }
 
 TEST(Manifest, UnplannedManifestHasNoExplanation) {
@@ -373,7 +398,7 @@ TEST(Manifest, RefusesDeepOrHugeText) {
 }
 
 TEST(Manifest, ProgramForAMissingRankIsAnError) {
-  Manifest m = fullManifest();
+  Manifest m = unstagedManifest();
   m.programs.pop_back();
   EXPECT_THROW(m.programForRank(1), ManifestError);
 }
@@ -396,6 +421,7 @@ Manifest pipelineManifest() {
   weight.stage = 3;
   m.parameters.push_back(weight);
   m.plan.mode = ParallelMode::PP;
+  m.plan.batchSize = 8;
   m.plan.ppMeshDim = 0;
   return m;
 }
@@ -415,9 +441,9 @@ TEST(Manifest, PipelineProgramsAndParametersCarryTheirStage) {
   EXPECT_EQ(held[1]->stage, 3);
   EXPECT_EQ(read.programForRank(1).stage, 1);
   // Without stages nothing changes: one program, no "stage" key.
-  Manifest whole = parseManifest(formatManifest(fullManifest()), "m.json");
+  Manifest whole = parseManifest(formatManifest(unstagedManifest()), "m.json");
   EXPECT_EQ(whole.stageCount(), 0);
-  EXPECT_EQ(formatManifest(fullManifest()).find("\"stage\""), std::string::npos);
+  EXPECT_EQ(formatManifest(unstagedManifest()).find("\"stage\""), std::string::npos);
 }
 
 TEST(Manifest, RefusesInconsistentPipelineStages) {

@@ -35,6 +35,9 @@ inline constexpr const char *kReplicated = "replicated";
 /// The sharding of a parameter split in equal parts over one mesh axis: the
 /// member at coordinate i of `mesh_axis` holds part i of dimension `split_dim`.
 inline constexpr const char *kSplit = "split";
+/// The `split_groups` of a fused attention projection's parameters: its output channels hold
+/// the q, k and v blocks, each split over the members on its own. The only value besides 1.
+inline constexpr int64_t kFusedProjectionBlocks = 3;
 
 /// A malformed manifest; the message names the file and the field.
 class ManifestError : public std::runtime_error {

@@ -27,6 +27,7 @@
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
+#include "DeclaredTypes.h"
 #include "FoldRegionPlanner.h"
 #include "ONNXNodeReader.h"
 
@@ -365,7 +366,7 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
       reportNoConvergence(func, maxIterations);
       return signalPassFailure();
     }
-    if (reportLeftovers(func))
+    if (reportLeftovers(func) || reportDeclaredTypeConflicts(func))
       return signalPassFailure();
 
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());

@@ -109,9 +109,18 @@ FailureOr<Type> ONNXImporter::importValueType(const onnx::TypeProto &type, Strin
   if (!tensor.has_shape())
     return Type(UnrankedTensorType::get(element));
   SmallVector<int64_t> shape;
-  for (const auto &dim : tensor.shape().dim())
+  for (const auto &dim : tensor.shape().dim()) {
+    // An empty float activation (a batch of 0) never runs; its shape would only meet the
+    // ops' inferred shapes later, as MLIR's bare "incompatible return type(s)". (An int64
+    // shape tensor may be empty.)
+    if (element.isF32() && dim.has_dim_value() && dim.dim_value() == 0)
+      return error("value '" + name + "' is declared with dimension " +
+                   Twine(shape.size()) + " of size 0: a float tensor of the model is " +
+                   "never empty (a batch of at least 1, or a symbolic one such as N)"),
+             failure();
     shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value()
                                                                 : ShapedType::kDynamic);
+  }
   return Type(RankedTensorType::get(shape, element));
 }
 

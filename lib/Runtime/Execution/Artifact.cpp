@@ -4,6 +4,7 @@
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
+#include "snn/Runtime/Execution/ProgramParameters.h"
 #include "snn/Runtime/Execution/StageInterface.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
@@ -122,6 +123,7 @@ void checkStage(const Manifest &manifest, const StageProgram &stage) {
 StageProgram loadStage(const Artifact &artifact, const ProgramSpec &spec) {
   StageProgram stage{spec.stage, loadOnnxProgram(fileInside(artifact.dir, spec.file))};
   checkStage(artifact.manifest, stage);
+  checkProgramParameters(artifact.manifest, stage.program, stage.stage);
   checkParameters(artifact.manifest, stage.program);
   checkCollectives(artifact.manifest, stage.program);
   return stage;
@@ -148,6 +150,7 @@ Artifact loadArtifact(const std::string &dir, int rank) {
   }
   artifact.program = loadOnnxProgram(fileInside(dir, specs.front()->file));
   checkBoundary(artifact.manifest, artifact.program);
+  checkProgramParameters(artifact.manifest, artifact.program, -1);
   checkParameters(artifact.manifest, artifact.program);
   checkCollectives(artifact.manifest, artifact.program);
   return artifact;

@@ -75,6 +75,20 @@ Attribute convertAttribute(const onnx::AttributeProto &proto,
   return attribute;
 }
 
+bool takesAttribute(const schema::ArtifactOp &op, const std::string &name) {
+  for (const char *attribute : op.attributes)
+    if (name == attribute)
+      return true;
+  return false;
+}
+
+std::string attributeList(const schema::ArtifactOp &op) {
+  std::string text;
+  for (const char *attribute : op.attributes)
+    text += (text.empty() ? "" : ", ") + std::string(attribute);
+  return text.empty() ? "none" : text;
+}
+
 Node convertNode(const onnx::NodeProto &proto, size_t index,
                  const std::string &name) {
   Node node;
@@ -89,8 +103,16 @@ Node convertNode(const onnx::NodeProto &proto, size_t index,
   if (node.domain != schema::kArtifactDomain)
     throw Error(where + " is in domain '" + node.domain +
                 "', not 'spikemesh'");
-  for (const auto &attribute : proto.attribute())
+  const schema::ArtifactOp *op = schema::findArtifactOp(node.opType);
+  for (const auto &attribute : proto.attribute()) {
+    // A kernel reads only the attributes its op defines, so any other would be ignored
+    // silently (an edited program, or one of another exporter). An unknown op_type is the
+    // executor's to report.
+    if (op && !takesAttribute(*op, attribute.name()))
+      throw Error(where + " has attribute '" + attribute.name() + "', which " + node.opType +
+                  " does not take (it takes " + attributeList(*op) + ")");
     node.attributes[attribute.name()] = convertAttribute(attribute, where);
+  }
   return node;
 }
 

@@ -44,6 +44,10 @@ void writeTinyArtifact(const std::string &dir, bool repeated = false) {
                                  snn::test::floatAttr("v_reset", 0.0f)});
   b.addNode("mean_time", {v}, {}, "output");
   nlohmann::json manifest = snn::test::makeManifest({4, -1, 3}, {-1, 2}, false);
+  manifest["parameters"] = {{{"name", "fc.weight"},
+                             {"shape", {2, 3}},
+                             {"kind", "parameter"},
+                             {"sharding", "replicated"}}};
   if (repeated)
     manifest["input"]["repeated_over_time"] = true;
   snn::test::writeArtifact(dir, b, manifest);

@@ -52,6 +52,7 @@ snn::schema::Manifest dataParallel(int ranks) {
   for (int r = 0; r < ranks; ++r)
     m.programs[0].ranks.push_back(r);
   m.plan.mode = snn::schema::ParallelMode::DP;
+  m.plan.batchSize = 8;
   m.plan.dpMeshDim = 0;
   return m;
 }
@@ -63,6 +64,7 @@ snn::schema::Manifest pipeline() {
   m.mesh = {{"pp"}, {2}};
   m.programs = {{"program_0.onnx", {0}, 0}, {"program_1.onnx", {1}, 1}};
   m.plan.mode = snn::schema::ParallelMode::PP;
+  m.plan.batchSize = 8;
   m.plan.ppMeshDim = 0;
   m.plan.ppMicrobatches = 4;
   m.plan.ppSchedule = snn::schema::PipelineSchedule::OneFOneB;

@@ -11,6 +11,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace snn;
@@ -21,16 +22,40 @@ LogicalResult fail(std::optional<Location> loc, const Twine &message) {
   return emitOptionalError(loc, message);
 }
 
-/// Every activation is time-major: rank >= `minRank`, dims 0 and 1 are T and N.
+/// No upper bound on an input's rank.
+constexpr int64_t kAnyRank = std::numeric_limits<int64_t>::max();
+
+/// Which value an op reads, for messages: the op that defines it or the block argument's
+/// number, with the value's name where it has one (an imported model's ONNX node name, which
+/// also names the placeholders the ONNX legalization infers types on).
+std::string describeValue(Value value) {
+  auto name = dyn_cast<NameLoc>(value.getLoc());
+  std::string named = name ? " '" + name.getName().str() + "'" : "";
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return name ? "the value" + named : "argument #" + std::to_string(argument.getArgNumber());
+  return "the result of '" + value.getDefiningOp()->getName().getStringRef().str() + "'" +
+         named;
+}
+
+/// Every activation is time-major: dims 0 and 1 are T and N, and its rank is one that
+/// snn-run's kernel for the op takes (lib/Runtime/Execution: `minRank` to `maxRank`, laid
+/// out as `layout`), so that what compiles also runs.
 FailureOr<RankedTensorType> timeMajor(std::optional<Location> loc, Value value,
-                                      int64_t minRank, StringRef what) {
+                                      int64_t minRank, StringRef what,
+                                      int64_t maxRank = kAnyRank,
+                                      StringRef layout = "[T, N, ...]") {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
-    return fail(loc, what + " must be a ranked tensor");
-  if (type.getRank() < minRank)
-    return fail(loc, what + " must have rank >= " + Twine(minRank) + " ([T, N, ...]), got " +
-                         Twine(type.getRank()));
-  return type;
+    return fail(loc, what + " must be a ranked tensor (" + describeValue(value) + ")");
+  int64_t rank = type.getRank();
+  if (rank >= minRank && rank <= maxRank)
+    return type;
+  std::string want = maxRank == kAnyRank ? ">= " + std::to_string(minRank)
+                     : minRank == maxRank
+                         ? std::to_string(minRank)
+                         : std::to_string(minRank) + " to " + std::to_string(maxRank);
+  return fail(loc, what + " must have rank " + want + " (" + layout + "), got " + Twine(rank) +
+                       " (" + describeValue(value) + ")");
 }
 
 bool compatible(int64_t a, int64_t b) {
@@ -127,11 +152,9 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 5, "conv2d input");
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "conv2d input", 5, "[T, N, C, H, W]");
   if (failed(input))
     return failure();
-  if (input->getRank() != 5)
-    return fail(loc, "conv2d input must be [T, N, C, H, W]");
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   if (weight.getRank() != 4)
     return fail(loc, "conv2d weight must be [out_channels, in_channels/groups, kH, kW], got " +
@@ -164,7 +187,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 3, "batch_norm input");
+  auto input = timeMajor(loc, adaptor.getInput(), 3, "batch_norm input", 5, "[T, N, C, ...]");
   if (failed(input))
     return failure();
   int64_t channels = input->getDimSize(2);
@@ -237,7 +260,7 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
 LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 5, "max_pool2d input");
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "max_pool2d input", 5, "[T, N, C, H, W]");
   if (failed(input))
     return failure();
   auto shape = windowShape(loc, *input, input->getDimSize(2), adaptor.getKernelSize(),
@@ -252,7 +275,7 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 5, "avg_pool2d input");
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "avg_pool2d input", 5, "[T, N, C, H, W]");
   if (failed(input))
     return failure();
   SmallVector<int64_t> dilation{1, 1};
@@ -269,7 +292,8 @@ LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(MLIRContext *,
                                                     std::optional<Location> loc,
                                                     Adaptor adaptor,
                                                     SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 5, "adaptive_avg_pool2d input");
+  auto input = timeMajor(loc, adaptor.getInput(), 5, "adaptive_avg_pool2d input", 5,
+                         "[T, N, C, H, W]");
   if (failed(input))
     return failure();
   ArrayRef<int64_t> size = adaptor.getOutputSize();
@@ -347,12 +371,10 @@ LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *, std::optional<Locati
 LogicalResult SpikingAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                                    Adaptor adaptor,
                                                    SmallVectorImpl<Type> &inferred) {
-  auto input = timeMajor(loc, adaptor.getInput(), 4, "spiking_attention input");
+  auto input = timeMajor(loc, adaptor.getInput(), 4, "spiking_attention input", 4,
+                         "[T, N, 3*C, L]");
   if (failed(input))
     return failure();
-  if (input->getRank() != 4)
-    return fail(loc, "spiking_attention input must be [T, N, 3*C, L], got " +
-                         llvm::formatv("{0}", *input).str());
   int64_t heads = adaptor.getNumHeads(), channels = input->getDimSize(2);
   // A state built without the default-valued attribute (an inferring builder) has none yet.
   IntegerAttr groupsAttr = adaptor.getHeadGroupsAttr();

@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Schema/Manifest.h"
 
 using namespace mlir;
 
@@ -39,7 +40,8 @@ LogicalResult relayoutParameter(ParameterOp param, int64_t channels, int64_t par
     std::copy(in.begin() + c * row, in.begin() + (c + 1) * row,
               out.begin() + relaidChannel(c, channels, parts) * row);
   param.setValueAttr(DenseFPElementsAttr::get(type, out));
-  param->setAttr(kSplitGroupsAttrName, Builder(param).getI64IntegerAttr(3));
+  param->setAttr(kSplitGroupsAttrName,
+                 Builder(param).getI64IntegerAttr(schema::kFusedProjectionBlocks));
   return success();
 }
 

@@ -61,7 +61,7 @@ func.func @conv_groups(%x: tensor<4x2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> te
 // -----
 
 func.func @conv_rank(%x: tensor<4x2x3x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4x2x4x6xf32> {
-  // expected-error @+2 {{conv2d input must have rank >= 5 ([T, N, ...]), got 4}}
+  // expected-error @+2 {{conv2d input must have rank 5 ([T, N, C, H, W]), got 4 (argument #0)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = snn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<4x2x3x8xf32>, tensor<4x3x3x3xf32>) -> tensor<4x2x4x6xf32>
   return %0 : tensor<4x2x4x6xf32>
@@ -173,7 +173,7 @@ func.func @attention_heads_do_not_divide(%x: tensor<4x2x48x16xf32>) -> tensor<4x
 // -----
 
 func.func @attention_rank(%x: tensor<4x2x48x4x4xf32>) -> tensor<4x2x16x4x4xf32> {
-  // expected-error @+2 {{spiking_attention input must be [T, N, 3*C, L], got tensor<4x2x48x4x4xf32>}}
+  // expected-error @+2 {{spiking_attention input must have rank 4 ([T, N, 3*C, L]), got 5 (argument #0)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = snn.spiking_attention %x {num_heads = 4 : i64, scale = 0.125 : f32} : (tensor<4x2x48x4x4xf32>) -> tensor<4x2x16x4x4xf32>
   return %0 : tensor<4x2x16x4x4xf32>

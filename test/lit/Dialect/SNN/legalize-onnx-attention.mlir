@@ -72,7 +72,7 @@ func.func @heads_as_float(%x: tensor<4x2x24x16xf32>) -> tensor<*xf32> {
 // -----
 
 func.func @attention_rank(%x: tensor<4x2x24x4x4xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(SpikingAttention): snn.spiking_attention: spiking_attention input must be [T, N, 3*C, L], got tensor<4x2x24x4x4xf32>}}
+  // expected-error @+1 {{(SpikingAttention): snn.spiking_attention: spiking_attention input must have rank 4 ([T, N, 3*C, L]), got 5}}
   %0 = snn.onnx_node "SpikingAttention"(%x) domain "spikemesh" attrs {num_heads = 2 : i64, scale = 0.125 : f32} : (tensor<4x2x24x4x4xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }

@@ -212,7 +212,7 @@ func.func @global_avg_pool_rank(%x: tensor<4x?x6xf32>) -> tensor<*xf32> {
   %s = arith.constant dense<[-1, 6]> : tensor<2xi64>
   %u = arith.constant dense<[4, -1, 6]> : tensor<3xi64>
   %0 = snn.onnx_node "Reshape"(%x, %s) domain "" attrs {} : (tensor<4x?x6xf32>, tensor<2xi64>) -> tensor<*xf32>
-  // expected-error @+1 {{(GlobalAveragePool): snn.adaptive_avg_pool2d: adaptive_avg_pool2d input must have rank >= 5 ([T, N, ...]), got 3}}
+  // expected-error @+1 {{(GlobalAveragePool): snn.adaptive_avg_pool2d: adaptive_avg_pool2d input must have rank 5 ([T, N, C, H, W]), got 3}}
   %1 = snn.onnx_node "GlobalAveragePool"(%0) domain "" attrs {} : (tensor<*xf32>) -> tensor<*xf32>
   %2 = snn.onnx_node "Reshape"(%1, %u) domain "" attrs {} : (tensor<*xf32>, tensor<3xi64>) -> tensor<*xf32>
   return %2 : tensor<*xf32>
