@@ -5,8 +5,7 @@
 # leaking or hanging input under test/fuzz/regressions/<target>/, where the ordinary build's
 # ctest `fuzz.replay.<target>` replays it from then on. The target partitioned-artifacts
 # (test/fuzz/partitioned_artifacts.py) runs mutated tp and pp artifacts on 2 ranks with the
-# ordinary build's snn-compile and snn-run (BUILD_DIR, default build/) instead; its start-up
-# agreement findings go to build-fuzz/known-partitioned-artifacts/.
+# ordinary build's snn-compile and snn-run (BUILD_DIR, default build/) instead.
 #
 #   scripts/fuzz.sh [--seconds N] [--targets manifest,npy,onnx-import,partitioned-artifacts]
 #
@@ -38,8 +37,7 @@ if [[ ",$TARGETS," == *",partitioned-artifacts,"* ]]; then
   mkdir -p "$FUZZ_DIR"
   if ! PYTHONPATH="$ROOT/python_export" /usr/bin/python3 "$ROOT/test/fuzz/partitioned_artifacts.py" \
        --bin "$BIN" --work "$FUZZ_DIR/run-partitioned-artifacts" --seconds "$SECONDS_EACH" \
-       --save "$ROOT/test/fuzz/regressions/partitioned-artifacts" \
-       --save-known "$FUZZ_DIR/known-partitioned-artifacts" > "$FUZZ_DIR/fuzz-partitioned-artifacts.log"; then
+       --save "$ROOT/test/fuzz/regressions/partitioned-artifacts" > "$FUZZ_DIR/fuzz-partitioned-artifacts.log"; then
     echo "partitioned-artifacts FOUND failing mutants (saved under test/fuzz/regressions/partitioned-artifacts; log $FUZZ_DIR/fuzz-partitioned-artifacts.log)"
     found=1
   fi

@@ -4,13 +4,15 @@ From real `snn-compile --mode tp` (the CSNN, its convs split) and `--mode pp` (a
 artifacts, one rank's program is corrupted the way a careless copy or an edit would:
   - tp: an all_reduce removed from program_1, a conv stride changed in program_1 (so the
     message sizes differ), program_0 copied over program_1, the mesh coordinate metadata
-    removed (an older compiler's artifact);
+    removed (an older compiler's artifact), a neuron's v_reset or decay_input edited in
+    program_1 (the messages stay the same size: only the ranks' node comparison sees it), a
+    conv's groups set to one that does not divide its channels in program_1;
   - pp: the send removed from the stage program rank 1 runs (it fails while loading, and
     its peer used to die of SIGPIPE writing to it, then blamed by the launcher).
 Each `snn-run --nproc 2 infer|train` (short --dist-timeout) must exit 1 with an `error:`
 line naming the rank and the cause, the launcher's last line must name the rank that failed
 first, and nothing may mention a signal ("signal", "SIGABRT", "SIGPIPE", "terminate called").
-The pp case is a race, run 5 times (3 infer, 2 train).
+The pp case and the groups case are races, run 5 times (3 infer, 2 train).
 
 Usage: rank_mismatch.py --bin BUILD/bin --work DIR
 """
@@ -73,6 +75,20 @@ def set_first_conv_stride(model, stride):
     next(a for a in conv.attribute if a.name == "stride").ints[:] = [stride, stride]
 
 
+def set_first_attribute(model, op_type, name, value):
+    node = next(n for n in model.graph.node if n.op_type == op_type)
+    attribute = next(a for a in node.attribute if a.name == name)
+    if attribute.type == onnx.AttributeProto.FLOAT:
+        attribute.f = value
+    else:
+        attribute.i = value
+
+
+def set_conv_groups(model, index, groups):
+    conv = [n for n in model.graph.node if n.op_type == "conv2d"][index]
+    next(a for a in conv.attribute if a.name == "groups").i = groups
+
+
 def drop_coordinate(model):
     kept = [p for p in model.metadata_props if p.key != MESH_COORDINATE_KEY]
     del model.metadata_props[:]
@@ -125,6 +141,20 @@ def tp_cases(args):
                        command, ["rank 1", "mesh coordinate tp=0", "tp=1"])
     expect_refusal(args, "tp infer: no mesh coordinate", old, case, "infer",
                    ["rank 1", "no mesh coordinate", "recompile"])
+    v_reset = corrupt(art, "v_reset", "program_1.onnx",
+                      lambda m: set_first_attribute(m, "if_node", "v_reset", 0.5))
+    for command in ("infer", "train"):
+        expect_refusal(args, f"tp {command}: a neuron's v_reset edited", v_reset, case, command,
+                       ["rank 1", "v_reset = 0, rank 1's of", "program_1.onnx has v_reset = 0.5"])
+    groups = corrupt(art, "groups", "program_1.onnx", lambda m: set_conv_groups(m, 1, 3))
+    for attempt, command in enumerate(["infer"] * 3 + ["train"] * 2):
+        expect_refusal(args, f"tp {command} #{attempt + 1}: conv groups 3 on rank 1", groups,
+                       case, command, ["rank 1", "groups"])
+    case, art = compile_case(args, "deep_mlp", "tp", "tp=2", ["--neuron", "lif"])
+    decay = corrupt(art, "decay_input", "program_1.onnx",
+                    lambda m: set_first_attribute(m, "lif_node", "decay_input", 0))
+    expect_refusal(args, "tp infer: a LIF's decay_input edited", decay, case, "infer",
+                   ["rank 1", "decay_input = 1, rank 1's of", "program_1.onnx has decay_input = 0"])
 
 
 def pp_case(args):

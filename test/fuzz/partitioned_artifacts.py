@@ -7,14 +7,11 @@ artifact's output (a field the runtime rightly ignores), or (pp only, program mu
 with another output: a stage program is the model, and every rank runs the edited one. Anything
 else is a finding: a signal or "terminate called", a hang past 90 s, another exit code, exit 1
 without an `error:` line, or exit 0 with another output after a manifest mutation or a mutation
-of one tp rank's program (the ranks ran programs that disagree). Findings are saved as recipes
-under --save (test/fuzz/regressions/partitioned-artifacts/ from scripts/fuzz.sh); findings whose
-cause is the ranks' start-up agreement on their collectives (a peer's SIGPIPE, gloo aborting on
-mismatched messages, ranks computing with programs that differ) are KNOWN and saved under
---save-known instead, to be fixed there.
+of one tp rank's program (the ranks ran programs that disagree, which their start-up agreement
+must refuse). Findings are saved as recipes under --save
+(test/fuzz/regressions/partitioned-artifacts/ from scripts/fuzz.sh).
 
   partitioned_artifacts.py --bin BUILD/bin --work DIR --seconds N [--seed S] [--save DIR]
-                           [--save-known DIR]
   partitioned_artifacts.py --bin BUILD/bin --work DIR --mutants K --seed S   (fixed mutants)
   partitioned_artifacts.py --bin BUILD/bin --work DIR --replay FILE|DIR ...
 
@@ -39,7 +36,7 @@ import artifact_mutations as mutations  # noqa: E402
 BASES = {"tp": ["--mode", "tp", "--topology", "tp=2"],
          "pp": ["--mode", "pp", "--topology", "pp=2", "--pp-microbatches", "4"]}
 RUN_TIMEOUT = 90
-KNOWN_SIGNS = ("EnforceNotMet", "op.preamble", "SIGPIPE", "signal 13", "exited with code 141")
+SIGNAL_SIGNS = ("terminate called", "EnforceNotMet", "SIGPIPE", "signal", "exited with code 141")
 
 
 def compile_bases(bin_dir, work):
@@ -80,13 +77,11 @@ def run_infer(bin_dir, art, case):
 
 
 def classify(recipe, rc, err, output, expected):
-    """'fine' or the finding's name; a finding of the start-up agreement ends in ' (known)'."""
+    """'fine' or the finding's name."""
     errors = [l for l in err.splitlines() if l.startswith("error: ")]
-    if any(sign in err for sign in KNOWN_SIGNS):
-        return "rank agreement (known)"
     if rc == "hang":
         return "hang"
-    if "terminate called" in err or rc < 0 or rc > 128:
+    if any(sign in err for sign in SIGNAL_SIGNS) or rc < 0 or rc > 128:
         return f"signal (exit {rc})"
     if rc == 1:
         return "fine" if errors else "exit 1 without an error: line"
@@ -98,7 +93,7 @@ def classify(recipe, rc, err, output, expected):
     if recipe["base"] == "pp" and not recipe["mutation"]["kind"].startswith("manifest_"):
         return "fine"  # an edited stage program is another model, run by every rank alike
     if recipe["base"] == "tp" and not recipe["mutation"]["kind"].startswith("manifest_"):
-        return "tp ranks ran differing programs to exit 0 (known)"
+        return "tp ranks ran differing programs to exit 0"
     return "manifest mutation ran to exit 0 with another output"
 
 
@@ -149,11 +144,9 @@ def fuzz(args, case, outputs):
         verdict, err = run_recipe(args, case, outputs, recipe, count)
         if verdict == "fine":
             continue
-        known = verdict.endswith("(known)")
-        target = args.save_known if known else args.save
-        if target:
-            save(target, recipe, verdict, err)
-        findings += 0 if known else 1
+        if args.save:
+            save(args.save, recipe, verdict, err)
+        findings += 1
     print(f"partitioned-artifacts: {count} mutants, {findings} new finding(s)")
     return findings
 
@@ -185,7 +178,6 @@ def main():
     p.add_argument("--seed", type=int, default=int(time.time()))
     p.add_argument("--replay", nargs="+")
     p.add_argument("--save")
-    p.add_argument("--save-known")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     case, outputs = compile_bases(args.bin, args.work)

@@ -77,6 +77,24 @@ void addSteps(const Manifest &manifest, const Graph &program, int64_t stage,
   }
 }
 
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i ? ", " : "") + names[i];
+  return text;
+}
+
+/// Every node of one program, in program order.
+void addNodes(const Graph &program, int64_t stage, std::vector<ProgramNode> &nodes) {
+  for (const Node &node : program.nodes) {
+    ProgramNode entry{stage, node.name, node.opType,
+                      joinNames(node.inputs) + " -> " + joinNames(node.outputs), {}, program.file};
+    for (const auto &[name, value] : node.attributes)
+      entry.attributes.emplace_back(name, formatAttributeValue(value));
+    nodes.push_back(std::move(entry));
+  }
+}
+
 /// Tabs and newlines separate the text form's fields and lines.
 std::string field(std::string text) {
   for (char &c : text)
@@ -85,12 +103,13 @@ std::string field(std::string text) {
   return text;
 }
 
+/// Every field, the empty ones too (an attribute's value may be "").
 std::vector<std::string> splitFields(const std::string &line) {
   std::vector<std::string> fields;
-  std::stringstream in(line);
-  std::string item;
-  while (std::getline(in, item, '\t'))
-    fields.push_back(item);
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    fields.push_back(line.substr(start, tab - start));
+  fields.push_back(line.substr(start));
   return fields;
 }
 
@@ -127,6 +146,16 @@ CommunicationStep parseStep(const std::vector<std::string> &f) {
   return step;
 }
 
+/// "node", stage, name, op, wiring, file, then each attribute's name and value.
+ProgramNode parseNode(const std::vector<std::string> &f) {
+  if (f.size() < 6 || f.size() % 2 != 0)
+    throw Error("malformed communication fingerprint from another rank");
+  ProgramNode node{std::stoll(f[1]), f[2], f[3], f[4], {}, f[5]};
+  for (size_t i = 6; i < f.size(); i += 2)
+    node.attributes.emplace_back(f[i], f[i + 1]);
+  return node;
+}
+
 } // namespace
 
 std::string CommunicationStep::describe() const {
@@ -150,11 +179,13 @@ CommunicationFingerprint fingerprintOf(const Artifact &artifact, int rank) {
     fingerprint.files.push_back(artifact.program.file);
     fingerprint.stages.push_back(-1);
     addSteps(artifact.manifest, artifact.program, -1, fingerprint.steps);
+    addNodes(artifact.program, -1, fingerprint.nodes);
   }
   for (const StageProgram &stage : artifact.stages) {
     fingerprint.files.push_back(stage.program.file);
     fingerprint.stages.push_back(stage.stage);
     addSteps(artifact.manifest, stage.program, stage.stage, fingerprint.steps);
+    addNodes(stage.program, stage.stage, fingerprint.nodes);
   }
   return fingerprint;
 }
@@ -171,6 +202,13 @@ std::string serializeFingerprint(const CommunicationFingerprint &fingerprint) {
             "\t" + std::to_string(s.stage) + "\t" + std::to_string(s.slot) + "\t" +
             std::to_string(s.peer) + "\t" + (s.shapeKnown ? "1" : "0") + "\t" +
             formatInts(s.shape) + "\t" + field(s.node) + "\t" + field(s.file) + "\n";
+  for (const ProgramNode &n : fingerprint.nodes) {
+    text += "node\t" + std::to_string(n.stage) + "\t" + field(n.node) + "\t" + field(n.op) +
+            "\t" + field(n.wiring) + "\t" + field(n.file);
+    for (const auto &[name, value] : n.attributes)
+      text += "\t" + field(name) + "\t" + field(value);
+    text += "\n";
+  }
   return text;
 }
 
@@ -189,6 +227,8 @@ CommunicationFingerprint parseFingerprint(const std::string &text) {
         fingerprint.stages.push_back(std::stoll(f[1])), fingerprint.files.push_back(f[2]);
       else if (!f.empty() && f[0] == "step")
         fingerprint.steps.push_back(parseStep(f));
+      else if (!f.empty() && f[0] == "node")
+        fingerprint.nodes.push_back(parseNode(f));
     }
   } catch (const std::logic_error &) { // std::stoll's invalid_argument, out_of_range
     throw Error("malformed communication fingerprint from another rank");

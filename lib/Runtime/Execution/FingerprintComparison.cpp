@@ -10,6 +10,7 @@
 #include "snn/Schema/ArtifactOps.h"
 
 #include <algorithm>
+#include <map>
 
 namespace snn::runtime {
 
@@ -130,6 +131,67 @@ std::string transferDifference(const std::vector<CommunicationFingerprint> &rank
   return "";
 }
 
+std::string attributeText(const ProgramNode &node, const std::string &name) {
+  for (const auto &[key, value] : node.attributes)
+    if (key == name)
+      return name + " = " + value;
+  return "no " + name;
+}
+
+/// How `b` differs from `a` (the same position in two ranks' programs), "" when it does not.
+std::string nodeChange(const ProgramNode &a, const ProgramNode &b, const std::string &ra,
+                       const std::string &rb) {
+  std::string na = ra + "'s node '" + a.node + "' (" + a.op + ") of " + a.file;
+  if (a.node != b.node || a.op != b.op)
+    return na + ", " + rb + "'s node '" + b.node + "' (" + b.op + ") of " + b.file;
+  std::string nb = rb + "'s of " + b.file;
+  if (a.wiring != b.wiring)
+    return na + " computes " + a.wiring + ", " + nb + " " + b.wiring;
+  std::map<std::string, std::string> x(a.attributes.begin(), a.attributes.end());
+  std::map<std::string, std::string> y(b.attributes.begin(), b.attributes.end());
+  std::map<std::string, std::string> both = x;
+  both.insert(y.begin(), y.end());
+  for (const auto &entry : both)
+    if (!x.count(entry.first) || !y.count(entry.first) || x[entry.first] != y[entry.first])
+      return na + " has " + attributeText(a, entry.first) + ", " + nb + " has " +
+             attributeText(b, entry.first);
+  return "";
+}
+
+/// The first node in which rank `b`'s programs differ from rank `a`'s.
+std::string firstNodeDifference(const CommunicationFingerprint &a,
+                                const CommunicationFingerprint &b) {
+  std::string ra = "rank " + std::to_string(a.rank), rb = "rank " + std::to_string(b.rank);
+  for (size_t i = 0; i < std::max(a.nodes.size(), b.nodes.size()); ++i) {
+    std::string n = " node #" + std::to_string(i + 1);
+    if (i >= b.nodes.size())
+      return rb + "'s programs end before" + n + "; " + ra + "'s is '" + a.nodes[i].node +
+             "' (" + a.nodes[i].op + ") of " + a.nodes[i].file;
+    if (i >= a.nodes.size())
+      return ra + "'s programs end before" + n + "; " + rb + "'s is '" + b.nodes[i].node +
+             "' (" + b.nodes[i].op + ") of " + b.nodes[i].file;
+    if (std::string change = nodeChange(a.nodes[i], b.nodes[i], ra, rb); !change.empty())
+      return ra + " and " + rb + " differ in their" + n + ": " + change;
+  }
+  return "";
+}
+
+/// Members of a group of every mesh axis but pp run the same nodes (their shapes aside).
+std::string computationDifference(const std::vector<CommunicationFingerprint> &ranks,
+                                  const schema::MeshSpec &mesh) {
+  for (size_t axis = 0; axis < mesh.axes.size(); ++axis) {
+    if (mesh.axes[axis] == "pp")
+      continue;
+    for (const std::vector<int> &members : dist::Mesh::slices(mesh.shape, axis))
+      for (size_t m = 1; m < members.size(); ++m)
+        if (std::string d =
+                firstNodeDifference(ranks[size_t(members[0])], ranks[size_t(members[m])]);
+            !d.empty())
+          return d;
+  }
+  return "";
+}
+
 } // namespace
 
 std::string findDisagreement(const std::vector<CommunicationFingerprint> &ranks,
@@ -141,7 +203,9 @@ std::string findDisagreement(const std::vector<CommunicationFingerprint> &ranks,
     return d;
   if (std::string d = replicaDifference(ranks); !d.empty())
     return d;
-  return transferDifference(ranks, mesh);
+  if (std::string d = transferDifference(ranks, mesh); !d.empty())
+    return d;
+  return computationDifference(ranks, mesh);
 }
 
 } // namespace snn::runtime

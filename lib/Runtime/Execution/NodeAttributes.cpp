@@ -14,7 +14,7 @@ namespace snn::runtime {
 namespace {
 
 /// The shortest text that reads back as `value` (0.1, not 0.100000001).
-std::string formatNumber(float value) {
+template <typename Number> std::string formatNumber(Number value) {
   char text[32];
   auto result = std::to_chars(text, text + sizeof(text), value);
   return std::string(text, result.ptr);
@@ -36,6 +36,28 @@ const char *attributeKindName(Attribute::Kind kind) {
     return "ints";
   }
   return "unknown";
+}
+
+std::string formatAttributeValue(const Attribute &attribute) {
+  auto list = [](const auto &values) {
+    std::string text = "[";
+    for (size_t i = 0; i < values.size(); ++i)
+      text += (i ? ", " : "") + formatNumber(values[i]);
+    return text + "]";
+  };
+  switch (attribute.kind) {
+  case Attribute::Kind::Float:
+    return formatNumber(attribute.f);
+  case Attribute::Kind::Int:
+    return std::to_string(attribute.i);
+  case Attribute::Kind::String:
+    return attribute.s;
+  case Attribute::Kind::Floats:
+    return list(attribute.floats);
+  case Attribute::Kind::Ints:
+    return list(attribute.ints);
+  }
+  return "";
 }
 
 std::string Node::describe() const {

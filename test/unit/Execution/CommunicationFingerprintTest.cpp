@@ -165,3 +165,45 @@ TEST(FindDisagreement, ASendWithoutItsRecv) {
   EXPECT_NE(d.find("rank 0's stage 0 has send of slot 0 to stage 1"), std::string::npos) << d;
   EXPECT_NE(d.find("matching recv"), std::string::npos) << d;
 }
+
+namespace {
+
+ProgramNode neuron(const std::string &vReset, const std::string &file = "program_0.onnx") {
+  return ProgramNode{-1, "lif3", "lif_node", "x -> s", {{"decay_input", "1"}, {"v_reset", vReset}},
+                     file};
+}
+
+} // namespace
+
+TEST(CommunicationFingerprint, NodesRoundTripWithEmptyValues) {
+  CommunicationFingerprint mine = rankWith(0, {});
+  mine.nodes = {neuron(""), neuron("0.5")};
+  CommunicationFingerprint back = parseFingerprint(serializeFingerprint(mine));
+  ASSERT_EQ(back.nodes.size(), 2u);
+  EXPECT_EQ(back.nodes[0].attributes, mine.nodes[0].attributes);
+  EXPECT_EQ(back.nodes[1].wiring, "x -> s");
+  EXPECT_THROW(parseFingerprint("node\t0\tlif3\n"), Error);
+}
+
+TEST(FindDisagreement, ANodeEditedOnOneRank) {
+  CommunicationFingerprint a = rankWith(0, {}), b = rankWith(1, {});
+  a.nodes = {neuron("0")}, b.nodes = {neuron("0", "program_1.onnx")};
+  EXPECT_EQ(findDisagreement({a, b}, kTp2), "");
+  b.nodes[0].attributes[1].second = "0.5";
+  std::string d = findDisagreement({a, b}, kTp2);
+  EXPECT_NE(d.find("rank 0 and rank 1 differ in their node #1: rank 0's node 'lif3' (lif_node)"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("v_reset = 0, rank 1's of program_1.onnx has v_reset = 0.5"), std::string::npos)
+      << d;
+  b.nodes[0].attributes.pop_back();
+  EXPECT_NE(findDisagreement({a, b}, kTp2).find("program_1.onnx has no v_reset"), std::string::npos);
+  b.nodes[0] = neuron("0", "program_1.onnx"), b.nodes[0].wiring = "y -> s";
+  EXPECT_NE(findDisagreement({a, b}, kTp2).find("computes x -> s, rank 1's of program_1.onnx y -> s"),
+            std::string::npos);
+  b.nodes.clear();
+  EXPECT_NE(findDisagreement({a, b}, kTp2).find("rank 1's programs end before node #1"),
+            std::string::npos);
+  // The stages of a pipeline run different nodes.
+  EXPECT_EQ(findDisagreement({a, b}, snn::schema::MeshSpec{{"pp"}, {2}}), "");
+}

@@ -4,9 +4,11 @@
 // (tp, fsdp_tp, pp) compare what they will do (RankAgreement.h): each rank's
 // fingerprint lists its programs' collectives in program order (op, mesh
 // axis, the shape they communicate, N symbolic) and its pipeline sends and
-// receives (stage, slot, peer stage, shape), plus any problem the rank found
-// with its own programs' mesh coordinates. findDisagreement is pure: it
-// takes every rank's fingerprint and names the first difference.
+// receives (stage, slot, peer stage, shape), every node of its programs (op,
+// wiring, attributes: what the members of a tp group share, their split
+// shapes aside), plus any problem the rank found with its own programs' mesh
+// coordinates. findDisagreement is pure: it takes every rank's fingerprint
+// and names the first difference.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_EXECUTION_COMMUNICATIONFINGERPRINT_H
@@ -17,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace snn::runtime {
@@ -38,6 +41,19 @@ struct CommunicationStep {
   std::string describe() const;
 };
 
+/// One node of a rank's programs, as the members of a mesh axis' group
+/// compare it: what it computes and from which values, not its tensors'
+/// shapes (which a split changes).
+struct ProgramNode {
+  int64_t stage = -1;   ///< the pipeline stage of its program (-1: none)
+  std::string node;     ///< its name
+  std::string op;
+  std::string wiring;   ///< "a, b -> c"
+  /// Name and value as text, in name order.
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::string file;     ///< its program, for messages
+};
+
 struct CommunicationFingerprint {
   int rank = 0;
   /// What the rank found wrong with its own programs (coordinateProblem).
@@ -46,6 +62,7 @@ struct CommunicationFingerprint {
   std::vector<std::string> files;
   std::vector<int64_t> stages;
   std::vector<CommunicationStep> steps;
+  std::vector<ProgramNode> nodes;
 };
 
 /// The fingerprint of the programs `rank` loaded in `artifact`.
@@ -59,7 +76,8 @@ CommunicationFingerprint parseFingerprint(const std::string &text);
 /// rank reported; else the first difference between the members of a mesh
 /// axis' group in their collectives over that axis; else between ranks that
 /// run the same programs; else a send without its recv (or the reverse) or of
-/// another shape. "" when they agree.
+/// another shape; else the first node in which the members of a group of a
+/// mesh axis other than pp differ. "" when they agree.
 std::string findDisagreement(const std::vector<CommunicationFingerprint> &ranks,
                              const schema::MeshSpec &mesh);
 

@@ -29,6 +29,9 @@ struct Attribute {
 /// Returns "float", "int", ... for messages.
 const char *attributeKindName(Attribute::Kind kind);
 
+/// The value as text that tells any two values apart: "0.5", "[1, 2]", "atan".
+std::string formatAttributeValue(const Attribute &attribute);
+
 /// One operation of a program. An empty input name is an absent optional one.
 struct Node {
   std::string name;
