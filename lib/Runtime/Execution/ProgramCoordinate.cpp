@@ -2,7 +2,6 @@
 
 #include "snn/Runtime/Execution/ProgramCoordinate.h"
 #include "snn/Runtime/Distributed/Mesh.h"
-#include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Schema/ArtifactOps.h"
 
 #include <algorithm>
@@ -35,11 +34,14 @@ bool parseCoordinate(const std::string &text, std::map<std::string, int64_t> &ou
 
 /// The axes a per-rank program must name: the pp axis of a pipeline, the tp
 /// axis of partitioned programs.
-std::vector<std::string> requiredAxes(const Manifest &manifest) {
+std::vector<std::string> requiredAxes(const Artifact &artifact) {
+  const std::vector<std::string> &mesh = artifact.manifest.mesh.axes;
   std::vector<std::string> axes;
   for (const char *axis : {"pp", "tp"}) {
-    bool has = std::count(manifest.mesh.axes.begin(), manifest.mesh.axes.end(), axis) > 0;
-    if (has && (axis == std::string("pp") ? isPipeline(manifest) : manifest.plan.partitioned))
+    bool has = std::count(mesh.begin(), mesh.end(), axis) > 0;
+    bool perRank = axis == std::string("pp") ? artifact.run.pipeline.has_value()
+                                             : artifact.run.partitioned;
+    if (has && perRank)
       axes.push_back(axis);
   }
   return axes;
@@ -54,7 +56,7 @@ int64_t rankCoordinate(const Manifest &manifest, int rank, const std::string &ax
   return dist::Mesh::coordinatesOf(manifest.mesh.shape, rank)[size_t(it - axes.begin())];
 }
 
-std::string programProblem(const Manifest &manifest, const Graph &program, int rank) {
+std::string programProblem(const Artifact &artifact, const Graph &program, int rank) {
   std::string who = "rank " + std::to_string(rank) + "'s program " + program.file;
   auto it = program.metadata.find(schema::kMeshCoordinateKey);
   if (it == program.metadata.end())
@@ -63,8 +65,8 @@ std::string programProblem(const Manifest &manifest, const Graph &program, int r
   std::map<std::string, int64_t> named;
   if (!parseCoordinate(it->second, named))
     return who + " has mesh coordinate '" + it->second + "', not '<axis>=<index>,...'";
-  for (const std::string &axis : requiredAxes(manifest)) {
-    int64_t mine = rankCoordinate(manifest, rank, axis);
+  for (const std::string &axis : requiredAxes(artifact)) {
+    int64_t mine = rankCoordinate(artifact.manifest, rank, axis);
     auto found = named.find(axis);
     if (found == named.end())
       return who + " has mesh coordinate '" + it->second + "', which does not name its '" +
@@ -79,17 +81,17 @@ std::string programProblem(const Manifest &manifest, const Graph &program, int r
 
 } // namespace
 
-bool hasPerRankPrograms(const Manifest &manifest) {
-  return manifest.plan.partitioned || isPipeline(manifest);
+bool hasPerRankPrograms(const RunDescription &run) {
+  return run.partitioned || run.pipeline.has_value();
 }
 
 std::string coordinateProblem(const Artifact &artifact, int rank) {
-  if (!hasPerRankPrograms(artifact.manifest))
+  if (!hasPerRankPrograms(artifact.run))
     return "";
   if (artifact.stages.empty())
-    return programProblem(artifact.manifest, artifact.program, rank);
+    return programProblem(artifact, artifact.program, rank);
   for (const StageProgram &stage : artifact.stages)
-    if (std::string problem = programProblem(artifact.manifest, stage.program, rank);
+    if (std::string problem = programProblem(artifact, stage.program, rank);
         !problem.empty())
       return problem;
   return "";

@@ -36,7 +36,7 @@ std::vector<std::string> allGatherText(const dist::Group &group, const std::stri
 } // namespace
 
 void checkRanksAgree(const Artifact &artifact, const dist::World &world) {
-  if (world.size() < 2 || !hasPerRankPrograms(artifact.manifest))
+  if (world.size() < 2 || !hasPerRankPrograms(artifact.run))
     return;
   CommunicationFingerprint mine = fingerprintOf(artifact, world.rank());
   std::vector<CommunicationFingerprint> ranks;

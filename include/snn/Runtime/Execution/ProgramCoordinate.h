@@ -16,14 +16,15 @@
 
 namespace snn::runtime {
 
-/// Whether the artifact's programs are per rank (partitioned, or pipeline
-/// stages) and so carry a mesh coordinate.
-bool hasPerRankPrograms(const Manifest &manifest);
+/// Whether the run's programs are per rank (partitioned, or pipeline stages)
+/// and so carry a mesh coordinate.
+bool hasPerRankPrograms(const RunDescription &run);
 
 /// What is wrong with the coordinates of the programs `rank` loaded, as a
 /// sentence naming the rank and the file; "" when each program names the
 /// rank's coordinate on its tp and pp axes. A program without the metadata
-/// (an older compiler's) is refused with a request to recompile.
+/// (an older compiler's) is refused with a request to recompile. Reads
+/// `artifact.run` (loadRunArtifact fills it).
 std::string coordinateProblem(const Artifact &artifact, int rank);
 
 } // namespace snn::runtime
