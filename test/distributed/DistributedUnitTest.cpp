@@ -179,6 +179,32 @@ TEST(LauncherArguments, RejectsBadFlags) {
             "--master-port needs --nproc (under torchrun, MASTER_PORT sets the port)");
 }
 
+TEST(LauncherArguments, MaxRestarts) {
+  LauncherArguments a =
+      extractLauncherArguments({"snn-run", "--nproc", "4", "--max-restarts", "3", "train"});
+  EXPECT_EQ(a.maxRestarts, 3);
+  EXPECT_EQ(a.argv, (std::vector<std::string>{"snn-run", "train"}));
+  EXPECT_EQ(extractLauncherArguments({"snn-run", "--nproc=2", "train"}).maxRestarts, 0);
+  EXPECT_EQ(extractLauncherArguments({"snn-run", "--nproc=2", "--max-restarts=0", "t"})
+                .maxRestarts,
+            0);
+  auto error = [](std::vector<std::string> argv) {
+    return errorOf([&] { extractLauncherArguments(argv); });
+  };
+  EXPECT_EQ(error({"x", "--nproc", "2", "--max-restarts", "-1"}),
+            "--max-restarts '-1': expected a number of restarts, 0 to 1000");
+  EXPECT_EQ(error({"x", "--nproc", "2", "--max-restarts"}),
+            "--max-restarts: expected a value (how many times to restart the ranks after a "
+            "failure)");
+  EXPECT_EQ(error({"x", "--nproc", "2", "--max-restarts=many"}),
+            "--max-restarts 'many': expected a number of restarts, 0 to 1000");
+  EXPECT_EQ(error({"x", "--nproc", "2", "--max-restarts", "1001"}),
+            "--max-restarts 1001: expected a number of restarts, 0 to 1000");
+  EXPECT_EQ(error({"x", "--max-restarts", "2", "train"}),
+            "--max-restarts needs --nproc (under torchrun, torchrun's own --max_restarts "
+            "restarts the ranks)");
+}
+
 TEST(LauncherArguments, MasterAddress) {
   LauncherArguments a = extractLauncherArguments(
       {"snn-run", "--nproc", "2", "--master-addr", "10.0.0.5", "train"});

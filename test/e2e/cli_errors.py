@@ -114,6 +114,14 @@ def main():
     expect_error("export: under --nproc",
                  [run, "--nproc", "2", "export", w("art"), "--checkpoint", w("empty_ck"),
                   "-o", w("e4.onnx")], "--nproc", w("e4.onnx"))
+    # --max-restarts: train's, and only with a checkpoint to continue from.
+    expect_error("infer: --max-restarts",
+                 [run, "--nproc", "1", "--max-restarts", "2", "infer", w("art"), "--input",
+                  w("case", "input.npy"), "--output", w("y6.npy")], "only train restarts",
+                 w("y6.npy"))
+    expect_error("train: --max-restarts without --resume",
+                 [run, "--nproc", "1", "--max-restarts", "2", "train", w("art"), "--steps", "2", "--batch-size", "4", "--lr", "0.1",
+                  "--checkpoint", w("ck_restart")], "--resume", w("ck_restart"))
 
     if FAILURES:
         print("\n".join(["FAILED:"] + FAILURES))

@@ -471,8 +471,8 @@ int runTool(int argc, char **argv) {
       snn::dist::extractLauncherArguments(argc, argv);
   CLI::App app("Runs and trains SpikeMesh artifacts with LibTorch.", "snn-run");
   app.set_version_flag("--version", "snn-run " SNN_VERSION);
-  app.footer("Many ranks: snn-run --nproc N [--master-port P] [--master-addr A] CMD ... starts N "
-             "local ranks; torchrun --nproc_per_node N --no_python snn-run "
+  app.footer("Many ranks: snn-run --nproc N [--master-port P] [--master-addr A] "
+             "[--max-restarts K] CMD ... starts N local ranks; torchrun --nproc_per_node N --no_python snn-run "
              "CMD ... too (docs/snn-run.md).");
   app.require_subcommand(1);
   Commands commands;

@@ -30,6 +30,20 @@ void checkTrainBatch(const TrainOptions &train, const Manifest &manifest) {
     checkPipelineBatches(train, manifest.plan.ppMicrobatches, dpRanks, /*samples=*/0);
 }
 
+/// A restart continues training from the latest checkpoint, so it needs both; a rerun of
+/// infer or eval is the user's to decide.
+void checkRestarts(const LaunchRequest &request, int maxRestarts) {
+  if (maxRestarts == 0)
+    return;
+  if (!request.train)
+    throw Error("--max-restarts: only train restarts its ranks (" + request.command +
+                " would start over)");
+  if (request.train->checkpointDir.empty() || !request.train->resume)
+    throw Error("--max-restarts needs --checkpoint DIR and --resume: the restarted ranks "
+                "continue from the latest checkpoint (the first start, with none yet, "
+                "starts at step 0)");
+}
+
 /// Intra-op threads of a rank when --threads is not given: the cores shared
 /// by the ranks on this host, so that N ranks do not oversubscribe them.
 int threadsPerRank(int localRanks) {
@@ -51,9 +65,11 @@ int launchRanks(const LaunchRequest &request, const dist::LauncherArguments &arg
   }
   if (request.train && request.train->batchSize > 0)
     checkTrainBatch(*request.train, manifest);
+  checkRestarts(request, arguments.maxRestarts);
   dist::LaunchOptions options;
   options.masterPort = arguments.masterPort;
   options.masterAddr = arguments.masterAddr;
+  options.maxRestarts = arguments.maxRestarts;
   return dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
 }
 

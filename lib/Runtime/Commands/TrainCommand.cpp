@@ -349,6 +349,9 @@ void runTrain(const TrainOptions &options) {
     // Ranks that read different checkpoints (no shared directory) must not
     // train on silently.
     checkStartingWeights(place, trainer, model, true);
+    if (place.rank == 0)
+      std::cerr << "snn-run: resuming at step " << resumeState->step << " from '" << resumePath
+                << "'" << std::endl;
   }
   // One process has no rank log: its "end" event goes to the run's log.
   TrainSummary summary = runMeasured(trainer, artifact.manifest.plan, config.optimizer,

@@ -116,10 +116,9 @@ FailureAttribution attributeFailure(const std::vector<RankProcess> &ranks,
   return result;
 }
 
-int reportLaunchOutcome(const std::vector<RankProcess> &ranks,
-                        const SupervisionOutcome &outcome,
-                        const FailureAttribution &attribution,
-                        const LaunchOptions &options) {
+std::string describeLaunchFailure(const std::vector<RankProcess> &ranks,
+                                  const SupervisionOutcome &outcome,
+                                  const FailureAttribution &attribution) {
   if (attribution.cause >= 0) {
     const RankProcess &cause = ranks[attribution.cause];
     std::string line = attribution.lostReport.empty() ? cause.describeExit()
@@ -130,21 +129,26 @@ int reportLaunchOutcome(const std::vector<RankProcess> &ranks,
       line = "the launcher was stopped for " +
              std::to_string(outcome.longestPause.count() / 1000) +
              " s and its ranks gave up on it (" + line + ")";
-    if (options.reportFailures)
-      std::cerr << ("error: " + line + "\n") << std::flush;
-    return cause.launcherExitCode();
+    return line;
   }
   if (outcome.interruptSignal) {
     const size_t nproc = ranks.size();
-    if (options.reportFailures)
-      std::cerr << ("error: interrupted by " +
-                    signalName(outcome.interruptSignal) + "; stopped " +
-                    std::to_string(nproc) +
-                    (nproc == 1 ? " rank\n" : " ranks\n"))
-                << std::flush;
-    return 128 + outcome.interruptSignal;
+    return "interrupted by " + signalName(outcome.interruptSignal) + "; stopped " +
+           std::to_string(nproc) + (nproc == 1 ? " rank" : " ranks");
   }
-  return 0;
+  return "";
+}
+
+int reportLaunchOutcome(const std::vector<RankProcess> &ranks,
+                        const SupervisionOutcome &outcome,
+                        const FailureAttribution &attribution,
+                        const LaunchOptions &options) {
+  std::string line = describeLaunchFailure(ranks, outcome, attribution);
+  if (!line.empty() && options.reportFailures)
+    std::cerr << ("error: " + line + "\n") << std::flush;
+  if (attribution.cause >= 0)
+    return ranks[attribution.cause].launcherExitCode();
+  return outcome.interruptSignal ? 128 + outcome.interruptSignal : 0;
 }
 
 } // namespace snn::dist::detail

@@ -141,13 +141,17 @@ void checkPortAvailable(int port) {
 namespace {
 
 const char *const kLauncherFlags[] = {"--nproc", "--master-port",
-                                      "--master-addr"};
+                                      "--master-addr", "--max-restarts"};
+
+constexpr int kMaxRestarts = 1000;
 
 const char *flagValueHint(const std::string &flag) {
   if (flag == "--nproc")
     return "the number of ranks";
   if (flag == "--master-port")
     return "a TCP port";
+  if (flag == "--max-restarts")
+    return "how many times to restart the ranks after a failure";
   return "an address of this host";
 }
 
@@ -160,6 +164,9 @@ void assignLauncherFlag(LauncherArguments &result, std::set<std::string> &seen,
     result.nproc = parsePositive(name, value, 1, kMaxRanks, "a number of ranks");
   else if (name == "--master-port")
     result.masterPort = parsePositive(name, value, 1, 65535, "a TCP port");
+  else if (name == "--max-restarts")
+    result.maxRestarts =
+        parsePositive(name, value, 0, kMaxRestarts, "a number of restarts");
   else if (value.empty() || value.find_first_of(" \t\n/") != std::string::npos)
     throw DistributedError("--master-addr '" + value +
                            "': expected a host name or IP address of this host");
@@ -209,6 +216,9 @@ LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv)
   if (seen.count("--master-addr") && !seen.count("--nproc"))
     throw DistributedError("--master-addr needs --nproc (under torchrun, "
                            "MASTER_ADDR sets the address)");
+  if (seen.count("--max-restarts") && !seen.count("--nproc"))
+    throw DistributedError("--max-restarts needs --nproc (under torchrun, "
+                           "torchrun's own --max_restarts restarts the ranks)");
   return result;
 }
 
@@ -259,17 +269,31 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
       std::chrono::milliseconds(10000));
   std::unique_ptr<detail::StoreServer> server =
       startStore(options, secret, memory);
-  auto store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_0",
-                                                      memory);
-
-  detail::RankSupervisor supervisor(nproc, options);
-  supervisor.spawn(executable, argv, server->port(), secret);
-  const detail::SupervisionOutcome outcome = supervisor.supervise();
-  const detail::FailureAttribution attribution =
-      detail::attributeFailure(supervisor.ranks(), outcome, *store);
-  supervisor.reapAll();
-  return detail::reportLaunchOutcome(supervisor.ranks(), outcome, attribution,
-                                     options);
+  for (int attempt = 0;; ++attempt) {
+    // Each attempt's keys apart, as torchrun's agent keeps them: a restarted
+    // rank must not read the rendezvous or failure records of the last one.
+    auto store = c10::make_intrusive<c10d::PrefixStore>(
+        "/worker/attempt_" + std::to_string(attempt), memory);
+    detail::RankSupervisor supervisor(nproc, options, attempt);
+    supervisor.spawn(executable, argv, server->port(), secret);
+    const detail::SupervisionOutcome outcome = supervisor.supervise();
+    const detail::FailureAttribution attribution =
+        detail::attributeFailure(supervisor.ranks(), outcome, *store);
+    supervisor.reapAll();
+    // A failure restarts every rank; an interrupt is the user's and does not.
+    bool restart = attribution.cause >= 0 && !outcome.interruptSignal &&
+                   attempt < options.maxRestarts;
+    if (!restart)
+      return detail::reportLaunchOutcome(supervisor.ranks(), outcome,
+                                         attribution, options);
+    std::cerr << ("snn-run: " +
+                  detail::describeLaunchFailure(supervisor.ranks(), outcome,
+                                                attribution) +
+                  "; restarting " + std::to_string(nproc) + " ranks (restart " +
+                  std::to_string(attempt + 1) + " of " +
+                  std::to_string(options.maxRestarts) + ")\n")
+              << std::flush;
+  }
 }
 
 } // namespace snn::dist

@@ -45,7 +45,7 @@ extern "C" void onLauncherSignal(int signal) {
 // readable by the job's user only, /proc/<pid>/cmdline by everyone.
 std::vector<std::string>
 rankEnvironment(int rank, int nproc, int port, const std::string &secret,
-                const LaunchOptions &options) {
+                const LaunchOptions &options, int attempt) {
   std::vector<std::pair<std::string, std::string>> set = {
       {"RANK", std::to_string(rank)},
       {"WORLD_SIZE", std::to_string(nproc)},
@@ -56,7 +56,8 @@ rankEnvironment(int rank, int nproc, int port, const std::string &secret,
       {"MASTER_PORT", std::to_string(port)},
       // The launcher hosts the store, like torchrun's agent.
       {"TORCHELASTIC_USE_AGENT_STORE", "True"},
-      {"TORCHELASTIC_RESTART_COUNT", "0"},
+      // Which attempt (torchrun's name): the ranks' store prefix.
+      {"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt)},
       {kJobSecretVariable, secret},
       {kLauncherPidVariable, std::to_string(::getpid())},
   };
@@ -196,8 +197,8 @@ int RankProcess::launcherExitCode() const {
 // Spawn
 //===----------------------------------------------------------------------===//
 
-RankSupervisor::RankSupervisor(int nproc, const LaunchOptions &options)
-    : options_(options), ranks_(nproc) {}
+RankSupervisor::RankSupervisor(int nproc, const LaunchOptions &options, int attempt)
+    : options_(options), ranks_(nproc), attempt_(attempt) {}
 
 RankSupervisor::~RankSupervisor() = default;
 
@@ -211,7 +212,7 @@ void RankSupervisor::spawn(const std::string &executable,
   plan.argPointers = pointers(plan.args);
   for (int rank = 0; rank < nproc; ++rank) {
     plan.envs.push_back(
-        rankEnvironment(rank, nproc, port, secret, options_));
+        rankEnvironment(rank, nproc, port, secret, options_, attempt_));
     plan.execFailures.push_back("error: rank " + std::to_string(rank) +
                                 ": cannot execute " + executable + "\n");
   }

@@ -64,7 +64,8 @@ struct SupervisionOutcome {
 
 class RankSupervisor {
 public:
-  RankSupervisor(int nproc, const LaunchOptions &options);
+  /// `attempt`: 0, then 1, 2, ... for the restarts (--max-restarts).
+  RankSupervisor(int nproc, const LaunchOptions &options, int attempt = 0);
   /// Restores the signal handlers that spawn replaced.
   ~RankSupervisor();
   RankSupervisor(const RankSupervisor &) = delete;
@@ -105,6 +106,7 @@ private:
 
   LaunchOptions options_;
   std::vector<RankProcess> ranks_;
+  int attempt_ = 0;
   pid_t group_ = 0;
   std::unique_ptr<SignalForwarding> forwarding_;
 
@@ -132,6 +134,12 @@ struct FailureAttribution {
 FailureAttribution attributeFailure(const std::vector<RankProcess> &ranks,
                                     const SupervisionOutcome &outcome,
                                     c10d::Store &store);
+
+/// What went wrong, as the launcher's `error:` line says it ("" when nothing
+/// did): the cause's exit, or the lost rank, or the interrupting signal.
+std::string describeLaunchFailure(const std::vector<RankProcess> &ranks,
+                                  const SupervisionOutcome &outcome,
+                                  const FailureAttribution &attribution);
 
 /// Prints the launcher's `error:` line (unless options.reportFailures is
 /// off) and returns its exit code: 0, the cause's code, or 128 + the

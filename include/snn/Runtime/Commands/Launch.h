@@ -28,8 +28,9 @@ struct LaunchRequest {
   const TrainOptions *train = nullptr;
 };
 
-/// `--nproc N`: refuses export, an artifact compiled for another world size and (train) a
-/// batch the ranks cannot split, before any rank starts; then runs N local ranks of this
+/// `--nproc N`: refuses export, an artifact compiled for another world size, (train) a
+/// batch the ranks cannot split and --max-restarts other than train's with --checkpoint and
+/// --resume, before any rank starts; then runs N local ranks of this
 /// program with `arguments.argv` and returns the launcher's exit code. Throws Error.
 int launchRanks(const LaunchRequest &request, const dist::LauncherArguments &arguments);
 

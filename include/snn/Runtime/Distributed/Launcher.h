@@ -46,11 +46,20 @@ struct LaunchOptions {
   std::vector<std::pair<std::string, std::string>> environment;
   /// Print the launcher's `error:` line for a failed rank (tests may mute).
   bool reportFailures = true;
+  /// After a rank fails, stop every rank and start them all again, up to
+  /// this many times (--max-restarts); each attempt gets its own store
+  /// prefix and TORCHELASTIC_RESTART_COUNT, as under torchrun's agent.
+  int maxRestarts = 0;
 };
 
 /// Starts `nproc` ranks running `argv` (argv[0] is passed as the program
 /// name; the launcher flags must already be removed, see
 /// extractLauncherArguments) and waits for all of them.
+///
+/// With options.maxRestarts K, a failure (not an interrupt) stops every rank
+/// and starts them all again, up to K times, each restart announced by one
+/// `snn-run: <the failure>; restarting N ranks (restart k of K)` line; what
+/// follows describes the last attempt.
 ///
 /// Returns 0 when every rank exits 0. Otherwise prints one line,
 /// `error: rank R exited with code C` or `error: rank R killed by signal S
@@ -76,14 +85,17 @@ struct LauncherArguments {
   int masterPort = 0;
   /// --master-addr A / --master-addr=A; 127.0.0.1 when not given.
   std::string masterAddr = "127.0.0.1";
+  /// --max-restarts K / --max-restarts=K; 0 when not given.
+  int maxRestarts = 0;
   /// Everything else, in order (argv[0] included).
   std::vector<std::string> argv;
 };
 
-/// Removes `--nproc`, `--master-port` and `--master-addr` (with their
-/// values) from anywhere before a `--` argument. Throws DistributedError for
-/// a missing or invalid value (nproc must be 1 to 4096, the port 1 to 65535),
-/// a flag given twice, or --master-port / --master-addr without --nproc.
+/// Removes `--nproc`, `--master-port`, `--master-addr` and `--max-restarts`
+/// (with their values) from anywhere before a `--` argument. Throws
+/// DistributedError for a missing or invalid value (nproc must be 1 to 4096,
+/// the port 1 to 65535, restarts 0 to 1000), a flag given twice, or
+/// --master-port / --master-addr / --max-restarts without --nproc.
 LauncherArguments extractLauncherArguments(const std::vector<std::string> &argv);
 LauncherArguments extractLauncherArguments(int argc, const char *const *argv);
 
