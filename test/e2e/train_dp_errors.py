@@ -1,8 +1,9 @@
 """Bad input to data-parallel `snn-run`: each case must fail fast with exit code 1 and
 one clear `error:` line, before any rank starts where the launcher can tell.
 
-  --nproc 3 on a dp=2 artifact            -> world_size error, no rank started
-  --nproc 2 on a single-rank artifact     -> world_size error
+  --nproc 3 on a dp=2 artifact, batch 8   -> the dp axis resized to 3, which 8 does not divide;
+                                             no rank started
+  --nproc 2 on a single-rank artifact     -> world_size error (no dp axis to resize)
   plain `snn-run train` on a dp=2 artifact -> refused (partitioned for 2 ranks)
   --batch-size 6 with --nproc 4            -> not divisible by the 4 data-parallel ranks
   --keep-last with a short batch of 3 on 2 ranks -> cannot be split evenly
@@ -90,12 +91,11 @@ def main():
              "--threads", 1, "--progress", "none"]
 
     errors, _ = expect_error([snn_run, "--nproc", 3, "train", arts[2], *train,
-                              "--batch-size", 6], "compiled for world_size 2",
-                             "this run has 3 ranks")
+                              "--batch-size", 8], "--batch-size 8 is not divisible by the 3")
     if len(errors) != 1:
         raise tc.Failure(f"--nproc 3: the launcher should fail alone, before any rank: {errors}")
     errors, _ = expect_error([snn_run, "--nproc", 2, "train", art1, *train, "--batch-size", B],
-                             "compiled for world_size 1")
+                             "compiled for world_size 1", "no 'dp' axis to resize")
     if len(errors) != 1:
         raise tc.Failure(f"--nproc 2 on one rank's artifact: {errors}")
     expect_error([snn_run, "train", arts[2], *train, "--batch-size", B],

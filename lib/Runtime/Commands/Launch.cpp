@@ -5,6 +5,7 @@
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Group.h"
 #include "snn/Runtime/Distributed/World.h"
+#include "snn/Runtime/Execution/DataParallelResize.h"
 #include "snn/Runtime/Execution/Manifest.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/Error.h"
@@ -59,7 +60,7 @@ int launchRanks(const LaunchRequest &request, const dist::LauncherArguments &arg
   const std::string &dir = request.artifactDir;
   Manifest manifest = readManifest((std::filesystem::path(dir) / "manifest.json").string());
   try {
-    dist::checkWorldSize(manifest.worldSize, arguments.nproc);
+    resizeDataParallelAxis(manifest, arguments.nproc);
   } catch (const std::exception &e) {
     throw Error(dir + ": " + e.what());
   }

@@ -304,6 +304,11 @@ void runTrain(const TrainOptions &options) {
   const bool leader = place.rank == 0;
   if (!leader) // rank 0 alone shows progress
     mode = Progress::Mode::Off;
+  if (leader && artifact.run.plannedWorldSize != place.worldSize)
+    std::cerr << "snn-run: " << options.artifactDir << " is planned for "
+              << artifact.run.plannedWorldSize << " ranks; running on " << place.worldSize
+              << " ranks, its dp axis resized to " << place.dpRanks
+              << " (the global batch of " << options.batchSize << " unchanged)" << std::endl;
   Model model(artifact);
   model.setMesh(&place.mesh);
   TrainData data;

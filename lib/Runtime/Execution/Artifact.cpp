@@ -1,6 +1,7 @@
 //===- Artifact.cpp - Load an artifact directory for one rank -------------===//
 
 #include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Execution/DataParallelResize.h"
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
@@ -131,11 +132,19 @@ StageProgram loadStage(const Artifact &artifact, const ProgramSpec &spec) {
 
 } // namespace
 
-Artifact loadArtifact(const std::string &dir, int rank) {
+Artifact loadArtifact(const std::string &dir, int rank, int worldSize) {
   Artifact artifact;
   artifact.dir = dir;
   std::string manifestPath = manifestPathOf(dir);
   artifact.manifest = readManifest(manifestPath);
+  artifact.run.plannedWorldSize = artifact.manifest.worldSize;
+  if (worldSize > 0) {
+    try {
+      resizeDataParallelAxis(artifact.manifest, worldSize);
+    } catch (const Error &e) {
+      throw Error(dir + ": " + e.what());
+    }
+  }
   std::vector<const ProgramSpec *> specs;
   try {
     specs = artifact.manifest.programsForRank(rank);

@@ -143,7 +143,7 @@ int64_t dataParallelSize(const Manifest &manifest) {
 Artifact loadRunArtifact(const std::string &dir, const std::string &command,
                          const DistributedRun *run) {
   const bool manyRanks = run && run->world;
-  Artifact artifact = manyRanks ? loadArtifact(dir, run->world->rank())
+  Artifact artifact = manyRanks ? loadArtifact(dir, run->world->rank(), run->world->size())
                                 : loadSingleRankArtifact(dir, command);
   const Manifest &manifest = artifact.manifest;
   if (manyRanks)

@@ -87,12 +87,22 @@ TEST(Launch, ExportAndAnotherWorldSizeAreRefused) {
   std::string art = writeManifestDir(dir, "dp2", dataParallel(2));
   EXPECT_EQ(errorOf([&] { launchRanks({"export", art}, ranks(2)); }),
             "export runs in one process: drop --nproc");
-  std::string message = errorOf([&] { launchRanks({"infer", art}, ranks(3)); });
-  EXPECT_EQ(message.rfind(art + ": the artifact is compiled for world_size 2 but this run has 3 "
-                                "ranks",
-                          0),
-            0u)
-      << message;
+  // A pp axis cannot change size.
+  std::string pp = writeManifestDir(dir, "pp", pipeline());
+  EXPECT_EQ(errorOf([&] { launchRanks({"infer", pp}, ranks(3)); }),
+            pp + ": the artifact is compiled for world_size 2 (pp=2) but this run has 3 ranks, "
+                 "and it has no 'dp' axis to resize (--nproc / WORLD_SIZE must be 2)");
+}
+
+TEST(Launch, ADataParallelAxisTakesTheRanksAtHand) {
+  TempDir dir;
+  // dp=4 planned, 3 ranks: the global batch of 6 splits over the resized dp axis, 8 does not.
+  std::string dp4 = writeManifestDir(dir, "dp4", dataParallel(4));
+  TrainOptions train;
+  train.batchSize = 8;
+  EXPECT_EQ(errorOf([&] { launchRanks({"train", dp4, &train}, ranks(3)); }),
+            "--batch-size 8 is not divisible by the 3 data-parallel ranks "
+            "(--batch-size is the global batch, split evenly over the ranks)");
 }
 
 TEST(Launch, TrainBatchesTheRanksCannotSplitAreRefused) {

@@ -29,6 +29,9 @@ struct RunDescription {
   std::optional<PipelineLayout> pipeline;
   /// The ranks that split a global batch (dataParallelSize).
   int64_t dataParallelSize = 1;
+  /// The world size the artifact was planned for (its dp axis resized when
+  /// this run has another).
+  int plannedWorldSize = 1;
 };
 
 struct Artifact {
@@ -49,7 +52,10 @@ struct Artifact {
 /// names (a stage's recv and send nodes: StageInterface.h), parameter shapes
 /// (a replicated parameter's whole shape, a split one's part:
 /// ParameterSpec::localShape) and the mesh axes of the collectives.
-Artifact loadArtifact(const std::string &dir, int rank = 0);
+/// `worldSize` > 0: the ranks of this run, to which an artifact planned for
+/// another number is fitted first by resizing its dp axis
+/// (DataParallelResize.h); 0: as planned.
+Artifact loadArtifact(const std::string &dir, int rank = 0, int worldSize = 0);
 
 /// Loads a single-rank artifact; `command` ("train") names the subcommand in
 /// the error for a partitioned one.
