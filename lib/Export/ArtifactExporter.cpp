@@ -25,8 +25,11 @@
 
 #include "PipelineArtifact.h"
 #include "ProgramWriter.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <fstream>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 using namespace mlir;
 namespace schema = snn::schema;
@@ -107,7 +110,7 @@ LogicalResult writePlan(ModuleOp module, schema::Manifest &manifest) {
     return success();
   }
   if (!schema::runsReplicatedProgram(manifest.plan.mode) || mesh.axes.size() != 1 ||
-      mesh.axes[0] != "dp" || mesh.shape[0] < 1)
+      mesh.axes[0] != meshaxis::kDataParallel || mesh.shape[0] < 1)
     return success();
   manifest.worldSize = int(mesh.shape[0]);
   manifest.programs[0].ranks.clear();

@@ -6,6 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Decision.h"
+#include "snn/Schema/MeshAxes.h"
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::planner {
 
@@ -16,17 +19,17 @@ void setMesh(Plan &plan, const ModeConfig &c) {
   case Mode::None: break;
   case Mode::DP:
   case Mode::FSDP:
-    plan.meshAxes = {"dp"};
+    plan.meshAxes = {meshaxis::kDataParallel};
     plan.meshShape = {c.dp};
     plan.dpMeshDim = 0;
     break;
   case Mode::TP:
-    plan.meshAxes = {"tp"};
+    plan.meshAxes = {meshaxis::kTensorParallel};
     plan.meshShape = {c.tp};
     plan.tpMeshDim = 0;
     break;
   case Mode::FSDP_TP:
-    plan.meshAxes = {"dp", "tp"};
+    plan.meshAxes = {meshaxis::kDataParallel, meshaxis::kTensorParallel};
     plan.meshShape = {c.dp, c.tp};
     plan.dpMeshDim = 0;
     plan.tpMeshDim = 1;
@@ -36,15 +39,15 @@ void setMesh(Plan &plan, const ModeConfig &c) {
     // stage are consecutive (they talk in every layer), then the stages of one replica.
     if (c.dp > 1) {
       plan.dpMeshDim = int64_t(plan.meshAxes.size());
-      plan.meshAxes.push_back("dp");
+      plan.meshAxes.push_back(meshaxis::kDataParallel);
       plan.meshShape.push_back(c.dp);
     }
     plan.ppMeshDim = int64_t(plan.meshAxes.size());
-    plan.meshAxes.push_back("pp");
+    plan.meshAxes.push_back(meshaxis::kPipeline);
     plan.meshShape.push_back(c.pp);
     if (c.tp > 1) {
       plan.tpMeshDim = int64_t(plan.meshAxes.size());
-      plan.meshAxes.push_back("tp");
+      plan.meshAxes.push_back(meshaxis::kTensorParallel);
       plan.meshShape.push_back(c.tp);
     }
     break;
@@ -99,7 +102,7 @@ void noteTopology(Context &ctx, const Plan &plan) {
   const Topology &t = ctx.request.topology;
   std::vector<std::pair<std::string, int64_t>> given;
   for (const auto &dim : t.dims)
-    if (dim.second > 1 && dim.first != "vpp")
+    if (dim.second > 1 && dim.first != meshaxis::kVirtualPipeline)
       given.push_back(dim);
   std::vector<std::pair<std::string, int64_t>> chosen;
   for (size_t i = 0; i < plan.meshAxes.size(); ++i)
@@ -108,8 +111,8 @@ void noteTopology(Context &ctx, const Plan &plan) {
     ctx.notes.push_back("topology " + t.str() + " fixes the world size " +
                         std::to_string(ctx.world) + "; the planner chose its own mesh for the "
                         "mode (force a mode to use the topology's axes)");
-  if (t.has("vpp") && plan.mode != Mode::PP)
-    ctx.notes.push_back("topology vpp=" + std::to_string(t.size("vpp")) +
+  if (t.has(meshaxis::kVirtualPipeline) && plan.mode != Mode::PP)
+    ctx.notes.push_back("topology vpp=" + std::to_string(t.size(meshaxis::kVirtualPipeline)) +
                         " (virtual pipeline stages) does not apply to " + modeName(plan.mode));
 }
 

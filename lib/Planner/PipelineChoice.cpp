@@ -7,8 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Decision.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::planner {
 
@@ -46,7 +49,7 @@ namespace {
 int64_t defaultVirtualStages(const Context &ctx, int64_t stages, int64_t dp = 1) {
   if (ctx.request.ppVirtualStages > 0)
     return ctx.request.ppVirtualStages;
-  if (int64_t vpp = ctx.request.topology.size("vpp"))
+  if (int64_t vpp = ctx.request.topology.size(meshaxis::kVirtualPipeline))
     return vpp;
   // An explicit layout lists every logical stage: its length says how many per rank.
   const std::string &layout = ctx.request.ppLayout;
@@ -164,8 +167,8 @@ Result<ModeConfig> pipelineConfig(const Context &ctx, PipelineMesh mesh, int64_t
 void addPipelineCandidates(const Context &ctx, PipelineMesh mesh, int memopt,
                            std::vector<Estimate> &out) {
   int64_t dp = mesh.dp, stages = mesh.pp;
-  bool fixed = ctx.request.topology.has("vpp") || ctx.request.ppVirtualStages > 0 ||
-               !ctx.request.ppLayout.empty();
+  bool fixed = ctx.request.topology.has(meshaxis::kVirtualPipeline) ||
+               ctx.request.ppVirtualStages > 0 || !ctx.request.ppLayout.empty();
   std::vector<int64_t> counts = fixed ? std::vector<int64_t>{defaultVirtualStages(ctx, stages, dp)}
                                       : std::vector<int64_t>{1, 2};
   std::optional<Error> firstError;
@@ -194,8 +197,9 @@ void addPipelineCandidates(const Context &ctx, PipelineMesh mesh, int memopt,
 
 std::optional<PipelineMesh> topologyPipelineMesh(const Context &ctx) {
   const Topology &t = ctx.request.topology;
-  PipelineMesh mesh{std::max<int64_t>(t.size("dp"), 1), std::max<int64_t>(t.size("tp"), 1),
-                    t.size("pp")};
+  PipelineMesh mesh{std::max<int64_t>(t.size(meshaxis::kDataParallel), 1),
+                    std::max<int64_t>(t.size(meshaxis::kTensorParallel), 1),
+                    t.size(meshaxis::kPipeline)};
   if (mesh.pp > 1 && mesh.dp * mesh.tp * mesh.pp == ctx.world)
     return mesh;
   return std::nullopt;
@@ -217,14 +221,16 @@ int64_t wantedPipelineUnits(const PlanRequest &request, int64_t world) {
   const std::string &layout = request.ppLayout;
   if (!layout.empty())
     return 1 + int64_t(std::count(layout.begin(), layout.end(), '|'));
-  int64_t pp = request.topology.has("pp") ? request.topology.size("pp") : world;
+  int64_t pp = request.topology.has(meshaxis::kPipeline)
+                   ? request.topology.size(meshaxis::kPipeline)
+                   : world;
   if (pp <= 1)
     return 0;
   int64_t vpp = 2;
   if (request.ppVirtualStages > 0)
     vpp = request.ppVirtualStages;
-  else if (request.topology.has("vpp"))
-    vpp = request.topology.size("vpp");
+  else if (request.topology.has(meshaxis::kVirtualPipeline))
+    vpp = request.topology.size(meshaxis::kVirtualPipeline);
   // At least the units the search splits for (2 virtual stages on a pipeline of the whole
   // world), so that forcing a candidate's mode and mesh gets the layout the search
   // estimated for it.
@@ -235,7 +241,8 @@ Result<ModeConfig> tableConfig(const Context &ctx, TableDecision &t) {
   if (t.mode != Mode::PP)
     return flatConfig(t.mode, t.optimizer, t.dp, t.tp, t.memoptLevel);
   const PlanRequest &r = ctx.request;
-  bool fixed = r.topology.has("vpp") || r.ppVirtualStages > 0 || !r.ppLayout.empty();
+  bool fixed = r.topology.has(meshaxis::kVirtualPipeline) || r.ppVirtualStages > 0 ||
+               !r.ppLayout.empty();
   auto pp = pipelineConfig(ctx, {1, 1, t.pp}, fixed ? 0 : t.virtualStages, t.memoptLevel);
   if (!pp && !fixed && t.virtualStages == 2) {
     std::string why = pp.error().message;

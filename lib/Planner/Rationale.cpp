@@ -5,11 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Decision.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::planner {
 
@@ -250,9 +253,10 @@ std::string pipelineSentence(const Context &ctx, const Estimate &e) {
 std::string pipelineTopologySentence(const Context &ctx, const std::vector<Estimate> &candidates,
                                      int chosen) {
   const Topology &t = ctx.request.topology;
-  if (t.size("pp") <= 1 || (chosen >= 0 && candidates[chosen].mode == Mode::PP))
+  if (t.size(meshaxis::kPipeline) <= 1 || (chosen >= 0 && candidates[chosen].mode == Mode::PP))
     return "";
-  std::string text = "The topology names a pp axis (pp=" + std::to_string(t.size("pp")) + ")";
+  std::string text =
+      "The topology names a pp axis (pp=" + std::to_string(t.size(meshaxis::kPipeline)) + ")";
   if (!ctx.request.features.allowPipeline)
     return text + ", but pipelines are not considered (allow-pipeline=false).";
   if (chosen < 0)

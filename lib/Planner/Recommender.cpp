@@ -13,10 +13,13 @@
 #include "snn/Planner/Recommender.h"
 
 #include "Decision.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::planner {
 
@@ -97,24 +100,26 @@ Result<ModeConfig> forcedConfig(Context &ctx, const ModeRequest &forced) {
     return makeError(std::string("mode ") + modeName(forced.mode) +
                      " needs more than one rank (topology " + t.str() + ")");
   if (forced.mode == Mode::FSDP_TP) {
-    if (!t.has("dp") || !t.has("tp"))
+    if (!t.has(meshaxis::kDataParallel) || !t.has(meshaxis::kTensorParallel))
       return makeError("mode fsdp_tp needs both a dp and a tp dimension in the topology, got " +
                        t.str());
-    if (t.size("dp") * t.size("tp") != w)
+    if (t.size(meshaxis::kDataParallel) * t.size(meshaxis::kTensorParallel) != w)
       return makeError("mode fsdp_tp uses the dp x tp mesh, but topology " + t.str() +
                        " has other dimensions larger than 1");
-    return flatConfig(Mode::FSDP_TP, OptimizerStrategy::None, t.size("dp"), t.size("tp"),
-                      memopt);
+    return flatConfig(Mode::FSDP_TP, OptimizerStrategy::None, t.size(meshaxis::kDataParallel),
+                      t.size(meshaxis::kTensorParallel), memopt);
   }
   int axes = int(std::count_if(t.dims.begin(), t.dims.end(), [](const auto &d) {
-    return d.second > 1 && d.first != "vpp";
+    return d.second > 1 && d.first != meshaxis::kVirtualPipeline;
   }));
   if (forced.mode == Mode::PP) {
     if (auto mesh = topologyPipelineMesh(ctx))
       return pipelineConfig(ctx, *mesh, 0, memopt);
     if (axes > 1)
       return makeError("mode pp uses a pp axis with optional dp and tp axes, but topology " +
-                       t.str() + (t.has("pp") ? " has other axes larger than 1" : " has " +
+                       t.str() + (t.has(meshaxis::kPipeline)
+                                      ? " has other axes larger than 1"
+                                      : " has " +
                        std::to_string(axes) + " axes larger than 1 and no pp axis"));
     return pipelineConfig(ctx, {1, 1, w}, 0, memopt);
   }
@@ -206,9 +211,10 @@ Status checkRequest(const PlanRequest &request, int64_t world) {
     std::snprintf(buffer, sizeof(buffer), "%g", request.memoptRatio);
     return makeError(std::string("memopt ratio must be finite and in (0, 1], got ") + buffer);
   }
-  if (request.topology.has("vpp") && request.forced && request.forced->mode != Mode::PP)
+  if (request.topology.has(meshaxis::kVirtualPipeline) && request.forced &&
+      request.forced->mode != Mode::PP)
     return makeError("topology dimension vpp (virtual pipeline stages) needs mode pp");
-  int64_t vpp = request.topology.size("vpp");
+  int64_t vpp = request.topology.size(meshaxis::kVirtualPipeline);
   if (request.ppVirtualStages < 0 || (vpp > 0 && request.ppVirtualStages > 0 &&
                                       request.ppVirtualStages != vpp))
     return makeError("pipeline virtual stages " + std::to_string(request.ppVirtualStages) +

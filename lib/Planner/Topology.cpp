@@ -1,17 +1,20 @@
 //===- Topology.cpp - Parsing and naming a request's mesh dimensions ------===//
 #include "snn/Planner/Topology.h"
+#include "snn/Schema/MeshAxes.h"
 #include "snn/Schema/UnitText.h"
 
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 
+namespace meshaxis = snn::schema::meshaxis;
+
 namespace snn::planner {
 
 int64_t Topology::worldSize() const {
   int64_t world = 1;
   for (const auto &[name, size] : dims)
-    if (name != "vpp")
+    if (name != meshaxis::kVirtualPipeline)
       world *= size;
   return world;
 }
@@ -42,11 +45,11 @@ bool isIdentifier(const std::string &name) {
 }
 
 int rankOf(const std::string &name) {
-  static const char *order[] = {"dp", "tp", "pp", "vpp"};
-  for (int i = 0; i < 4; ++i)
+  const auto &order = meshaxis::kTopologyOrder;
+  for (int i = 0; i < int(std::size(order)); ++i)
     if (name == order[i])
       return i;
-  return 4;
+  return int(std::size(order));
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "ManifestKeys.h"
 
 #include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 
@@ -107,9 +108,9 @@ void checkStageLists(const std::string &name, const Manifest &manifest) {
 
 void checkPlan(const std::string &name, const Manifest &manifest) {
   const PlanSpec &plan = manifest.plan;
-  checkMeshDim(name, manifest.mesh, plankey::kDpMeshDim, "dp", plan.dpMeshDim);
-  checkMeshDim(name, manifest.mesh, plankey::kTpMeshDim, "tp", plan.tpMeshDim);
-  checkMeshDim(name, manifest.mesh, plankey::kPpMeshDim, "pp", plan.ppMeshDim);
+  checkMeshDim(name, manifest.mesh, plankey::kDpMeshDim, meshaxis::kDataParallel, plan.dpMeshDim);
+  checkMeshDim(name, manifest.mesh, plankey::kTpMeshDim, meshaxis::kTensorParallel, plan.tpMeshDim);
+  checkMeshDim(name, manifest.mesh, plankey::kPpMeshDim, meshaxis::kPipeline, plan.ppMeshDim);
   checkNotNegative(name, plankey::kMemoptLevel, plan.memoptLevel);
   checkNotNegative(name, plankey::kMicrobatches, plan.ppMicrobatches);
   checkNotNegative(name, plankey::kVirtualStages, plan.ppVirtualStages);
@@ -163,7 +164,7 @@ void checkParameter(const std::string &name, const Manifest &manifest, size_t in
     fail(name, field + key::kSharding,
          std::string("is \"") + kSplit + "\"" + of + ", but the programs of " + modeText(plan) +
              " are not partitioned (plan.partitioned is false): every rank holds it whole");
-  if (p.meshAxis != "tp")
+  if (p.meshAxis != meshaxis::kTensorParallel)
     fail(name, field + key::kMeshAxis,
          "is '" + p.meshAxis + "'" + of + ": partitioned programs split parameters over 'tp'");
   if (p.splitGroups != 1 && p.splitGroups != kFusedProjectionBlocks)

@@ -21,7 +21,8 @@ OBJECTIVES = ("speed", "memory", "capacity")
 # The reference's mode names, and ours where they differ.
 MODE_ALIASES = {"fsdp2": "fsdp", "fsdp2_tp": "fsdp_tp"}
 MODES = ("auto", "none", "dp", "zero", "fsdp", "tp", "fsdp_tp", "pp")
-TOPOLOGY_ORDER = ("dp", "tp", "pp", "vpp")
+# The mesh axis names as the compiler and runtime spell them (include/snn/Schema/MeshAxes.h).
+TOPOLOGY_ORDER = tuple(_spikemesh.topology_order)
 
 
 @dataclasses.dataclass

@@ -2,6 +2,7 @@
 #include "Bindings.h"
 
 #include "snn/Driver/Compile.h"
+#include "snn/Schema/MeshAxes.h"
 #include "snn/Schema/UserDeviceProfile.h"
 
 #include <pybind11/stl.h>
@@ -61,4 +62,9 @@ void snn::python::bindCompiler(py::module_ &m, py::exception<runtime::Error> &) 
       "(path, warning): the per-user profile a plan uses when given none, or an empty path "
       "and why the plan is uncalibrated.");
   m.attr("snn_run_path") = SNN_RUN_PATH;
+  // The mesh axis names, from the one C++ definition (MeshAxes.h).
+  py::tuple axes(std::size(schema::meshaxis::kTopologyOrder));
+  for (size_t i = 0; i < axes.size(); ++i)
+    axes[i] = schema::meshaxis::kTopologyOrder[i];
+  m.attr("topology_order") = axes;
 }

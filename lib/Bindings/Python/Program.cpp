@@ -14,10 +14,13 @@
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <pybind11/pybind11.h>
 
 #include <mutex>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace py = pybind11;
 using namespace snn::runtime;
@@ -221,7 +224,7 @@ TensorMap Program::wholeState() {
   ParameterStore whole(std::move(copies));
   if (place)
     whole = gatherPipelineStore(whole, m.manifest(),
-                                mesh.axisSize("pp") > 1 ? &mesh.group("pp") : nullptr);
+                                mesh.groupIfSplit(meshaxis::kPipeline));
   for (const ParameterStore::Entry &e : whole.entries())
     out[e.name] = e.tensor;
   return out;
@@ -249,7 +252,8 @@ int64_t Program::copiesOf(const std::string &name) const {
   const ParameterSpec *split = partition.splitOf(name);
   int64_t copies = 1;
   for (const std::string &axis : mesh.axes()) {
-    bool distinct = axis == "pp" || (axis == "dp" && fullySharded()) ||
+    bool distinct = axis == meshaxis::kPipeline ||
+                    (axis == meshaxis::kDataParallel && fullySharded()) ||
                     (split && split->meshAxis == axis);
     if (!distinct)
       copies *= mesh.axisSize(axis);

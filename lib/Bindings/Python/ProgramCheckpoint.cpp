@@ -17,10 +17,13 @@
 #include "snn/Runtime/Execution/RandomState.h"
 #include "snn/Runtime/Sharding/ShardPieceState.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <pybind11/pybind11.h>
 
 #include <filesystem>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace py = pybind11;
 using namespace snn::runtime;
@@ -102,7 +105,7 @@ std::string Program::saveCheckpoint(const std::string &dir, const CheckpointPosi
     gatherWholeCheckpoint(state, partition);
   if (place)
     gatherPipelineCheckpoint(state, m.manifest(),
-                             mesh.axisSize("pp") > 1 ? &mesh.group("pp") : nullptr);
+                             mesh.groupIfSplit(meshaxis::kPipeline));
   if (rank() != 0)
     return "";
   std::filesystem::create_directories(dir);

@@ -12,6 +12,7 @@
 #include "snn/Runtime/Support/NumberFormat.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <ATen/Parallel.h>
 
@@ -23,6 +24,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::runtime {
 
@@ -111,12 +114,12 @@ PipelinePlace pipelinePlaceOf(const Artifact &artifact, const MeshContext &mesh)
                 schema::nameOf(artifact.manifest.plan.mode) + "')");
   PipelinePlace place;
   place.layout = *artifact.run.pipeline;
-  place.coordinate = mesh.coordinate("pp");
-  if (mesh.axisSize("pp") > 1)
-    place.group = &mesh.group("pp");
-  if (mesh.hasAxis("dp")) {
-    place.replica = mesh.coordinate("dp");
-    place.replicas = mesh.axisSize("dp");
+  place.coordinate = mesh.coordinate(meshaxis::kPipeline);
+  if (mesh.axisSize(meshaxis::kPipeline) > 1)
+    place.group = &mesh.group(meshaxis::kPipeline);
+  if (mesh.hasAxis(meshaxis::kDataParallel)) {
+    place.replica = mesh.coordinate(meshaxis::kDataParallel);
+    place.replicas = mesh.axisSize(meshaxis::kDataParallel);
   }
   return place;
 }

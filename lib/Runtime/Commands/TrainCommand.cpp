@@ -25,12 +25,15 @@
 #include "snn/Runtime/Support/TensorMemory.h"
 #include "snn/Runtime/Training/CommStatsTable.h"
 #include "snn/Runtime/Training/TrainSettings.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::runtime {
 
@@ -110,8 +113,7 @@ void writeOutputs(const TrainOptions &options, const Artifact &artifact,
   ParameterStore whole = place.partition.wholeStore(model.params());
   if (place.pipeline)
     whole = gatherPipelineStore(whole, model.manifest(),
-                                place.mesh.axisSize("pp") > 1 ? &place.mesh.group("pp")
-                                                              : nullptr);
+                                place.mesh.groupIfSplit(meshaxis::kPipeline));
   if (!options.saveParamsDir.empty()) {
     std::string dir = options.saveParamsDir;
     if (place.worldSize > 1) {
@@ -143,6 +145,17 @@ std::string rankLogPath(const std::string &path, int rank) {
   std::string name = file.stem().string() + ".rank" + std::to_string(rank) +
                      file.extension().string();
   return (file.parent_path() / name).string();
+}
+
+/// An elastic restart on another number of ranks says what changed, once.
+void announceResizedMesh(const TrainOptions &options, const Artifact &artifact,
+                         const RankPlace &place) {
+  if (artifact.run.plannedWorldSize == place.worldSize)
+    return;
+  std::cerr << "snn-run: " << options.artifactDir << " is planned for "
+            << artifact.run.plannedWorldSize << " ranks; running on " << place.worldSize
+            << " ranks, its dp axis resized to " << place.dpRanks << " (the global batch of "
+            << options.batchSize << " unchanged)" << std::endl;
 }
 
 void printSummary(const TrainSummary &summary, const TrainConfig &config) {
@@ -304,11 +317,8 @@ void runTrain(const TrainOptions &options) {
   const bool leader = place.rank == 0;
   if (!leader) // rank 0 alone shows progress
     mode = Progress::Mode::Off;
-  if (leader && artifact.run.plannedWorldSize != place.worldSize)
-    std::cerr << "snn-run: " << options.artifactDir << " is planned for "
-              << artifact.run.plannedWorldSize << " ranks; running on " << place.worldSize
-              << " ranks, its dp axis resized to " << place.dpRanks
-              << " (the global batch of " << options.batchSize << " unchanged)" << std::endl;
+  if (leader)
+    announceResizedMesh(options, artifact, place);
   Model model(artifact);
   model.setMesh(&place.mesh);
   TrainData data;

@@ -6,18 +6,18 @@
 #include "snn/Runtime/Execution/RankAgreement.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <cstring>
 
+namespace meshaxis = snn::schema::meshaxis;
+
 namespace snn::runtime {
 
 namespace {
-
-constexpr const char *kDataParallelAxis = "dp";
-constexpr const char *kTensorParallelAxis = "tp";
 
 /// FNV-1a over the tensor's bytes (contiguous copy if needed).
 uint64_t hashTensor(const at::Tensor &tensor) {
@@ -48,7 +48,7 @@ bool hasAxis(const Manifest &manifest, const char *axis) {
 void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
   const schema::PlanSpec &plan = manifest.plan;
   std::string mode = schema::nameOf(plan.mode);
-  bool tpAxis = hasAxis(manifest, kTensorParallelAxis);
+  bool tpAxis = hasAxis(manifest, meshaxis::kTensorParallel);
   bool pipeline = plan.mode == schema::ParallelMode::PP;
   if (plan.partitioned && !isTensorParallelMode(plan.mode) && !pipeline)
     throw Error(dir + ": plan mode '" + mode +
@@ -61,7 +61,7 @@ void checkPartitionedPlan(const std::string &dir, const Manifest &manifest) {
                 "for every rank" + (pipeline ? " of a stage" : ""));
   if (plan.partitioned && !tpAxis)
     throw Error(dir + ": plan mode '" + mode + "' needs a mesh axis '" +
-                kTensorParallelAxis + "'; the artifact's mesh has none");
+                meshaxis::kTensorParallel + "'; the artifact's mesh has none");
 }
 
 /// On many ranks, beside pipelines and partitioned artifacts: the data-parallel family on a
@@ -76,7 +76,7 @@ void checkReplicatedPlan(const std::string &dir, const Manifest &manifest, int s
                 "partitioned tp and fsdp_tp artifacts can: compile with "
                 "snn-compile --mode dp|zero|fsdp --topology dp=" +
                 std::to_string(size) + ")");
-  if (manifest.mesh.axes != std::vector<std::string>{kDataParallelAxis})
+  if (manifest.mesh.axes != std::vector<std::string>{meshaxis::kDataParallel})
     throw Error(dir + ": the artifact's mesh must be one 'dp' axis for "
                       "data-parallel training");
 }
@@ -134,7 +134,7 @@ bool isPartitioned(const Manifest &manifest) {
 int64_t dataParallelSize(const Manifest &manifest) {
   const schema::MeshSpec &mesh = manifest.mesh;
   for (size_t i = 0; i < mesh.axes.size(); ++i)
-    if (mesh.axes[i] == kDataParallelAxis)
+    if (mesh.axes[i] == meshaxis::kDataParallel)
       return mesh.shape[i];
   // Without a dp axis every rank of a tp or pp mesh reads the whole batch.
   return isPartitioned(manifest) || isPipeline(manifest) ? 1 : manifest.worldSize;
@@ -170,8 +170,8 @@ DataParallelContext createDataParallel(const MeshContext &mesh,
                                        bool syncBatchNorm) {
   DataParallelContext context;
   context.syncBatchNorm = syncBatchNorm;
-  if (mesh.hasAxis(kDataParallelAxis) && mesh.axisSize(kDataParallelAxis) > 1)
-    context.group = mesh.group(kDataParallelAxis);
+  if (mesh.hasAxis(meshaxis::kDataParallel) && mesh.axisSize(meshaxis::kDataParallel) > 1)
+    context.group = mesh.group(meshaxis::kDataParallel);
   return context;
 }
 
@@ -191,7 +191,7 @@ void checkReplicatedOverMesh(const MeshContext &mesh,
   for (const std::string &axis : mesh.axes()) {
     // A pipeline's ranks hold different stages: nothing is replicated
     // over its pp axis.
-    if (axis == kDataParallelAxis || axis == "pp" || mesh.axisSize(axis) == 1)
+    if (axis == meshaxis::kDataParallel || axis == meshaxis::kPipeline || mesh.axisSize(axis) == 1)
       continue;
     std::vector<const ParameterStore::Entry *> entries;
     for (const ParameterStore::Entry &entry : store.entries()) {

@@ -3,15 +3,16 @@
 #include "snn/Runtime/Execution/DataParallelResize.h"
 #include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <set>
 
+namespace meshaxis = snn::schema::meshaxis;
+
 namespace snn::runtime {
 
 namespace {
-
-constexpr const char *kDataParallelAxis = "dp";
 
 std::string planned(const Manifest &manifest) {
   std::string text = "the artifact is compiled for world_size " +
@@ -42,7 +43,7 @@ void relistPrograms(Manifest &manifest, size_t dpAxis, const std::vector<int64_t
     if (places.size() != 1)
       throw Error("manifest.json: program '" + program.file +
                   "' is listed for ranks at different places on the mesh's other axes than " +
-                  kDataParallelAxis + "; its dp axis cannot be resized");
+                  meshaxis::kDataParallel + "; its dp axis cannot be resized");
     program.ranks.clear();
     for (int rank = 0; rank < worldSize; ++rank)
       if (placeBesidesDp(resized, dpAxis, rank) == *places.begin())
@@ -72,11 +73,11 @@ void resizeDataParallelAxis(Manifest &manifest, int worldSize) {
   if (manifest.worldSize == worldSize)
     return;
   const std::vector<std::string> &axes = manifest.mesh.axes;
-  auto dp = std::find(axes.begin(), axes.end(), kDataParallelAxis);
+  auto dp = std::find(axes.begin(), axes.end(), meshaxis::kDataParallel);
   std::string ranks = std::to_string(worldSize) + (worldSize == 1 ? " rank" : " ranks");
   if (dp == axes.end())
     throw Error(planned(manifest) + " but this run has " + ranks + ", and it has no '" +
-                kDataParallelAxis + "' axis to resize (--nproc / WORLD_SIZE must be " +
+                meshaxis::kDataParallel + "' axis to resize (--nproc / WORLD_SIZE must be " +
                 std::to_string(manifest.worldSize) + ")");
   size_t dpAxis = size_t(dp - axes.begin());
   int64_t others = 1;
@@ -89,7 +90,7 @@ void resizeDataParallelAxis(Manifest &manifest, int worldSize) {
     }
   if (worldSize < 1 || worldSize % others != 0)
     throw Error(planned(manifest) + " but this run has " + ranks + ": only its '" +
-                kDataParallelAxis + "' axis can change size, not " + fixed +
+                meshaxis::kDataParallel + "' axis can change size, not " + fixed +
                 ", so the ranks must be a multiple of " + std::to_string(others));
   std::vector<int64_t> resized = manifest.mesh.shape;
   resized[dpAxis] = worldSize / others;

@@ -8,9 +8,12 @@
 #include "snn/Runtime/Execution/CommunicationFingerprint.h"
 #include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <map>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::runtime {
 
@@ -82,7 +85,7 @@ bool samePipeline(const schema::MeshSpec &mesh, int a, int b) {
   std::vector<int> x = dist::Mesh::coordinatesOf(mesh.shape, a);
   std::vector<int> y = dist::Mesh::coordinatesOf(mesh.shape, b);
   for (size_t i = 0; i < mesh.axes.size(); ++i)
-    if (mesh.axes[i] != "pp" && x[i] != y[i])
+    if (mesh.axes[i] != meshaxis::kPipeline && x[i] != y[i])
       return false;
   return true;
 }
@@ -180,7 +183,7 @@ std::string firstNodeDifference(const CommunicationFingerprint &a,
 std::string computationDifference(const std::vector<CommunicationFingerprint> &ranks,
                                   const schema::MeshSpec &mesh) {
   for (size_t axis = 0; axis < mesh.axes.size(); ++axis) {
-    if (mesh.axes[axis] == "pp")
+    if (mesh.axes[axis] == meshaxis::kPipeline)
       continue;
     for (const std::vector<int> &members : dist::Mesh::slices(mesh.shape, axis))
       for (size_t m = 1; m < members.size(); ++m)

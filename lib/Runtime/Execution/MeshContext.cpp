@@ -86,6 +86,10 @@ const dist::Group &MeshContext::group(const std::string &axis) const {
   return group;
 }
 
+const dist::Group *MeshContext::groupIfSplit(const std::string &axis) const {
+  return hasAxis(axis) && axisSize(axis) > 1 ? &group(axis) : nullptr;
+}
+
 int MeshContext::worldRank() const {
   return worldGroup.valid() ? worldGroup.rank() : 0;
 }

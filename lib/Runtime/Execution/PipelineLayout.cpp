@@ -3,16 +3,17 @@
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+namespace meshaxis = snn::schema::meshaxis;
+
 namespace snn::runtime {
 
 namespace {
-
-constexpr const char *kPipelineAxis = "pp";
 
 std::string joined(const std::vector<std::string> &names) {
   std::string text;
@@ -25,14 +26,14 @@ std::string joined(const std::vector<std::string> &names) {
 /// compiler's order [dp, pp, tp].
 size_t pipelineAxis(const std::string &dir, const Manifest &manifest) {
   std::vector<std::string> axes = manifest.mesh.axes, expected;
-  for (const char *name : {"dp", kPipelineAxis, "tp"})
-    if (name == std::string(kPipelineAxis) ||
+  for (const char *name : {meshaxis::kDataParallel, meshaxis::kPipeline, meshaxis::kTensorParallel})
+    if (name == std::string(meshaxis::kPipeline) ||
         std::find(axes.begin(), axes.end(), name) != axes.end())
       expected.push_back(name);
   if (axes != expected)
     throw Error(dir + ": plan mode 'pp' needs the mesh axes [pp], [dp, pp], [pp, tp] or "
                       "[dp, pp, tp]; the artifact's mesh has [" + joined(axes) + "]");
-  return size_t(std::find(axes.begin(), axes.end(), kPipelineAxis) - axes.begin());
+  return size_t(std::find(axes.begin(), axes.end(), meshaxis::kPipeline) - axes.begin());
 }
 
 /// Stage k's programs together list exactly the ranks at pp coordinate k mod S; when the
@@ -41,7 +42,7 @@ void checkPlacement(const std::string &dir, const Manifest &manifest,
                     size_t axis, const PipelineLayout &layout) {
   std::vector<int64_t> shape = manifest.mesh.shape;
   const std::vector<std::string> &axes = manifest.mesh.axes;
-  size_t tp = size_t(std::find(axes.begin(), axes.end(), "tp") - axes.begin());
+  size_t tp = size_t(std::find(axes.begin(), axes.end(), meshaxis::kTensorParallel) - axes.begin());
   std::map<int64_t, std::vector<int>> listed;
   for (const ProgramSpec &program : manifest.programs) {
     std::set<int64_t> tpCoordinates;

@@ -3,10 +3,13 @@
 #include "snn/Runtime/Execution/ProgramCoordinate.h"
 #include "snn/Runtime/Distributed/Mesh.h"
 #include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+
+namespace meshaxis = snn::schema::meshaxis;
 
 namespace snn::runtime {
 
@@ -37,9 +40,9 @@ bool parseCoordinate(const std::string &text, std::map<std::string, int64_t> &ou
 std::vector<std::string> requiredAxes(const Artifact &artifact) {
   const std::vector<std::string> &mesh = artifact.manifest.mesh.axes;
   std::vector<std::string> axes;
-  for (const char *axis : {"pp", "tp"}) {
+  for (const char *axis : {meshaxis::kPipeline, meshaxis::kTensorParallel}) {
     bool has = std::count(mesh.begin(), mesh.end(), axis) > 0;
-    bool perRank = axis == std::string("pp") ? artifact.run.pipeline.has_value()
+    bool perRank = axis == std::string(meshaxis::kPipeline) ? artifact.run.pipeline.has_value()
                                              : artifact.run.partitioned;
     if (has && perRank)
       axes.push_back(axis);

@@ -77,6 +77,9 @@ public:
   int coordinate(const std::string &axis) const;
   /// This rank's group along an axis of size > 1 (Error otherwise).
   const dist::Group &group(const std::string &axis) const;
+  /// The group along `axis` when it has more than one member; null for an
+  /// axis of size 1 (nothing to talk to) or one the mesh lacks.
+  const dist::Group *groupIfSplit(const std::string &axis) const;
   /// Every rank of the run (invalid in a process without a world).
   const dist::Group &world() const { return worldGroup; }
   /// This process's rank in the run (0 without a world).
