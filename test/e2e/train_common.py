@@ -113,6 +113,20 @@ def read_log(path):
     return steps, epochs
 
 
+def check_fires_and_moves(case, logs):
+    """The case's neuron layers fire at 5-50 % (make_case's meta.json measures each on the
+    case's input) and the loss of the `logs` (--log files, in order) moved; returns the rates."""
+    with open(os.path.join(case, "meta.json")) as f:
+        rates = {k: v["firing_rate"] for k, v in json.load(f)["neurons"].items()}
+    quiet = {k: r for k, r in rates.items() if not 0.05 <= r <= 0.5}
+    if quiet:
+        raise Failure(f"neuron layers outside 5-50 % firing: {quiet}")
+    losses = [s["loss"] for log in logs for s in read_log(log)[0]]
+    if max(losses) - min(losses) < 1e-3 * max(abs(losses[0]), 1e-6):
+        raise Failure(f"the loss did not move: {losses[:3]} ... {losses[-3:]}")
+    return rates
+
+
 def load_params(directory):
     """name -> array of a --save-params directory (NAME.npy per parameter and buffer)."""
     if not os.path.isdir(directory):

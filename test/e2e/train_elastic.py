@@ -16,7 +16,6 @@ any rank starts, naming the axis.
 Usage: train_elastic.py --bin BUILD/bin --work DIR [--mode dp|zero|fsdp|fsdp_tp|pp]
 """
 import argparse
-import json
 import os
 
 import train_common as tc
@@ -31,16 +30,7 @@ LAYOUT = {"dp": (["--mode", "dp", "--topology", "dp=4"], [4, 2, 3]),
                   "--pp-microbatches", "2"], [4, 2, 4])}
 
 
-def check_fires_and_moves(case, logs):
-    with open(os.path.join(case, "meta.json")) as f:
-        rates = {k: v["firing_rate"] for k, v in json.load(f)["neurons"].items()}
-    quiet = {k: r for k, r in rates.items() if not 0.05 <= r <= 0.5}
-    if quiet:
-        raise tc.Failure(f"neuron layers outside 5-50 % firing: {quiet}")
-    losses = [s["loss"] for log in logs for s in tc.read_log(log)[0]]
-    if max(losses) - min(losses) < 1e-3 * max(abs(losses[0]), 1e-6):
-        raise tc.Failure(f"the loss did not move: {losses[:3]} ... {losses[-3:]}")
-    return rates
+
 
 
 def main():
@@ -74,7 +64,7 @@ def main():
         if ranks != legs[0] and f"running on {ranks} ranks" not in proc.stderr:
             raise tc.Failure(f"leg {leg + 1} on {ranks} ranks did not say its dp axis was "
                              f"resized:\n{proc.stderr}")
-    rates = check_fires_and_moves(case, logs)
+    rates = tc.check_fires_and_moves(case, logs)
     straight = tc.load_params(w("straight", "rank0"))
     worst = 0.0
     for r in range(legs[-1]):
