@@ -278,6 +278,9 @@ void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
 
 void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_option("--log", o.logPath, "JSON lines: one per step and epoch");
+  train->add_option("--tensorboard", o.tensorboardDir,
+                    "Rank 0 also writes the log's step and epoch numbers as TensorBoard "
+                    "scalars into an event file in DIR (created if missing)");
   train->add_option("--checkpoint", o.checkpointDir,
                     "Checkpoint directory (saved at the end and every "
                     "--checkpoint-every steps)");
