@@ -16,6 +16,8 @@ PACKAGES=(
   zlib1g-dev
   # tests (clang-22 and its runtimes: the libFuzzer targets, scripts/fuzz.sh)
   libgtest-dev googletest clang-22 libclang-rt-22-dev
+  # e2e.report renders snn-run report's page in a headless browser
+  chromium-headless-shell
   # Python reference side (Debian's python3, not a pyenv one)
   python3 python3-torch python3-onnx python3-numpy
   # the spikemesh Python extension module

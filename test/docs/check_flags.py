@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import markdown_blocks  # noqa: E402
 from run_examples import REPO_ROOT, default_files  # noqa: E402
 
-SNN_RUN_COMMANDS = ("infer", "train", "eval", "export", "calibrate")
+SNN_RUN_COMMANDS = ("infer", "train", "eval", "export", "calibrate", "report")
 LLVM_TOOLS = ("snn-compile", "snn-opt", "snn-translate")
 # A command's first word: a tool, maybe behind `VAR=value` words and a path.
 FIRST_TOOL = re.compile(
@@ -42,6 +42,7 @@ PIPELINE_SPLIT = re.compile(r"\s(?:\||&&|;)\s")
 FILE_DEFAULTS = {
     "docs/snn-run.md": "snn-run", "docs/distributed.md": "snn-run",
     "docs/checkpoints.md": "snn-run", "docs/training.md": "snn-run",
+    "docs/observability.md": "snn-run",
     "docs/planner.md": "snn-compile", "docs/passes.md": "snn-opt",
 }
 # Placeholders that stand for any flag in prose (`--flag=value`).

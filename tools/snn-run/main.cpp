@@ -16,6 +16,7 @@
 #include "snn/Runtime/Commands/ExportCommand.h"
 #include "snn/Runtime/Commands/InferCommand.h"
 #include "snn/Runtime/Commands/Launch.h"
+#include "snn/Runtime/Commands/ReportCommand.h"
 #include "snn/Runtime/Commands/TrainCommand.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Launcher.h"
@@ -40,6 +41,7 @@ struct Commands {
   ExportOptions exportWeights;
   CalibrateOptions calibrate;
   CalibrateRanksOptions calibrateRanks;
+  ReportOptions report;
   /// --dist-timeout: bound on the rendezvous and every collective.
   double distTimeout = 60.0;
 };
@@ -278,6 +280,9 @@ void addTrainRunOptions(CLI::App *train, TrainOptions &o) {
 
 void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_option("--log", o.logPath, "JSON lines: one per step and epoch");
+  train->add_option("--tensorboard", o.tensorboardDir,
+                    "Rank 0 also writes the log's step and epoch numbers as TensorBoard "
+                    "scalars into an event file in DIR (created if missing)");
   train->add_option("--checkpoint", o.checkpointDir,
                     "Checkpoint directory (saved at the end and every "
                     "--checkpoint-every steps)");
@@ -408,6 +413,17 @@ void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
       ->capture_default_str();
 }
 
+void addReportCommand(CLI::App &app, ReportOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "report", "Write one self-contained HTML page of a training run from its --log "
+                "(and the rank logs beside it): loss, accuracy, firing rates, step times "
+                "per rank, the plan's prediction; the pipeline schedule with --trace");
+  command->add_option("LOG", o.logPath, "The run's --log file (JSON lines)")->required();
+  command->add_option("--trace", o.tracePath,
+                      "The run's pipeline trace (snn-run train --trace): draw its schedule");
+  command->add_option("-o,--output", o.outputPath, "The HTML page to write")->required();
+}
+
 /// The ranks of `calibrate` run this; hidden from --help (empty group).
 void addCalibrateRanksCommand(CLI::App &app, CalibrateRanksOptions &o) {
   CLI::App *command = app.add_subcommand(
@@ -482,6 +498,7 @@ int runTool(int argc, char **argv) {
   addExportCommand(app, commands.exportWeights);
   addCalibrateCommand(app, commands.calibrate);
   addCalibrateRanksCommand(app, commands.calibrateRanks);
+  addReportCommand(app, commands.report);
   commands.calibrate.createdBy = "snn-run calibrate " SNN_VERSION;
   std::vector<const char *> args;
   for (const std::string &argument : arguments.argv)
@@ -496,6 +513,13 @@ int runTool(int argc, char **argv) {
   }
   if (app.got_subcommand("calibrate") || app.got_subcommand("calibrate-ranks"))
     return runCalibration(app, commands, arguments);
+  if (app.got_subcommand("report")) {
+    if (arguments.nproc > 0)
+      throw Error("--nproc starts ranks of train, eval and infer; 'snn-run report' reads "
+                  "logs in one process");
+    runReport(commands.report);
+    return 0;
+  }
   if (arguments.nproc > 0)
     return launchRanks(launchRequest(app, commands), arguments);
   if (snn::dist::torchrunEnvironmentPresent())

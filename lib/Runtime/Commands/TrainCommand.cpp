@@ -19,6 +19,7 @@
 #include "snn/Runtime/Commands/FreezeParameters.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
+#include "snn/Runtime/Observability/TensorBoardLog.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 #include "snn/Runtime/Pipeline/PipelineTrace.h"
 #include "snn/Runtime/Support/Error.h"
@@ -156,6 +157,30 @@ void announceResizedMesh(const TrainOptions &options, const Artifact &artifact,
             << artifact.run.plannedWorldSize << " ranks; running on " << place.worldSize
             << " ranks, its dp axis resized to " << place.dpRanks << " (the global batch of "
             << options.batchSize << " unchanged)" << std::endl;
+}
+
+/// The run's logs: rank 0's --log, which --tensorboard follows, and in a
+/// multi-rank run every rank's own. Not movable: the log's follower points
+/// at the TensorBoard writer.
+struct RunLogs {
+  RunLogs() = default;
+  RunLogs(const RunLogs &) = delete;
+  RunLogs &operator=(const RunLogs &) = delete;
+
+  MetricsLog log, rankLog;
+  std::optional<TensorBoardLog> tensorboard;
+};
+
+void openLogs(const TrainOptions &options, int rank, int worldSize, bool resuming,
+              RunLogs &logs) {
+  if (!options.logPath.empty() && rank == 0)
+    logs.log = MetricsLog(options.logPath, resuming);
+  if (!options.logPath.empty() && worldSize > 1)
+    logs.rankLog = MetricsLog(rankLogPath(options.logPath, rank), resuming);
+  if (!options.tensorboardDir.empty() && rank == 0) {
+    TensorBoardLog &tensorboard = logs.tensorboard.emplace(options.tensorboardDir);
+    logs.log.follow([&tensorboard](const std::string &line) { tensorboard.event(line); });
+  }
 }
 
 void printSummary(const TrainSummary &summary, const TrainConfig &config) {
@@ -338,17 +363,13 @@ void runTrain(const TrainOptions &options) {
                                   place, resumePath);
   }
 
-  MetricsLog log, rankLog;
-  if (!options.logPath.empty() && leader)
-    log = MetricsLog(options.logPath, resumeState.has_value());
-  if (!options.logPath.empty() && place.worldSize > 1)
-    rankLog = MetricsLog(rankLogPath(options.logPath, place.rank),
-                         resumeState.has_value());
+  RunLogs logs;
+  openLogs(options, place.rank, place.worldSize, resumeState.has_value(), logs);
   Progress progress(mode, config.totalSteps, data.train->batchesPerEpoch());
   CommStatsTable commTable;
   Trainer trainer(model, *data.train, data.eval ? &*data.eval : nullptr, config,
-                  {&log, &progress, checkpoints ? &*checkpoints : nullptr,
-                   &rankLog, options.commStats && leader ? &commTable : nullptr});
+                  {&logs.log, &progress, checkpoints ? &*checkpoints : nullptr,
+                   &logs.rankLog, options.commStats && leader ? &commTable : nullptr});
   // Replicas start equal (the artifact's weights), then the parameters are
   // sharded as the plan asks, then a checkpoint (whole or merged from
   // shards; a partitioned run's part of it) is loaded into that layout.
@@ -356,7 +377,7 @@ void runTrain(const TrainOptions &options) {
   PipelineTrace trace;
   std::unique_ptr<PipelineEngine> pipeline =
       enableParallelism(options, artifact, place, model, trainer, trace);
-  rankLog.rankStart(place.rank, place.worldSize,
+  logs.rankLog.rankStart(place.rank, place.worldSize,
                     shardingModeName(trainer.shardingMode()),
                     place.partitioned || place.pipeline ? &place.mesh : nullptr);
   if (resumeState) {
@@ -370,7 +391,8 @@ void runTrain(const TrainOptions &options) {
   }
   // One process has no rank log: its "end" event goes to the run's log.
   TrainSummary summary = runMeasured(trainer, artifact.manifest.plan, config.optimizer,
-                                     pipeline.get(), place.worldSize > 1 ? rankLog : log);
+                                     pipeline.get(),
+                                     place.worldSize > 1 ? logs.rankLog : logs.log);
   if (!options.tracePath.empty())
     trace.write(place.mesh.world().valid() ? &place.mesh.world() : nullptr,
                 options.tracePath);

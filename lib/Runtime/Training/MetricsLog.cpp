@@ -22,11 +22,11 @@ MetricsLog::MetricsLog(const std::string &path, bool append)
 }
 
 void MetricsLog::writeLine(const std::string &line) {
-  if (!file)
-    return;
-  if (std::fputs(line.c_str(), file.get()) < 0 ||
-      std::fputc('\n', file.get()) == EOF || std::fflush(file.get()) != 0)
+  if (file && (std::fputs(line.c_str(), file.get()) < 0 ||
+               std::fputc('\n', file.get()) == EOF || std::fflush(file.get()) != 0))
     throw Error("--log " + path + ": write failed: " + std::strerror(errno));
+  if (follower)
+    follower(line);
 }
 
 void MetricsLog::step(const StepMetrics &metrics,
@@ -38,7 +38,8 @@ void MetricsLog::step(const StepMetrics &metrics,
             {"loss", metrics.loss},
             {"accuracy", metrics.accuracy},
             {"lr", metrics.lr},
-            {"samples_per_s", metrics.samplesPerSecond}};
+            {"samples_per_s", metrics.samplesPerSecond},
+            {"seconds", metrics.seconds}};
   if (comm) {
     Json counts = Json::array();
     for (const CommCount &count : *comm)

@@ -3,7 +3,7 @@
 // `--log FILE`: one JSON object per line (docs/training.md, "Outputs"), keys
 // in a fixed order, doubles with round-trip precision. Each line is flushed
 // when written, so the log can be followed while training runs and a crash
-// loses no finished step.
+// loses no finished step. A follower (--tensorboard) sees every line too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_TRAINING_METRICSLOG_H
@@ -19,6 +19,7 @@
 #include "snn/Schema/Manifest.h"
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,12 @@ public:
 
   bool enabled() const { return file != nullptr; }
 
+  /// Hands every line this log writes to `follower` as well, also when it
+  /// has no file (--tensorboard without --log).
+  void follow(std::function<void(const std::string &line)> follower) {
+    this->follower = std::move(follower);
+  }
+
   /// `comm` (partitioned runs): the step's collectives, written as
   /// "comm": [{"kind", "mesh_axis", "calls", "bytes"}, ...].
   void step(const StepMetrics &metrics,
@@ -102,6 +109,7 @@ private:
   };
   std::unique_ptr<std::FILE, Closer> file;
   std::string path;
+  std::function<void(const std::string &)> follower;
 };
 
 } // namespace snn::runtime

@@ -51,6 +51,9 @@ struct TrainOptions {
   bool dropLast = true;
   bool evalEveryEpoch = true;
   std::string logPath;
+  /// --tensorboard DIR: rank 0 writes the log's step and epoch numbers as
+  /// TensorBoard scalars (Observability/TensorBoardLog.h).
+  std::string tensorboardDir;
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int keepCheckpoints = 2;
