@@ -39,6 +39,12 @@ void MetricsLog::step(const StepMetrics &metrics,
             {"accuracy", metrics.accuracy},
             {"lr", metrics.lr},
             {"samples_per_s", metrics.samplesPerSecond}};
+  if (metrics.skipped)
+    line["skipped"] = true;
+  if (metrics.checkpointing) {
+    line["checkpoint_seconds"] = metrics.checkpointSeconds;
+    line["checkpoint_writing"] = metrics.checkpointWriting;
+  }
   if (comm) {
     Json counts = Json::array();
     for (const CommCount &count : *comm)
