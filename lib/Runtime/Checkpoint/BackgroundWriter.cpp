@@ -2,7 +2,13 @@
 
 #include "snn/Runtime/Checkpoint/BackgroundWriter.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <stdexcept>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace snn::runtime {
 
@@ -18,6 +24,18 @@ std::string runCatching(const std::function<void()> &job) {
   } catch (...) {
     return "unknown error";
   }
+}
+
+/// Lowers the calling thread's priority (nice +10, best effort): the writer
+/// yields the cores to the training threads and runs in their gaps; if it
+/// has not finished by the next save point, the training thread waits and
+/// the writer has the cores to itself.
+void yieldToTraining() {
+  pid_t thread = pid_t(::syscall(SYS_gettid));
+  errno = 0;
+  int nice = ::getpriority(PRIO_PROCESS, id_t(thread));
+  if (errno == 0)
+    ::setpriority(PRIO_PROCESS, id_t(thread), std::min(nice + 10, 19));
 }
 
 } // namespace
@@ -42,6 +60,7 @@ void BackgroundWriter::start(std::function<void()> job) {
   }
   // The thread writes `error` before it sets `finished`; wait() reads it after join().
   worker = std::thread([this, job = std::move(job)] {
+    yieldToTraining();
     error = runCatching(job);
     finished = true;
   });

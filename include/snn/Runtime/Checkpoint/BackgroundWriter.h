@@ -6,6 +6,7 @@
 // taken (wait) before the next starts, so saves publish in order and a failed
 // one is reported before another begins. Without a background thread the job
 // runs inside start() and wait() returns its result: one code path for both.
+// The thread runs at a lower priority (nice +10) than training.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SNN_RUNTIME_CHECKPOINT_BACKGROUNDWRITER_H
