@@ -75,9 +75,13 @@ def check(cond, msg):
 
 
 def snapshot(directory):
+    """Every file's bytes, but the job lock's (each run that opens the directory writes its pid
+    there; no checkpoint's)."""
     out = {}
     for root, _, files in os.walk(directory):
         for f in files:
+            if f == ".lock" and root == directory:
+                continue
             p = os.path.join(root, f)
             with open(p, "rb") as fh:
                 out[os.path.relpath(p, directory)] = fh.read()

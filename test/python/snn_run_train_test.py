@@ -218,8 +218,9 @@ def resume_cases(r, w, art, data, common):
          w("straight"))
     r.ok("first 3 steps", *run, "--stop-after", 3, "--checkpoint", w("ck"),
          "--checkpoint-every", 2, "--log", w("first.jsonl"))
-    check(sorted(os.listdir(w("ck"))) == ["latest", "step-00000002", "step-00000003"],
-          f"checkpoints at step 2 and 3 plus `latest` (got {sorted(os.listdir(w('ck')))})")
+    check(sorted(os.listdir(w("ck"))) == [".lock", "latest", "step-00000002", "step-00000003"],
+          f"checkpoints at step 2 and 3 plus `latest` and the job lock "
+          f"(got {sorted(os.listdir(w('ck')))})")
     r.error("checkpoint dir in use", "--resume", *run, "--checkpoint", w("ck"))
     at = run.index("--seed")
     reseeded = run[:at + 1] + [99] + run[at + 2:]
@@ -234,7 +235,7 @@ def resume_cases(r, w, art, data, common):
     key = lambda s: (s["epoch"], s["step"], s["loss"], s["accuracy"], s["lr"])  # noqa: E731
     check([key(s) for s in straight] == [key(s) for s in split],
           "resume: the step log continues identically")
-    check(sorted(os.listdir(w("ck"))) == ["latest", "step-00000006", "step-00000007"],
+    check(sorted(os.listdir(w("ck"))) == [".lock", "latest", "step-00000006", "step-00000007"],
           f"--keep-checkpoints 2 keeps the newest two (got {sorted(os.listdir(w('ck')))})")
     with open(w("ck", "latest")) as f:
         check(f.read().strip() == "step-00000007", "`latest` names the final checkpoint")

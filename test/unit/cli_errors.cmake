@@ -141,6 +141,11 @@ expect_error_line("--momentum applies to --optimizer sgd only"
 expect_error_line("--schedule step needs --step-size K (K >= 1)" ${train} --schedule step)
 expect_error_line("give exactly one of --epochs E and --steps S" ${train} --epochs 1)
 expect_error_line("--resume needs --checkpoint DIR" ${train} --resume)
+expect_error_line("--checkpoint-sync needs --checkpoint DIR" ${train} --checkpoint-sync)
+expect_error_line("--checkpoint-errors needs --checkpoint DIR"
+  ${train} --checkpoint-errors continue)
+expect_error_line("--checkpoint-errors: unknown policy 'ignore' (expected stop or continue)"
+  ${train} --checkpoint-errors ignore)
 # Good values pass on to the artifact (0 = not given for the counts).
 expect_error_line("artifact directory '${missing}' does not exist"
   ${train} --optimizer adamw --schedule step --step-size 3 --loss ce --progress none

@@ -294,6 +294,16 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
       ->capture_default_str();
   train->add_flag("--resume", o.resume,
                   "Continue from the latest checkpoint in --checkpoint");
+  train->add_flag("--checkpoint-sync", o.checkpointSync,
+                  "Write each checkpoint before training goes on (default: "
+                  "in the background while the next steps run)");
+  addNamed(train, "--checkpoint-errors", o.checkpointErrors,
+           kCheckpointErrorsNames,
+           "stop (a failed save ends the run with an error) or continue "
+           "(warn and try again at the next save)");
+  train->add_flag("--skip-nonfinite-steps", o.skipNonFiniteSteps,
+                  "A step whose loss is NaN or infinite changes nothing and "
+                  "training goes on (default: the run stops)");
   atLeastOne(
       train->add_option("--stop-after", o.stopAfter,
                         "Stop this invocation after N steps (checkpointed; "

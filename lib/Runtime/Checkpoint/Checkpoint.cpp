@@ -48,18 +48,25 @@ at::ScalarType dtypeOf(const std::string &name, const std::string &dir) {
 }
 
 /// The CRC-32 that guards both files: the metadata (without the checksum
-/// field, compact) followed by the tensor bytes.
-std::string checksumOf(const json &body, const std::string &data) {
-  std::string meta = body.dump();
-  uLong crc = crc32(0L, Z_NULL, 0);
-  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(meta.data()), meta.size());
-  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(data.data()), data.size());
+/// field, compact) followed by the tensor bytes, continued piece by piece.
+uLong crcOf(uLong crc, const void *bytes, size_t size) {
+  return crc32_z(crc, reinterpret_cast<const Bytef *>(bytes), size);
+}
+
+std::string formatChecksum(uLong crc) {
   char text[16];
   std::snprintf(text, sizeof(text), "%08lx", crc);
   return std::string("crc32:") + text;
 }
 
-/// Appends tensors to one byte string and records where each one lies.
+std::string checksumOf(const json &body, const std::string &data) {
+  std::string meta = body.dump();
+  uLong crc = crcOf(crc32(0L, Z_NULL, 0), meta.data(), meta.size());
+  return formatChecksum(crcOf(crc, data.data(), data.size()));
+}
+
+/// Lays tensors out one after another and records where each one lies; the
+/// bytes are written from the tensors themselves, not copied first.
 class TensorPacker {
 public:
   void add(const std::string &key, const at::Tensor &tensor) {
@@ -68,12 +75,25 @@ public:
     records.push_back({{"key", key},
                        {"dtype", dtypeName(dense.scalar_type())},
                        {"shape", dense.sizes().vec()},
-                       {"offset", data.size()},
+                       {"offset", size},
                        {"bytes", bytes}});
-    data.append(static_cast<const char *>(dense.data_ptr()), bytes);
+    size += bytes;
+    tensors.push_back(std::move(dense));
+  }
+  /// Writes the bytes to `sink` in order, continuing `crc` over them.
+  uLong write(const ByteSink &sink, uLong crc) const {
+    for (const at::Tensor &tensor : tensors) {
+      const char *bytes = static_cast<const char *>(tensor.data_ptr());
+      sink(bytes, tensor.nbytes());
+      crc = crcOf(crc, bytes, tensor.nbytes());
+    }
+    return crc;
   }
   json records = json::array();
-  std::string data;
+  size_t size = 0;
+
+private:
+  std::vector<at::Tensor> tensors;
 };
 
 /// Looks tensors up by key in a verified checkpoint.
@@ -180,7 +200,7 @@ json describeState(const CheckpointState &state, TensorPacker &packer) {
                      {"mode", state.shard.mode}};
   body["tensors"] = packer.records;
   body["data_file"] = kDataFile;
-  body["data_bytes"] = packer.data.size();
+  body["data_bytes"] = packer.size;
   return body;
 }
 
@@ -347,8 +367,11 @@ std::string formatRunId(uint64_t runId) {
 void writeCheckpoint(const std::string &dir, const CheckpointState &state) {
   TensorPacker packer;
   json body = describeState(state, packer);
-  body["checksum"] = checksumOf(body, packer.data);
-  writeFileSynced((fs::path(dir) / kDataFile).string(), packer.data);
+  std::string meta = body.dump();
+  uLong crc = crcOf(crc32(0L, Z_NULL, 0), meta.data(), meta.size());
+  writeFileSynced((fs::path(dir) / kDataFile).string(),
+                  [&](const ByteSink &sink) { crc = packer.write(sink, crc); });
+  body["checksum"] = formatChecksum(crc);
   writeFileSynced((fs::path(dir) / kMetaFile).string(), body.dump(1) + "\n");
 }
 

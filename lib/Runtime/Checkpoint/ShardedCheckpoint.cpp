@@ -1,7 +1,7 @@
 //===- ShardedCheckpoint.cpp - Checkpoints of ZeRO and fsdp runs ----------===//
 
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
-#include "snn/Runtime/Distributed/Collectives.h"
+#include "snn/Runtime/Checkpoint/SaveAgreement.h"
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 
@@ -228,20 +228,6 @@ mergeOptimizer(const std::vector<CheckpointState> &ranks,
   return merged;
 }
 
-/// Every rank learns whether all succeeded; throws on every rank if not.
-void agree(const dist::Group &group, const std::string &error,
-           const std::string &what) {
-  at::Tensor failed = at::empty({1}, at::kInt);
-  failed.data_ptr<int32_t>()[0] = error.empty() ? 0 : 1;
-  at::Tensor all = dist::allGather(group, failed);
-  if (!error.empty())
-    throw Error(what + ": " + error);
-  for (int rank = 0; rank < group.size(); ++rank)
-    if (all.data_ptr<int32_t>()[rank])
-      throw Error(what + ": rank " + std::to_string(group.globalRank(rank)) +
-                  " failed (its message names the cause)");
-}
-
 template <typename F> std::string attempt(F &&body) {
   try {
     body();
@@ -319,52 +305,76 @@ CheckpointState readAnyCheckpoint(const std::string &dir) {
   return mergeShards(ranks, dir);
 }
 
+void beginShardedSave(CheckpointDirectory &dir, int64_t step, const dist::Group &group) {
+  std::string error;
+  if (group.rank() == 0)
+    error = attempt([&] { dir.beginSave(step); });
+  agreeAcrossRanks(group, error);
+}
+
+void writeShard(const CheckpointDirectory &dir, const CheckpointState &state) {
+  fs::path own = fs::path(dir.tempPath(state.step)) / rankDirName(state.shard.rank);
+  std::error_code ec;
+  if (!fs::create_directory(own, ec) && ec)
+    throw Error("cannot create '" + own.string() + "': " + ec.message());
+  writeCheckpoint(own.string(), state);
+  syncDirectory(own.string());
+}
+
+namespace {
+
+/// shards.json of a checkpoint of `index.worldSize` ranks, synced.
+void writeShardIndex(const std::string &temp, const ShardIndex &index) {
+  json ranks = json::array();
+  for (int member = 0; member < index.worldSize; ++member)
+    ranks.push_back(rankDirName(member));
+  json meta = {{"format", kShardIndexFormat}, {"version", 1},
+               {"step", index.step},          {"world_size", index.worldSize},
+               {"mode", index.mode},          {"ranks", ranks}};
+  if (index.runId != 0)
+    meta["run_id"] = formatRunId(index.runId);
+  writeFileSynced((fs::path(temp) / kShardIndexFile).string(), meta.dump(1) + "\n");
+}
+
+} // namespace
+
+std::string publishShardedSave(CheckpointDirectory &dir, const ShardIndex &index,
+                               const dist::Group &group, const std::string &writeError) {
+  std::string path;
+  try {
+    agreeAcrossRanks(group, writeError);
+    std::string error;
+    if (group.rank() == 0)
+      error = attempt([&] {
+        writeShardIndex(dir.tempPath(index.step), index);
+        path = dir.commitSave(index.step);
+      });
+    agreeAcrossRanks(group, error);
+  } catch (...) {
+    if (group.rank() == 0)
+      dir.abortSave(index.step);
+    throw;
+  }
+  return path.empty()
+             ? (fs::path(dir.path()) / CheckpointDirectory::nameForStep(index.step)).string()
+             : path;
+}
+
 std::string saveShardedCheckpoint(CheckpointDirectory &dir,
                                   const CheckpointState &state,
                                   const dist::Group &group) {
-  const int rank = group.rank();
-  const std::string what =
-      "checkpoint " + CheckpointDirectory::nameForStep(state.step);
-  std::string error;
-  if (rank == 0)
-    error = attempt([&] { dir.beginSave(state.step); });
-  agree(group, error, what);
-  fs::path temp = dir.tempPath(state.step);
-  error = attempt([&] {
-    fs::path own = temp / rankDirName(rank);
-    fs::create_directory(own);
-    writeCheckpoint(own.string(), state);
-    syncDirectory(own.string());
-  });
-  std::string path;
+  const std::string what = "checkpoint " + CheckpointDirectory::nameForStep(state.step);
   try {
-    agree(group, error, what);
-    if (rank == 0)
-      error = attempt([&] {
-        json ranks = json::array();
-        for (int member = 0; member < group.size(); ++member)
-          ranks.push_back(rankDirName(member));
-        json index = {{"format", kShardIndexFormat},
-                      {"version", 1},
-                      {"step", state.step},
-                      {"world_size", group.size()},
-                      {"mode", state.shard.mode},
-                      {"ranks", ranks}};
-        if (state.runId != 0)
-          index["run_id"] = formatRunId(state.runId);
-        writeFileSynced((temp / kShardIndexFile).string(), index.dump(1) + "\n");
-        path = dir.commitSave(state.step);
-      });
-    agree(group, error, what);
-  } catch (...) {
-    if (rank == 0)
-      dir.abortSave(state.step);
-    throw;
+    beginShardedSave(dir, state.step, group);
+    std::string error = attempt([&] { writeShard(dir, state); });
+    return publishShardedSave(dir, shardIndexOf(state, group), group, error);
+  } catch (const Error &e) {
+    throw Error(what + ": " + e.what());
   }
-  return path.empty() ? (fs::path(dir.path()) /
-                         CheckpointDirectory::nameForStep(state.step))
-                            .string()
-                      : path;
+}
+
+ShardIndex shardIndexOf(const CheckpointState &state, const dist::Group &group) {
+  return {state.step, state.runId, state.shard.mode, group.size()};
 }
 
 } // namespace snn::runtime

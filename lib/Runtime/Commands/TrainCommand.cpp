@@ -8,6 +8,7 @@
 
 #include "snn/Runtime/Commands/TrainCommand.h"
 #include "snn/Runtime/Execution/EventKernelChoice.h"
+#include "snn/Runtime/Checkpoint/CheckpointLock.h"
 #include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Checkpoint/ParamsIO.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
@@ -29,6 +30,7 @@
 #include "snn/Schema/MeshAxes.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -183,6 +185,28 @@ void openLogs(const TrainOptions &options, int rank, int worldSize, bool resumin
   }
 }
 
+/// The mean step time with a save, while one was written and otherwise: what
+/// checkpoints cost the training steps.
+void printCheckpointTimes(const CheckpointTimes &times, const CheckpointPolicy &policy) {
+  if (times.saves == 0)
+    return;
+  auto mean = [](double seconds, int64_t steps) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.4f s", seconds / double(std::max<int64_t>(steps, 1)));
+    return std::string(text);
+  };
+  std::cerr << "snn-run: checkpoints: " << times.saves << " save" << (times.saves > 1 ? "s" : "")
+            << (policy.background ? " (background)" : " (synchronous)") << "; mean step "
+            << mean(times.saveSeconds, times.saves) << " with a save ("
+            << mean(times.checkpointSeconds, times.saves) << " of it checkpointing)";
+  if (times.writingSteps > 0)
+    std::cerr << ", " << mean(times.writingSeconds, times.writingSteps)
+              << " while one was written";
+  if (times.otherSteps > 0)
+    std::cerr << ", " << mean(times.otherSeconds, times.otherSteps) << " without";
+  std::cerr << std::endl;
+}
+
 void printSummary(const TrainSummary &summary, const TrainConfig &config) {
   char timing[96];
   std::snprintf(timing, sizeof(timing), "%.2f s (%.0f samples/s)",
@@ -194,9 +218,12 @@ void printSummary(const TrainSummary &summary, const TrainConfig &config) {
     std::cerr << ", last loss " << summary.lastStep.loss;
   if (summary.hasEpoch && summary.lastEpoch.hasEval)
     std::cerr << ", eval accuracy " << summary.lastEpoch.eval.accuracy;
+  if (summary.skippedSteps > 0)
+    std::cerr << ", " << summary.skippedSteps << " skipped (loss or gradients not finite)";
   if (!summary.finished)
     std::cerr << "; continue with --resume";
   std::cerr << std::endl;
+  printCheckpointTimes(summary.checkpoints, config.checkpointPolicy);
 }
 
 } // namespace
@@ -324,16 +351,29 @@ TrainSummary runMeasured(Trainer &trainer, const schema::PlanSpec &plan,
 
 } // namespace
 
-void runTrain(const TrainOptions &options) {
-  validateTrainOptions(options);
+namespace {
+
+/// The process's settings for a training run and the checks of its output
+/// paths, before anything else.
+void setUpProcess(const TrainOptions &options) {
+  // A file-size limit (ulimit -f) fails the write that crosses it, reported
+  // like a full disk, instead of killing the run with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Before any tensor, so that the end event's tensor bytes count them all.
   TensorMemory::install();
-  Progress::Mode mode = Progress::modeFor(options.progress);
   setIntraOpThreads(options.threads);
   applyKernelChoice(options.kernels);
   checkParentDirectory(options.logPath, "--log");
   checkParentDirectory(options.exportOnnxPath, "--export-onnx");
   checkParentDirectory(options.tracePath, "--trace");
+}
+
+} // namespace
+
+void runTrain(const TrainOptions &options) {
+  validateTrainOptions(options);
+  setUpProcess(options);
+  Progress::Mode mode = Progress::modeFor(options.progress);
 
   Artifact artifact =
       loadRunArtifact(options.artifactDir, "train", options.distributed);
@@ -357,7 +397,11 @@ void runTrain(const TrainOptions &options) {
   std::optional<CheckpointDirectory> checkpoints;
   std::optional<CheckpointState> resumeState;
   std::string resumePath;
+  // Rank 0 holds the directory for the whole job; its other ranks write under it.
+  std::optional<CheckpointLock> lock;
   if (!options.checkpointDir.empty()) {
+    if (leader)
+      lock.emplace(options.checkpointDir);
     checkpoints.emplace(options.checkpointDir, options.keepCheckpoints);
     resumeState = findResumeState(options, *checkpoints, model, config.settings,
                                   place, resumePath);

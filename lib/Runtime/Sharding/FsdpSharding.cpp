@@ -121,6 +121,12 @@ public:
     }
   }
 
+  void dropGradients() override {
+    for (FsdpUnit &unit : units)
+      unit.gradShard.reset();
+    store.zeroGrad();
+  }
+
   void materialize() override {
     pinned = true;
     for (size_t u = 0; u < units.size(); ++u)

@@ -37,6 +37,8 @@ public:
 
   void step(double lr) override { opt.step(lr); }
 
+  void dropGradients() override { store.zeroGrad(); }
+
   void capture(CheckpointState &state) const override {
     captureModel(store, state);
     captureOptimizer(opt, state);

@@ -35,6 +35,8 @@ public:
 
   void finishBackward() override { reducer->finish(); }
 
+  void dropGradients() override { store.zeroGrad(); }
+
   void step(double lr) override {
     pieces.step(config, lr, flat.ownChunk(), [&](const ShardPiece &piece) {
       const at::Tensor &grad = flat.params()[piece.tensor].grad();

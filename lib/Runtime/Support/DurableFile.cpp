@@ -39,10 +39,24 @@ int writeAll(int fd, const char *data, size_t size) {
 } // namespace
 
 void writeFileSynced(const std::string &path, const std::string &bytes) {
+  writeFileSynced(path, [&](const ByteSink &sink) { sink(bytes.data(), bytes.size()); });
+}
+
+void writeFileSynced(const std::string &path,
+                     const std::function<void(const ByteSink &)> &produce) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     failWrite(path, errno);
-  int code = writeAll(fd, bytes.data(), bytes.size());
+  int code = 0;
+  try {
+    produce([&](const char *data, size_t size) {
+      if (code == 0)
+        code = writeAll(fd, data, size);
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   if (code == 0 && ::fsync(fd) != 0)
     code = errno;
   if (::close(fd) != 0 && code == 0)

@@ -40,6 +40,12 @@ void MetricsLog::step(const StepMetrics &metrics,
             {"lr", metrics.lr},
             {"samples_per_s", metrics.samplesPerSecond},
             {"seconds", metrics.seconds}};
+  if (metrics.skipped)
+    line["skipped"] = true;
+  if (metrics.checkpointing) {
+    line["checkpoint_seconds"] = metrics.checkpointSeconds;
+    line["checkpoint_writing"] = metrics.checkpointWriting;
+  }
   if (comm) {
     Json counts = Json::array();
     for (const CommCount &count : *comm)

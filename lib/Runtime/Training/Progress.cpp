@@ -105,6 +105,12 @@ void Progress::epoch(const EpochMetrics &metrics) {
   std::fflush(out);
 }
 
+void Progress::warning(const std::string &text) {
+  endBar();
+  std::fprintf(out, "warning: %s\n", text.c_str());
+  std::fflush(out);
+}
+
 void Progress::finish() {
   if (mode != Mode::Off)
     endBar();

@@ -17,6 +17,10 @@ void validateCheckpointing(const TrainOptions &options) {
     throw Error("--checkpoint-every needs --checkpoint DIR");
   if (options.resume && !checkpointing)
     throw Error("--resume needs --checkpoint DIR");
+  if (options.checkpointSync && !checkpointing)
+    throw Error("--checkpoint-sync needs --checkpoint DIR");
+  if (options.checkpointErrors != CheckpointErrors::Stop && !checkpointing)
+    throw Error("--checkpoint-errors needs --checkpoint DIR");
   if (options.stopAfter > 0 && !checkpointing)
     throw Error("--stop-after needs --checkpoint DIR (the run continues "
                 "from it with --resume)");
@@ -67,6 +71,8 @@ TrainConfig makeTrainConfig(const TrainOptions &options,
   config.loss = options.loss;
   config.seed = options.seed;
   config.checkpointEvery = options.checkpointEvery;
+  config.checkpointPolicy = {!options.checkpointSync, options.checkpointErrors};
+  config.skipNonFiniteSteps = options.skipNonFiniteSteps;
   config.stopAfter = options.stopAfter;
   config.evalEveryEpoch = options.evalEveryEpoch;
   return config;

@@ -6,16 +6,21 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Training/Evaluate.h"
 #include "snn/Runtime/Execution/RandomState.h"
+#include "snn/Runtime/Checkpoint/NonFiniteValues.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
+#include "snn/Runtime/Checkpoint/SaveAgreement.h"
 #include "snn/Runtime/Checkpoint/ShardedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/TrainCheckpoint.h"
 #include "snn/Runtime/Training/CommStatsTable.h"
 #include "snn/Schema/TrainingCommunication.h"
 
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cmath>
+#include <iostream>
 #include <random>
 
 namespace snn::runtime {
@@ -26,6 +31,23 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Adds a finished step to the summary's times: a step with a save, one
+/// begun while a save was written, or another.
+void countStepTime(CheckpointTimes &times, const StepMetrics &step, bool saves) {
+  double seconds = step.seconds + step.checkpointSeconds;
+  if (saves) {
+    ++times.saves;
+    times.saveSeconds += seconds;
+    times.checkpointSeconds += step.checkpointSeconds;
+  } else if (step.checkpointWriting) {
+    ++times.writingSteps;
+    times.writingSeconds += seconds;
+  } else {
+    ++times.otherSteps;
+    times.otherSeconds += seconds;
+  }
 }
 
 } // namespace
@@ -41,6 +63,10 @@ Trainer::Trainer(Model &model, BatchLoader &train, BatchLoader *eval,
                 " samples give no batch of " +
                 std::to_string(train.options().batchSize) +
                 " (use a smaller --batch-size or --keep-last)");
+  if (sinks.checkpoints)
+    saver = std::make_unique<CheckpointSaver>(
+        *sinks.checkpoints, this->config.checkpointPolicy,
+        [this](const std::string &message) { warn(message); });
 }
 
 Trainer::~Trainer() = default;
@@ -114,12 +140,75 @@ CheckpointState Trainer::capture() const {
   return state;
 }
 
-void Trainer::checkLoss(float loss) const {
+const dist::Group *Trainer::runGroup() const {
+  if (mesh && mesh->world().valid())
+    return &mesh->world();
+  return dataParallel ? &dataParallel->group : nullptr;
+}
+
+void Trainer::warn(const std::string &message) const {
+  if (sinks.progress)
+    sinks.progress->warning(message);
+  else
+    std::cerr << ("warning: " + message + "\n") << std::flush;
+}
+
+bool Trainer::acceptLoss(double loss, double ownLoss) {
   if (std::isfinite(loss))
-    return;
-  throw Error(std::string("loss is ") + (std::isnan(loss) ? "nan" : "inf") +
-              " at step " + std::to_string(position.step) + " (epoch " +
-              std::to_string(position.epoch) + ")");
+    return true;
+  if (config.skipNonFiniteSteps)
+    return false;
+  std::string message = std::string("loss is ") + (std::isnan(loss) ? "nan" : "inf") +
+                        " at step " + std::to_string(position.step) + " (epoch " +
+                        std::to_string(position.epoch) + ")";
+  // Every rank sees the same loss, so every rank is here: the first rank
+  // whose own loss was not finite is found with one more collective.
+  if (const dist::Group *group = runGroup()) {
+    at::Tensor first = at::empty({1}, at::kLong);
+    first.data_ptr<int64_t>()[0] =
+        std::isfinite(ownLoss) ? INT64_MAX : group->globalRank(group->rank());
+    dist::allReduce(*group, first, dist::ReduceOp::Min);
+    int64_t rank = first.data_ptr<int64_t>()[0];
+    message += rank == INT64_MAX ? " (the sum over the ranks; each rank's own loss is finite)"
+                                 : " on rank " + std::to_string(rank);
+  }
+  stopRun(message);
+}
+
+bool Trainer::gradientsFinite() const {
+  bool finite = true;
+  for (const ParameterSharding::LocalPiece &piece : sharding->localPieces())
+    if (!allFinite(piece.grad)) {
+      finite = false;
+      break;
+    }
+  if (const dist::Group *group = runGroup()) {
+    at::Tensor bad = at::empty({1}, at::kLong);
+    bad.data_ptr<int64_t>()[0] = finite ? 0 : 1;
+    dist::allReduce(*group, bad, dist::ReduceOp::Max);
+    finite = bad.data_ptr<int64_t>()[0] == 0;
+  }
+  return finite;
+}
+
+std::vector<at::Tensor> Trainer::buffersBeforeStep() const {
+  std::vector<at::Tensor> copies;
+  if (!config.skipNonFiniteSteps)
+    return copies;
+  for (const ParameterStore::Entry &entry : model.params().entries())
+    if (entry.kind == ParameterKind::Buffer)
+      copies.push_back(entry.tensor.detach().clone());
+  return copies;
+}
+
+void Trainer::skipStep(const std::vector<at::Tensor> &buffersBefore) {
+  sharding->dropGradients();
+  // BatchNorm's running statistics took the bad batch in the forward.
+  at::NoGradGuard noGrad;
+  size_t next = 0;
+  for (const ParameterStore::Entry &entry : model.params().entries())
+    if (entry.kind == ParameterKind::Buffer && next < buffersBefore.size())
+      entry.tensor.copy_(buffersBefore[next++]);
 }
 
 StepMetrics Trainer::trainStep(const Batch &batch) {
@@ -130,6 +219,7 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   if (mesh)
     mesh->stats().reset();
   model.params().zeroGrad();
+  std::vector<at::Tensor> buffersBefore = buffersBeforeStep();
   at::Tensor rate = firingRate(model.forward(batch.input, true),
                                model.manifest().output.timeMajor);
   if (!labelsChecked) {
@@ -142,10 +232,13 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   float lossValue = loss.item<float>();
   int64_t correct = countCorrect(rate.detach(), batch.labels);
   int64_t samples = batch.size;
+  bool accepted = true;
   if (!dataParallel) {
-    checkLoss(lossValue);
-    loss.backward();
-    sharding->finishBackward();
+    accepted = acceptLoss(lossValue, lossValue);
+    if (accepted) {
+      loss.backward();
+      sharding->finishBackward();
+    }
   } else {
     // The global batch's loss (the mean of the ranks' equal-sized shard
     // means) and correct count, reduced while backward runs; the gradients
@@ -159,13 +252,19 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     sharding->finishBackward();
     pending.wait();
     int ranks = dataParallel->size();
+    float ownLoss = lossValue;
     lossValue = float(totals.data_ptr<double>()[0] / double(ranks));
     correct = int64_t(totals.data_ptr<double>()[1] + 0.5);
     samples *= ranks;
-    // Every rank sees the same global loss, so all stop together.
-    checkLoss(lossValue);
+    // Every rank sees the same global loss, so all decide alike.
+    accepted = acceptLoss(lossValue, ownLoss);
   }
-  sharding->step(lr);
+  if (accepted && config.skipNonFiniteSteps)
+    accepted = gradientsFinite();
+  if (accepted)
+    sharding->step(lr);
+  else
+    skipStep(buffersBefore);
   double seconds = secondsSince(start);
   if (mesh)
     stepComm = mesh->stats().counts();
@@ -178,10 +277,11 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   metrics.lr = lr;
   metrics.samplesPerSecond = double(samples) / seconds;
   metrics.seconds = seconds;
+  metrics.skipped = !accepted;
   return metrics;
 }
 
-void Trainer::endEpoch(TrainSummary &summary, bool complete) {
+EpochMetrics Trainer::closeEpoch(bool complete) {
   Clock::time_point start = Clock::now();
   EpochMetrics metrics;
   metrics.epoch = position.epoch;
@@ -193,6 +293,14 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
     metrics.hasEval = true;
   }
   metrics.seconds = position.seconds + secondsSince(start);
+  // A run that ends inside an epoch keeps its position there, so a resumed,
+  // longer run continues the epoch exactly where an uninterrupted run would.
+  if (complete)
+    position = {position.step, position.epoch + 1, 0, 0.0, 0.0, 0.0, 0};
+  return metrics;
+}
+
+void Trainer::reportEpoch(const EpochMetrics &metrics, TrainSummary &summary) {
   if (sinks.log)
     sinks.log->epoch(metrics);
   if (sinks.rankLog)
@@ -201,10 +309,6 @@ void Trainer::endEpoch(TrainSummary &summary, bool complete) {
     sinks.progress->epoch(metrics);
   summary.hasEpoch = true;
   summary.lastEpoch = metrics;
-  // A run that ends inside an epoch keeps its position there, so a resumed,
-  // longer run continues the epoch exactly where an uninterrupted run would.
-  if (complete)
-    position = {position.step, position.epoch + 1, 0, 0.0, 0.0, 0.0, 0};
 }
 
 uint64_t Trainer::drawRunId() const {
@@ -215,15 +319,26 @@ uint64_t Trainer::drawRunId() const {
     drawn = uint64_t(device()) << 32 ^ uint64_t(device()) ^
             uint64_t(Clock::now().time_since_epoch().count());
   // Rank 0's draw, so that every rank's shard names the same run.
-  const dist::Group *group = dataParallel ? &dataParallel->group : nullptr;
-  if (mesh && mesh->world().valid())
-    group = &mesh->world();
+  const dist::Group *group = runGroup();
   if (!group)
     return drawn;
   at::Tensor id = at::empty({1}, at::kLong);
   id.data_ptr<int64_t>()[0] = int64_t(drawn);
   dist::broadcast(*group, id, 0);
   return uint64_t(id.data_ptr<int64_t>()[0]);
+}
+
+[[noreturn]] void Trainer::stopRun(const std::string &message) {
+  // The previous save is good: publish it before the run ends. Every rank
+  // stops here alike, so a shard's agreement finds them all.
+  if (saver) {
+    try {
+      saver->complete();
+    } catch (const Error &e) {
+      warn(e.what());
+    }
+  }
+  throw Error(message);
 }
 
 void Trainer::saveWholeCheckpoint() {
@@ -237,24 +352,44 @@ void Trainer::saveWholeCheckpoint() {
   }
   gatherWholeCheckpoint(state, *partition);
   if (mesh->worldRank() == 0)
-    sinks.checkpoints->save(state);
+    saver->saveWhole(std::move(state));
+}
+
+void Trainer::saveShardedCheckpoint() {
+  CheckpointState state = capture();
+  const dist::Group &group = dataParallel->group;
+  // Each rank looks at its own pieces; all stop if any found one.
+  agreeAcrossRanks(group, nonFiniteRefusal(state));
+  saver->saveShard(std::move(state), group);
 }
 
 void Trainer::saveCheckpoint() {
-  if (!sinks.checkpoints || savedStep == position.step)
+  if (!saver || savedStep == position.step)
     return;
-  if (pipeline)
+  // The previous save is published (or has failed) before this one begins.
+  saver->complete();
+  if (pipeline) {
     savePipelineCheckpoint();
-  else if (partition)
+  } else if (partition) {
     saveWholeCheckpoint();
-  else if (sharding->mode() != ShardingMode::Replicated)
-    saveShardedCheckpoint(*sinks.checkpoints, capture(), dataParallel->group);
-  else if (!dataParallel || dataParallel->rank() == 0)
-    sinks.checkpoints->save(capture());
+  } else if (sharding->mode() != ShardingMode::Replicated) {
+    saveShardedCheckpoint();
+  } else if (!dataParallel || dataParallel->rank() == 0) {
+    saver->saveWhole(capture());
+  }
   savedStep = position.step;
 }
 
-void Trainer::report(const StepMetrics &metrics) {
+double Trainer::checkpointAfterStep() {
+  Clock::time_point start = Clock::now();
+  if (config.checkpointEvery > 0 && position.step % config.checkpointEvery == 0)
+    saveCheckpoint();
+  else
+    saver->poll();
+  return secondsSince(start);
+}
+
+void Trainer::report(const StepMetrics &metrics, int64_t batch) {
   // A pipeline's transfers are not collectives of the program; its tensor-parallel stages'
   // collectives are (each rank's own stage's).
   const std::vector<CommCount> *comm = mesh && (!pipeline || partition) ? &stepComm : nullptr;
@@ -265,7 +400,49 @@ void Trainer::report(const StepMetrics &metrics) {
   if (sinks.commStats)
     sinks.commStats->step(metrics.step, stepComm);
   if (sinks.progress)
-    sinks.progress->step(metrics, position.batch);
+    sinks.progress->step(metrics, batch);
+}
+
+void Trainer::runStep(TrainSummary &summary) {
+  Clock::time_point start = Clock::now();
+  bool writing = saver && saver->writing();
+  const int64_t batchIndex = position.batch;
+  Batch batch = train.batch(batchIndex);
+  StepMetrics metrics = trainStep(batch);
+  summary.seconds += metrics.seconds;
+  summary.samples += batch.size * (dataParallel ? dataParallel->size() : 1) *
+                     (pipelineDp ? pipelineDp->size() : 1);
+  summary.lastStep = metrics;
+  ++summary.stepsDone;
+  // A skipped step's loss is not a number to average.
+  if (metrics.skipped) {
+    ++summary.skippedSteps;
+  } else {
+    position.lossSum += metrics.loss;
+    position.accuracySum += metrics.accuracy;
+    ++position.steps;
+  }
+  position.seconds += secondsSince(start);
+  ++position.step;
+  ++position.batch;
+  std::optional<EpochMetrics> epoch;
+  if (position.batch == train.batchesPerEpoch()) {
+    epoch = closeEpoch(true);
+    train.startEpoch(position.epoch);
+  } else if (position.step == config.totalSteps) {
+    epoch = closeEpoch(false);
+  }
+  bool saves = false;
+  if (saver) {
+    saves = config.checkpointEvery > 0 && position.step % config.checkpointEvery == 0;
+    metrics.checkpointing = true;
+    metrics.checkpointSeconds = checkpointAfterStep();
+    metrics.checkpointWriting = writing;
+  }
+  report(metrics, batchIndex);
+  if (epoch)
+    reportEpoch(*epoch, summary);
+  countStepTime(summary.checkpoints, metrics, saves);
 }
 
 TrainSummary Trainer::run() {
@@ -279,35 +456,13 @@ TrainSummary Trainer::run() {
     runId = drawRunId();
   train.startEpoch(position.epoch);
   while (position.step < config.totalSteps &&
-         (config.stopAfter == 0 || summary.stepsDone < config.stopAfter)) {
-    Clock::time_point start = Clock::now();
-    Batch batch = train.batch(position.batch);
-    StepMetrics metrics = trainStep(batch);
-    report(metrics);
-    summary.seconds += metrics.seconds;
-    summary.samples += batch.size * (dataParallel ? dataParallel->size() : 1) *
-                       (pipelineDp ? pipelineDp->size() : 1);
-    summary.lastStep = metrics;
-    ++summary.stepsDone;
-    position.lossSum += metrics.loss;
-    position.accuracySum += metrics.accuracy;
-    position.seconds += secondsSince(start);
-    ++position.steps;
-    ++position.step;
-    ++position.batch;
-    if (position.batch == train.batchesPerEpoch()) {
-      endEpoch(summary, true);
-      train.startEpoch(position.epoch);
-    } else if (position.step == config.totalSteps) {
-      endEpoch(summary, false);
-    }
-    if (config.checkpointEvery > 0 &&
-        position.step % config.checkpointEvery == 0)
-      saveCheckpoint();
-  }
+         (config.stopAfter == 0 || summary.stepsDone < config.stopAfter))
+    runStep(summary);
   if (sinks.progress)
     sinks.progress->finish();
   saveCheckpoint();
+  if (saver)
+    saver->complete();
   summary.step = position.step;
   summary.finished = position.step == config.totalSteps;
   return summary;

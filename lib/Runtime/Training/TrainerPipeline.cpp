@@ -65,14 +65,21 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   labelsChecked = true;
   if (trace)
     trace->setStep(position.step);
-  // Every rank sees the same loss, so all stop together, before the update.
+  std::vector<at::Tensor> buffersBefore = buffersBeforeStep();
   ReplicatedPipelineStep step = trainPipelineReplicas(
       *pipeline, model, batch.input, batch.labels, pipelineDp ? &pipelineDp->group : nullptr);
   PipelineStepResult &result = step.result;
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
   double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
-  checkLoss(float(loss));
-  sharding->step(lr);
+  // Every rank sees the same loss, so all decide alike, before the update;
+  // a last stage's own loss names the rank it came from.
+  bool accepted = acceptLoss(float(loss), result.lossSum);
+  if (accepted && config.skipNonFiniteSteps)
+    accepted = gradientsFinite();
+  if (accepted)
+    sharding->step(lr);
+  else
+    skipStep(buffersBefore);
   stepComm = mesh->stats().counts();
   bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
   ++bubbleSteps;
@@ -86,6 +93,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   metrics.lr = lr;
   metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   metrics.samplesPerSecond = double(samples) / metrics.seconds;
+  metrics.skipped = !accepted;
   return metrics;
 }
 
@@ -95,7 +103,7 @@ void Trainer::savePipelineCheckpoint() {
     gatherWholeCheckpoint(state, *partition);
   gatherPipelineCheckpoint(state, model.manifest(), pipeline->place().group);
   if (mesh->worldRank() == 0)
-    sinks.checkpoints->save(state);
+    saver->saveWhole(std::move(state));
 }
 
 EvalMetrics Trainer::evaluateSplit(BatchLoader &loader) {

@@ -6,6 +6,7 @@
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Data/BatchLoader.h"
 #include "snn/Runtime/Checkpoint/CheckpointDirectory.h"
+#include "snn/Runtime/Checkpoint/NonFiniteValues.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Training/Evaluate.h"
 #include "snn/Runtime/Execution/Model.h"
@@ -198,6 +199,51 @@ TEST(Trainer, StopsOnANonFiniteLoss) {
     EXPECT_STREQ(e.what(), "loss is nan at step 1 (epoch 0)");
   }
   EXPECT_EQ(trainer.step(), 1);
+}
+
+TEST(Trainer, SkipsANonFiniteStepAndTrainsOn) {
+  TempDir dir;
+  snn::test::writeReadoutArtifact(dir.file("art"));
+  Dataset data = snn::test::makeStaticDataset(9, 6);
+  data.samples[4][2].fill_(std::numeric_limits<float>::quiet_NaN()); // batch 1
+  Artifact artifact = loadArtifact(dir.file("art"));
+  Model model(artifact);
+  BatchLoader train(data, {snn::test::kTrainSteps, false},
+                    {kBatch, false, true, 0});
+  TrainConfig config = adamConfig(3);
+  config.skipNonFiniteSteps = true;
+  CheckpointDirectory checkpoints(dir.file("ck"), 1);
+  MetricsLog log(dir.file("log.jsonl"), false);
+  Trainer trainer(model, train, nullptr, config, {&log, nullptr, &checkpoints});
+  TrainSummary summary = trainer.run();
+  EXPECT_EQ(summary.stepsDone, 3);
+  EXPECT_EQ(summary.skippedSteps, 1);
+  EXPECT_EQ(countLines(dir.file("log.jsonl"), "\"skipped\":true"), 1);
+  CheckpointState saved = readCheckpoint(checkpoints.latest());
+  EXPECT_EQ(saved.step, 3);
+  ASSERT_EQ(saved.optimizerState.size(), 1u);
+  EXPECT_EQ(saved.optimizerState[0].step, 2) << "Adam stepped on the two good batches only";
+  EXPECT_EQ(firstNonFiniteTensor(saved), "");
+}
+
+TEST(Trainer, BackgroundAndSynchronousSavesWriteTheSameCheckpoints) {
+  TempDir dir;
+  snn::test::writeTrainableArtifact(dir.file("art"));
+  Dataset data = snn::test::makeStaticDataset(10, 5);
+  std::vector<std::string> written[2];
+  for (int sync = 0; sync < 2; ++sync) {
+    std::string ck = dir.file(sync ? "sync" : "background");
+    CheckpointDirectory checkpoints(ck, 5);
+    TrainConfig config = adamConfig(5);
+    config.checkpointEvery = 2;
+    config.checkpointPolicy.background = !sync;
+    TrainingRun run(dir.file("art"), data);
+    run.trainRun(config, {nullptr, nullptr, &checkpoints});
+    for (const std::string &path : checkpoints.list())
+      written[sync].push_back(snn::test::readFile(path + "/tensors.bin"));
+  }
+  EXPECT_EQ(written[0].size(), 3u); // steps 2, 4 and the final 5
+  EXPECT_EQ(written[0], written[1]);
 }
 
 TEST(Trainer, RefusesTooFewSamplesForOneBatch) {

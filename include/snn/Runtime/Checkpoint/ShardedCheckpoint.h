@@ -52,6 +52,35 @@ std::string saveShardedCheckpoint(CheckpointDirectory &dir,
                                   const CheckpointState &state,
                                   const dist::Group &group);
 
+/// saveShardedCheckpoint in three parts, so that the files can be written in
+/// the background while the collective parts run on the training thread, in
+/// the same order on every rank (docs/checkpoints.md, "Saving in the
+/// background"). An Error of a collective part is thrown on every rank with
+/// the same message ("rank R: cause" when the group has several ranks).
+///
+/// Collective: rank 0 creates the temporary directory of `step`.
+void beginShardedSave(CheckpointDirectory &dir, int64_t step, const dist::Group &group);
+/// Not collective: writes this rank's rank<R>/ into the temporary directory
+/// of `state.step` and syncs it (R = state.shard.rank).
+void writeShard(const CheckpointDirectory &dir, const CheckpointState &state);
+
+/// What shards.json records.
+struct ShardIndex {
+  int64_t step = 0;
+  uint64_t runId = 0;
+  std::string mode;
+  int worldSize = 0;
+};
+ShardIndex shardIndexOf(const CheckpointState &state, const dist::Group &group);
+
+/// Collective: `writeError` is this rank's writeShard failure (empty: it
+/// wrote its shard). When every rank wrote its shard, rank 0 writes
+/// shards.json and publishes the checkpoint; if any failed, or publishing
+/// did, rank 0 removes the temporary directory and every rank throws.
+/// Returns the published path.
+std::string publishShardedSave(CheckpointDirectory &dir, const ShardIndex &index,
+                               const dist::Group &group, const std::string &writeError);
+
 } // namespace snn::runtime
 
 #endif // SNN_RUNTIME_CHECKPOINT_SHARDEDCHECKPOINT_H

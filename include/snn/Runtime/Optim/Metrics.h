@@ -15,6 +15,15 @@ struct StepMetrics {
   double lr = 0.0;
   double samplesPerSecond = 0.0;
   double seconds = 0.0; // zero_grad to optimizer update
+  /// --skip-nonfinite-steps: the loss was not finite and the update was not
+  /// applied.
+  bool skipped = false;
+  /// Runs with checkpoints: the training thread's time on them after this
+  /// step (taking the state, its collectives, waiting for the previous save),
+  /// and whether a background save was being written when the step began.
+  bool checkpointing = false;
+  double checkpointSeconds = 0.0;
+  bool checkpointWriting = false;
 };
 
 /// A pass over a whole split in eval mode; averages over samples.

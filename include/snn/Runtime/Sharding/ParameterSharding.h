@@ -53,6 +53,9 @@ public:
   /// The optimizer step with learning rate `lr`; afterwards the next forward
   /// sees the updated parameters on every rank.
   virtual void step(double lr) = 0;
+  /// Instead of step(): this step's gradients are dropped and nothing changes
+  /// (a step skipped for its non-finite loss).
+  virtual void dropGradients() = 0;
   /// Collective: every parameter holds its full values until release()
   /// (for --save-params and --export-onnx).
   virtual void materialize() {}

@@ -8,12 +8,23 @@
 #ifndef SNN_RUNTIME_SUPPORT_DURABLEFILE_H
 #define SNN_RUNTIME_SUPPORT_DURABLEFILE_H
 
+#include <cstddef>
+#include <functional>
 #include <string>
 
 namespace snn::runtime {
 
 /// Creates or truncates `path`, writes `bytes` and fsyncs the file.
 void writeFileSynced(const std::string &path, const std::string &bytes);
+
+/// Takes a piece of a file's contents. A piece that cannot be written is
+/// reported (Error naming the file) once the producer is done.
+using ByteSink = std::function<void(const char *data, size_t size)>;
+/// The same with contents that `produce` hands to the sink piece by piece,
+/// each written as it comes (a checkpoint's tensors, without first copying
+/// them into one buffer).
+void writeFileSynced(const std::string &path,
+                     const std::function<void(const ByteSink &)> &produce);
 
 /// Writes `bytes` to a temporary sibling, fsyncs it and renames it over
 /// `path`, then fsyncs the directory: readers see the old or the new

@@ -46,6 +46,9 @@ public:
   void epoch(const EpochMetrics &metrics);
   /// Ends a bar line that is still open.
   void finish();
+  /// "warning: TEXT" on a line of its own, in every mode (Off included: a
+  /// warning is not progress).
+  void warning(const std::string &text);
 
 private:
   using Clock = std::chrono::steady_clock;

@@ -14,6 +14,7 @@
 #include "snn/Runtime/Optim/Loss.h"
 #include "snn/Runtime/Optim/LrSchedule.h"
 #include "snn/Runtime/Optim/Optimizer.h"
+#include "snn/Runtime/Training/CheckpointSaver.h"
 #include "snn/Runtime/Training/Progress.h"
 
 #include <cstdint>
@@ -58,6 +59,13 @@ struct TrainOptions {
   int64_t checkpointEvery = 0;
   int keepCheckpoints = 2;
   bool resume = false;
+  /// --checkpoint-sync: each checkpoint written before training goes on.
+  bool checkpointSync = false;
+  /// --checkpoint-errors: what a failed save does.
+  CheckpointErrors checkpointErrors = CheckpointErrors::Stop;
+  /// --skip-nonfinite-steps: a step with a NaN or infinite loss changes
+  /// nothing and training goes on (default: the run stops).
+  bool skipNonFiniteSteps = false;
   int64_t stopAfter = 0;
   std::string saveParamsDir;
   std::string exportOnnxPath;

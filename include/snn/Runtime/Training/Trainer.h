@@ -21,6 +21,7 @@
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
+#include "snn/Runtime/Training/CheckpointSaver.h"
 #include "snn/Runtime/Training/Progress.h"
 
 #include <memory>
@@ -48,6 +49,12 @@ struct TrainConfig {
   uint64_t seed = 0;
   /// Save a checkpoint after every N steps (0: only at the end).
   int64_t checkpointEvery = 0;
+  /// In the background or not, and what a failed save does.
+  CheckpointPolicy checkpointPolicy;
+  /// A step whose loss is NaN or infinite changes nothing (no update,
+  /// gradients dropped, buffers as before it) and training goes on; without
+  /// it the run stops.
+  bool skipNonFiniteSteps = false;
   /// End this invocation after N steps (0: run to totalSteps).
   int64_t stopAfter = 0;
   /// Evaluate on the eval loader at the end of every epoch.
@@ -69,8 +76,21 @@ struct TrainSinks {
   CommStatsTable *commStats = nullptr;
 };
 
+/// An invocation's step times (checkpointing included) by what checkpoints
+/// did to them, for the summary line.
+struct CheckpointTimes {
+  int64_t saves = 0;            // steps after which a save began
+  double saveSeconds = 0.0;     // their time
+  double checkpointSeconds = 0.0; // of it, on checkpointing
+  int64_t writingSteps = 0;     // other steps begun while a save was written
+  double writingSeconds = 0.0;
+  int64_t otherSteps = 0;
+  double otherSeconds = 0.0;
+};
+
 struct TrainSummary {
   int64_t stepsDone = 0; // by this invocation
+  int64_t skippedSteps = 0; // of them, skipped (--skip-nonfinite-steps)
   int64_t step = 0;      // of the run, after this invocation
   double seconds = 0.0;  // spent in training steps
   int64_t samples = 0;   // trained by this invocation
@@ -78,6 +98,7 @@ struct TrainSummary {
   StepMetrics lastStep;
   bool hasEpoch = false;
   EpochMetrics lastEpoch;
+  CheckpointTimes checkpoints;
 };
 
 class Trainer {
@@ -127,8 +148,11 @@ public:
   void restore(const CheckpointState &state, const std::string &where);
 
   /// Trains until totalSteps (or stopAfter) steps; saves the final
-  /// checkpoint when the sinks have a checkpoint directory. Throws Error on a
-  /// non-finite loss, naming the step and epoch.
+  /// checkpoint when the sinks have a checkpoint directory, and waits for it.
+  /// Throws Error on a non-finite loss (unless skipNonFiniteSteps), naming
+  /// the step, the epoch and (several ranks) the first rank whose own loss
+  /// was not finite; on non-finite weights at a save point; on a failed save
+  /// (CheckpointPolicy). A save in flight is finished first.
   TrainSummary run();
 
   /// The state a checkpoint taken now would hold.
@@ -150,20 +174,46 @@ private:
     int64_t steps = 0; // in the current epoch
   };
 
+  /// One step of run(): train, log, the epoch's end, the save point.
+  void runStep(TrainSummary &summary);
   StepMetrics trainStep(const Batch &batch);
   /// trainStep of a pipeline (TrainerPipeline.cpp).
   StepMetrics pipelineStep(const Batch &batch);
   void savePipelineCheckpoint();
   EvalMetrics evaluateSplit(BatchLoader &loader);
-  void checkLoss(float loss) const;
-  /// Logs the epoch's summary (a partial one when the run ends inside it)
-  /// and, for a complete epoch, moves to the next.
-  void endEpoch(TrainSummary &summary, bool complete);
+  /// Whether the step's loss is finite (`loss`, the same on every rank;
+  /// `ownLoss`, this rank's part of it). When it is not: false with
+  /// skipNonFiniteSteps, else the run stops naming the first rank whose own
+  /// loss was not finite (collective then, on every rank alike).
+  bool acceptLoss(double loss, double ownLoss);
+  /// skipNonFiniteSteps, after a finite loss: whether every gradient is
+  /// finite on every rank (a NaN input that no neuron lets through reaches
+  /// the gradients, not the loss). Collective over the run's ranks.
+  bool gradientsFinite() const;
+  /// A skipped step: its gradients dropped, the buffers put back.
+  void skipStep(const std::vector<at::Tensor> &buffersBefore);
+  /// The buffers before a step that may be skipped (empty: none will be).
+  std::vector<at::Tensor> buffersBeforeStep() const;
+  /// The epoch's summary (a partial one when the run ends inside it); for a
+  /// complete epoch, moves to the next.
+  EpochMetrics closeEpoch(bool complete);
+  void reportEpoch(const EpochMetrics &metrics, TrainSummary &summary);
+  /// The save point after a step: saves when one is due, else takes the
+  /// result of a finished background save. Returns the seconds it took.
+  double checkpointAfterStep();
   void saveCheckpoint();
   /// A partitioned run's whole checkpoint (collective; rank 0 writes).
   void saveWholeCheckpoint();
-  /// Writes a finished step to the sinks.
-  void report(const StepMetrics &metrics);
+  /// zero / fsdp: every rank's pieces (collective).
+  void saveShardedCheckpoint();
+  /// Finishes the save in flight, then throws Error(message).
+  [[noreturn]] void stopRun(const std::string &message);
+  void warn(const std::string &message) const;
+  /// Writes a finished step (of batch `batch` of its epoch) to the sinks.
+  void report(const StepMetrics &metrics, int64_t batch);
+  /// The group of all ranks of the run: the mesh's world, else the dp
+  /// group; null in one process.
+  const dist::Group *runGroup() const;
   /// A fresh run id (CheckpointState::runId), the same on every rank.
   uint64_t drawRunId() const;
 
@@ -173,6 +223,8 @@ private:
   TrainConfig config;
   TrainSinks sinks;
   std::unique_ptr<ParameterSharding> sharding;
+  /// With a checkpoint directory.
+  std::unique_ptr<CheckpointSaver> saver;
   Position position;
   bool restored = false;
   bool labelsChecked = false;
