@@ -201,6 +201,17 @@ std::vector<at::Tensor> Trainer::buffersBeforeStep() const {
   return copies;
 }
 
+bool Trainer::updateOrSkip(bool accepted, double lr,
+                           const std::vector<at::Tensor> &buffersBefore) {
+  if (accepted && config.skipNonFiniteSteps)
+    accepted = gradientsFinite();
+  if (accepted)
+    sharding->step(lr);
+  else
+    skipStep(buffersBefore);
+  return accepted;
+}
+
 void Trainer::skipStep(const std::vector<at::Tensor> &buffersBefore) {
   sharding->dropGradients();
   // BatchNorm's running statistics took the bad batch in the forward.
@@ -259,12 +270,7 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     // Every rank sees the same global loss, so all decide alike.
     accepted = acceptLoss(lossValue, ownLoss);
   }
-  if (accepted && config.skipNonFiniteSteps)
-    accepted = gradientsFinite();
-  if (accepted)
-    sharding->step(lr);
-  else
-    skipStep(buffersBefore);
+  accepted = updateOrSkip(accepted, lr, buffersBefore);
   double seconds = secondsSince(start);
   if (mesh)
     stepComm = mesh->stats().counts();

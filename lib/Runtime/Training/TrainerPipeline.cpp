@@ -73,13 +73,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
   // Every rank sees the same loss, so all decide alike, before the update;
   // a last stage's own loss names the rank it came from.
-  bool accepted = acceptLoss(float(loss), result.lossSum);
-  if (accepted && config.skipNonFiniteSteps)
-    accepted = gradientsFinite();
-  if (accepted)
-    sharding->step(lr);
-  else
-    skipStep(buffersBefore);
+  bool accepted = updateOrSkip(acceptLoss(float(loss), result.lossSum), lr, buffersBefore);
   stepComm = mesh->stats().counts();
   bubbleSum += result.seconds > 0 ? (result.seconds - result.busySeconds) / result.seconds : 0;
   ++bubbleSteps;

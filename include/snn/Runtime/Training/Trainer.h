@@ -192,6 +192,10 @@ private:
   bool gradientsFinite() const;
   /// A skipped step: its gradients dropped, the buffers put back.
   void skipStep(const std::vector<at::Tensor> &buffersBefore);
+  /// The end of a step whose loss was `accepted` (acceptLoss): the update at
+  /// `lr` once the gradients are finite too (skipNonFiniteSteps), else the
+  /// skip. Returns whether the update ran.
+  bool updateOrSkip(bool accepted, double lr, const std::vector<at::Tensor> &buffersBefore);
   /// The buffers before a step that may be skipped (empty: none will be).
   std::vector<at::Tensor> buffersBeforeStep() const;
   /// The epoch's summary (a partial one when the run ends inside it); for a
