@@ -84,12 +84,13 @@ BN_INIT: Dict[str, BNInit] = {"spikformer": spikformer_bn_init}
 
 
 def calibrate(model: nn.Module, x: torch.Tensor, gen: torch.Generator,
-              bn_init: Optional[BNInit] = None) -> None:
+              bn_init: Optional[BNInit] = None,
+              scaled: Tuple[type, ...] = (nn.Linear,)) -> None:
     """Seeded, data-driven init so that every neuron layer spikes: BatchNorm gets random
     gamma and beta and running statistics taken from the data with +-20 % jitter (non-trivial
     eval-mode BN), the variance plus a floor; `bn_init(path)` gives the floor and the ranges
-    (default_bn_init: 1e-2, gamma in [0.8, 1.6), beta in [0, 0.3)). Linear layers are scaled
-    to LINEAR_STD output std."""
+    (default_bn_init: 1e-2, gamma in [0.8, 1.6), beta in [0, 0.3)). Layers of the `scaled`
+    types (default Linear) are scaled to LINEAR_STD output std."""
     bn_init = bn_init or default_bn_init
     for path, m in list(model.named_modules()):
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
@@ -105,7 +106,7 @@ def calibrate(model: nn.Module, x: torch.Tensor, gen: torch.Generator,
                 if m.affine:
                     m.weight.copy_(_uniform(c, *gamma, gen))
                     m.bias.copy_(_uniform(c, *beta, gen))
-        elif isinstance(m, nn.Linear):
+        elif isinstance(m, scaled):
             t = _forward_capture(model, x, m, want_output=True)
             if t is None:
                 continue
@@ -187,16 +188,15 @@ def _summary(stats: NeuronStats) -> Dict[str, Any]:
             "tolerance": MARGIN}
 
 
-def build_case(model_name: str, T: int = 4, N: int = 8, seed: int = 0, attempts: int = 8,
-               **kw: Any) -> Tuple[nn.Module, torch.Tensor, torch.Tensor, NeuronStats, int, str]:
-    """Seeded model and the input (best of `attempts` draws: fewest H values within MARGIN of
-    the threshold, then the largest minimum margin).
-    Returns (model, x, out, stats, attempt, encoding)."""
-    step_shape, encoding = _input_spec(model_name, kw)
-    set_seed(seed)
-    model = models.MODELS[model_name](**kw)
+def seeded_case(model: nn.Module, step_shape: List[int], encoding: str, T: int = 4, N: int = 8,
+                seed: int = 0, attempts: int = 8, bn_init: Optional[BNInit] = None,
+                scaled: Tuple[type, ...] = (nn.Linear,)
+                ) -> Tuple[torch.Tensor, torch.Tensor, NeuronStats, int]:
+    """Calibrates `model` (calibrate with `bn_init` and `scaled`) and draws its input: the best of `attempts` draws,
+    fewest H values within MARGIN of the threshold, then the largest minimum margin.
+    Returns (x, out, stats, attempt)."""
     gen = torch.Generator().manual_seed(seed)
-    calibrate(model, make_input(encoding, T, N, step_shape, gen), gen, BN_INIT.get(model_name))
+    calibrate(model, make_input(encoding, T, N, step_shape, gen), gen, bn_init, scaled)
     best = None
     for attempt in range(max(1, attempts)):
         x = make_input(encoding, T, N, step_shape, gen)
@@ -207,7 +207,18 @@ def build_case(model_name: str, T: int = 4, N: int = 8, seed: int = 0, attempts:
             best = (key, x, out, stats, attempt)
         if s["near_count"] == 0:
             break
-    _, x, out, stats, attempt = best
+    return best[1:]
+
+
+def build_case(model_name: str, T: int = 4, N: int = 8, seed: int = 0, attempts: int = 8,
+               **kw: Any) -> Tuple[nn.Module, torch.Tensor, torch.Tensor, NeuronStats, int, str]:
+    """Seeded model MODELS[model_name](**kw) and its input (seeded_case).
+    Returns (model, x, out, stats, attempt, encoding)."""
+    step_shape, encoding = _input_spec(model_name, kw)
+    set_seed(seed)
+    model = models.MODELS[model_name](**kw)
+    x, out, stats, attempt = seeded_case(model, step_shape, encoding, T, N, seed, attempts,
+                                         BN_INIT.get(model_name))
     return model, x, out, stats, attempt, encoding
 
 
@@ -240,27 +251,29 @@ def readout_bound(model: nn.Module, x: torch.Tensor) -> Optional[torch.Tensor]:
 
 def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: int = 0,
               attempts: int = 8, **kw: Any) -> Dict[str, Any]:
-    """Writes model.onnx, weights.npz (the exported state_dict, float32, no
-    num_batches_tracked), input.npy, expected.npy, for real-valued logits their bound.npy
-    (readout_bound), and meta.json into `out_dir`; returns meta."""
+    """Writes the case of MODELS[model_name](**kw) into `out_dir` (write_case); returns meta."""
     model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)
+    kind = "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes")
+    return write_case(model, x, out, stats, out_dir, kind=kind,
+                      meta={"model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
+                            "encoding": encoding, "input_attempt": attempt})
+
+
+def write_case(model: nn.Module, x: torch.Tensor, out: torch.Tensor, stats: NeuronStats,
+               out_dir: PathLike, kind: str, meta: Dict[str, Any]) -> Dict[str, Any]:
+    """Writes model.onnx, weights.npz (the exported state_dict, float32, no
+    num_batches_tracked), input.npy, expected.npy, for real-valued logits ("logits" `kind`)
+    their bound.npy (readout_bound), and meta.json (`meta` and what this adds) into
+    `out_dir`; returns meta. A failure leaves no partial case behind."""
     os.makedirs(out_dir, exist_ok=True)
     files = {"model": "model.onnx", "weights": "weights.npz", "input": "input.npy",
              "expected": "expected.npy"}
-    kind = "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes")
     bound = readout_bound(model, x) if kind == "logits" else None
     if bound is not None:
         files["bound"] = "bound.npy"  # what infer checks real-valued logits against
-    meta = {
-        "model": model_name, "kwargs": kw, "T": T, "N": N, "seed": seed,
-        "files": files,
-        "input_shape": list(x.shape), "output_shape": list(out.shape),
-        "output": kind,
-        "encoding": encoding, "input_attempt": attempt,
-        "threshold_margin": _summary(stats),
-        "neurons": stats,
-        "torch_version": torch.__version__,
-    }
+    meta = dict(meta, files=files, input_shape=list(x.shape), output_shape=list(out.shape),
+                output=kind, threshold_margin=_summary(stats), neurons=stats,
+                torch_version=torch.__version__)
     written = []
     try:
         export_onnx(model, x, os.path.join(out_dir, files["model"]))
@@ -275,7 +288,7 @@ def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: 
         with open(os.path.join(out_dir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=2)
     except BaseException:
-        for name in written:  # leave no partial case behind
+        for name in written:
             os.unlink(os.path.join(out_dir, name))
         raise
     return meta

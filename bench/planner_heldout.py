@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""The planner on models it was not tuned on: for N random architectures (bench/random_snn.py)
+and every candidate the planner lists on 2 and on 4 ranks, predicted against measured step
+time and per-rank memory, without a device profile too, and whether the first choice was the
+fastest measured.
+
+Seeds: the held-out set is --first-seed 1000 onwards (the default). The cost model is tuned on
+seeds 0-999 only (and on the benchmark models of bench/planner_check.py); nothing is fitted to
+seeds from 1000 on.
+
+1. Each seed's case is written by random_snn.py (batch --batch), with a synthetic dataset of
+   --steps batches, and compiled for one process.
+2. `snn-run calibrate --model ART ...` over every model's one-process artifact, as a user
+   would (docs/planner.md); or --profile FILE is used as given.
+3. For each model and each rank count in --ranks: `snn-compile --topology dp=R
+   --explain-json` lists the feasible candidates; each is compiled forced (`--mode`,
+   `--topology` from its mesh) with the profile and again without one (the uncalibrated
+   prediction), and pipelines with v = 1 also under gpipe (the default is 1f1b) and with
+   v = 2 under zero_bubble (the default is interleaved_1f1b). Each trains --steps SGD steps
+   (`snn-run --nproc R train --threads 1`); its step is the median of rank 0's step times
+   after --warmup steps, its memory the largest rank's measured peak (plan_check).
+4. The table, per candidate, and the distributions: measured / predicted step and memory
+   (median, 90th percentile and worst of max(r, 1/r)), the share within 25 % and beyond 2x,
+   the uncalibrated predictions within 3x, and per model and rank count whether the
+   planner's first choice measured the fastest or within 10 % of it.
+
+Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
+idle machine.
+  bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
+                           [--steps 8] [--warmup 3] [--profile FILE | --quick] [--json FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+import planner_check as pc
+import train_distributed as td
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALTERNATIVE_SCHEDULE = {1: "gpipe", 2: "zero_bubble"}  # the one beside each v's default
+
+
+def run_args(args):
+    return argparse.Namespace(**vars(args), threads=1, repeat=1, max_steal=1.0, retries=0)
+
+
+def prepare(seed, args, env):
+    """Writes case, data and the one-process artifact of random model `seed`."""
+    d = os.path.join(args.work, f"seed{seed}")
+    os.makedirs(d)
+    case = os.path.join(d, "case")
+    td.sh([td.PYTHON, os.path.join(HERE, "random_snn.py"), "--seed", seed, "--out", case,
+           "--N", args.batch, "--attempts", 1], env, os.path.join(d, "random_snn.out"))
+    with open(os.path.join(case, "meta.json")) as f:
+        meta = json.load(f)
+    spec, T = meta["spec"], meta["T"]
+    g = np.random.default_rng(seed)
+    S, step = args.batch * args.steps, meta["input_shape"][2:]
+    encoding = spec["input"]["encoding"]
+    x = g.random((S, *step)) if encoding == "direct" else g.random((S, T, *step))
+    xp, yp = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
+    np.save(xp, (x < 0.3 if encoding == "events" else x).astype(np.float32))
+    np.save(yp, g.integers(0, spec["classes"], S).astype(np.int64))
+    whole = os.path.join(d, "art_whole")
+    td.sh([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
+           "--batch-size", args.batch, "-o", whole], env, os.path.join(d, "compile_whole.out"))
+    return {"seed": seed, "dir": d, "case": case, "data": (xp, yp), "T": T, "spec": spec,
+            "static": encoding == "direct", "whole": whole}
+
+
+def compile_forced(model, args, env, tag, flags, profile):
+    art = os.path.join(model["dir"], f"art_{tag}")
+    cmd = [os.path.join(args.bin, "snn-compile"), os.path.join(model["case"], "model.onnx"),
+           "--batch-size", args.batch, "--optimizer-states=1", *flags, "-o", art]
+    cmd += ["--device-profile", profile] if profile else []
+    # without a profile: the built-in constants, not this user's profile
+    env = env if profile else dict(env, SPIKEMESH_DEVICE_PROFILE="none")
+    td.sh(cmd, env, os.path.join(model["dir"], f"compile_{tag}.out"))
+    with open(os.path.join(art, "manifest.json")) as f:
+        return art, json.load(f)["plan"]
+
+
+def listed_candidates(model, ranks, args, env):
+    """(planner rank, candidate) of every feasible candidate on `ranks` ranks, fastest
+    predicted first."""
+    explain = os.path.join(model["dir"], f"explain_{ranks}.json")
+    compile_forced(model, args, env, f"auto{ranks}",
+                   ["--topology", f"dp={ranks}", "--explain-json", explain], args.profile)
+    with open(explain) as f:
+        listed = json.load(f)["plan"]["candidates"]
+    ranked = sorted((c for c in listed if c["feasible"]), key=lambda c: c["step_seconds"])
+    return list(enumerate(ranked, start=1))
+
+
+def variants(candidate):
+    """The forced compiles of one candidate: its default schedule, and for a pipeline the
+    other schedule its virtual stages allow."""
+    flags = ["--mode", pc.mode_of(candidate["mode"]), "--topology",
+             pc.topology_of(candidate["mesh"])]
+    out = [("", flags)]
+    if candidate["mode"] == "pp":
+        v = 2 if "(vpp 2)" in candidate["mesh"] else 1
+        out.append((ALTERNATIVE_SCHEDULE[v], flags + ["--pp-schedule", ALTERNATIVE_SCHEDULE[v]]))
+    return out
+
+
+def bench_candidates(model, ranks, args, env):
+    rows = []
+    for planner_rank, c in listed_candidates(model, ranks, args, env):
+        for schedule, flags in variants(c):
+            tag = (f"r{ranks}_{planner_rank}_{c['mode']}_{pc.topology_of(c['mesh'])}"
+                   f"{'_' + schedule if schedule else ''}").replace(",", "_").replace("=", "")
+            art, plan = compile_forced(model, args, env, tag, flags, args.profile)
+            _, bare = compile_forced(model, args, env, tag + "_bare", flags, None)
+            rargs = run_args(args)
+            rargs.ranks, rargs.T = ranks, model["T"]
+            got = pc.measure(rargs, env, art, model["data"], model["static"], model["dir"], tag)
+            rows.append({"seed": model["seed"], "family": model["spec"]["family"],
+                         "ranks": ranks, "planner_rank": planner_rank if not schedule else None,
+                         "mode": c["mode"], "mesh": c["mesh"],
+                         "schedule": plan.get("pp_schedule", "none"),
+                         "predicted_s": plan["prediction"]["step_seconds"],
+                         "uncalibrated_s": bare["prediction"]["step_seconds"],
+                         "predicted_mem": plan["prediction"]["memory_bytes"],
+                         "measured_s": got["step_seconds"],
+                         "measured_mem": got["memory_bytes"]})
+            r = rows[-1]
+            print(f"   seed {r['seed']} {ranks} ranks #{planner_rank} {r['mode']} {r['mesh']} "
+                  f"{r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms (uncalibrated "
+                  f"{r['uncalibrated_s'] * 1e3:.2f}), measured {r['measured_s'] * 1e3:.2f} ms",
+                  flush=True)
+    return rows
+
+
+def spread(ratios):
+    """Median, 90th percentile and worst of each ratio's distance max(r, 1/r) from 1."""
+    d = [max(r, 1 / r) for r in ratios if r > 0]
+    return (float(np.median(d)), float(np.percentile(d, 90)), max(d)) if d else (0, 0, 0)
+
+
+def first_choices(rows):
+    """Per (seed, ranks): the first choice's measured step over the fastest measured."""
+    out = []
+    for key in dict.fromkeys((r["seed"], r["ranks"]) for r in rows):
+        mine = [r for r in rows if (r["seed"], r["ranks"]) == key]
+        first = next((r for r in mine if r["planner_rank"] == 1), None)
+        fastest = min(mine, key=lambda r: r["measured_s"])
+        if first:
+            out.append((key, first, fastest, first["measured_s"] / fastest["measured_s"]))
+    return out
+
+
+def report(rows):
+    print("\n| seed | family | ranks | planner rank | mode | mesh | schedule | predicted ms | "
+          "measured ms | measured / predicted | uncalibrated ms | measured / uncalibrated | "
+          "predicted MiB | measured MiB | measured / predicted |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['seed']} | {r['family']} | {r['ranks']} | {r['planner_rank'] or '-'} | "
+              f"{r['mode']} | {r['mesh']} | {r['schedule']} | {r['predicted_s'] * 1e3:.2f} | "
+              f"{r['measured_s'] * 1e3:.2f} | {r['measured_s'] / r['predicted_s']:.2f} | "
+              f"{r['uncalibrated_s'] * 1e3:.2f} | {r['measured_s'] / r['uncalibrated_s']:.2f} | "
+              f"{r['predicted_mem'] / td.MiB:.2f} | {r['measured_mem'] / td.MiB:.2f} | "
+              f"{r['measured_mem'] / max(1, r['predicted_mem']):.2f} |")
+    summary(rows)
+
+
+def summary(rows):
+    n = len(rows)
+    step = [r["measured_s"] / r["predicted_s"] for r in rows]
+    mem = [r["measured_mem"] / r["predicted_mem"] for r in rows if r["predicted_mem"]]
+    bare = [r["measured_s"] / r["uncalibrated_s"] for r in rows]
+    print()
+    for name, ratios, goal in (("step", step, 1.25), ("memory", mem, 1.25),
+                               ("uncalibrated step", bare, 3.0)):
+        med, p90, worst = spread(ratios)
+        inside = sum(max(x, 1 / x) <= goal for x in ratios if x > 0)
+        print(f"{name}: measured / predicted off by a factor of median {med:.2f}, 90th "
+              f"percentile {p90:.2f}, worst {worst:.2f}; {inside} of {len(ratios)} within "
+              f"{goal:g}x, {sum(max(x, 1 / x) > 2 for x in ratios if x > 0)} beyond 2x")
+    picks = first_choices(rows)
+    good = sum(ratio <= 1.10 for *_, ratio in picks)
+    print(f"first choice the fastest measured or within 10 %: {good} of {len(picks)} "
+          f"(model, rank count) pairs, over {n} runs")
+    for (seed, ranks), first, fastest, ratio in picks:
+        if ratio > 1.10:
+            print(f"  seed {seed} on {ranks} ranks: first choice {first['mode']} "
+                  f"{first['mesh']} measured {ratio:.2f}x the fastest, {fastest['mode']} "
+                  f"{fastest['mesh']} {fastest['schedule']}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--bin", default=os.path.join(td.ROOT, "build", "bin"))
+    p.add_argument("--work", default=os.path.join(td.ROOT, "build", "bench-heldout"))
+    p.add_argument("--models", type=int, default=20, help="how many random models")
+    p.add_argument("--first-seed", type=int, default=1000,
+                   help="seed of the first model (held-out: 1000 and up; tuning: below 1000)")
+    p.add_argument("--ranks", default="2,4", help="rank counts to plan for")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--profile", help="a device profile to use instead of calibrating")
+    p.add_argument("--quick", action="store_true",
+                   help="calibrate with snn-run calibrate --quick (fewer, shorter points)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per training run")
+    p.add_argument("--json", help="also write the rows here")
+    args = p.parse_args()
+    if args.models < 1 or args.steps <= args.warmup:
+        td.fail("--models must be >= 1 and --steps larger than --warmup")
+    rank_counts = [int(r) for r in args.ranks.split(",") if r]
+    env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
+    t0 = time.monotonic()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    models = [prepare(s, args, env)
+              for s in range(args.first_seed, args.first_seed + args.models)]
+    if not args.profile:
+        args.profile = os.path.join(args.work, "device-profile.json")
+        flags = [a for m in models for a in ("--model", m["whole"])]
+        pc.calibrate(run_args(args), env, flags + (["--quick"] if args.quick else []))
+    rows = []
+    for m in models:
+        print(f"== seed {m['seed']}: {m['spec']['family']}, T={m['T']}", flush=True)
+        for ranks in rank_counts:
+            rows += bench_candidates(m, ranks, args, env)
+    report(rows)
+    print(f"\n{len(models)} models, {len(rows)} runs in {time.monotonic() - t0:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
