@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The planner on models it was not tuned on: for N random architectures (bench/random_snn.py)
 and every candidate the planner lists on 2 and on 4 ranks, predicted against measured step
-time and per-rank memory, without a device profile too, and whether the first choice was the
-fastest measured.
+time and per-rank memory, with the built-in profile too (what a user without a profile gets),
+and whether the first choice was the fastest measured.
 
 Seeds: the held-out set is --first-seed 1000 onwards (the default). The cost model is tuned on
 seeds 0-999 only (and on the benchmark models of bench/planner_check.py); nothing is fitted to
@@ -10,24 +10,26 @@ seeds from 1000 on.
 
 1. Each seed's case is written by random_snn.py (batch --batch), with a synthetic dataset of
    --steps batches, and compiled for one process.
-2. `snn-run calibrate --model ART ...` over every model's one-process artifact, as a user
-   would (docs/planner.md); or --profile FILE is used as given.
+2. `snn-run calibrate --model ART ... --model-batches 1,4,16,B` over every model's
+   one-process artifact, as a user would (docs/planner.md); or --profile FILE is used as given.
 3. For each model and each rank count in --ranks: `snn-compile --topology dp=R
    --explain-json` lists the feasible candidates; each is compiled forced (`--mode`,
-   `--topology` from its mesh) with the profile and again without one (the uncalibrated
-   prediction), and pipelines with v = 1 also under gpipe (the default is 1f1b) and with
-   v = 2 under zero_bubble (the default is interleaved_1f1b). Each trains --steps SGD steps
+   `--topology` from its mesh) with the profile and again with the built-in one (the
+   prediction a user without a profile gets); the best-predicted pipeline also runs under
+   its other schedule (gpipe beside 1f1b, zero_bubble beside interleaved_1f1b). Each trains
+   --steps SGD steps
    (`snn-run --nproc R train --threads 1`); its step is the median of rank 0's step times
    after --warmup steps, its memory the largest rank's measured peak (plan_check).
 4. The table, per candidate, and the distributions: measured / predicted step and memory
    (median, 90th percentile and worst of max(r, 1/r)), the share within 25 % and beyond 2x,
-   the uncalibrated predictions within 3x, and per model and rank count whether the
+   the built-in profile's predictions within 3x, and per model and rank count whether the
    planner's first choice measured the fastest or within 10 % of it.
 
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
   bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
-                           [--steps 8] [--warmup 3] [--profile FILE | --quick] [--json FILE]
+                           [--steps 6] [--warmup 2] [--profile FILE | --quick] [--json FILE]
+                           [--repredict ROWS]
 """
 import argparse
 import json
@@ -77,9 +79,8 @@ def compile_forced(model, args, env, tag, flags, profile):
     art = os.path.join(model["dir"], f"art_{tag}")
     cmd = [os.path.join(args.bin, "snn-compile"), os.path.join(model["case"], "model.onnx"),
            "--batch-size", args.batch, "--optimizer-states=1", *flags, "-o", art]
-    cmd += ["--device-profile", profile] if profile else []
-    # without a profile: the built-in constants, not this user's profile
-    env = env if profile else dict(env, SPIKEMESH_DEVICE_PROFILE="none")
+    # without a profile of this machine: the built-in one, as a user without one gets it
+    cmd += ["--device-profile", profile or "builtin"]
     td.sh(cmd, env, os.path.join(model["dir"], f"compile_{tag}.out"))
     with open(os.path.join(art, "manifest.json")) as f:
         return art, json.load(f)["plan"]
@@ -97,22 +98,23 @@ def listed_candidates(model, ranks, args, env):
     return list(enumerate(ranked, start=1))
 
 
-def variants(candidate):
-    """The forced compiles of one candidate: its default schedule, and for a pipeline the
-    other schedule its virtual stages allow."""
+def variants(candidate, other_schedule):
+    """The forced compiles of one candidate: its default schedule, and for a pipeline, when
+    `other_schedule`, also the other schedule its virtual stages allow."""
     flags = ["--mode", pc.mode_of(candidate["mode"]), "--topology",
              pc.topology_of(candidate["mesh"])]
     out = [("", flags)]
-    if candidate["mode"] == "pp":
+    if candidate["mode"] == "pp" and other_schedule:
         v = 2 if "(vpp 2)" in candidate["mesh"] else 1
         out.append((ALTERNATIVE_SCHEDULE[v], flags + ["--pp-schedule", ALTERNATIVE_SCHEDULE[v]]))
     return out
 
 
 def bench_candidates(model, ranks, args, env):
-    rows = []
+    rows, first_pipeline = [], True
     for planner_rank, c in listed_candidates(model, ranks, args, env):
-        for schedule, flags in variants(c):
+        # the other schedule of the best pipeline only: each run costs seconds
+        for schedule, flags in variants(c, first_pipeline):
             tag = (f"r{ranks}_{planner_rank}_{c['mode']}_{pc.topology_of(c['mesh'])}"
                    f"{'_' + schedule if schedule else ''}").replace(",", "_").replace("=", "")
             art, plan = compile_forced(model, args, env, tag, flags, args.profile)
@@ -125,15 +127,34 @@ def bench_candidates(model, ranks, args, env):
                          "mode": c["mode"], "mesh": c["mesh"],
                          "schedule": plan.get("pp_schedule", "none"),
                          "predicted_s": plan["prediction"]["step_seconds"],
-                         "uncalibrated_s": bare["prediction"]["step_seconds"],
+                         "builtin_s": bare["prediction"]["step_seconds"],
                          "predicted_mem": plan["prediction"]["memory_bytes"],
                          "measured_s": got["step_seconds"],
                          "measured_mem": got["memory_bytes"]})
+            first_pipeline = first_pipeline and c["mode"] != "pp"
             r = rows[-1]
             print(f"   seed {r['seed']} {ranks} ranks #{planner_rank} {r['mode']} {r['mesh']} "
-                  f"{r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms (uncalibrated "
-                  f"{r['uncalibrated_s'] * 1e3:.2f}), measured {r['measured_s'] * 1e3:.2f} ms",
+                  f"{r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms (built-in profile "
+                  f"{r['builtin_s'] * 1e3:.2f}), measured {r['measured_s'] * 1e3:.2f} ms",
                   flush=True)
+    return rows
+
+
+def repredict(args, env):
+    """The rows of an earlier --json (its --work still holding the cases and the device
+    profile) with this build's predictions, calibrated and built-in; nothing is measured."""
+    with open(args.repredict) as f:
+        rows = json.load(f)
+    for i, r in enumerate(rows):
+        model = {"dir": os.path.join(args.work, f"seed{r['seed']}")}
+        model["case"] = os.path.join(model["dir"], "case")
+        flags = ["--mode", pc.mode_of(r["mode"]), "--topology", pc.topology_of(r["mesh"])]
+        flags += ["--pp-schedule", r["schedule"]] if r["mode"] == "pp" else []
+        _, plan = compile_forced(model, args, env, f"re{i}", flags, args.profile)
+        _, bare = compile_forced(model, args, env, f"re{i}_bare", flags, None)
+        r["predicted_s"] = plan["prediction"]["step_seconds"]
+        r["predicted_mem"] = plan["prediction"]["memory_bytes"]
+        r["builtin_s"] = bare["prediction"]["step_seconds"]
     return rows
 
 
@@ -157,14 +178,14 @@ def first_choices(rows):
 
 def report(rows):
     print("\n| seed | family | ranks | planner rank | mode | mesh | schedule | predicted ms | "
-          "measured ms | measured / predicted | uncalibrated ms | measured / uncalibrated | "
+          "measured ms | measured / predicted | built-in profile ms | measured / built-in | "
           "predicted MiB | measured MiB | measured / predicted |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['seed']} | {r['family']} | {r['ranks']} | {r['planner_rank'] or '-'} | "
               f"{r['mode']} | {r['mesh']} | {r['schedule']} | {r['predicted_s'] * 1e3:.2f} | "
               f"{r['measured_s'] * 1e3:.2f} | {r['measured_s'] / r['predicted_s']:.2f} | "
-              f"{r['uncalibrated_s'] * 1e3:.2f} | {r['measured_s'] / r['uncalibrated_s']:.2f} | "
+              f"{r['builtin_s'] * 1e3:.2f} | {r['measured_s'] / r['builtin_s']:.2f} | "
               f"{r['predicted_mem'] / td.MiB:.2f} | {r['measured_mem'] / td.MiB:.2f} | "
               f"{r['measured_mem'] / max(1, r['predicted_mem']):.2f} |")
     summary(rows)
@@ -174,10 +195,10 @@ def summary(rows):
     n = len(rows)
     step = [r["measured_s"] / r["predicted_s"] for r in rows]
     mem = [r["measured_mem"] / r["predicted_mem"] for r in rows if r["predicted_mem"]]
-    bare = [r["measured_s"] / r["uncalibrated_s"] for r in rows]
+    bare = [r["measured_s"] / r["builtin_s"] for r in rows]
     print()
     for name, ratios, goal in (("step", step, 1.25), ("memory", mem, 1.25),
-                               ("uncalibrated step", bare, 3.0)):
+                               ("built-in profile step", bare, 3.0)):
         med, p90, worst = spread(ratios)
         inside = sum(max(x, 1 / x) <= goal for x in ratios if x > 0)
         print(f"{name}: measured / predicted off by a factor of median {med:.2f}, 90th "
@@ -204,18 +225,24 @@ def main():
                    help="seed of the first model (held-out: 1000 and up; tuning: below 1000)")
     p.add_argument("--ranks", default="2,4", help="rank counts to plan for")
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--steps", type=int, default=8)
-    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--profile", help="a device profile to use instead of calibrating")
     p.add_argument("--quick", action="store_true",
                    help="calibrate with snn-run calibrate --quick (fewer, shorter points)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per training run")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--repredict", metavar="ROWS",
+                   help="a --json of an earlier run: predict its rows again, measure nothing")
     args = p.parse_args()
     if args.models < 1 or args.steps <= args.warmup:
         td.fail("--models must be >= 1 and --steps larger than --warmup")
     rank_counts = [int(r) for r in args.ranks.split(",") if r]
     env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
+    if args.repredict:
+        args.profile = args.profile or os.path.join(args.work, "device-profile.json")
+        report(repredict(args, env))
+        return 0
     t0 = time.monotonic()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
@@ -224,6 +251,7 @@ def main():
     if not args.profile:
         args.profile = os.path.join(args.work, "device-profile.json")
         flags = [a for m in models for a in ("--model", m["whole"])]
+        flags += ["--model-batches", ",".join(str(b) for b in sorted({1, 4, 16, args.batch}))]
         pc.calibrate(run_args(args), env, flags + (["--quick"] if args.quick else []))
     rows = []
     for m in models:

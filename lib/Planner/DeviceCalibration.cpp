@@ -66,9 +66,13 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
                                                           const std::string &path) {
   auto calibration = std::make_shared<Calibration>();
   const schema::MachineIdentity &m = profile.machine;
-  calibration->source = "device profile " + path + " (" + m.cpu + ", " +
-                        std::to_string(m.threads) + " thread" + (m.threads == 1 ? "" : "s") +
-                        " per rank, " + m.backend + ")";
+  std::string machine = m.cpu + ", " + std::to_string(m.threads) + " thread" +
+                        (m.threads == 1 ? "" : "s") + " per rank, " + m.backend;
+  calibration->source = "device profile " + path + " (" + machine + ")";
+  calibration->builtin = path == schema::kBuiltinDeviceProfile;
+  if (calibration->builtin)
+    calibration->source = "the built-in device profile of this project's reference machine "
+                          "kind (" + machine + ", " + std::to_string(m.logicalCpus) + " CPUs)";
   if (m.stealShare > schema::kDisturbingStealShare)
     calibration->source += ", measured while the hypervisor gave " +
                            std::to_string(int(std::lround(m.stealShare * 100))) +

@@ -58,6 +58,11 @@ std::string stepScaleSentence(const Estimator &estimator, int64_t batch) {
 }
 
 std::string timesSentence(const Hardware &hw) {
+  if (hw.calibration && hw.calibration->builtin)
+    return "Times are those of " + hw.calibration->source +
+           ", not of this machine: on another machine they can be several times off "
+           "(docs/planner.md, held-out check); give a device profile (snn-run calibrate, "
+           "--device-profile) for this machine's.";
   if (hw.calibration)
     return "Times are measured ones: " + hw.calibration->source + ".";
   char constants[160];

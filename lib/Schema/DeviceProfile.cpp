@@ -249,6 +249,8 @@ DeviceProfile parseDeviceProfile(const std::string &text, const std::string &nam
 }
 
 DeviceProfile readDeviceProfile(const std::string &path) {
+  if (path == kBuiltinDeviceProfile)
+    return parseDeviceProfile(builtinDeviceProfileText(), "the built-in device profile");
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0)
     throw DeviceProfileError(path + ": no such device profile (write one with `snn-run "

@@ -44,17 +44,18 @@ UserDeviceProfile userDeviceProfile() {
   if (path.empty())
     return {};
   const std::string uncalibrated =
-      "; the plan's times are default constants, not this machine's (run `snn-run "
-      "calibrate` once to measure it, or name a profile with --device-profile)";
+      "; the plan's times are the built-in profile's, measured on this project's reference "
+      "machine kind (2 CPUs), not this machine's (run `snn-run calibrate` once to measure it, "
+      "or name a profile with --device-profile)";
   if (!exists(path))
-    return {"", "no device profile at " + path + uncalibrated};
+    return {kBuiltinDeviceProfile, "no device profile at " + path + uncalibrated};
   std::string error;
   std::optional<DeviceProfile> profile = tryReadDeviceProfile(path, error);
   if (!profile)
-    return {"", error + uncalibrated};
+    return {kBuiltinDeviceProfile, error + uncalibrated};
   std::string difference = machineDifference(profile->machine, thisMachine());
   if (!difference.empty())
-    return {"", path + ": " + difference + uncalibrated};
+    return {kBuiltinDeviceProfile, path + ": " + difference + uncalibrated};
   return {path, ""};
 }
 

@@ -171,8 +171,9 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
             ``fsdp_tp``/``fsdp2_tp``, ``pp``); default: the planner chooses.
         features: feature flags (ZeRO, pipelines, conv TP, memory budget).
         device_profile: a profile from ``snn-run calibrate`` to plan with measured times;
-            default: this user's (``spikemesh.calibrate()``), or the uncalibrated constants
-            with an ``UncalibratedPlanWarning`` when there is none of this machine.
+            default: this user's (``spikemesh.calibrate()``), or the built-in profile of
+            this project's reference machine kind (``"builtin"``) with an
+            ``UncalibratedPlanWarning`` when there is none of this machine.
 
     Raises:
         TypeError / ValueError: an argument of the wrong kind or value (named); any error of
@@ -203,8 +204,9 @@ def plan(*, analysis: SNNDistributedAnalysis, objective: str,
 
 
 def _user_device_profile() -> Optional[str]:
-    """This user's profile of this machine, or None with a warning that the plan's times are
-    uncalibrated (Python shows it once per call site)."""
+    """This user's profile of this machine, or the built-in one with a warning that the plan's
+    times are not this machine's (Python shows it once per call site); None when
+    SPIKEMESH_DEVICE_PROFILE is ``none`` (the fixed constants)."""
     path, warning = _spikemesh.user_device_profile()
     if warning:
         warnings.warn(warning, UncalibratedPlanWarning, stacklevel=3)
@@ -212,7 +214,7 @@ def _user_device_profile() -> Optional[str]:
 
 
 class UncalibratedPlanWarning(UserWarning):
-    """A plan priced with default constants rather than this machine's measured profile."""
+    """A plan priced with the built-in profile rather than this machine's measured one."""
 
 
 def _compiler_options(analysis, objective, topo, batch_size, mode, features,

@@ -78,6 +78,7 @@ typename std::map<int64_t, T>::const_iterator nearestByRanks(const std::map<int6
 /// bytes for each measured group size.
 struct Calibration {
   std::string source; ///< for the rationale: which profile, measured where
+  bool builtin = false; ///< the built-in profile of the reference machine kind
   int64_t logicalCpus = 0;    ///< of the machine measured; 0: unknown
   int64_t threadsPerRank = 1; ///< during the measurement
   std::array<MeasuredCurve, kWorkKinds> compute;

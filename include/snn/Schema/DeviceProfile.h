@@ -39,6 +39,12 @@ inline constexpr const char *kDeviceProfileFormat = "spikemesh-device-profile";
 inline constexpr int kDeviceProfileVersion = 1;
 /// Larger files are not a profile (the reader refuses them unread).
 inline constexpr size_t kMaxDeviceProfileBytes = size_t(4) << 20;
+/// The name that stands for the built-in profile wherever a profile's file is named: this
+/// project's reference machine kind (2 logical CPUs of an x86-64 server VM, Gloo), measured
+/// by `snn-run calibrate` and compiled in (BuiltinDeviceProfile.json). A plan without a
+/// measured profile of its own machine uses it: its times are within a small factor on that
+/// kind of machine and say nothing precise about another.
+inline constexpr const char *kBuiltinDeviceProfile = "builtin";
 
 /// The kinds of compute curves and of communication curves a profile holds.
 inline constexpr const char *kComputeKinds[] = {"gemm",       "conv2d",   "neuron",
@@ -150,7 +156,10 @@ struct DeviceProfile {
 /// of positive bytes). Throws
 /// DeviceProfileError naming `name` and the field.
 DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);
-/// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it.
+/// The built-in profile's JSON text.
+const std::string &builtinDeviceProfileText();
+/// Reads `path` (a regular file below kMaxDeviceProfileBytes), then parses it; `path`
+/// kBuiltinDeviceProfile parses the built-in profile.
 DeviceProfile readDeviceProfile(const std::string &path);
 /// The same for callers built without exceptions (the compiler's passes): the
 /// profile, or nullopt with the message in `error`.

@@ -12,8 +12,9 @@
 
 namespace snn::schema {
 
-/// The environment variable naming the per-user profile's file, or `none` for no per-user
-/// profile at all (the test suite sets it, so a developer's profile does not change its plans).
+/// The environment variable naming the per-user profile's file, or `none` for no profile at
+/// all, not even the built-in one (the test suite sets it, so its plans are the same on every
+/// machine).
 inline constexpr const char *kUserDeviceProfileEnv = "SPIKEMESH_DEVICE_PROFILE";
 
 /// $SPIKEMESH_DEVICE_PROFILE, else $XDG_CACHE_HOME/spikemesh/device-profile.json, else
@@ -22,9 +23,10 @@ inline constexpr const char *kUserDeviceProfileEnv = "SPIKEMESH_DEVICE_PROFILE";
 std::string userDeviceProfilePath();
 
 /// The profile a plan uses when none is named: `path` is the per-user profile when it exists,
-/// reads and measured this machine; otherwise `path` is empty and `warning` says in one line
-/// why the plan's times are the uncalibrated defaults and how to calibrate (empty when the
-/// per-user profile is turned off).
+/// reads and measured this machine; otherwise kBuiltinDeviceProfile (the reference machine
+/// kind's) and `warning` says in one line why the plan's times are not this machine's and how
+/// to calibrate. Both empty when the per-user profile is turned off (`none`): the plan then
+/// uses the fixed constants, the same on every machine (what the test suite plans with).
 struct UserDeviceProfile {
   std::string path;
   std::string warning;

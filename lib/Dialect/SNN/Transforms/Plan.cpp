@@ -127,9 +127,11 @@ LogicalResult PlanParallelismPass::readDeviceProfile(pl::Hardware &hardware) {
       snn::schema::tryReadDeviceProfile(deviceProfile, error);
   if (!profile)
     return fail(pl::makeError(error));
+  // The built-in profile is the reference machine kind's by design (docs/planner.md).
+  bool builtin = deviceProfile == snn::schema::kBuiltinDeviceProfile;
   std::string difference =
       snn::schema::machineDifference(profile->machine, snn::schema::thisMachine());
-  if (!difference.empty() && !deviceProfileAnyMachine)
+  if (!difference.empty() && !deviceProfileAnyMachine && !builtin)
     return fail(pl::makeError(
         deviceProfile + ": " + difference +
         "; its times describe that machine (rerun snn-run calibrate here, or pass "
