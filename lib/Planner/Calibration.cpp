@@ -126,12 +126,19 @@ double Calibration::oversubscription(int64_t ranks) const {
   return std::max(1.0, double(ranks * threadsPerRank) / double(logicalCpus));
 }
 
+double allReduceStepSeconds(int64_t ranks, double bytes, double seconds) {
+  return seconds / collectiveSteps(CollectiveKind::AllReduce, ranks, bytes);
+}
+
 double Calibration::messageLatency(int64_t ranks) const {
   if (ranks < 2)
     return 0.0;
   auto [nearest, nearestRanks] = nearestCurve(CollectiveKind::AllReduce, ranks);
   if (!nearest || nearestRanks < 2)
     return 0.0;
+  auto floor = allReduceStepFloor.find(nearestRanks);
+  if (floor != allReduceStepFloor.end())
+    return floor->second;
   const auto &[bytes, seconds] = nearest->points.front();
   return seconds / collectiveSteps(CollectiveKind::AllReduce, nearestRanks, bytes);
 }

@@ -87,6 +87,13 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
     if (!kind)
       continue;
     calibration->collectives[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.points);
+    if (*kind == CollectiveKind::AllReduce && curve.ranks >= 2)
+      for (const schema::ProfilePoint &point : curve.points) {
+        double step = allReduceStepSeconds(curve.ranks, point.size, point.seconds);
+        auto [floor, fresh] = calibration->allReduceStepFloor.emplace(curve.ranks, step);
+        if (!fresh)
+          floor->second = std::min(floor->second, step);
+      }
     if (!curve.cpuPoints.empty())
       calibration->cpu[{*kind, curve.ranks}] = nonDecreasingCurveOf(curve.cpuPoints);
   }

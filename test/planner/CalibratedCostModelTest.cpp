@@ -74,6 +74,24 @@ TEST(CalibratedCostModel, ACommunicationCurveFromAProfileNeverFallsWithTheBytes)
   EXPECT_DOUBLE_EQ(c->compute[size_t(WorkKind::Gemm)].secondsAt(1e7), 1e-3);
 }
 
+// A message's floor is the least step any measured all-reduce took: one slow small
+// all-reduce (a loaded machine's) does not price every pipeline message.
+TEST(CalibratedCostModel, TheMessageFloorIsTheFastestAllReduceStep) {
+  snn::schema::DeviceProfile profile;
+  profile.machine = {"cpu", 2, 1, "gloo"};
+  profile.compute.push_back({"gemm", {{1e6, 2e-3}}});
+  // 2 ranks: one exchange by recursive doubling up to 1 MiB, 2 ring steps above.
+  profile.communication.push_back(
+      {"all_reduce", 2, {{4096, 2.9e-3}, {262144, 3.3e-4}, {4194304, 2.8e-3}}});
+  // 4 ranks: 2 doubling steps; here the smallest is also the fastest step.
+  profile.communication.push_back({"all_reduce", 4, {{4096, 1e-3}, {1048576, 4e-3}}});
+  std::shared_ptr<const Calibration> c = calibrationFromProfile(profile, "p.json");
+  EXPECT_DOUBLE_EQ(c->messageLatency(2), 3.3e-4);
+  EXPECT_DOUBLE_EQ(c->messageLatency(4), 1e-3 / 2.0);
+  // The curve itself still never falls with the bytes.
+  EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::AllReduce, 2, 262144), 2.9e-3);
+}
+
 // A profile measured while the hypervisor ran other tenants says so wherever the planner
 // names its times; a quiet one does not.
 TEST(CalibratedCostModel, AProfileMeasuredInASlowSpellSaysSo) {

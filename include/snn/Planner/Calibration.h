@@ -73,6 +73,10 @@ typename std::map<int64_t, T>::const_iterator nearestByRanks(const std::map<int6
   return nearest;
 }
 
+/// One step of an all-reduce of `bytes` over `ranks` that took `seconds` (the algorithm's
+/// steps as schema/CollectiveAlgorithms.h counts them).
+double allReduceStepSeconds(int64_t ranks, double bytes, double seconds);
+
 /// A machine's measured times (a device profile, `snn-run calibrate`): one training call
 /// (forward and backward) of each kind of op by its work, one collective by its tensor's
 /// bytes for each measured group size.
@@ -95,6 +99,12 @@ struct Calibration {
     MeasuredCurve waits;
   };
   std::map<int64_t, WaitCurve> waitsBetweenComputes;
+  /// By group size: the least time one step of the measured all-reduces took, over every
+  /// size measured (calibrationFromProfile, from the profile's points as measured). A point
+  /// of a loaded machine can only be too slow, so the least is the step's floor; the curve's
+  /// first point alone (a 4 KiB all-reduce measured at 2.9 ms where 256 KiB took 0.33 ms)
+  /// would price every message of a pipeline by one noisy measurement.
+  std::map<int64_t, double> allReduceStepFloor;
 
   /// The measured training step of `model` (same trainable parameter count and input
   /// shape), or null.
@@ -123,9 +133,10 @@ struct Calibration {
   /// How much slower each rank computes when `ranks` share the machine: ranks x threads
   /// over the logical CPUs, at least 1 (the curves were measured with the CPUs to spare).
   double oversubscription(int64_t ranks) const;
-  /// One message between two ranks of a job of `ranks`, all of them running: the smallest
-  /// measured all-reduce of that group size over its steps (as above), each a message
-  /// that waits for its receiver to be scheduled. The two-rank ping-pong of the
+  /// One message between two ranks of a job of `ranks`, all of them running: one step of
+  /// the measured all-reduces of the nearest group size (allReduceStepFloor, else its
+  /// smallest all-reduce over its steps, as above), each a message that waits for its
+  /// receiver to be scheduled. The two-rank ping-pong of the
   /// send_recv curve runs with the CPUs to spare and misses that wait. 0 without a curve.
   double messageLatency(int64_t ranks) const;
   /// The CPU a call of `bytes` costs all its ranks while `ranks` share the machine: the
