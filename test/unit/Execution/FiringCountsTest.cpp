@@ -137,7 +137,7 @@ TEST(FiringCounts, ExecutorCountsEveryNeuronLayerByName) {
                  intsAttr("padding", {0, 0}), intsAttr("dilation", {1, 1}),
                  intAttr("ceil_mode", 0)});
   v = b.addNode("flatten", {v});
-  b.addNode("lif_node", {v}, {floatAttr("v_threshold", 0.2f), floatAttr("tau", 2.0f)},
+  b.addNode("lif_node", {v}, {floatAttr("v_threshold", 0.6f), floatAttr("tau", 2.0f)},
             "output");
   Graph graph = parseOnnxProgram(b.serialize(), "test.onnx");
   Executor executor(graph, "input", "output");
