@@ -5,17 +5,21 @@ scalars) against `--no-firing-rates` (no counts collected, reduced or written), 
 model, weights, data and thread count.
 
 For every model: make_case exports it (seeded weights; bench_models.py's sizes), snn-compile
-builds the artifact, a synthetic .npy dataset of STEPS batches is written, then both variants
-train STEPS Adam steps with --log and --tensorboard, REPEAT times each, interleaved (the order
-alternates). A variant's step time is the median `seconds` of its log's steps after WARMUP,
-best of the repeats; the overhead is with / without - 1. The neuron kernels count their spikes
-in the loop that writes them in both variants (an integer sum that costs no pass of its own);
---baseline-bin DIR adds a third variant, another build's snn-run (one without the counting),
-to measure that part too.
+builds the artifact, a synthetic .npy dataset of STEPS batches is written, then each variant
+trains with --log and --tensorboard, REPEAT times, interleaved (the order alternates): STEPS
+Adam steps and, to take the start-up out, WARMUP steps. A step costs the difference of the two
+runs' CPU time (user + system, from wait4) over STEPS - WARMUP: unlike wall time, CPU time
+barely moves when other processes share the host (at one thread; more threads add the time
+they spin waiting for each other). Per variant the median over the repeats; the overhead is
+with / without - 1. The lower quartile of the steps' wall-clock `seconds` (pooled over the
+repeats) is printed beside it. The neuron kernels count their spikes in the loop that writes
+them in both variants (an integer sum that costs no pass of its own); --baseline-bin DIR adds
+a third variant, another build's snn-run (one without the counting), and the overhead is then
+with / baseline - 1.
 
-Not a test: run it on an otherwise idle machine.
-  bench/firing_overhead.py --bin build/bin [--models csnn,vgg_dvs] [--T 4] [--threads 2]
-                           [--batch 16] [--steps 20] [--warmup 5] [--repeat 3]
+Not a test: run it on an otherwise idle machine if you can.
+  bench/firing_overhead.py --bin build/bin [--baseline-bin DIR] [--models csnn,vgg_dvs] [--T 4]
+                           [--threads 1] [--batch 16] [--steps 40] [--warmup 5] [--repeat 3]
 """
 import argparse
 import json
@@ -58,22 +62,46 @@ def prepare(args, name, work):
 
 
 def step_seconds(log, warmup):
+    """The `seconds` of the log's steps after the warm-up."""
     with open(log) as f:
         steps = [json.loads(line) for line in f if '"event":"step"' in line]
-    return statistics.median(s["seconds"] for s in steps[warmup:])
+    return [s["seconds"] for s in steps[warmup:]]
 
 
-def train(args, binary, art, data, static, flags, work, tag):
-    log = os.path.join(work, f"{tag}.jsonl")
-    tb = os.path.join(work, f"tb_{tag}")
+def train(args, binary, art, data, static, flags, tag, steps):
+    """Trains `steps` steps; returns (CPU seconds of the process, the log's step seconds)."""
+    log = os.path.join(args.work, f"{tag}.jsonl")
     cmd = [os.path.join(binary, "snn-run"), "train", art, "--data-npy", data,
-           "--steps", args.steps, "--batch-size", args.batch, "--lr", "1e-3",
+           "--steps", steps, "--batch-size", args.batch, "--lr", "1e-3",
            "--optimizer", "adam", "--loss", "ce", "--threads", args.threads,
-           "--progress", "none", "--log", log, "--tensorboard", tb, *flags]
+           "--progress", "none", "--log", log,
+           "--tensorboard", os.path.join(args.work, f"tb_{tag}"), *flags]
     if static:
         cmd += ["--repeat-time", args.T]
-    sh(cmd)
-    return step_seconds(log, args.warmup)
+    child = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed: {child.stderr.read()}")
+    return usage.ru_utime + usage.ru_stime, step_seconds(log, args.warmup)
+
+
+def measure(args, variants, art, data, static, name):
+    """Per variant: CPU seconds per step (median over the repeats), wall seconds per step
+    (lower quartile of the pooled steps)."""
+    cpu = {tag: [] for tag, _, _ in variants}
+    wall = {tag: [] for tag, _, _ in variants}
+    for r in range(args.repeat):
+        order = variants if r % 2 == 0 else variants[::-1]
+        for tag, binary, flags in order:
+            full, seconds = train(args, binary, art, data, static, flags,
+                                  f"{name}_{tag}_{r}", args.steps)
+            short, _ = train(args, binary, art, data, static, flags,
+                             f"{name}_{tag}_{r}_short", args.warmup)
+            cpu[tag].append((full - short) / (args.steps - args.warmup))
+            wall[tag] += seconds
+    return ({tag: statistics.median(v) for tag, v in cpu.items()},
+            {tag: statistics.quantiles(v, n=4)[0] for tag, v in wall.items()})
 
 
 def main():
@@ -82,37 +110,32 @@ def main():
     p.add_argument("--baseline-bin", help="another build's bin directory (no counting)")
     p.add_argument("--models", default="csnn,vgg_dvs")
     p.add_argument("--T", type=int, default=4)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--steps", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--work", default="/tmp/bench-firing")
     args = p.parse_args()
+    if args.steps <= args.warmup:
+        sys.exit("error: --steps must exceed --warmup")
     os.makedirs(args.work, exist_ok=True)
     variants = [("without", args.bin, ["--no-firing-rates"]), ("with", args.bin, [])]
     if args.baseline_bin:
         variants.insert(0, ("baseline", args.baseline_bin, ["--no-firing-rates"]))
-    rows = []
+    tags = [tag for tag, _, _ in variants]
+    head = ("| model | T | threads | batch |" + "".join(f" {t} CPU ms/step |" for t in tags) +
+            " overhead (CPU) |" + "".join(f" {t} wall ms/step |" for t in tags))
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1), flush=True)
     for name in args.models.split(","):
         art, data, static = prepare(args, name, args.work)
-        best = {tag: float("inf") for tag, _, _ in variants}
-        for r in range(args.repeat):
-            order = variants if r % 2 == 0 else variants[::-1]
-            for tag, binary, flags in order:
-                seconds = train(args, binary, art, data, static, flags, args.work,
-                                f"{name}_{tag}_{r}")
-                best[tag] = min(best[tag], seconds)
-        rows.append((name, best))
-    head = "| model | T | threads | batch |"
-    head += "".join(f" {tag} ms/step |" for tag, _, _ in variants) + " overhead |"
-    print(head)
-    print("|" + "---|" * (head.count("|") - 1))
-    for name, best in rows:
-        base = best["baseline"] if args.baseline_bin else best["without"]
-        cells = "".join(f" {best[tag] * 1e3:.2f} |" for tag, _, _ in variants)
-        print(f"| {name} | {args.T} | {args.threads} | {args.batch} |{cells} "
-              f"{(best['with'] / base - 1) * 100:+.2f} % |")
+        cpu, wall = measure(args, variants, art, data, static, name)
+        base = cpu[tags[0]]
+        print(f"| {name} | {args.T} | {args.threads} | {args.batch} |" +
+              "".join(f" {cpu[t] * 1e3:.2f} |" for t in tags) +
+              f" {(cpu['with'] / base - 1) * 100:+.2f} % |" +
+              "".join(f" {wall[t] * 1e3:.2f} |" for t in tags), flush=True)
 
 
 if __name__ == "__main__":
