@@ -15,9 +15,13 @@ Dropout), from the case's exported weights:
     its steps';
   - the same training on 2 data-parallel ranks (`snn-compile --mode dp`, `snn-run --nproc 2`)
     logs the global batch's rates: within 2e-3 of the one-process run, step by step;
+  - with --pp: the same training as a 2-stage pipeline on 2 ranks (1F1B, 2 microbatches): every
+    step event names every stage's layers, and the first step's rates are within 2e-6 of the
+    PyTorch model's training forwards of the same two microbatches (BatchNorm normalises each
+    microbatch with its own statistics, as the pipeline does);
   - every compared layer fires at 5-50 % and the loss moves.
 
-Usage: firing_rates.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs
+Usage: firing_rates.py --bin BUILD/bin --work DIR --model csnn|vgg_dvs [--pp]
 """
 import argparse
 import json
@@ -26,6 +30,7 @@ import re
 
 import train_common as tc  # first: it sets the BLAS threads before torch loads
 import torch  # noqa: I100
+from snnexport import functional
 from snnexport import train as tr
 
 T, B, STEPS = 4, 8, 5
@@ -114,11 +119,64 @@ def check_epoch(epochs, steps, what):
             raise tc.Failure(f"{what}: epoch rate of {layer} {rate}, mean of its steps {mean}")
 
 
+def microbatch_rates(case, data, config, microbatches):
+    """Per layer, the rate of the first step's training forwards, one per microbatch."""
+    model, _ = tr.model_from_case(case)
+    model.train()
+    spikes, counts = {}, {}
+
+    def recorder(name):
+        def record(module, inputs, output):
+            spikes[name] = spikes.get(name, 0.0) + float(output.double().sum())
+            counts[name] = counts.get(name, 0) + output.numel()
+        return record
+
+    for name, module in model.named_modules():
+        if type(module).__name__.endswith("Node"):
+            module.register_forward_hook(recorder(name))
+    order = tr.splitmix64_order(config.seed, 0, len(data))[:config.batch_size]
+    size = config.batch_size // microbatches
+    with torch.no_grad():
+        for m in range(microbatches):
+            x, _ = data.batch(order[m * size:(m + 1) * size], config.repeat_time)
+            functional.reset_net(model)
+            model(x)
+    return {name: spikes[name] / counts[name] for name in spikes}
+
+
+def check_pipeline(args, case, flags, want, data, config):
+    """2 stages on 2 ranks: every stage's layers in each step, the first step's rates equal
+    PyTorch's on the same microbatches."""
+    art = os.path.join(args.work, "art_pp2")
+    tc.run([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
+            "--mode", "pp", "--topology", "pp=2", "--batch-size", B, "--pp-schedule", "1f1b",
+            "--pp-microbatches", 2, "-o", art])
+    log = os.path.join(args.work, "pp2.jsonl")
+    tc.run([os.path.join(args.bin, "snn-run"), "--nproc", 2, "train", art, *flags,
+            "--log", log, "--threads", 1])
+    steps, epochs = tc.read_log(log)
+    for i, ev in enumerate(steps):
+        if list(ev.get("firing_rates", {})) != list(want):
+            raise tc.Failure(f"pp=2: step {i} firing_rates {ev.get('firing_rates')}, want "
+                             f"layers {list(want)}")
+    check_epoch(epochs, steps, "pp=2")
+    first = microbatch_rates(case, data, config, 2)
+    for layer, rate in first.items():
+        diff = abs(steps[0]["firing_rates"][layer] - rate)
+        print(f"pp=2 step 0 {layer:>12}: snn-run {steps[0]['firing_rates'][layer]:.6f} "
+              f"PyTorch {rate:.6f}")
+        if diff > EXACT:
+            raise tc.Failure(f"pp=2: step 0: {layer} fires {steps[0]['firing_rates'][layer]}, "
+                             f"PyTorch on the microbatches {rate}")
+    return log
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--model", required=True, choices=sorted(MODELS))
+    p.add_argument("--pp", action="store_true", help="also a 2-stage pipeline on 2 ranks")
     args = p.parse_args()
     torch.set_num_threads(2)
     kw, sample_shape, static = MODELS[args.model]
@@ -135,7 +193,8 @@ def main():
                 else tc.event_sequences(x, y, S, T, sample_shape, seed=S))
     config = tr.TrainConfig(batch_size=B, epochs=1, repeat_time=T if static else None,
                             optimizer="adam", lr=1e-3, loss="ce", seed=5)
-    want = reference_rates(case, tr.load_npy(x, y, static=static), config)
+    data = tr.load_npy(x, y, static=static)
+    want = reference_rates(case, data, config)
     flags = ["--data-npy", data_arg, "--epochs", 1, "--batch-size", B, "--lr", "1e-3",
              "--optimizer", "adam", "--loss", "ce", "--seed", 5, "--progress", "none"]
     if static:
@@ -155,7 +214,10 @@ def main():
     one_rates = {layer: [s["firing_rates"][layer] for s in steps] for layer in want}
     worst_dp = compare_steps(dp_steps, one_rates, "dp=2", first_exact=True)
     check_epoch(dp_epochs, dp_steps, "dp=2")
-    tc.check_fires_and_moves(case, [one, two])
+    logs = [one, two]
+    if args.pp:
+        logs.append(check_pipeline(args, case, flags, want, data, config))
+    tc.check_fires_and_moves(case, logs)
     print(f"PASS: {args.model}: infer rates equal PyTorch's; training rates within "
           f"{worst:.2g} of the reference trainer's, dp=2 within {worst_dp:.2g} of one process")
 

@@ -229,6 +229,9 @@ private:
   /// The epoch's rates, and one warning per layer that stayed silent or
   /// saturated for the whole epoch (rank 0).
   void closeEpochFiring(EpochMetrics &metrics, bool complete);
+  /// A pipeline's step counts (TrainerPipeline.cpp): every stage's layers, summed over the
+  /// world (collective).
+  void finishPipelineFiring(StepMetrics &metrics);
   /// Each parameter group's gradient norm (StepMetrics::gradNorms) once backward has
   /// averaged the gradients; collective under fsdp. Empty for partitioned programs.
   std::vector<std::pair<std::string, double>> gradientNorms() const;
@@ -255,6 +258,8 @@ private:
   /// The spikes each neuron layer fired in this step and in the epoch so far
   /// (FiringCounts.h), summed over the ranks.
   FiringCounts stepFiring, epochFiring;
+  /// A pipeline: the neuron layers of every stage, in rank order (found at the first step).
+  std::vector<std::string> pipelineLayers;
   /// Pipelines: the engine, the dp group that averages gradients (null:
   /// none), the trace, and each step's measured bubble summed.
   PipelineEngine *pipeline = nullptr;
