@@ -66,7 +66,9 @@ def eager_worker(args):
 def snn_run_infer(snn_run, art, given, out, args, T, static, threads, env):
     cmd = [snn_run, "infer", art, "--input", given, "--output", out, "--batch-size",
            args.batch, "--threads", threads, "-v"] + (["--repeat-time", T] if static else [])
-    line = sh(cmd, env).stderr.strip().splitlines()[-1]
+    # The summary line; the firing-rate table follows it.
+    lines = sh(cmd, env).stderr.strip().splitlines()
+    line = next((l for l in lines if "samples/s" in l), lines[-1] if lines else "")
     m = re.search(r"\(([0-9.]+) samples/s", line)
     if not m:
         sys.exit(f"error: snn-run infer printed no samples/s: {line}")

@@ -96,7 +96,8 @@ def bench_infer(args, net, art, x, T, static, d):
     eager_forward()  # warm-up (allocator, oneDNN primitives)
     runs, eager = [], []
     for _ in range(args.repeat):  # interleaved: a load change hits both alike
-        line = sh(cmd).stderr.strip().splitlines()[-1]
+        lines = sh(cmd).stderr.strip().splitlines()  # the summary, then the firing rates
+        line = next((l for l in lines if "samples/s" in l), lines[-1] if lines else "")
         runs.append(float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0)
         eager.append(eager_forward())
     functional.reset_net(net)

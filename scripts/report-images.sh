@@ -4,8 +4,7 @@
 # 2-stage 1F1B pipeline and trained on 2 ranks with --log and --trace, drawn by
 # `snn-run report` and photographed view by view with headless Chromium (page#view=ID).
 # The firing-rate picture comes from the PyTorch reference trainer (snnexport.train) on the
-# same model and data, its step events given the rates its neuron layers measured, until
-# snn-run's own step events carry them. Needs the build (BUILD_DIR, default build/) and
+# same model and data, its step events given the rates its neuron layers measured. Needs the build (BUILD_DIR, default build/) and
 # chromium-headless-shell (scripts/install-deps.sh). About two minutes.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)"

@@ -206,6 +206,27 @@ class SNNDistributedRuntime:
         if self.model.compiled:
             self.model._program.reset_comm_stats()
 
+    def firing_rates(self) -> Dict[str, float]:
+        """Each neuron layer's firing rate in the forwards of ``runtime.model`` since
+        ``reset_firing_rates()`` (training and eval alike): spikes over neurons x steps x
+        samples, counted by the neuron kernels as they fire, keyed by the PyTorch module's name.
+        On several ranks (every mode but ``pp``) the counts are summed over the job's ranks
+        (collective: every rank calls it); a pipeline rank gives its own stages' layers."""
+        if not self.model.compiled:
+            return {}
+        counts = self.model._program.firing_counts()
+        totals = torch.tensor([[spikes, elements] for _, spikes, elements, _ in counts],
+                              dtype=torch.float64).reshape(-1, 2)
+        if self.world_size > 1 and self.plan.mode != "pp":
+            self.model._program.sum_over_world(totals)
+        return {layer: float(s / e) if e > 0 else 0.0
+                for (layer, _, _, _), (s, e) in zip(counts, totals.tolist())}
+
+    def reset_firing_rates(self) -> None:
+        """Starts firing_rates() over: the counts of the forwards so far are dropped."""
+        if self.model.compiled:
+            self.model._program.reset_firing_counts()
+
     def state_dict(self) -> Dict[str, torch.Tensor]:
         """Whole tensors under the PyTorch model's keys (collective on many ranks: the
         tensor-parallel parts are gathered)."""

@@ -4,16 +4,16 @@ Three logs: (A) a one-process CSNN run of 3 epochs with an eval split (make_case
 neuron layers fire at 5-50 % on the case input; the loss must move); (B) the same model
 compiled for a pipeline (pp=2, 1F1B, 4 microbatches) trained on 2 ranks with `--trace`, so
 the rank logs beside its log carry each rank's step times and the plan's prediction
-(plan_check); (C) A's log with per-layer "firing_rates" added to its step and epoch events (the
-field the runtime's step events carry when it measures them; synthetic values here), and its
-last two steps logged again with other losses, as a resumed run appends them.
+(plan_check); (C) A's log with its per-layer "firing_rates" replaced in its step and epoch
+events (synthetic values: the runtime's own are in A and B), and its last two steps logged
+again with other losses, as a resumed run appends them.
 Each page is rendered by headless Chromium (`--dump-dom`). Required:
   - the page loads nothing: no src/href/url()/import, no http(s) but the SVG namespace;
   - no JavaScript error: none in Chromium's console (stderr), #report-errors empty, and the
     script finished (body data-ready);
   - every view drew what the logs hold: the loss and accuracy series (x = the steps, y = the
     logged values, exactly), eval loss and accuracy at each epoch's last step, each layer's
-    firing rates (C; A and B say they have none), each rank's step times and the plan's
+    firing rates (A's and B's measured, C's synthetic), each rank's step times and the plan's
     predicted step, the predicted and measured bars per rank, and the pipeline schedule's
     spans of the last traced step (B; the others say there is no trace); the later event of
     a step logged twice;

@@ -9,7 +9,8 @@ A small CSNN (make_case; its neuron layers fire at 5-50 % on the case input) tra
   - the scalars are exactly those docs/observability.md derives from the log, tag by tag and
     step by step, each the log's value as float32 (step events: train/loss, train/accuracy,
     train/learning_rate, train/samples_per_s, train/step_seconds, train/comm_share when the
-    step lists "comm", firing_rate/<layer> when it has "firing_rates"; epoch events at the
+    step lists "comm", firing_rate/<layer> from "firing_rates", grad_norm/<group> from
+    "grad_norms", both of which every step event carries); epoch events at the
     step that ended them: epoch/loss, epoch/accuracy, eval/loss, eval/accuracy, and
     epoch/firing_rate/<layer>);
   - the loss moves;
@@ -66,6 +67,8 @@ def expected_scalars(events):
                 put("train/comm_share", last, sum(c["seconds"] for c in ev["comm"]) / ev["seconds"])
             for layer, rate in ev.get("firing_rates", {}).items():
                 put(f"firing_rate/{layer}", last, rate)
+            for group, norm in ev.get("grad_norms", {}).items():
+                put(f"grad_norm/{group}", last, norm)
         elif ev["event"] == "epoch":
             for key, tag in EPOCH_TAGS:
                 put(tag, last, ev.get(key))
@@ -212,8 +215,12 @@ def main():
                                 "--tensorboard", w("tb", "one")])
     rates = check_fires_and_moves(case, w("log.jsonl"))
     path, tags = check_run(w("tb", "one"), w("log.jsonl"), started, ended, "one process")
-    firing = any("firing_rates" in e for e in tc.read_jsonl(w("log.jsonl")))
-    print(f"the log's step events {'carry' if firing else 'carry no'} firing_rates")
+    steps = tc.read_log(w("log.jsonl"))[0]
+    if not all("firing_rates" in s and "grad_norms" in s for s in steps):
+        raise tc.Failure("a step event lacks firing_rates or grad_norms")
+    if set(steps[0]["firing_rates"]) != set(rates):
+        raise tc.Failure(f"firing_rates layers {list(steps[0]['firing_rates'])}, the model's "
+                         f"neuron layers {list(rates)}")
     check_accumulator(path, tags, len(expected_scalars(tc.read_jsonl(w("log.jsonl")))))
 
     killed_run([snn_run, "train", art, "--data-npy", data, "--steps", 5000, *common,

@@ -191,7 +191,8 @@ def train_outputs(r, w, art, data, common):
           f"log: 4 batches per epoch (18 samples, drop-last) "
           f"(got {[s['epoch'] for s in steps]})")
     check(all(list(s) == ["event", "epoch", "step", "loss", "accuracy", "lr",
-                          "samples_per_s", "seconds"] for s in steps), "log: step event fields")
+                          "samples_per_s", "seconds", "firing_rates", "grad_norms"]
+              for s in steps), "log: step event fields")
     check(len({s["loss"] for s in steps}) > 2, "log: the loss changes")
     check([e["epoch"] for e in epochs] == [0, 1] and
           all("eval_loss" in e and "eval_accuracy" in e for e in epochs),

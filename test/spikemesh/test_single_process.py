@@ -153,6 +153,20 @@ class ApplyTest(unittest.TestCase):
         got = runtime.model(self.x)
         self.assertTrue(torch.equal(got, want), (got - want).abs().max())
 
+    def test_firing_rates_equal_pytorch(self):
+        runtime = spikemesh.apply(model=self.model.eval(), plan=self.plan)
+        runtime.model.eval()
+        self.assertEqual(runtime.firing_rates(), {})  # no program yet: nothing counted
+        runtime.model(self.x)
+        runtime.model(self.x)  # two forwards of the same input: the same rates
+        rates = runtime.firing_rates()
+        self.assertEqual(list(rates), list(self.stats))
+        for name, s in self.stats.items():
+            self.assertTrue(0.05 <= rates[name] <= 0.5, f"{name} fires {rates[name]}")
+            self.assertLessEqual(abs(rates[name] - s["firing_rate"]), 2e-6, name)
+        runtime.reset_firing_rates()
+        self.assertEqual(runtime.firing_rates(), {})
+
     def _compare(self, make_optimizer, make_scheduler):
         runtime = spikemesh.apply(model=self.model.train(), plan=self.plan)
         runtime.model.train()

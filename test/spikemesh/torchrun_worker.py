@@ -11,7 +11,9 @@ eager model over the whole batches in this process. The mean of the ranks' losse
 with torch.distributed, which runs beside SpikeMesh's own process groups) and this rank's
 weights must equal the eager ones within common.RTOL; the layers must fire 5-50 %. A rank that
 starts from other weights ends with rank 0's (apply broadcasts them); ``no_sync`` accumulates
-locally; ``load_state_dict`` of another model's weights gives its state_dict and output. Exits non-zero on any
+locally; ``load_state_dict`` of another model's weights gives its state_dict and output;
+``runtime.firing_rates()`` after each rank's forward of its share equals the eager model's rates
+on the whole batch (every mode but pp). Exits non-zero on any
 difference, naming it.
 
     torchrun --nproc_per_node 2 torchrun_worker.py --mode dp
@@ -369,6 +371,43 @@ def check_comm_stats(model, x, plan):
         raise AssertionError("reset_comm_stats left counts")
 
 
+def eager_firing_rates(model, x):
+    """Each neuron layer's firing rate of the eager model on x, eval mode, by forward hooks."""
+    rates, hooks = {}, []
+    for name, module in model.named_modules():
+        if type(module).__name__.endswith("Node"):
+            hooks.append(module.register_forward_hook(
+                lambda m, i, out, name=name: rates.__setitem__(name, float(out.double().mean()))))
+    model.eval()
+    functional.reset_net(model)
+    with torch.no_grad():
+        model(x)
+    for hook in hooks:
+        hook.remove()
+    functional.reset_net(model)
+    return rates
+
+
+def check_firing_rates(model, x, plan):
+    """runtime.firing_rates() sums the ranks' counts: each dp rank's share of the global batch
+    (and each tp rank's slice of a split layer) give the eager model's rates on the whole
+    batch. A pipeline rank gives its own stages' layers."""
+    if plan.mode == "pp":
+        return
+    runtime = spikemesh.apply(model=copy.deepcopy(model).eval(), plan=plan)
+    runtime.model.eval()
+    share = GLOBAL_BATCH // runtime.dp_size
+    with torch.no_grad():
+        runtime.model(x[:, runtime.dp_rank * share:(runtime.dp_rank + 1) * share])
+    got = runtime.firing_rates()
+    want = eager_firing_rates(copy.deepcopy(model), x[:, :GLOBAL_BATCH])
+    # tp sums a split layer's inputs in another order: a neuron at its threshold may flip.
+    tol = 2e-3 if "tp" in plan.mesh_axes else 2e-6
+    if list(got) != list(want) or any(abs(got[k] - want[k]) > tol for k in want):
+        raise AssertionError(f"firing_rates {got}, eager {want}")
+    common.check_firing({k: {"firing_rate": v} for k, v in got.items()})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default=None, help="default: the planner's choice")
@@ -398,6 +437,7 @@ def main():
     check_pipeline_forward(model, x, plan)
     check_load_state_dict(model, x, plan)
     check_comm_stats(model, x, plan)
+    check_firing_rates(model, x, plan)
     check_clip_grad_norm(model, dataset, plan)
     if world == 2:
         check_shape_switch(model, dataset, plan)

@@ -304,6 +304,8 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_flag("--skip-nonfinite-steps", o.skipNonFiniteSteps,
                   "A step whose loss is NaN or infinite changes nothing and "
                   "training goes on (default: the run stops)");
+  train->add_flag("--no-firing-rates", o.noFiringRates,
+                  "Log no per-layer firing rates (for overhead comparisons)");
   atLeastOne(
       train->add_option("--stop-after", o.stopAfter,
                         "Stop this invocation after N steps (checkpointed; "

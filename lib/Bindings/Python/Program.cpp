@@ -118,6 +118,7 @@ void Program::bind(const TensorMap &tensors) {
   if (model)
     throw Error("the program is already bound");
   model.emplace(artifact, tensors);
+  model->setFiringCounts(&firing);
   if (artifact.run.partitioned)
     model->setMesh(&mesh);
   if (artifact.run.pipeline) {
@@ -155,6 +156,14 @@ void Program::bindPipeline() {
 at::Tensor Program::programInput(const at::Tensor &input, int64_t repeatTime) {
   return prepareInput(input.contiguous(), bound().manifest().input, repeatTime,
                       "the model's input");
+}
+
+std::vector<std::tuple<std::string, double, double, std::string>>
+Program::firingCounts() const {
+  std::vector<std::tuple<std::string, double, double, std::string>> out;
+  for (const runtime::LayerFiring &layer : firing.layers())
+    out.emplace_back(layer.layer, layer.spikes, layer.elements, layer.kernel);
+  return out;
 }
 
 at::Tensor Program::forward(const at::Tensor &input, bool training, int64_t repeatTime) {

@@ -22,6 +22,7 @@
 #include "snn/Runtime/Distributed/GradReducer.h"
 #include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/DataParallel.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
@@ -128,6 +129,10 @@ public:
   /// the last resetCommStats(): (kind, mesh axis, calls, bytes, seconds).
   std::vector<std::tuple<std::string, std::string, int64_t, int64_t, double>> commStats() const;
   void resetCommStats() { mesh.stats().reset(); }
+  /// The spikes each neuron layer of this rank's program fired in the forwards since the
+  /// last resetFiringCounts(): (layer, spikes, elements, kernel), in program order.
+  std::vector<std::tuple<std::string, double, double, std::string>> firingCounts() const;
+  void resetFiringCounts() { firing.clear(); }
   /// Off: backwards accumulate this rank's gradients locally until it is on again.
   void setGradientSync(bool enabled);
   bool gradientSync() const;
@@ -167,6 +172,7 @@ private:
   runtime::DataParallelContext dp;
   runtime::ParameterPartition partition;
   std::optional<runtime::Model> model;
+  runtime::FiringCounts firing; // the model's forwards add to it
   std::unique_ptr<dist::GradBucketReducer> reducer; // dp, zero
   std::unique_ptr<runtime::ParameterSharding> fsdp; // fsdp, fsdp_tp
   std::optional<runtime::PipelinePlace> place;      // pp

@@ -118,6 +118,9 @@ void bindProgram(py::module_ &m) {
       .def("comm_stats", &Program::commStats,
            "(kind, mesh axis, calls, bytes, seconds) of the program's collectives")
       .def("reset_comm_stats", &Program::resetCommStats)
+      .def("firing_counts", &Program::firingCounts,
+           "(layer, spikes, elements, kernel) of each neuron layer since reset_firing_counts")
+      .def("reset_firing_counts", &Program::resetFiringCounts)
       .def("copies_of", &Program::copiesOf, py::arg("name"),
            "How many ranks hold the values this rank holds of the parameter")
       .def("sum_over_world", &Program::sumOverWorld, py::arg("tensor"),

@@ -23,10 +23,12 @@ struct NeuronFunction : public torch::autograd::Function<NeuronFunction> {
   /// it as an input).
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
                             const c10::optional<at::Tensor> &w,
-                            const NeuronConfig &config) {
+                            const NeuronConfig &config, int64_t *fired) {
     bool plif = config.kind == NeuronKind::PLIF;
     double k = plif ? plifDecay(*w) : 0.0;
     NeuronForwardResult result = neuronForward(x, config, k, /*saveH=*/true);
+    if (fired)
+      *fired = result.fired;
     // H recomputes S and V for every step; only PLIF's dk needs x itself.
     ctx->save_for_backward(
         {result.h, plif ? x : at::Tensor(), plif ? *w : at::Tensor()});
@@ -43,18 +45,18 @@ struct NeuronFunction : public torch::autograd::Function<NeuronFunction> {
     at::Tensor gradW;
     if (config.kind == NeuronKind::PLIF && ctx->needs_input_grad(1))
       gradW = at::full_like(saved[2], result.gradW);
-    return {result.gradX, gradW, at::Tensor()};
+    return {result.gradX, gradW, at::Tensor(), at::Tensor()};
   }
 };
 
 } // namespace
 
 at::Tensor neuronSpikesWithGrad(const at::Tensor &x, const at::Tensor &w,
-                                const NeuronConfig &config) {
+                                const NeuronConfig &config, int64_t *fired) {
   c10::optional<at::Tensor> weight;
   if (config.kind == NeuronKind::PLIF)
     weight = w;
-  return NeuronFunction::apply(x, weight, config);
+  return NeuronFunction::apply(x, weight, config, fired);
 }
 
 } // namespace snn::runtime

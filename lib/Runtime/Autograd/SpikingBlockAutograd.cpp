@@ -82,6 +82,8 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     if (operands.neuron.kind == NeuronKind::PLIF)
       block.k = plifDecay(*plifWeight);
     SpikingBlockForwardResult result = spikingBlockForward(x, block, /*save=*/true);
+    if (operands.fired)
+      *operands.fired = result.fired;
     at::Tensor scale = block.affine ? block.affine->scale : at::Tensor();
     at::Tensor shift = block.affine ? block.affine->shift : at::Tensor();
     ctx->save_for_backward({x, result.argmax, mean, invstd,

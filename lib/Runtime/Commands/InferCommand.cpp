@@ -8,6 +8,8 @@
 #include "snn/Runtime/Execution/Boundary.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
+#include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Execution/ConvolutionLayout.h"
@@ -21,8 +23,10 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -137,6 +141,26 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
               << std::endl;
 }
 
+/// -v: each neuron layer's firing rate over the whole input and the kernel
+/// that ran it, one line each.
+void reportFiring(const FiringCounts &firing) {
+  if (firing.empty())
+    return;
+  size_t width = 5;
+  for (const LayerFiring &layer : firing.layers())
+    width = std::max(width, layer.layer.size());
+  std::cerr << "snn-run: firing rates\n";
+  char line[64];
+  std::snprintf(line, sizeof(line), "  %-*s  %8s  ", int(width), "layer", "rate");
+  std::cerr << line << "kernel\n";
+  for (const LayerFiring &layer : firing.layers()) {
+    std::snprintf(line, sizeof(line), "%8.6f", layer.rate());
+    std::cerr << "  " << layer.layer << std::string(width - layer.layer.size(), ' ') << "  "
+              << line << "  " << layer.kernel << "\n";
+  }
+  std::cerr << std::flush;
+}
+
 /// A pipeline: every rank of dp replica 0 runs its stages on each chunk; the last stage's
 /// output goes to the others over the pp group, and rank 0 writes it.
 void inferPipeline(const InferOptions &options, const Artifact &artifact,
@@ -192,13 +216,28 @@ void runInfer(const InferOptions &options) {
                     manifest.output.name);
   double loadSeconds = secondsSince(start);
   Clock::time_point runStart = Clock::now();
+  FiringCounts firing;
+  RunContext context;
+  context.mesh = &mesh;
+  context.firing = options.verbose ? &firing : nullptr;
   StreamStats stats =
       streamChunks(options, manifest, rank == 0, [&](const at::Tensor &input) {
         c10::InferenceMode guard;
-        return executor.run(input, false, nullptr, nullptr, &mesh);
+        return executor.run(input, context);
       });
-  if (rank == 0)
-    report(options, stats, loadSeconds, secondsSince(runStart), "");
+  double runSeconds = secondsSince(runStart);
+  // A partitioned program's ranks each count their slice of a split layer.
+  if (options.verbose && partitioned && manyRanks && !firing.empty()) {
+    at::Tensor counts = at::empty({2 * int64_t(firing.layers().size())}, at::kDouble);
+    firing.pack(counts.data_ptr<double>());
+    dist::allReduce(mesh.world(), counts, dist::ReduceOp::Sum);
+    firing.unpack(counts.data_ptr<double>());
+  }
+  if (rank == 0) {
+    report(options, stats, loadSeconds, runSeconds, "");
+    if (options.verbose)
+      reportFiring(firing);
+  }
 }
 
 } // namespace snn::runtime

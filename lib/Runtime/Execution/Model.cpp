@@ -84,6 +84,7 @@ at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,
   context.keepRunningStatistics = pass == StagePass::Recomputation;
   context.mesh = mesh;
   context.boundary = &boundary;
+  context.firing = firing;
   boundary.sent.clear();
   if (pass == StagePass::Eval) {
     c10::InferenceMode guard;
@@ -115,14 +116,18 @@ at::Tensor Model::forwardThroughStages(const at::Tensor &input, bool training) {
 at::Tensor Model::forward(const at::Tensor &input, bool training) {
   if (isPipeline())
     return forwardThroughStages(input, training);
+  RunContext context;
+  context.training = training;
+  context.dataParallel = training ? dataParallel : nullptr;
+  context.mesh = mesh;
+  context.firing = firing;
   if (training) {
     // Record the graph even if the caller's thread had gradients off.
     c10::AutoGradMode gradOn(true);
-    return execs.front().run(trainable(input), /*training=*/true, dataParallel,
-                             observer, mesh);
+    return execs.front().run(trainable(input), context, observer);
   }
   c10::InferenceMode guard;
-  return execs.front().run(input, /*training=*/false, nullptr, observer, mesh);
+  return execs.front().run(input, context, observer);
 }
 
 } // namespace snn::runtime

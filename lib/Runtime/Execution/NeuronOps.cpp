@@ -8,6 +8,7 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
 #include "snn/Runtime/Kernels/NeuronKernels.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
@@ -66,26 +67,31 @@ void requireSpikeInput(const at::Tensor &x) {
 }
 
 /// The autograd Function when a graph is being recorded and something needs
-/// a gradient; otherwise the raw kernel, which saves nothing.
+/// a gradient; otherwise the raw kernel, which saves nothing. `fired`
+/// receives the number of spikes.
 at::Tensor spikes(const at::Tensor &x, const at::Tensor &w,
-                  const NeuronConfig &config) {
+                  const NeuronConfig &config, int64_t &fired) {
   requireSpikeInput(x);
   bool plif = config.kind == NeuronKind::PLIF;
   bool wantsGrad = x.requires_grad() || (plif && w.requires_grad());
   if (c10::GradMode::is_enabled() && wantsGrad)
-    return neuronSpikesWithGrad(x, w, config);
+    return neuronSpikesWithGrad(x, w, config, &fired);
   // w may change between runs (training), so k is computed per call.
-  return neuronForward(x, config, plif ? plifDecay(w) : 0.0).spikes;
+  NeuronForwardResult result = neuronForward(x, config, plif ? plifDecay(w) : 0.0);
+  fired = result.fired;
+  return result.spikes;
 }
 
 Kernel buildNeuron(const Node &node) {
   NeuronConfig config = neuronConfigOf(node);
-  if (config.kind == NeuronKind::PLIF)
-    return [config](const Inputs &in, const RunContext &) {
-      return spikes(in[0], in[1], config);
-    };
-  return [config](const Inputs &in, const RunContext &) {
-    return spikes(in[0], at::Tensor(), config);
+  bool plif = config.kind == NeuronKind::PLIF;
+  return [config, plif, layer = node.name](const Inputs &in, const RunContext &context) {
+    int64_t fired = 0;
+    at::Tensor out = spikes(in[0], plif ? in[1] : at::Tensor(), config, fired);
+    if (context.firing && !context.keepRunningStatistics)
+      context.firing->add(layer, fired, out.numel(),
+                          neuronKernelIsa() == KernelIsa::Avx2 ? "neuron (avx2)" : "neuron");
+    return out;
   };
 }
 

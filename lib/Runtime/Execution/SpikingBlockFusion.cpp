@@ -1,6 +1,7 @@
 //===- SpikingBlockFusion.cpp - Runs of nodes run as one block ------------===//
 
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/LayerAttributes.h"
@@ -73,6 +74,7 @@ bool normApplies(const BlockOperands &operands, const at::Tensor &x, const RunCo
 
 /// The forward without autograd: training statistics or running ones.
 at::Tensor forwardOnly(const at::Tensor &x, const BlockOperands &operands, bool training) {
+  SpikingBlockForwardResult result;
   SpikingBlock block{std::nullopt, operands.neuron, 0.0, operands.pool};
   if (operands.norm) {
     const BlockNorm &norm = *operands.norm;
@@ -88,13 +90,19 @@ at::Tensor forwardOnly(const at::Tensor &x, const BlockOperands &operands, bool 
   }
   if (operands.neuron.kind == NeuronKind::PLIF)
     block.k = plifDecay(operands.plifWeight);
-  return spikingBlockForward(x, block, /*save=*/false).output;
+  result = spikingBlockForward(x, block, /*save=*/false);
+  if (operands.fired)
+    *operands.fired = result.fired;
+  return result.output;
 }
 
+/// Runs the block, or returns an undefined tensor where it does not apply
+/// (the nodes then run one by one). `fired` receives the spikes fired.
 at::Tensor runBlock(const BlockSpec &spec, const std::vector<at::Tensor> &in,
-                    const RunContext &context) {
+                    const RunContext &context, int64_t *fired) {
   const at::Tensor &x = in[0];
   BlockOperands operands = operandsOf(spec, in);
+  operands.fired = fired;
   SpikingBlock shape{std::nullopt, spec.neuron, 0.0, spec.pool};
   if (!spikingBlocksEnabled() || !spikingBlockApplies(x, shape) ||
       (operands.norm && !normApplies(operands, x, context)))
@@ -164,9 +172,15 @@ std::vector<SpikingBlockPlan> planSpikingBlocks(const Graph &graph,
     if (spec.neuron.kind == NeuronKind::PLIF)
       plan.inputs.push_back(nodes[neuron].inputs.at(1));
     plan.output = nodes[last].outputs.at(0);
-    plan.kernel = [spec](const std::vector<at::Tensor> &in, const RunContext &context) {
-      at::Tensor out = runBlock(spec, in, context);
+    plan.kernel = [spec, layer = nodes[neuron].name](const std::vector<at::Tensor> &in,
+                                                      const RunContext &context) {
+      int64_t fired = 0;
+      at::Tensor out = runBlock(spec, in, context, &fired);
       ++(out.defined() ? fusedRuns : unfusedRuns);
+      if (out.defined() && context.firing && !context.keepRunningStatistics)
+        context.firing->add(layer, fired, in[0].numel(),
+                            neuronKernelIsa() == KernelIsa::Avx2 ? "fused block (avx2)"
+                                                                 : "fused block");
       return out;
     };
     plans.push_back(std::move(plan));

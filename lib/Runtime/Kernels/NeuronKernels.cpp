@@ -80,18 +80,18 @@ bool setNeuronKernelIsa(KernelIsa isa) {
   return true;
 }
 
-void neuronForwardRaw(const NeuronConfig &config, float k, const float *x,
-                      float *spikes, float *h, int64_t steps,
-                      int64_t neuronsPerStep) {
+int64_t neuronForwardRaw(const NeuronConfig &config, float k, const float *x,
+                         float *spikes, float *h, int64_t steps,
+                         int64_t neuronsPerStep) {
   if (useAvx2())
     return avx2::forward(config, k, x, spikes, h, steps, neuronsPerStep);
-  baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
+  return baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
 }
 
-void neuronForwardRaw(const NeuronConfig &config, double k, const double *x,
-                      double *spikes, double *h, int64_t steps,
-                      int64_t neuronsPerStep) {
-  baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
+int64_t neuronForwardRaw(const NeuronConfig &config, double k, const double *x,
+                         double *spikes, double *h, int64_t steps,
+                         int64_t neuronsPerStep) {
+  return baseline::forward(config, k, x, spikes, h, steps, neuronsPerStep);
 }
 
 double neuronBackwardRaw(const NeuronConfig &config, float k,
@@ -127,14 +127,14 @@ NeuronForwardResult neuronForward(const at::Tensor &x,
     return result;
   int64_t neurons = input.numel() / steps;
   if (input.scalar_type() == at::kDouble)
-    neuronForwardRaw(
+    result.fired = neuronForwardRaw(
         config, k, input.data_ptr<double>(), result.spikes.data_ptr<double>(),
         saveH ? result.h.data_ptr<double>() : nullptr, steps, neurons);
   else
-    neuronForwardRaw(config, float(k), input.data_ptr<float>(),
-                     result.spikes.data_ptr<float>(),
-                     saveH ? result.h.data_ptr<float>() : nullptr, steps,
-                     neurons);
+    result.fired = neuronForwardRaw(config, float(k), input.data_ptr<float>(),
+                                    result.spikes.data_ptr<float>(),
+                                    saveH ? result.h.data_ptr<float>() : nullptr,
+                                    steps, neurons);
   return result;
 }
 

@@ -9,9 +9,9 @@
 
 namespace snn::runtime::baseline {
 
-void forward(const NeuronConfig &config, double k, const double *x,
-             double *spikes, double *h, int64_t steps, int64_t neuronsPerStep) {
-  forwardRaw<double>(config, k, x, spikes, h, steps, neuronsPerStep);
+int64_t forward(const NeuronConfig &config, double k, const double *x,
+                double *spikes, double *h, int64_t steps, int64_t neuronsPerStep) {
+  return forwardRaw<double>(config, k, x, spikes, h, steps, neuronsPerStep);
 }
 
 double backward(const NeuronConfig &config, double k, const double *gradSpikes,

@@ -29,6 +29,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -61,39 +62,50 @@ template <typename T> struct Buffers {
   int64_t stride; // neurons per step
 };
 
-/// Runs all steps for neurons [begin, begin + count) of every step.
+/// Runs all steps for neurons [begin, begin + count) of every step; returns
+/// the spikes it wrote, counted per step in an integer the loop keeps in a
+/// register (an integer sum vectorises; a float one could not be reordered).
 template <typename T, typename Charge, typename Reset, bool SaveH>
-SNN_NEURON_TARGET void runTile(const Charge &charge, const Reset &reset,
+SNN_NEURON_TARGET int64_t runTile(const Charge &charge, const Reset &reset,
                                T vThreshold, T vInit, const Buffers<T> &buffers,
                                int64_t begin, int64_t count) {
   T v[kTile];
   std::fill(v, v + count, vInit);
+  int64_t fired = 0;
   for (int64_t t = 0; t < buffers.steps; ++t) {
     int64_t offset = t * buffers.stride + begin;
     const T *__restrict x = buffers.x + offset;
     T *__restrict spikes = buffers.spikes + offset;
     T *__restrict hSaved = SaveH ? buffers.h + offset : nullptr;
+    int32_t stepFired = 0;
     for (int64_t i = 0; i < count; ++i) {
       T h = charge(v[i], x[i]);
       T s = fire(h, vThreshold);
       spikes[i] = s;
+      stepFired += s != T(0);
       if constexpr (SaveH)
         hSaved[i] = h;
       v[i] = reset(h, s);
     }
+    fired += stepFired;
   }
+  return fired;
 }
 
 template <typename T, typename Charge, typename Reset, bool SaveH>
-void runAll(const Charge &charge, const Reset &reset, T vThreshold, T vInit,
-            const Buffers<T> &buffers) {
+int64_t runAll(const Charge &charge, const Reset &reset, T vThreshold, T vInit,
+               const Buffers<T> &buffers) {
+  std::atomic<int64_t> fired{0};
   at::parallel_for(0, buffers.stride, chunkNeurons(buffers.steps),
                    [&](int64_t begin, int64_t end) {
+                     int64_t chunk = 0;
                      for (int64_t tile = begin; tile < end; tile += kTile)
-                       runTile<T, Charge, Reset, SaveH>(
+                       chunk += runTile<T, Charge, Reset, SaveH>(
                            charge, reset, vThreshold, vInit, buffers, tile,
                            std::min(kTile, end - tile));
+                     fired += chunk;
                    });
+  return fired.load();
 }
 
 
@@ -195,18 +207,20 @@ struct Bptt {
 };
 
 template <typename T>
-void forwardRaw(const NeuronConfig &config, T k, const T *x, T *spikes, T *h,
-                int64_t steps, int64_t neuronsPerStep) {
+int64_t forwardRaw(const NeuronConfig &config, T k, const T *x, T *spikes, T *h,
+                   int64_t steps, int64_t neuronsPerStep) {
   Buffers<T> buffers{x, spikes, h, steps, neuronsPerStep};
   T vth = T(config.vThreshold);
+  int64_t fired = 0;
   visitForwardEquations<T>(config, k, [&](const auto &charge, const auto &reset, T v0) {
     using Charge = std::decay_t<decltype(charge)>;
     using Reset = std::decay_t<decltype(reset)>;
     if (buffers.h)
-      runAll<T, Charge, Reset, true>(charge, reset, vth, v0, buffers);
+      fired = runAll<T, Charge, Reset, true>(charge, reset, vth, v0, buffers);
     else
-      runAll<T, Charge, Reset, false>(charge, reset, vth, v0, buffers);
+      fired = runAll<T, Charge, Reset, false>(charge, reset, vth, v0, buffers);
   });
+  return fired;
 }
 
 template <typename T>
@@ -235,9 +249,9 @@ double backwardRaw(const NeuronConfig &config, T k, const T *gradSpikes,
 
 namespace SNN_NEURON_ISA {
 
-void forward(const NeuronConfig &config, float k, const float *x, float *spikes,
-             float *h, int64_t steps, int64_t neuronsPerStep) {
-  forwardRaw<float>(config, k, x, spikes, h, steps, neuronsPerStep);
+int64_t forward(const NeuronConfig &config, float k, const float *x, float *spikes,
+                float *h, int64_t steps, int64_t neuronsPerStep) {
+  return forwardRaw<float>(config, k, x, spikes, h, steps, neuronsPerStep);
 }
 
 double backward(const NeuronConfig &config, float k, const float *gradSpikes,

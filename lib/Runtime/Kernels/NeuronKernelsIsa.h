@@ -15,9 +15,9 @@ namespace snn::runtime {
 
 /// The target's baseline ISA; float and double.
 namespace baseline {
-void forward(const NeuronConfig &config, float k, const float *x, float *spikes,
+int64_t forward(const NeuronConfig &config, float k, const float *x, float *spikes,
              float *h, int64_t steps, int64_t neuronsPerStep);
-void forward(const NeuronConfig &config, double k, const double *x,
+int64_t forward(const NeuronConfig &config, double k, const double *x,
              double *spikes, double *h, int64_t steps, int64_t neuronsPerStep);
 double backward(const NeuronConfig &config, float k, const float *gradSpikes,
                 const float *h, const float *x, float *gradX, int64_t steps,
@@ -30,7 +30,7 @@ double backward(const NeuronConfig &config, double k, const double *gradSpikes,
 /// x86-64 with AVX2 (built only where the compiler targets x86-64); float
 /// only: float64 serves the gradient checks, not speed.
 namespace avx2 {
-void forward(const NeuronConfig &config, float k, const float *x, float *spikes,
+int64_t forward(const NeuronConfig &config, float k, const float *x, float *spikes,
              float *h, int64_t steps, int64_t neuronsPerStep);
 double backward(const NeuronConfig &config, float k, const float *gradSpikes,
                 const float *h, const float *x, float *gradX, int64_t steps,

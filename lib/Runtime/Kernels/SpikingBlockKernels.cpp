@@ -119,11 +119,12 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
   uint8_t *argmax = result.argmax.defined() ? result.argmax.data_ptr<uint8_t>() : nullptr;
   auto k = float(block.k);
   if (useAvx2())
-    avx2::blockForward(block.neuron, k, dims, affine.raw(), x.data_ptr<float>(),
-                       result.output.data_ptr<float>(), argmax);
+    result.fired = avx2::blockForward(block.neuron, k, dims, affine.raw(), x.data_ptr<float>(),
+                                      result.output.data_ptr<float>(), argmax);
   else
-    baseline::blockForward(block.neuron, k, dims, affine.raw(), x.data_ptr<float>(),
-                           result.output.data_ptr<float>(), argmax);
+    result.fired = baseline::blockForward(block.neuron, k, dims, affine.raw(),
+                                          x.data_ptr<float>(), result.output.data_ptr<float>(),
+                                          argmax);
   return result;
 }
 

@@ -29,6 +29,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #if defined(__SSE2__)
@@ -78,18 +79,25 @@ template <StepOutput Out> inline float stepOutput(float h, float threshold) {
     return h;
 }
 
-/// One step of one plane (one channel).
+/// One step of one plane (one channel). Returns the spikes it wrote (0 for
+/// potentials): an integer sum in the same loop, which vectorises with it.
 template <typename Charge, typename Reset, bool Fma, StepOutput Out>
-SNN_BLOCK_FMA_TARGET void forwardPlaneStep(const Charge &charge, const Reset &reset,
-                                       float threshold, float scale, float shift,
-                                       const float *__restrict x, float *__restrict v,
-                                       float *__restrict out, int64_t n) {
+SNN_BLOCK_FMA_TARGET int64_t forwardPlaneStep(const Charge &charge, const Reset &reset,
+                                              float threshold, float scale, float shift,
+                                              const float *__restrict x, float *__restrict v,
+                                              float *__restrict out, int64_t n) {
   const Charge ch = charge;
   const Reset rs = reset;
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = stepOutput<Out>(
+  int32_t fired = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float o = stepOutput<Out>(
         chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale, shift, x[i], v[i]),
         threshold);
+    out[i] = o;
+    if constexpr (Out == StepOutput::Spikes)
+      fired += o != 0.0f;
+  }
+  return fired;
 }
 
 // NHWC steps are walked in chunks: a few whole pixels, or a run of one
@@ -128,21 +136,27 @@ template <typename Fn> void forEachPixelChunk(int64_t pixels, int64_t channels, 
 /// apart, `width` channels of each (the affine's channel: the place in the
 /// run); v holds the chunk's potentials densely.
 template <typename Charge, typename Reset, bool Fma, StepOutput Out>
-SNN_BLOCK_FMA_TARGET void
+SNN_BLOCK_FMA_TARGET int64_t
 forwardPixelsStep(const Charge &charge, const Reset &reset, float threshold,
                   const float *__restrict scale, const float *__restrict shift,
                   const float *__restrict x, float *__restrict v, float *__restrict out,
                   int64_t pixels, int64_t width, int64_t stride) {
   const Charge ch = charge;
   const Reset rs = reset;
+  int32_t fired = 0;
   for (int64_t q = 0; q < pixels; ++q) {
     const int64_t o = q * stride;
-    for (int64_t c = 0; c < width; ++c)
-      out[o + c] = stepOutput<Out>(chargeElement<Charge, Reset, Fma>(ch, rs, threshold,
-                                                                     scale[c], shift[c],
-                                                                     x[o + c], v[q * width + c]),
-                                   threshold);
+    for (int64_t c = 0; c < width; ++c) {
+      float s = stepOutput<Out>(chargeElement<Charge, Reset, Fma>(ch, rs, threshold, scale[c],
+                                                                  shift[c], x[o + c],
+                                                                  v[q * width + c]),
+                                threshold);
+      out[o + c] = s;
+      if constexpr (Out == StepOutput::Spikes)
+        fired += s != 0.0f;
+    }
   }
+  return fired;
 }
 
 /// The pre-fire potentials H of every step of a plane or an NHWC band of the
@@ -263,11 +277,13 @@ void poolPlane(const float *spikes, const BlockDims &dims, float *out, uint8_t *
 }
 
 template <typename Charge, typename Reset, bool Fma>
-void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, float vInit,
-                   const BlockDims &dims, const BlockAffine &affine, const float *x,
-                   float *output, uint8_t *argmax) {
+int64_t forwardPlanes(const Charge &charge, const Reset &reset, float threshold, float vInit,
+                      const BlockDims &dims, const BlockAffine &affine, const float *x,
+                      float *output, uint8_t *argmax) {
   const int64_t image = dims.image(), outImage = dims.outImage();
+  std::atomic<int64_t> total{0};
   at::parallel_for(0, dims.planes, planesPerTask(dims), [&](int64_t begin, int64_t end) {
+    int64_t fired = 0;
     std::vector<float> v(static_cast<size_t>(image)),
         spikes(dims.pooled ? static_cast<size_t>(image + 2 * outImage) : 0);
     for (int64_t p = begin; p < end; ++p) {
@@ -277,7 +293,7 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
         int64_t plane = t * dims.planes + p;
         float *out = output + plane * outImage;
         float *s = dims.pooled ? spikes.data() : out;
-        forwardPlaneStep<Charge, Reset, Fma, StepOutput::Spikes>(
+        fired += forwardPlaneStep<Charge, Reset, Fma, StepOutput::Spikes>(
             charge, reset, threshold, affine.scale[c], affine.shift[c],
             x + t * dims.inputStepStride + p * image, v.data(), s, image);
         if (dims.pooled)
@@ -285,7 +301,9 @@ void forwardPlanes(const Charge &charge, const Reset &reset, float threshold, fl
                     s + image + outImage);
       }
     }
+    total += fired;
   });
+  return total.load();
 }
 
 /// dL/dspikes of one plane from dL/dpooled: added to +0 at each window's
@@ -627,14 +645,16 @@ void unpoolPixels(const float *gradOut, const uint8_t *argmax, const BlockDims &
 }
 
 template <typename Charge, typename Reset, bool Fma>
-void forwardPixels(const Charge &charge, const Reset &reset, float threshold, float vInit,
-                   const BlockDims &dims, const BlockAffine &affine, const float *x,
-                   float *output, uint8_t *argmax) {
+int64_t forwardPixels(const Charge &charge, const Reset &reset, float threshold, float vInit,
+                      const BlockDims &dims, const BlockAffine &affine, const float *x,
+                      float *output, uint8_t *argmax) {
   const int64_t channels = dims.channels, samples = dims.samples();
   const int64_t imageSize = dims.image() * channels, outSize = dims.outImage() * channels;
   const int64_t rowSize = dims.width * channels, band = bandRows(dims);
   const int64_t bandSize = band * rowSize;
+  std::atomic<int64_t> total{0};
   at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
+    int64_t fired = 0;
     std::vector<float> spikes(dims.pooled ? size_t(dims.steps * bandSize) : 0);
     float v[kChunkFloats];
     for (int64_t n = begin; n < end; ++n)
@@ -646,7 +666,7 @@ void forwardPixels(const Charge &charge, const Reset &reset, float threshold, fl
           for (int64_t t = 0; t < dims.steps; ++t) {
             float *s = dims.pooled ? spikes.data() + t * bandSize
                                    : output + (t * samples + n) * outSize + offset;
-            forwardPixelsStep<Charge, Reset, Fma, StepOutput::Spikes>(
+            fired += forwardPixelsStep<Charge, Reset, Fma, StepOutput::Spikes>(
                 charge, reset, threshold, affine.scale + chunk.c0, affine.shift + chunk.c0,
                 x + t * dims.inputStepStride + n * imageSize + offset + o, v, s + o,
                 chunk.pixels, chunk.width(), channels);
@@ -661,7 +681,9 @@ void forwardPixels(const Charge &charge, const Reset &reset, float threshold, fl
                      output + image * outSize, argmax ? argmax + image * outSize : nullptr);
         }
       }
+    total += fired;
   });
+  return total.load();
 }
 
 /// Where the BPTT of one NHWC band of one sample reads and writes, each at
@@ -772,23 +794,25 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
 
 namespace SNN_BLOCK_ISA {
 
-void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,
-                  const BlockAffine &affine, const float *x, float *output, uint8_t *argmax) {
+int64_t blockForward(const NeuronConfig &config, float k, const BlockDims &dims,
+                     const BlockAffine &affine, const float *x, float *output,
+                     uint8_t *argmax) {
   float threshold = config.vThreshold;
+  int64_t fired = 0;
   visitForwardEquations<float>(config, k, [&](const auto &charge, const auto &reset, float v0) {
     using Charge = std::decay_t<decltype(charge)>;
     using Reset = std::decay_t<decltype(reset)>;
     auto run = [&](auto fma) {
       constexpr bool F = decltype(fma)::value;
-      if (dims.channelsLast)
-        forwardPixels<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine, x, output,
-                                        argmax);
-      else
-        forwardPlanes<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine, x, output,
-                                        argmax);
+      fired = dims.channelsLast
+                  ? forwardPixels<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine,
+                                                    x, output, argmax)
+                  : forwardPlanes<Charge, Reset, F>(charge, reset, threshold, v0, dims, affine,
+                                                    x, output, argmax);
     };
     affine.fma ? run(std::true_type{}) : run(std::false_type{});
   });
+  return fired;
 }
 
 double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims,

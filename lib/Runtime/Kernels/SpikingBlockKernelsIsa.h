@@ -56,9 +56,9 @@ struct BlockGradients {
 };
 
 #define SNN_DECLARE_BLOCK_KERNELS                                                  \
-  void blockForward(const NeuronConfig &config, float k, const BlockDims &dims,    \
-                    const BlockAffine &affine, const float *x, float *output,      \
-                    uint8_t *argmax);                                              \
+  int64_t blockForward(const NeuronConfig &config, float k, const BlockDims &dims, \
+                       const BlockAffine &affine, const float *x, float *output,   \
+                       uint8_t *argmax);                                           \
   double blockBackward(const NeuronConfig &config, float k, const BlockDims &dims, \
                        const BlockAffine &affine, const BlockGradients &grads);
 

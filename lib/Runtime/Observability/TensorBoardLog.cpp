@@ -19,11 +19,12 @@ void addNumber(std::vector<Scalar> &out, const Json &event, const char *key,
     out.push_back({tag, it->get<double>()});
 }
 
-/// "firing_rates": {"<layer>": rate, ...} -> `prefix`<layer>, in the log's
+/// event[key] = {"<name>": value, ...} ("firing_rates": layer -> rate,
+/// "grad_norms": parameter group -> norm) -> `prefix`<name>, in the log's
 /// order.
-void addFiringRates(std::vector<Scalar> &out, const Json &event,
-                    const std::string &prefix) {
-  auto rates = event.find("firing_rates");
+void addNamed(std::vector<Scalar> &out, const Json &event, const char *key,
+              const std::string &prefix) {
+  auto rates = event.find(key);
   if (rates == event.end() || !rates->is_object())
     return;
   for (auto it = rates->begin(); it != rates->end(); ++it)
@@ -54,7 +55,8 @@ std::vector<Scalar> stepScalars(const Json &event) {
   addNumber(out, event, "samples_per_s", "train/samples_per_s");
   addNumber(out, event, "seconds", "train/step_seconds");
   addCommShare(out, event);
-  addFiringRates(out, event, "firing_rate/");
+  addNamed(out, event, "firing_rates", "firing_rate/");
+  addNamed(out, event, "grad_norms", "grad_norm/");
   return out;
 }
 
@@ -64,7 +66,7 @@ std::vector<Scalar> epochScalars(const Json &event) {
   addNumber(out, event, "accuracy", "epoch/accuracy");
   addNumber(out, event, "eval_loss", "eval/loss");
   addNumber(out, event, "eval_accuracy", "eval/accuracy");
-  addFiringRates(out, event, "epoch/firing_rate/");
+  addNamed(out, event, "firing_rates", "epoch/firing_rate/");
   return out;
 }
 

@@ -15,6 +15,18 @@ namespace snn::runtime {
 // ordered_json keeps "event" first, as a reader scanning the file expects.
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+/// {"<layer>": value, ...} in the program's order ("firing_rates", "grad_norms").
+Json ratesJson(const std::vector<std::pair<std::string, double>> &rates) {
+  Json out = Json::object();
+  for (const auto &[layer, rate] : rates)
+    out[layer] = rate;
+  return out;
+}
+
+} // namespace
+
 MetricsLog::MetricsLog(const std::string &path, bool append)
     : file(std::fopen(path.c_str(), append ? "a" : "w")), path(path) {
   if (!file)
@@ -46,6 +58,10 @@ void MetricsLog::step(const StepMetrics &metrics,
     line["checkpoint_seconds"] = metrics.checkpointSeconds;
     line["checkpoint_writing"] = metrics.checkpointWriting;
   }
+  if (!metrics.firingRates.empty())
+    line["firing_rates"] = ratesJson(metrics.firingRates);
+  if (!metrics.gradNorms.empty())
+    line["grad_norms"] = ratesJson(metrics.gradNorms);
   if (comm) {
     Json counts = Json::array();
     for (const CommCount &count : *comm)
@@ -70,6 +86,8 @@ void MetricsLog::epoch(const EpochMetrics &metrics) {
     line["eval_accuracy"] = metrics.eval.accuracy;
   }
   line["seconds"] = metrics.seconds;
+  if (!metrics.firingRates.empty())
+    line["firing_rates"] = ratesJson(metrics.firingRates);
   writeLine(line.dump());
 }
 

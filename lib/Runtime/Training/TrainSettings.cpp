@@ -73,6 +73,7 @@ TrainConfig makeTrainConfig(const TrainOptions &options,
   config.checkpointEvery = options.checkpointEvery;
   config.checkpointPolicy = {!options.checkpointSync, options.checkpointErrors};
   config.skipNonFiniteSteps = options.skipNonFiniteSteps;
+  config.firingRates = !options.noFiringRates;
   config.stopAfter = options.stopAfter;
   config.evalEveryEpoch = options.evalEveryEpoch;
   return config;

@@ -16,6 +16,7 @@
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include <chrono>
 #include <cstdint>
@@ -231,8 +232,11 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     mesh->stats().reset();
   model.params().zeroGrad();
   std::vector<at::Tensor> buffersBefore = buffersBeforeStep();
-  at::Tensor rate = firingRate(model.forward(batch.input, true),
-                               model.manifest().output.timeMajor);
+  stepFiring.clear();
+  model.setFiringCounts(config.firingRates ? &stepFiring : nullptr);
+  at::Tensor output = model.forward(batch.input, true);
+  model.setFiringCounts(nullptr);
+  at::Tensor rate = firingRate(output, model.manifest().output.timeMajor);
   if (!labelsChecked) {
     checkLabels(train.dataset(), rate.size(1));
     if (eval)
@@ -254,9 +258,12 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     // The global batch's loss (the mean of the ranks' equal-sized shard
     // means) and correct count, reduced while backward runs; the gradients
     // are averaged over the ranks by the reducer's buckets.
-    at::Tensor totals = at::empty({schema::kStepMetricsElements}, at::kDouble);
+    // The layers' firing counts ride along: the ranks run one program.
+    int64_t firing = 2 * int64_t(stepFiring.layers().size());
+    at::Tensor totals = at::empty({schema::kStepMetricsElements + firing}, at::kDouble);
     totals.data_ptr<double>()[0] = double(lossValue);
     totals.data_ptr<double>()[1] = double(correct);
+    stepFiring.pack(totals.data_ptr<double>() + schema::kStepMetricsElements);
     dist::PendingCollective pending =
         dist::allReduceAsync(dataParallel->group, totals, dist::ReduceOp::Sum);
     loss.backward();
@@ -266,10 +273,12 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
     float ownLoss = lossValue;
     lossValue = float(totals.data_ptr<double>()[0] / double(ranks));
     correct = int64_t(totals.data_ptr<double>()[1] + 0.5);
+    stepFiring.unpack(totals.data_ptr<double>() + schema::kStepMetricsElements);
     samples *= ranks;
     // Every rank sees the same global loss, so all decide alike.
     accepted = acceptLoss(lossValue, ownLoss);
   }
+  std::vector<std::pair<std::string, double>> gradNorms = gradientNorms();
   accepted = updateOrSkip(accepted, lr, buffersBefore);
   double seconds = secondsSince(start);
   if (mesh)
@@ -284,7 +293,66 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   metrics.samplesPerSecond = double(samples) / seconds;
   metrics.seconds = seconds;
   metrics.skipped = !accepted;
+  metrics.gradNorms = std::move(gradNorms);
+  finishStepFiring(metrics);
   return metrics;
+}
+
+std::vector<std::pair<std::string, double>> Trainer::gradientNorms() const {
+  std::vector<std::pair<std::string, double>> norms;
+  if (partition)
+    return norms;
+  // Sums of squares per module, in the store's order; fsdp's pieces add up over the ranks.
+  std::vector<std::string> groups;
+  std::vector<double> squares;
+  for (const ParameterSharding::LocalPiece &piece : sharding->localPieces()) {
+    std::string group = piece.name.substr(0, piece.name.rfind('.'));
+    if (groups.empty() || groups.back() != group) {
+      groups.push_back(group);
+      squares.push_back(0.0);
+    }
+    if (piece.grad.defined() && piece.grad.numel() > 0) {
+      double norm = piece.grad.norm().item<double>();
+      squares.back() += norm * norm;
+    }
+  }
+  if (sharding->mode() == ShardingMode::Fsdp && dataParallel && !squares.empty()) {
+    at::Tensor sums = at::from_blob(squares.data(), {int64_t(squares.size())}, at::kDouble);
+    dist::allReduce(dataParallel->group, sums, dist::ReduceOp::Sum);
+  }
+  for (size_t i = 0; i < groups.size(); ++i)
+    norms.emplace_back(groups[i], std::sqrt(squares[i]));
+  return norms;
+}
+
+void Trainer::finishStepFiring(StepMetrics &metrics) {
+  if (stepFiring.empty())
+    return;
+  if (mesh && mesh->world().valid() && mesh->world().size() > 1) {
+    // Every rank of a partitioned run runs the same neuron layers, each on
+    // its slice (tp) or shard (dp): the sums are the whole layer's.
+    at::Tensor counts = at::empty({2 * int64_t(stepFiring.layers().size())}, at::kDouble);
+    stepFiring.pack(counts.data_ptr<double>());
+    dist::allReduce(mesh->world(), counts, dist::ReduceOp::Sum);
+    stepFiring.unpack(counts.data_ptr<double>());
+  }
+  metrics.firingRates = stepFiring.rates();
+  epochFiring.merge(stepFiring);
+}
+
+void Trainer::closeEpochFiring(EpochMetrics &metrics, bool complete) {
+  metrics.firingRates = epochFiring.rates();
+  const dist::Group *group = runGroup();
+  bool first = !group || group->rank() == 0;
+  if (complete && first)
+    for (const LayerFiring &layer : epochFiring.layers())
+      if (layer.spikes == 0 || layer.spikes == layer.elements)
+        warn("neuron layer '" + layer.layer + "' " +
+             (layer.spikes == 0 ? "fired no spike" : "fired at every neuron and step") +
+             " in epoch " + std::to_string(metrics.epoch) + " (firing rate " +
+             (layer.spikes == 0 ? "0" : "1") + ")");
+  if (complete)
+    epochFiring.clear();
 }
 
 EpochMetrics Trainer::closeEpoch(bool complete) {
@@ -299,6 +367,7 @@ EpochMetrics Trainer::closeEpoch(bool complete) {
     metrics.hasEval = true;
   }
   metrics.seconds = position.seconds + secondsSince(start);
+  closeEpochFiring(metrics, complete);
   // A run that ends inside an epoch keeps its position there, so a resumed,
   // longer run continues the epoch exactly where an uninterrupted run would.
   if (complete)

@@ -9,6 +9,7 @@
 
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
 #include "snn/Runtime/Checkpoint/PipelineCheckpoint.h"
+#include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 #include "snn/Runtime/Pipeline/PipelineSync.h"
@@ -17,6 +18,10 @@
 #include "snn/Schema/TrainingCommunication.h"
 #include "snn/Runtime/Training/Trainer.h"
 
+#include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
+
+#include <algorithm>
 #include <chrono>
 
 namespace snn::runtime {
@@ -30,6 +35,41 @@ using Clock = std::chrono::steady_clock;
 int64_t classesOf(const Manifest &manifest) {
   const std::vector<int64_t> &shape = manifest.output.shape;
   return shape.empty() ? 0 : std::max<int64_t>(shape.back(), 0);
+}
+
+/// The neuron layers of every rank's stages (`mine`: this rank's), in rank order, each once:
+/// the names travel as one int64 per character, padded to the longest rank's list.
+std::vector<std::string> layersOfEveryRank(const dist::Group &world, const FiringCounts &mine) {
+  std::vector<std::string> names;
+  std::string joined;
+  for (const LayerFiring &layer : mine.layers()) {
+    names.push_back(layer.layer);
+    joined += layer.layer + '\n';
+  }
+  if (!world.valid() || world.size() == 1)
+    return names;
+  at::Tensor longest = at::full({1}, int64_t(joined.size()), at::kLong);
+  dist::allReduce(world, longest, dist::ReduceOp::Max);
+  const int64_t width = longest.item<int64_t>();
+  if (width == 0)
+    return names;
+  at::Tensor chars = at::zeros({width}, at::kLong);
+  for (size_t i = 0; i < joined.size(); ++i)
+    chars.data_ptr<int64_t>()[i] = static_cast<unsigned char>(joined[i]);
+  at::Tensor all = dist::allGather(world, chars);
+  names.clear();
+  std::string name;
+  for (int64_t i = 0; i < all.numel(); ++i) {
+    int64_t c = all.data_ptr<int64_t>()[i];
+    if (c == '\n') {
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+      name.clear();
+    } else if (c != 0) {
+      name += char(c);
+    }
+  }
+  return names;
 }
 
 } // namespace
@@ -66,8 +106,11 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   if (trace)
     trace->setStep(position.step);
   std::vector<at::Tensor> buffersBefore = buffersBeforeStep();
+  stepFiring.clear();
+  model.setFiringCounts(config.firingRates ? &stepFiring : nullptr);
   ReplicatedPipelineStep step = trainPipelineReplicas(
       *pipeline, model, batch.input, batch.labels, pipelineDp ? &pipelineDp->group : nullptr);
+  model.setFiringCounts(nullptr);
   PipelineStepResult &result = step.result;
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
   double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
@@ -88,7 +131,35 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   metrics.samplesPerSecond = double(samples) / metrics.seconds;
   metrics.skipped = !accepted;
+  if (config.firingRates)
+    finishPipelineFiring(metrics);
   return metrics;
+}
+
+void Trainer::finishPipelineFiring(StepMetrics &metrics) {
+  const dist::Group &world = mesh->world();
+  if (pipelineLayers.empty())
+    pipelineLayers = layersOfEveryRank(world, stepFiring);
+  // Each rank fills its own stages' layers; the sum over the world adds the dp replicas'
+  // microbatches and the tp ranks' slices, and gives every rank every stage's layers.
+  at::Tensor counts = at::zeros({2 * int64_t(pipelineLayers.size())}, at::kDouble);
+  double *data = counts.data_ptr<double>();
+  for (const LayerFiring &layer : stepFiring.layers()) {
+    size_t i = size_t(std::find(pipelineLayers.begin(), pipelineLayers.end(), layer.layer) -
+                      pipelineLayers.begin());
+    if (i < pipelineLayers.size()) {
+      data[2 * i] = layer.spikes;
+      data[2 * i + 1] = layer.elements;
+    }
+  }
+  if (world.valid() && world.size() > 1)
+    dist::allReduce(world, counts, dist::ReduceOp::Sum);
+  stepFiring.clear();
+  for (const std::string &layer : pipelineLayers)
+    stepFiring.add(layer, 0, 0, "");
+  stepFiring.unpack(data);
+  metrics.firingRates = stepFiring.rates();
+  epochFiring.merge(stepFiring);
 }
 
 void Trainer::savePipelineCheckpoint() {

@@ -23,7 +23,8 @@ TEST(TensorBoardLogTest, StepEventScalars) {
       R"("samples_per_s":800.0,"seconds":0.02,)"
       R"("comm":[{"kind":"all_reduce","mesh_axis":"tp","calls":2,"bytes":64,"seconds":0.004},)"
       R"({"kind":"all_gather","mesh_axis":"tp","calls":1,"bytes":32,"seconds":0.001}],)"
-      R"("firing_rates":{"conv_fc.2":0.125,"conv_fc.6":0.0625}})",
+      R"("firing_rates":{"conv_fc.2":0.125,"conv_fc.6":0.0625},)"
+      R"("grad_norms":{"conv_fc.0":1.5,"conv_fc.1":0.25}})",
       0);
   ASSERT_TRUE(scalars);
   EXPECT_EQ(scalars->step, 12);
@@ -31,7 +32,8 @@ TEST(TensorBoardLogTest, StepEventScalars) {
       {"train/loss", 0.5},           {"train/accuracy", 0.25},
       {"train/learning_rate", 0.01}, {"train/samples_per_s", 800.0},
       {"train/step_seconds", 0.02},  {"train/comm_share", 0.005 / 0.02},
-      {"firing_rate/conv_fc.2", 0.125}, {"firing_rate/conv_fc.6", 0.0625}};
+      {"firing_rate/conv_fc.2", 0.125}, {"firing_rate/conv_fc.6", 0.0625},
+      {"grad_norm/conv_fc.0", 1.5},     {"grad_norm/conv_fc.1", 0.25}};
   std::map<std::string, double> got = byTag(*scalars);
   ASSERT_EQ(got.size(), want.size());
   for (const auto &[tag, value] : want)

@@ -182,6 +182,29 @@ TEST(Trainer, LogsStepsAndEpochsAndCheckpointsPeriodically) {
   EXPECT_EQ(summary.lastEpoch.eval.samples, 10);
 }
 
+TEST(Trainer, LogsFiringRatesAndWarnsOnceAnEpochAboutASilentLayer) {
+  // A zero input: BatchNorm's batch statistics turn it into its bias (at most 0.5), below
+  // the LIF's threshold of 1, and the PLIF after it gets no input either.
+  TempDir dir;
+  snn::test::writeTrainableArtifact(dir.file("art"));
+  Dataset data = snn::test::makeStaticDataset(6, 5);
+  data.samples.zero_();
+  MetricsLog log(dir.file("log.jsonl"), false);
+  TrainingRun run(dir.file("art"), data);
+  testing::internal::CaptureStderr();
+  run.trainRun(adamConfig(4), {&log});
+  std::string warnings = testing::internal::GetCapturedStderr();
+  std::string silent = R"("firing_rates":{"layer3":0.0,"layer5":0.0})";
+  EXPECT_EQ(countLines(dir.file("log.jsonl"), silent), 4 + 2) << "4 steps, 2 epochs";
+  EXPECT_EQ(countLines(dir.file("log.jsonl"), R"("grad_norms":{"fc1":)"), 4);
+  // Two epochs of 2 steps: one line per silent layer and epoch.
+  EXPECT_EQ(warnings,
+            "warning: neuron layer 'layer3' fired no spike in epoch 0 (firing rate 0)\n"
+            "warning: neuron layer 'layer5' fired no spike in epoch 0 (firing rate 0)\n"
+            "warning: neuron layer 'layer3' fired no spike in epoch 1 (firing rate 0)\n"
+            "warning: neuron layer 'layer5' fired no spike in epoch 1 (firing rate 0)\n");
+}
+
 TEST(Trainer, StopsOnANonFiniteLoss) {
   TempDir dir;
   snn::test::writeReadoutArtifact(dir.file("art"));

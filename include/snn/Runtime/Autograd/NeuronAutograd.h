@@ -18,9 +18,10 @@ namespace snn::runtime {
 /// Spikes of the neuron layer over dim 0 of `x` [T, N, ...], recorded in the
 /// autograd graph: gradients flow to `x` and, for PLIF, to its weight `w`
 /// (one element; undefined for IF and LIF). Saved for backward: H (x's size)
-/// and for PLIF also x and w.
+/// and for PLIF also x and w. `fired` (may be null) receives the number of
+/// spikes.
 at::Tensor neuronSpikesWithGrad(const at::Tensor &x, const at::Tensor &w,
-                                const NeuronConfig &config);
+                                const NeuronConfig &config, int64_t *fired = nullptr);
 
 } // namespace snn::runtime
 

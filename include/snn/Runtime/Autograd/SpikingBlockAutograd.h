@@ -28,6 +28,7 @@ struct BlockOperands {
   NeuronConfig neuron;
   at::Tensor plifWeight; // PLIF's w, else undefined
   std::optional<MaxPoolWindow> pool;
+  int64_t *fired = nullptr; // non-null: receives the spikes the forward fired
 };
 
 /// The training statistics of the block's BatchNorm over x [T, N, C, H, W]

@@ -108,6 +108,11 @@ public:
   /// Must outlive its use.
   void setExecutionObserver(ExecutionObserver *value) { observer = value; }
 
+  /// Where forward() and runStage() add the spikes each neuron layer fires
+  /// (FiringCounts.h); null (the default): nothing is counted.
+  void setFiringCounts(FiringCounts *value) { firing = value; }
+  FiringCounts *firingCounts() const { return firing; }
+
   ParameterStore &params() { return store; }
   const ParameterStore &params() const { return store; }
 
@@ -130,6 +135,7 @@ private:
   const DataParallelContext *dataParallel = nullptr;
   const MeshContext *mesh = nullptr;
   ExecutionObserver *observer = nullptr;
+  FiringCounts *firing = nullptr;
 };
 
 } // namespace snn::runtime

@@ -19,6 +19,7 @@
 namespace snn::runtime {
 
 struct DataParallelContext;
+class FiringCounts;
 class MeshContext;
 struct StageBoundary;
 class WeightGradQueue;
@@ -52,6 +53,10 @@ struct RunContext {
   /// only the input gradient and queues the weight and bias gradients here,
   /// to be run later (the schedule's W). Null: autograd computes all of them.
   WeightGradQueue *weightGrads = nullptr;
+  /// Where the neuron kernels add the spikes each layer fired
+  /// (FiringCounts.h); null: nobody asked. A recomputed forward
+  /// (keepRunningStatistics) adds nothing: its spikes were counted once.
+  FiringCounts *firing = nullptr;
 };
 
 /// Computes a node's output from its inputs (absent optional inputs are

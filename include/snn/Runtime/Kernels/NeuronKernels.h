@@ -47,12 +47,13 @@ bool setNeuronKernelIsa(KernelIsa isa);
 
 /// The forward on raw memory: `x`, `spikes` and (if not null) `h` hold T*M
 /// values, step-major ([T, M]). `k` is sigmoid(w) for PLIF, ignored
-/// otherwise. The membrane starts at vReset (0 for soft reset).
+/// otherwise. The membrane starts at vReset (0 for soft reset). Returns the
+/// number of spikes written, counted in the loop that writes them.
 /// Overloaded for float and double.
-void neuronForwardRaw(const NeuronConfig &config, float k, const float *x,
+int64_t neuronForwardRaw(const NeuronConfig &config, float k, const float *x,
                       float *spikes, float *h, int64_t steps,
                       int64_t neuronsPerStep);
-void neuronForwardRaw(const NeuronConfig &config, double k, const double *x,
+int64_t neuronForwardRaw(const NeuronConfig &config, double k, const double *x,
                       double *spikes, double *h, int64_t steps,
                       int64_t neuronsPerStep);
 
@@ -75,6 +76,7 @@ double neuronBackwardRaw(const NeuronConfig &config, double k,
 struct NeuronForwardResult {
   at::Tensor spikes; // same shape as x
   at::Tensor h;      // pre-fire potential per step, or undefined
+  int64_t fired = 0; // spikes in `spikes` (FiringCounts.h)
 };
 
 /// Runs the neuron over dim 0 of `x` [T, N, ...] (float32 or float64 CPU).

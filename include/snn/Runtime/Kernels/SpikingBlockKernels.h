@@ -59,6 +59,7 @@ bool spikingBlockApplies(const at::Tensor &x, const SpikingBlock &block);
 struct SpikingBlockForwardResult {
   at::Tensor output; // spikes, or pooled spikes [T, N, C, OH, OW]
   at::Tensor argmax; // uint8 window offsets of the pool, if saved and pooled
+  int64_t fired = 0; // spikes the neuron fired, before the pool (FiringCounts.h)
 };
 
 /// Runs the block over x [T, N, C, H, W]. `save`: also keep what the

@@ -3,6 +3,9 @@
 #define SNN_RUNTIME_OPTIM_METRICS_H
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -24,6 +27,13 @@ struct StepMetrics {
   bool checkpointing = false;
   double checkpointSeconds = 0.0;
   bool checkpointWriting = false;
+  /// Each neuron layer's firing rate in this step (the PyTorch module's name,
+  /// spikes over neurons x steps x samples of the global batch).
+  std::vector<std::pair<std::string, double>> firingRates;
+  /// The L2 norm of each parameter group's gradient (a group: the parameters of one PyTorch
+  /// module, "conv_fc.0" for conv_fc.0.weight and .bias), averaged over the dp ranks, before
+  /// the update; empty where not measured (tp, fsdp_tp and pipeline runs).
+  std::vector<std::pair<std::string, double>> gradNorms;
 };
 
 /// A pass over a whole split in eval mode; averages over samples.
@@ -43,6 +53,8 @@ struct EpochMetrics {
   bool hasEval = false;
   EvalMetrics eval;
   double seconds = 0.0;
+  /// Each neuron layer's firing rate over the epoch's steps (this invocation's).
+  std::vector<std::pair<std::string, double>> firingRates;
 };
 
 /// A pipeline rank's bubble (the rank log's end event): the share of the

@@ -66,6 +66,8 @@ struct TrainOptions {
   /// --skip-nonfinite-steps: a step with a NaN or infinite loss changes
   /// nothing and training goes on (default: the run stops).
   bool skipNonFiniteSteps = false;
+  /// --no-firing-rates: the step and epoch events carry no firing rates.
+  bool noFiringRates = false;
   int64_t stopAfter = 0;
   std::string saveParamsDir;
   std::string exportOnnxPath;

@@ -18,6 +18,7 @@
 #include "snn/Runtime/Optim/Metrics.h"
 #include "snn/Runtime/Training/MetricsLog.h"
 #include "snn/Runtime/Execution/MeshContext.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/Model.h"
 #include "snn/Runtime/Optim/Optimizer.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
@@ -55,6 +56,8 @@ struct TrainConfig {
   /// gradients dropped, buffers as before it) and training goes on; without
   /// it the run stops.
   bool skipNonFiniteSteps = false;
+  /// Count each neuron layer's spikes per step and log the rates.
+  bool firingRates = true;
   /// End this invocation after N steps (0: run to totalSteps).
   int64_t stopAfter = 0;
   /// Evaluate on the eval loader at the end of every epoch.
@@ -220,6 +223,18 @@ private:
   const dist::Group *runGroup() const;
   /// A fresh run id (CheckpointState::runId), the same on every rank.
   uint64_t drawRunId() const;
+  /// The step's firing counts summed over the mesh's ranks (partitioned
+  /// runs; dp runs sum them with the step's loss), added to the epoch's.
+  void finishStepFiring(StepMetrics &metrics);
+  /// The epoch's rates, and one warning per layer that stayed silent or
+  /// saturated for the whole epoch (rank 0).
+  void closeEpochFiring(EpochMetrics &metrics, bool complete);
+  /// A pipeline's step counts (TrainerPipeline.cpp): every stage's layers, summed over the
+  /// world (collective).
+  void finishPipelineFiring(StepMetrics &metrics);
+  /// Each parameter group's gradient norm (StepMetrics::gradNorms) once backward has
+  /// averaged the gradients; collective under fsdp. Empty for partitioned programs.
+  std::vector<std::pair<std::string, double>> gradientNorms() const;
 
   Model &model;
   BatchLoader &train;
@@ -240,6 +255,11 @@ private:
   const ParameterPartition *partition = nullptr;
   /// The collectives of the last step (partitioned runs).
   std::vector<CommCount> stepComm;
+  /// The spikes each neuron layer fired in this step and in the epoch so far
+  /// (FiringCounts.h), summed over the ranks.
+  FiringCounts stepFiring, epochFiring;
+  /// A pipeline: the neuron layers of every stage, in rank order (found at the first step).
+  std::vector<std::string> pipelineLayers;
   /// Pipelines: the engine, the dp group that averages gradients (null:
   /// none), the trace, and each step's measured bubble summed.
   PipelineEngine *pipeline = nullptr;
