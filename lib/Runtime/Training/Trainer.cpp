@@ -19,6 +19,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <cmath>
 #include <iostream>
@@ -298,24 +299,29 @@ StepMetrics Trainer::trainStep(const Batch &batch) {
   return metrics;
 }
 
+/// The module a parameter belongs to: "conv_fc.0" of "conv_fc.0.weight".
+static std::string moduleOf(const std::string &parameter) {
+  return parameter.substr(0, parameter.rfind('.'));
+}
+
 std::vector<std::pair<std::string, double>> Trainer::gradientNorms() const {
   std::vector<std::pair<std::string, double>> norms;
   if (partition)
     return norms;
-  // Sums of squares per module, in the store's order; fsdp's pieces add up over the ranks.
+  // Sums of squares per module, in the store's order, the same list on every rank: an fsdp
+  // rank's pieces may hold none of a module (a PLIF's one `w` lies in one rank's chunk), and
+  // the ranks' sums add up in one all-reduce of that list.
   std::vector<std::string> groups;
-  std::vector<double> squares;
-  for (const ParameterSharding::LocalPiece &piece : sharding->localPieces()) {
-    std::string group = piece.name.substr(0, piece.name.rfind('.'));
-    if (groups.empty() || groups.back() != group) {
-      groups.push_back(group);
-      squares.push_back(0.0);
-    }
+  std::map<std::string, size_t> indexOf;
+  for (const std::string &name : model.params().parameterNames())
+    if (indexOf.emplace(moduleOf(name), groups.size()).second)
+      groups.push_back(moduleOf(name));
+  std::vector<double> squares(groups.size(), 0.0);
+  for (const ParameterSharding::LocalPiece &piece : sharding->localPieces())
     if (piece.grad.defined() && piece.grad.numel() > 0) {
       double norm = piece.grad.norm().item<double>();
-      squares.back() += norm * norm;
+      squares[indexOf.at(moduleOf(piece.name))] += norm * norm;
     }
-  }
   if (sharding->mode() == ShardingMode::Fsdp && dataParallel && !squares.empty()) {
     at::Tensor sums = at::from_blob(squares.data(), {int64_t(squares.size())}, at::kDouble);
     dist::allReduce(dataParallel->group, sums, dist::ReduceOp::Sum);
