@@ -23,7 +23,8 @@ seeds from 1000 on.
 4. The table, per candidate, and the distributions: measured / predicted step and memory
    (median, 90th percentile and worst of max(r, 1/r)), the share within 25 % and beyond 2x,
    the built-in profile's predictions within 3x, and per model and rank count whether the
-   planner's first choice measured the fastest or within 10 % of it.
+   planner's first choice measured the fastest or within 10 % of it. A run that fails is
+   listed with its error (and left out of the distributions); the survey goes on.
 
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
@@ -121,18 +122,25 @@ def bench_candidates(model, ranks, args, env):
             _, bare = compile_forced(model, args, env, tag + "_bare", flags, None)
             rargs = run_args(args)
             rargs.ranks, rargs.T = ranks, model["T"]
-            got = pc.measure(rargs, env, art, model["data"], model["static"], model["dir"], tag)
-            rows.append({"seed": model["seed"], "family": model["spec"]["family"],
-                         "ranks": ranks, "planner_rank": planner_rank if not schedule else None,
-                         "mode": c["mode"], "mesh": c["mesh"],
-                         "schedule": plan.get("pp_schedule", "none"),
-                         "predicted_s": plan["prediction"]["step_seconds"],
-                         "builtin_s": bare["prediction"]["step_seconds"],
-                         "predicted_mem": plan["prediction"]["memory_bytes"],
-                         "measured_s": got["step_seconds"],
-                         "measured_mem": got["memory_bytes"]})
+            r = {"seed": model["seed"], "family": model["spec"]["family"], "ranks": ranks,
+                 "planner_rank": planner_rank if not schedule else None, "mode": c["mode"],
+                 "mesh": c["mesh"], "schedule": plan.get("pp_schedule", "none"),
+                 "predicted_s": plan["prediction"]["step_seconds"],
+                 "builtin_s": bare["prediction"]["step_seconds"],
+                 "predicted_mem": plan["prediction"]["memory_bytes"]}
+            try:
+                got = pc.measure(rargs, env, art, model["data"], model["static"],
+                                 model["dir"], tag)
+            except td.Failed as e:
+                # a run that fails is a bug to report, not a reason to lose the survey
+                r["failed"] = e.msg.strip().splitlines()[-1]
+                rows.append(r)
+                print(f"   seed {r['seed']} {ranks} ranks {r['mode']} {r['mesh']}: FAILED "
+                      f"({r['failed']})", flush=True)
+                continue
+            r.update(measured_s=got["step_seconds"], measured_mem=got["memory_bytes"])
+            rows.append(r)
             first_pipeline = first_pipeline and c["mode"] != "pp"
-            r = rows[-1]
             print(f"   seed {r['seed']} {ranks} ranks #{planner_rank} {r['mode']} {r['mesh']} "
                   f"{r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms (built-in profile "
                   f"{r['builtin_s'] * 1e3:.2f}), measured {r['measured_s'] * 1e3:.2f} ms",
@@ -181,7 +189,7 @@ def report(rows):
           "measured ms | measured / predicted | built-in profile ms | measured / built-in | "
           "predicted MiB | measured MiB | measured / predicted |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
+    for r in measured(rows):
         print(f"| {r['seed']} | {r['family']} | {r['ranks']} | {r['planner_rank'] or '-'} | "
               f"{r['mode']} | {r['mesh']} | {r['schedule']} | {r['predicted_s'] * 1e3:.2f} | "
               f"{r['measured_s'] * 1e3:.2f} | {r['measured_s'] / r['predicted_s']:.2f} | "
@@ -191,7 +199,13 @@ def report(rows):
     summary(rows)
 
 
+def measured(rows):
+    return [r for r in rows if "failed" not in r]
+
+
 def summary(rows):
+    failed = [r for r in rows if "failed" in r]
+    rows = measured(rows)
     n = len(rows)
     step = [r["measured_s"] / r["predicted_s"] for r in rows]
     mem = [r["measured_mem"] / r["predicted_mem"] for r in rows if r["predicted_mem"]]
@@ -204,6 +218,10 @@ def summary(rows):
         print(f"{name}: measured / predicted off by a factor of median {med:.2f}, 90th "
               f"percentile {p90:.2f}, worst {worst:.2f}; {inside} of {len(ratios)} within "
               f"{goal:g}x, {sum(max(x, 1 / x) > 2 for x in ratios if x > 0)} beyond 2x")
+    print(f"failed runs: {len(failed)}")
+    for r in failed:
+        print(f"  seed {r['seed']} on {r['ranks']} ranks: {r['mode']} {r['mesh']} "
+              f"{r['schedule']}: {r['failed']}")
     picks = first_choices(rows)
     good = sum(ratio <= 1.10 for *_, ratio in picks)
     print(f"first choice the fastest measured or within 10 %: {good} of {len(picks)} "

@@ -63,9 +63,18 @@ class Unsupported(Exception):
     pass
 
 
+class Failed(SystemExit):
+    """A command or check failed: uncaught, it ends the script with status 1 and the message;
+    a caller that surveys many runs may catch it and go on."""
+
+    def __init__(self, msg):
+        super().__init__(1)
+        self.msg = msg
+
+
 def fail(msg):
     print(f"error: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)
+    raise Failed(msg)
 
 
 def tail(path, n=3000):

@@ -3,7 +3,7 @@
 every model is written, calibrated, planned, and each candidate the planner lists is compiled,
 trained and measured; the summary lines are printed.
 
-Checked: each model has rows for dp, fsdp and a pipeline with both schedules, exactly one
+Checked: no run failed; each model has rows for dp, fsdp and a pipeline with both schedules, exactly one
 first choice, positive predictions with the calibrated and the built-in profile, measured steps and memory; the
 predicted memory of every candidate within 2x of the measured peak (the times are the
 benchmark's to judge: this machine is shared while the suite runs).
@@ -49,6 +49,9 @@ def main():
             failures.append(f"seed {seed}: not exactly one first choice")
         for r in mine:
             what = f"seed {seed} {r['mode']} {r['mesh']} {r['schedule']}"
+            if "failed" in r:
+                failures.append(f"{what}: the run failed: {r['failed']}")
+                continue
             if not (r["predicted_s"] > 0 and r["builtin_s"] > 0 and r["measured_s"] > 0):
                 failures.append(f"{what}: a step time is not positive: {r}")
             ratio = r["measured_mem"] / max(1, r["predicted_mem"])

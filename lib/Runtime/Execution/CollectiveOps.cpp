@@ -124,11 +124,14 @@ KernelBuilder collectiveBuilder(Collective kind, bool withAxis) {
 
 void registerCollectiveOps(OpRegistry &registry) {
   registry.add(op::kBiasAdd, buildBiasAdd);
-  registry.add(op::kAllReduce, collectiveBuilder(Collective::AllReduce, false));
+  // Over an axis of size 1 each collective returns its input itself, and
+  // backward_all_reduce and all_slice do at any size.
+  const OutputStorage view = OutputStorage::MayViewInput;
+  registry.add(op::kAllReduce, collectiveBuilder(Collective::AllReduce, false), 1, view);
   registry.add(op::kBackwardAllReduce,
-               collectiveBuilder(Collective::BackwardAllReduce, false));
-  registry.add(op::kAllGather, collectiveBuilder(Collective::AllGather, true));
-  registry.add(op::kAllSlice, collectiveBuilder(Collective::AllSlice, true));
+               collectiveBuilder(Collective::BackwardAllReduce, false), 1, view);
+  registry.add(op::kAllGather, collectiveBuilder(Collective::AllGather, true), 1, view);
+  registry.add(op::kAllSlice, collectiveBuilder(Collective::AllSlice, true), 1, view);
 }
 
 } // namespace snn::runtime

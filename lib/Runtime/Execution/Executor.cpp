@@ -4,6 +4,8 @@
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Support/Error.h"
 
+#include <algorithm>
+
 namespace snn::runtime {
 
 namespace {
@@ -39,6 +41,26 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
   if (!inputName.empty())
     inputSlot = define(inputName);
 
+  // Per value, the parameters it may be a view of.
+  std::map<std::string, std::vector<std::string>> viewedParameters;
+  auto parametersRead = [&](const Node &node, const OpDef &def) {
+    std::vector<std::string> used;
+    auto addUnique = [&used](const std::string &name) {
+      if (std::find(used.begin(), used.end(), name) == used.end())
+        used.push_back(name);
+    };
+    for (const std::string &input : node.inputs) {
+      if (parameters && !input.empty() && parameters->contains(input))
+        addUnique(input);
+      auto viewed = viewedParameters.find(input);
+      if (viewed != viewedParameters.end())
+        for (const std::string &name : viewed->second)
+          addUnique(name);
+    }
+    if (def.mayViewInput && def.outputs == 1 && !used.empty())
+      viewedParameters[node.outputs[0]] = used;
+    return used;
+  };
   for (const Node &node : graph.nodes) {
     const OpDef *def = registry.lookup(node.opType);
     if (!def)
@@ -56,10 +78,7 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
 
     Step step;
     step.description = node.describe();
-    std::vector<std::string> used;
-    for (const std::string &input : node.inputs)
-      if (parameters && !input.empty() && parameters->contains(input))
-        used.push_back(input);
+    std::vector<std::string> used = parametersRead(node, *def);
     stepParameters.push_back(std::move(used));
     for (size_t i = 0; i < node.inputs.size(); ++i)
       step.inputs.push_back(

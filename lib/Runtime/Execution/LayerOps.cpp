@@ -408,8 +408,8 @@ void registerLayerOps(OpRegistry &registry) {
   registry.add(op::kMaxPool2d, buildMaxPool2d);
   registry.add(op::kAvgPool2d, buildAvgPool2d);
   registry.add(op::kAdaptiveAvgPool2d, buildAdaptiveAvgPool2d);
-  registry.add(op::kFlatten, buildFlatten);
-  registry.add(op::kDropout, buildDropout);
+  registry.add(op::kFlatten, buildFlatten, 1, OutputStorage::MayViewInput);
+  registry.add(op::kDropout, buildDropout, 1, OutputStorage::MayViewInput);
   registry.add(op::kAdd, buildAdd);
   registry.add(op::kMul, buildMul);
   registry.add(op::kMeanTime, buildMeanTime);

@@ -7,12 +7,14 @@
 
 namespace snn::runtime {
 
-void OpRegistry::add(const char *opType, KernelBuilder build, int outputs) {
+void OpRegistry::add(const char *opType, KernelBuilder build, int outputs,
+                     OutputStorage storage) {
   const schema::ArtifactOp *op = schema::findArtifactOp(opType);
   if (!op)
     throw std::logic_error(std::string("op '") + opType +
                            "' is not in the artifact op table");
-  ops[opType] = OpDef{op->minInputs, op->maxInputs, outputs, std::move(build)};
+  ops[opType] = OpDef{op->minInputs, op->maxInputs, outputs, std::move(build),
+                      storage == OutputStorage::MayViewInput};
 }
 
 const OpDef *OpRegistry::lookup(const std::string &opType) const {

@@ -106,7 +106,7 @@ Kernel buildSumTime(const Node &) {
 
 void registerPerStepShapeOps(OpRegistry &registry) {
   registry.add(op::kGroupNorm, buildGroupNorm);
-  registry.add(op::kReshape, buildReshape);
+  registry.add(op::kReshape, buildReshape, 1, OutputStorage::MayViewInput);
   registry.add(op::kConcat, buildConcat);
   registry.add(op::kSumTime, buildSumTime);
   registry.add(op::kReduceMean, buildReduceMean);

@@ -279,3 +279,29 @@ TEST(Executor, RuntimeFailuresNameTheNode) {
   EXPECT_NE(errorOf(b, at::zeros({1, 2, 5, 5})).find("expects a [T, N, C, H, W]"),
             std::string::npos);
 }
+
+// A parameter read through a value that may be a view of it (here an
+// identity collective) is in use where that value is read: fsdp keeps
+// its unit gathered until then, or the later read finds freed storage.
+TEST(Executor, ParameterUseFollowsViewsOfParameters) {
+  ProgramBuilder b;
+  b.addInitializer("fc.weight", at::randn({4, 6}));
+  b.addInitializer("sn.w", at::full({1}, 0.3f));
+  std::string w = b.addNode("backward_all_reduce", {"sn.w"}, {stringAttr("mesh_axis", "tp")});
+  std::string y = b.addNode("linear", {"input", "fc.weight"});
+  std::string z = b.addNode("add", {y, y});
+  b.addNode("plif_node", {z, w},
+            {floatAttr("v_threshold", 1.0f), stringAttr("surrogate", "atan")}, "output");
+  Graph graph = parseOnnxProgram(b.serialize(), "test.onnx");
+  std::vector<ParameterStore::Entry> entries;
+  for (const auto &[name, value] : graph.initializers)
+    entries.push_back({name, ParameterKind::Parameter, value.clone().requires_grad_()});
+  ParameterStore store(std::move(entries));
+  Executor executor(graph, "input", "output", &store);
+  const std::vector<std::vector<std::string>> &use = executor.parameterUse();
+  ASSERT_EQ(use.size(), 4u);
+  EXPECT_EQ(use[0], std::vector<std::string>{"sn.w"});
+  EXPECT_EQ(use[1], std::vector<std::string>{"fc.weight"});
+  EXPECT_TRUE(use[2].empty()); // linear's output is fresh
+  EXPECT_EQ(use[3], std::vector<std::string>{"sn.w"});
+}

@@ -64,7 +64,8 @@ public:
 
   size_t numSteps() const { return steps.size(); }
   /// Per step, the names of the ParameterStore entries it reads (in operand
-  /// order; empty without a store).
+  /// order; empty without a store), directly or through a value that may be
+  /// a view of one (OpDef::mayViewInput).
   const std::vector<std::vector<std::string>> &parameterUse() const {
     return stepParameters;
   }

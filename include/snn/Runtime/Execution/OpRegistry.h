@@ -74,7 +74,14 @@ struct OpDef {
   /// an undefined tensor.
   int outputs = 1;
   KernelBuilder build;
+  /// The output may be a view of an input (a reshape, an identity
+  /// collective): a parameter read through it is still in use (fsdp keeps
+  /// its unit gathered until that later step; Executor::parameterUse()).
+  bool mayViewInput = false;
 };
+
+/// Whether an op's output may share storage with an input.
+enum class OutputStorage { Fresh, MayViewInput };
 
 class OpRegistry {
 public:
@@ -82,7 +89,8 @@ public:
   /// (snn/Schema/ArtifactOps.h), which also gives its input counts. An op the
   /// table does not list is a programming error (std::logic_error).
   /// `outputs`: how many outputs its nodes have (1, or 0).
-  void add(const char *opType, KernelBuilder build, int outputs = 1);
+  void add(const char *opType, KernelBuilder build, int outputs = 1,
+           OutputStorage storage = OutputStorage::Fresh);
   /// Null if `opType` is unknown.
   const OpDef *lookup(const std::string &opType) const;
   std::vector<std::string> opTypes() const;
