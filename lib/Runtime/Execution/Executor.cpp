@@ -16,6 +16,29 @@ std::string arityText(const OpDef &def) {
   return std::to_string(def.minInputs) + " to " + std::to_string(def.maxInputs);
 }
 
+/// The store's parameters `node` reads, directly or through a value that may
+/// be a view of one; records its output as such a view when it may be one.
+std::vector<std::string>
+parametersRead(const Node &node, const OpDef &def, const ParameterStore *parameters,
+               std::map<std::string, std::vector<std::string>> &viewed) {
+  std::vector<std::string> used;
+  auto addUnique = [&used](const std::string &name) {
+    if (std::find(used.begin(), used.end(), name) == used.end())
+      used.push_back(name);
+  };
+  for (const std::string &input : node.inputs) {
+    if (parameters && !input.empty() && parameters->contains(input))
+      addUnique(input);
+    auto it = viewed.find(input);
+    if (it != viewed.end())
+      for (const std::string &name : it->second)
+        addUnique(name);
+  }
+  if (def.mayViewInput && def.outputs == 1 && !used.empty())
+    viewed[node.outputs[0]] = used;
+  return used;
+}
+
 } // namespace
 
 Executor::Executor(const Graph &graph, const std::string &inputName,
@@ -43,24 +66,6 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
 
   // Per value, the parameters it may be a view of.
   std::map<std::string, std::vector<std::string>> viewedParameters;
-  auto parametersRead = [&](const Node &node, const OpDef &def) {
-    std::vector<std::string> used;
-    auto addUnique = [&used](const std::string &name) {
-      if (std::find(used.begin(), used.end(), name) == used.end())
-        used.push_back(name);
-    };
-    for (const std::string &input : node.inputs) {
-      if (parameters && !input.empty() && parameters->contains(input))
-        addUnique(input);
-      auto viewed = viewedParameters.find(input);
-      if (viewed != viewedParameters.end())
-        for (const std::string &name : viewed->second)
-          addUnique(name);
-    }
-    if (def.mayViewInput && def.outputs == 1 && !used.empty())
-      viewedParameters[node.outputs[0]] = used;
-    return used;
-  };
   for (const Node &node : graph.nodes) {
     const OpDef *def = registry.lookup(node.opType);
     if (!def)
@@ -78,7 +83,8 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
 
     Step step;
     step.description = node.describe();
-    std::vector<std::string> used = parametersRead(node, *def);
+    std::vector<std::string> used =
+        parametersRead(node, *def, parameters, viewedParameters);
     stepParameters.push_back(std::move(used));
     for (size_t i = 0; i < node.inputs.size(); ++i)
       step.inputs.push_back(
