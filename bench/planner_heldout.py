@@ -259,7 +259,11 @@ def main():
     env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
     if args.repredict:
         args.profile = args.profile or os.path.join(args.work, "device-profile.json")
-        report(repredict(args, env))
+        rows = repredict(args, env)
+        report(rows)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=2)
         return 0
     t0 = time.monotonic()
     shutil.rmtree(args.work, ignore_errors=True)

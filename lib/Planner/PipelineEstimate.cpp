@@ -95,7 +95,8 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       // Replicas' pipelines exchange at the same ticks: the all-pairs curve. One pipeline's
       // messages measured nearer the two-rank one (the MLP's pp=4: 0.44 ms a message where
       // its 4-rank all-pairs curve said 1.2-1.5 ms).
-      return hw_.sendSeconds(bytes, jobRanks, dp > 1);
+      // Half the chunk's microbatch compute: a forward or a backward before each message.
+      return hw_.busyMessageSeconds(bytes, jobRanks, dp > 1, compute / 2.0);
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back

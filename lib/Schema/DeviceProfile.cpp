@@ -175,8 +175,8 @@ void parseWaitsBetweenComputes(const FieldReader &top, DeviceProfile &profile) {
     std::string at = std::string(key::kWaitsBetweenComputes) + "[" + std::to_string(i) + "]";
     FieldReader curve(array[i], at, top.fileName());
     WaitBetweenComputesCurve c{curve.getInt(key::kRanks), curve.getInt(key::kBytes), {}};
-    if (c.ranks < 4 || c.ranks % 2 != 0)
-      curve.fail("'" + at + ".ranks' must be an even job of at least 4 ranks, not " +
+    if (c.ranks < 2 || c.ranks % 2 != 0)
+      curve.fail("'" + at + ".ranks' must be an even job of at least 2 ranks, not " +
                  std::to_string(c.ranks));
     if (c.bytes < 1)
       curve.fail("'" + at + ".bytes' must be at least 1");

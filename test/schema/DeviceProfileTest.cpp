@@ -261,10 +261,10 @@ TEST(DeviceProfile, WaitsBetweenComputesRoundTripAndAreChecked) {
     edit(bad.waitsBetweenComputes[0]);
     return errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); });
   };
-  for (int64_t ranks : {2, 5})
+  for (int64_t ranks : {0, 5})
     EXPECT_NE(refused([&](auto &c) { c.ranks = ranks; })
                   .find("p.json: 'waits_between_computes[0].ranks' must be an even job of at "
-                        "least 4 ranks, not " + std::to_string(ranks)),
+                        "least 2 ranks, not " + std::to_string(ranks)),
               std::string::npos)
         << ranks;
   EXPECT_NE(refused([](auto &c) { c.bytes = 0; })

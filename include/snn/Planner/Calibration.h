@@ -172,6 +172,18 @@ struct Hardware {
   /// (Calibration::cpuSeconds of send_recv, of the job's size with `allPairs`, else of two
   /// ranks) where the profile has it, else both ends busy for the whole of sendSeconds.
   double messageCpuSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
+  /// Whether a job of `jobRanks` takes every CPU of the calibrated machine without
+  /// oversubscribing it, and the profile measured waits between computes for that size:
+  /// a collective or message between computes then waits for a peer whose backend thread
+  /// needs a CPU a rank's compute holds.
+  bool ranksFillCpus(int64_t jobRanks) const;
+  /// That message after `computeBefore` seconds of its ranks' compute, as a pipeline's
+  /// ticks send them: sendSeconds, or where the job's ranks take every CPU without
+  /// oversubscribing them and the profile measured waits between computes for the job's
+  /// size, Calibration::busyCollectiveSeconds of a 2-rank send_recv when that is the longer
+  /// (the receiver's thread waits for a CPU its rank's compute holds).
+  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
+                            double computeBefore) const;
 };
 
 } // namespace snn::planner

@@ -126,7 +126,7 @@ struct ModelStepCurve {
 /// pairs at once. With more ranks than CPUs a rank's peer gets its share of them later:
 /// the wait grows with the compute before the call, beyond the collective's own time.
 struct WaitBetweenComputesCurve {
-  int64_t ranks = 4;  ///< the job's ranks (even, at least 4)
+  int64_t ranks = 4;  ///< the job's ranks (even, at least 2)
   int64_t bytes = 0;  ///< the all_reduced tensor
   /// size: seconds of one rank's compute between calls (measured alone); seconds: the
   /// mean time a rank waits in the all_reduce (both ranks of a pair averaged). Ascending.
@@ -152,7 +152,7 @@ struct DeviceProfile {
 /// sizes ascending and positive, seconds positive and finite; communication
 /// curves of known kinds, each (kind, ranks) once; model steps, when present,
 /// with positive parameter counts, one -1 in the input shape and each model
-/// once; waits between computes of even jobs of at least 4 ranks, each once,
+/// once; waits between computes of even jobs of at least 2 ranks, each once,
 /// of positive bytes). Throws
 /// DeviceProfileError naming `name` and the field.
 DeviceProfile parseDeviceProfile(const std::string &text, const std::string &name);

@@ -239,7 +239,7 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
                             const CalibrationProgressFn &progress) {
   const dist::Group &group = world.group();
   schema::WaitBetweenComputesCurve curve{group.size(), kWaitBetweenComputesBytes, {}};
-  if (group.size() < 4 || group.size() % 2 != 0)
+  if (group.size() < 2 || group.size() % 2 != 0)
     return curve;
   constexpr int64_t kCallsPerSample = 8;
   dist::Group pair = pairOfThisRank(world, "waits between computes");

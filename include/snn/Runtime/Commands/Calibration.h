@@ -139,7 +139,7 @@ inline constexpr int64_t kWaitBetweenComputesBytes = 16 << 10;
 /// The job's ranks in pairs ({0, 1}, {2, 3}, ...), all pairs at once, each alternating a
 /// compute with an all_reduce of kWaitBetweenComputesBytes between its two ranks, at computes
 /// of about 0.125, 0.5, 2 and 8 ms (GEMMs, their time measured on rank 0 alone):
-/// schema::WaitBetweenComputesCurve. Every rank must call it; a job of fewer than 4 ranks or
+/// schema::WaitBetweenComputesCurve. Every rank must call it; a job of fewer than 2 ranks or
 /// an odd one gets a curve without points.
 schema::WaitBetweenComputesCurve
 measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
