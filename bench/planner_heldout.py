@@ -173,11 +173,14 @@ def spread(ratios):
 
 
 def first_choices(rows):
-    """Per (seed, ranks): the first choice's measured step over the fastest measured."""
+    """Per (seed, ranks): the first choice's measured step over the fastest measured. The
+    first choice is the listed candidate predicted fastest (planner rank 1 as measured; after
+    --repredict, by this build's predictions)."""
     out = []
     for key in dict.fromkeys((r["seed"], r["ranks"]) for r in rows):
         mine = [r for r in rows if (r["seed"], r["ranks"]) == key]
-        first = next((r for r in mine if r["planner_rank"] == 1), None)
+        listed = [r for r in mine if r["planner_rank"] is not None]
+        first = min(listed, key=lambda r: r["predicted_s"]) if listed else None
         fastest = min(mine, key=lambda r: r["measured_s"])
         if first:
             out.append((key, first, fastest, first["measured_s"] / fastest["measured_s"]))

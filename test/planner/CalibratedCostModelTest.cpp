@@ -896,3 +896,44 @@ TEST(CalibratedCostModel, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
   EXPECT_GT(pp->computeSeconds, tp->computeSeconds);
   EXPECT_LT(pp->stepSeconds, tp->stepSeconds);
 }
+
+// 2 ranks of 1 thread on 2 CPUs take every CPU: a pipeline's messages and fsdp's
+// reduce-scatters wait for the peer as the 2-rank waits between computes say; on 4 CPUs, or
+// without that curve, they cost the curves alone.
+TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasured) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2;
+  Hardware hw;
+  hw.calibration = calibration;
+  using snn::schema::RequestedMode;
+  auto comm = [&](const std::string &topology, RequestedMode mode) {
+    return forcedEstimate(model, topology, mode, hw).commSeconds;
+  };
+  double pipeline = comm("pp=2,vpp=1", RequestedMode::PP);
+  double fsdp = comm("dp=2", RequestedMode::FSDP);
+  double dp = comm("dp=2", RequestedMode::DP);
+  EXPECT_FALSE(hw.ranksFillCpus(2));
+  calibration->waitsBetweenComputes[2] = {16384, {{{1e-4, 2e-3}, {1e-2, 2e-3}}}};
+  EXPECT_TRUE(hw.ranksFillCpus(2));
+  EXPECT_FALSE(hw.ranksFillCpus(4)); // oversubscribed: the all-pairs curves say it
+  double wait = 2e-3 - calibration->collectiveSeconds(CollectiveKind::AllReduce, 2, 16384);
+  Estimate waited = forcedEstimate(model, "pp=2,vpp=1", RequestedMode::PP, hw);
+  // Each tick waits for the later of its messages: at least one wait a microbatch.
+  EXPECT_GE(waited.commSeconds - pipeline, double(waited.microbatches) * wait * (1 - 1e-9));
+  EXPECT_NEAR(hw.busyMessageSeconds(4096, 2, false, 1e-3),
+              calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, 4096) + wait,
+              1e-12);
+  // fsdp: one reduce-scatter per parameter-holding layer waits, its all-gathers do not.
+  Estimate sharded = forcedEstimate(model, "dp=2", RequestedMode::FSDP, hw);
+  double layers = 0;
+  for (const OpInfo &op : model.ops)
+    layers += op.paramElements > 0 ? 1.0 : 0.0;
+  ASSERT_GE(layers, 2.0);
+  EXPECT_NEAR(sharded.commSeconds - fsdp, layers * wait, 1e-9);
+  EXPECT_NEAR(sharded.peerWaitSeconds, layers * wait, 1e-9);
+  EXPECT_DOUBLE_EQ(comm("dp=2", RequestedMode::DP), dp);
+  calibration->logicalCpus = 4;
+  EXPECT_DOUBLE_EQ(comm("pp=2,vpp=1", RequestedMode::PP), pipeline);
+  EXPECT_DOUBLE_EQ(comm("dp=2", RequestedMode::FSDP), fsdp);
+}

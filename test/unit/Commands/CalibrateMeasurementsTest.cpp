@@ -173,7 +173,7 @@ TEST(CalibrateMeasurements, CollectivesOnOneRankGiveEveryKindAndTheWholeTensor) 
   }
 }
 
-TEST(CalibrateMeasurements, WaitsBetweenComputesNeedAnEvenJobOfFourRanks) {
+TEST(CalibrateMeasurements, WaitsBetweenComputesNeedAnEvenJob) {
   std::shared_ptr<snn::dist::World> world =
       snn::dist::World::initialize(snn::dist::singleProcessEnvironment());
   snn::schema::WaitBetweenComputesCurve curve = measureWaitsBetweenComputes(*world, kFast, {});
