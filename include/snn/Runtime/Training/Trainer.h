@@ -258,8 +258,8 @@ private:
   /// The spikes each neuron layer fired in this step and in the epoch so far
   /// (FiringCounts.h), summed over the ranks.
   FiringCounts stepFiring, epochFiring;
-  /// A pipeline: the neuron layers of every stage, in rank order (found at the first step).
-  std::vector<std::string> pipelineLayers;
+  /// A pipeline: the neuron layers of every stage, in model order (found at the first step).
+  std::vector<LayerFiring> pipelineLayers;
   /// Pipelines: the engine, the dp group that averages gradients (null:
   /// none), the trace, and each step's measured bubble summed.
   PipelineEngine *pipeline = nullptr;
