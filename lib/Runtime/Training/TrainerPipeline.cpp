@@ -79,6 +79,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   PipelineStepResult &result = step.result;
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
   double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
+  std::vector<std::pair<std::string, double>> gradNorms = gradientNorms();
   // Every rank sees the same loss, so all decide alike, before the update;
   // a last stage's own loss names the rank it came from.
   bool accepted = updateOrSkip(acceptLoss(float(loss), result.lossSum), lr, buffersBefore);
@@ -96,6 +97,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   metrics.samplesPerSecond = double(samples) / metrics.seconds;
   metrics.skipped = !accepted;
+  metrics.gradNorms = std::move(gradNorms);
   if (config.firingRates)
     finishPipelineFiring(metrics);
   return metrics;
