@@ -3,7 +3,8 @@ modules' parameters an fsdp shard can miss entirely (a PLIF's one scalar `w` lie
 chunk): deep_mlp with PLIF neurons, 4 SGD steps of a global batch of 8 on 2 ranks under dp,
 fsdp, tp (tp=2: split Linear weights, a PLIF's `w` replicated over the ranks), fsdp_tp
 (dp=2 x tp=2 on 4 ranks), pp (2 ranks, 4 microbatches of 2: each rank holds its stages'
-modules) and dp_pp (dp=2 x pp=2 on 4 ranks: a stage's modules on both replicas, counted once).
+modules), dp_pp (dp=2 x pp=2 on 4 ranks: a stage's modules on both replicas, counted once) and
+pp_tp (pp=2 x tp=2 on 4 ranks: split and replicated parameters within the stages).
 Required:
   - every run ends normally (the ranks reduce one list of modules, the same on each);
   - each step's grad_norms name every module with parameters, in the same order, in every run
@@ -14,7 +15,7 @@ Required:
     model's gradient of the same global batch), the losses within 1e-5;
   - the neuron layers fire at 5-50 % and the loss moves.
 
-Usage: train_grad_norms.py --bin BUILD/bin --work DIR [--modes dp,fsdp,tp,fsdp_tp,pp,dp_pp]
+Usage: train_grad_norms.py --bin BUILD/bin --work DIR [--modes dp,fsdp,tp,fsdp_tp,pp,dp_pp,pp_tp]
 """
 import argparse
 import os
@@ -32,6 +33,7 @@ MODES = {
     "fsdp_tp": (["--mode", "fsdp_tp", "--topology", "dp=2,tp=2"], 4),
     "pp": (["--mode", "pp", "--topology", "pp=2", "--pp-microbatches", 4], 2),
     "dp_pp": (["--mode", "pp", "--topology", "dp=2,pp=2", "--pp-microbatches", 4], 4),
+    "pp_tp": (["--mode", "pp", "--topology", "pp=2,tp=2", "--pp-microbatches", 4], 4),
 }
 
 
