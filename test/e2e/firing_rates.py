@@ -15,6 +15,9 @@ Dropout), from the case's exported weights:
     its steps';
   - the same training on 2 data-parallel ranks (`snn-compile --mode dp`, `snn-run --nproc 2`)
     logs the global batch's rates: within 2e-3 of the one-process run, step by step;
+  - with --pp: `snn-run --nproc 2 infer -v` of the 2-stage pipeline artifact prints the same
+    table as the one-process artifact on the same input (every stage's layers, in model order,
+    the same rates: the math is the same), each layer firing at 5-50 %;
   - with --pp: the same training as a 2-stage pipeline on 2 ranks (1F1B, 2 microbatches): every
     step event names every stage's layers, and the first step's rates are within 2e-6 of the
     PyTorch model's training forwards of the same two microbatches (BatchNorm normalises each
@@ -71,7 +74,7 @@ def check_infer(snn_run, case, art, work):
               f"({got[layer][1]})")
         if abs(got[layer][0] - rate) > EXACT:
             raise tc.Failure(f"infer: {layer} fires {got[layer][0]}, PyTorch {rate}")
-    return {layer: kernel for layer, (_, kernel) in got.items()}
+    return got
 
 
 def reference_rates(case, data, config):
@@ -144,13 +147,30 @@ def microbatch_rates(case, data, config, microbatches):
     return {name: spikes[name] / counts[name] for name in spikes}
 
 
-def check_pipeline(args, case, flags, want, data, config):
-    """2 stages on 2 ranks: every stage's layers in each step, the first step's rates equal
-    PyTorch's on the same microbatches."""
+def check_pipeline_infer(snn_run, case, art, work, table):
+    """`infer -v` on 2 pipeline ranks: the one-process table's layers and rates."""
+    proc = tc.run([snn_run, "--nproc", 2, "infer", art, "-i", os.path.join(case, "input.npy"),
+                   "-o", os.path.join(work, "y_pp2.npy"), "-v", "--threads", 1])
+    got = infer_table(proc.stderr)
+    if list(got) != list(table):
+        raise tc.Failure(f"pp=2 infer -v layers {list(got)}, one process {list(table)}")
+    for layer, (rate, _) in table.items():
+        print(f"pp=2 infer {layer:>12}: {got[layer][0]:.6f} one process {rate:.6f} "
+              f"({got[layer][1]})")
+        if got[layer][0] != rate:
+            raise tc.Failure(f"pp=2 infer: {layer} fires {got[layer][0]}, one process {rate}")
+        if not 0.05 <= rate <= 0.5:
+            raise tc.Failure(f"infer: {layer} fires {rate}, outside 5-50 %")
+
+
+def check_pipeline(args, case, flags, want, data, config, table):
+    """2 stages on 2 ranks: infer -v's table as one process's; every stage's layers in each
+    training step, the first step's rates equal PyTorch's on the same microbatches."""
     art = os.path.join(args.work, "art_pp2")
     tc.run([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"),
             "--mode", "pp", "--topology", "pp=2", "--batch-size", B, "--pp-schedule", "1f1b",
             "--pp-microbatches", 2, "-o", art])
+    check_pipeline_infer(os.path.join(args.bin, "snn-run"), case, art, args.work, table)
     log = os.path.join(args.work, "pp2.jsonl")
     tc.run([os.path.join(args.bin, "snn-run"), "--nproc", 2, "train", art, *flags,
             "--log", log, "--threads", 1])
@@ -183,7 +203,8 @@ def main():
     work = tc.fresh_dir(args.work)
     case, art = tc.make_artifact(args.bin, work, args.model, T=T, N=B, **kw)
     snn_run = os.path.join(args.bin, "snn-run")
-    kernels = check_infer(snn_run, case, art, work)
+    table = check_infer(snn_run, case, art, work)
+    kernels = {layer: kernel for layer, (_, kernel) in table.items()}
     if not any(k.startswith("fused block") for k in kernels.values()):
         raise tc.Failure(f"no layer ran on a fused spiking block: {kernels}")
 
@@ -216,7 +237,7 @@ def main():
     check_epoch(dp_epochs, dp_steps, "dp=2")
     logs = [one, two]
     if args.pp:
-        logs.append(check_pipeline(args, case, flags, want, data, config))
+        logs.append(check_pipeline(args, case, flags, want, data, config, table))
     tc.check_fires_and_moves(case, logs)
     print(f"PASS: {args.model}: infer rates equal PyTorch's; training rates within "
           f"{worst:.2g} of the reference trainer's, dp=2 within {worst_dp:.2g} of one process")

@@ -161,16 +161,33 @@ void reportFiring(const FiringCounts &firing) {
   std::cerr << std::flush;
 }
 
+/// -v on a pipeline: collective over the world (null: one process). Replica 0's ranks
+/// counted their stages' layers (a tp rank its slice); the other replicas ran nothing and
+/// add zeros. Rank 0 prints every stage's layers in model order.
+void reportPipelineFiring(const MeshContext &mesh, const Model *model,
+                          const FiringCounts &mine, int rank) {
+  const dist::Group *world = mesh.world().valid() ? &mesh.world() : nullptr;
+  FiringCounts firing = mine;
+  sumPipelineFiring(world, pipelineFiringLayers(world, model, mine), firing);
+  if (rank == 0)
+    reportFiring(firing);
+}
+
 /// A pipeline: every rank of dp replica 0 runs its stages on each chunk; the last stage's
 /// output goes to the others over the pp group, and rank 0 writes it.
 void inferPipeline(const InferOptions &options, const Artifact &artifact,
                    const DistributedRun *run, int rank, Clock::time_point start) {
   MeshContext mesh = createRunMesh(run, artifact.manifest);
   PipelinePlace where = pipelinePlaceOf(artifact, mesh);
-  if (where.replica != 0)
+  if (where.replica != 0) {
+    if (options.verbose) // the firing counts' collectives span the world
+      reportPipelineFiring(mesh, nullptr, FiringCounts(), rank);
     return;
+  }
   Model model(artifact);
   model.setMesh(&mesh);
+  FiringCounts firing;
+  model.setFiringCounts(options.verbose ? &firing : nullptr);
   PipelineEngine engine(model, where, LossKind::Mse);
   double loadSeconds = secondsSince(start);
   Clock::time_point runStart = Clock::now();
@@ -183,9 +200,12 @@ void inferPipeline(const InferOptions &options, const Artifact &artifact,
                                      }
                                      return broadcastFromLastStage(output, where);
                                    });
+  model.setFiringCounts(nullptr);
   if (rank == 0)
     report(options, stats, loadSeconds, secondsSince(runStart),
            " (pipeline of " + std::to_string(artifact.manifest.stageCount()) + " stages)");
+  if (options.verbose)
+    reportPipelineFiring(mesh, &model, firing, rank);
 }
 
 } // namespace

@@ -11,11 +11,14 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 namespace snn::runtime {
 
@@ -43,6 +46,50 @@ void unflatten(const at::Tensor &flat, const std::vector<at::Tensor> &tensors) {
     t.detach().copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
     offset += t.numel();
   }
+}
+
+
+bool manyMembers(const dist::Group *group) {
+  return group && group->valid() && group->size() > 1;
+}
+
+/// The stage of `model` whose program has a node named `layer` (-1: none of them).
+int64_t stageOfLayer(const Model *model, const std::string &layer) {
+  if (!model)
+    return -1;
+  for (int64_t stage : model->stages())
+    for (const Node &node : model->stageNodes(stage))
+      if (node.name == layer)
+        return stage;
+  return model->stages().empty() ? -1 : model->stages().front();
+}
+
+/// "stage\tlayer\tkernel\n" per layer of `mine`.
+std::string describeLayers(const Model *model, const FiringCounts &mine) {
+  std::string text;
+  for (const LayerFiring &layer : mine.layers())
+    text += std::to_string(stageOfLayer(model, layer.layer)) + '\t' + layer.layer + '\t' +
+            layer.kernel + '\n';
+  return text;
+}
+
+/// Every member's describeLayers() text, concatenated in member order: one int64 per
+/// character, padded with zeros to the longest member's text.
+std::string gatherText(const dist::Group &group, const std::string &text) {
+  at::Tensor longest = at::full({1}, int64_t(text.size()), at::kLong);
+  dist::allReduce(group, longest, dist::ReduceOp::Max);
+  const int64_t width = longest.item<int64_t>();
+  if (width == 0)
+    return "";
+  at::Tensor chars = at::zeros({width}, at::kLong);
+  for (size_t i = 0; i < text.size(); ++i)
+    chars.data_ptr<int64_t>()[i] = static_cast<unsigned char>(text[i]);
+  at::Tensor all = dist::allGather(group, chars);
+  std::string out;
+  for (int64_t i = 0; i < all.numel(); ++i)
+    if (int64_t c = all.data_ptr<int64_t>()[i]; c != 0)
+      out += char(c);
+  return out;
 }
 
 } // namespace
@@ -171,6 +218,51 @@ ReplicatedPipelineStep trainPipelineReplicas(PipelineEngine &engine, Model &mode
     broadcastBuffers(*replicas, model.params()); // any other buffer: replica 0's
   }
   return step;
+}
+
+std::vector<LayerFiring> pipelineFiringLayers(const dist::Group *group, const Model *model,
+                                              const FiringCounts &mine) {
+  std::string text = describeLayers(model, mine);
+  if (manyMembers(group))
+    text = gatherText(*group, text);
+  std::vector<std::pair<int64_t, LayerFiring>> keyed;
+  std::istringstream lines(text);
+  for (std::string stage, name, kernel; std::getline(lines, stage, '\t') &&
+                                        std::getline(lines, name, '\t') &&
+                                        std::getline(lines, kernel, '\n');) {
+    auto same = [&](const auto &entry) { return entry.second.layer == name; };
+    auto it = std::find_if(keyed.begin(), keyed.end(), same);
+    if (it == keyed.end())
+      keyed.push_back({std::stoll(stage), LayerFiring{name, 0, 0, kernel}});
+    else if (it->second.kernel.empty())
+      it->second.kernel = kernel;
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<LayerFiring> layers;
+  for (auto &entry : keyed)
+    layers.push_back(std::move(entry.second));
+  return layers;
+}
+
+void sumPipelineFiring(const dist::Group *group, const std::vector<LayerFiring> &layers,
+                       FiringCounts &counts) {
+  at::Tensor sums = at::zeros({2 * int64_t(layers.size())}, at::kDouble);
+  double *data = sums.data_ptr<double>();
+  for (const LayerFiring &mine : counts.layers()) {
+    auto same = [&](const LayerFiring &layer) { return layer.layer == mine.layer; };
+    size_t i = size_t(std::find_if(layers.begin(), layers.end(), same) - layers.begin());
+    if (i < layers.size()) {
+      data[2 * i] = mine.spikes;
+      data[2 * i + 1] = mine.elements;
+    }
+  }
+  if (manyMembers(group))
+    dist::allReduce(*group, sums, dist::ReduceOp::Sum);
+  counts.clear();
+  for (const LayerFiring &layer : layers)
+    counts.add(layer.layer, 0, 0, layer.kernel.c_str());
+  counts.unpack(data);
 }
 
 } // namespace snn::runtime

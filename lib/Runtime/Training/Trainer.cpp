@@ -5,6 +5,8 @@
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Training/Evaluate.h"
+#include "snn/Runtime/Pipeline/PipelineEngine.h"
+#include "snn/Runtime/Execution/ParameterPartition.h"
 #include "snn/Runtime/Execution/RandomState.h"
 #include "snn/Runtime/Checkpoint/NonFiniteValues.h"
 #include "snn/Runtime/Checkpoint/PartitionedCheckpoint.h"
@@ -18,6 +20,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <cstdint>
@@ -304,28 +307,61 @@ static std::string moduleOf(const std::string &parameter) {
   return parameter.substr(0, parameter.rfind('.'));
 }
 
+/// The modules with trainable parameters, in model order, each once: the store's (every rank
+/// holds every parameter, whole or in part) or, for a pipeline, whose ranks hold their own
+/// stages' only, the manifest's (every stage's, the same list on every rank).
+static std::vector<std::string> gradientModules(const Model &model, bool pipeline) {
+  std::vector<std::string> names;
+  if (pipeline) {
+    for (const ParameterSpec &parameter : model.manifest().parameters)
+      if (parameter.kind == ParameterKind::Parameter && !parameter.frozen)
+        names.push_back(parameter.name);
+  } else {
+    names = model.params().parameterNames();
+  }
+  std::vector<std::string> modules;
+  for (const std::string &name : names)
+    if (std::find(modules.begin(), modules.end(), moduleOf(name)) == modules.end())
+      modules.push_back(moduleOf(name));
+  return modules;
+}
+
+double Trainer::gradientCopies(const std::string &name, bool fsdp) const {
+  int64_t holders = mesh->world().valid() ? mesh->world().size() : 1;
+  if (fsdp) // each dp rank holds its own chunk
+    holders /= dataParallel->size();
+  if (pipeline && pipeline->place().group) // one stage's ranks hold it
+    holders /= pipeline->place().group->size();
+  if (const ParameterSpec *split = partition ? partition->splitOf(name) : nullptr)
+    holders /= mesh->axisSize(split->meshAxis); // each member holds its own part
+  return double(std::max<int64_t>(holders, 1));
+}
+
 std::vector<std::pair<std::string, double>> Trainer::gradientNorms() const {
-  std::vector<std::pair<std::string, double>> norms;
-  if (partition)
-    return norms;
-  // Sums of squares per module, in the store's order, the same list on every rank: an fsdp
-  // rank's pieces may hold none of a module (a PLIF's one `w` lies in one rank's chunk), and
-  // the ranks' sums add up in one all-reduce of that list.
-  std::vector<std::string> groups;
+  // Sums of squares per module, the same list on every rank: an fsdp rank's pieces may hold
+  // none of a module (a PLIF's one `w` lies in one rank's chunk), a tp rank holds its part
+  // of a split parameter, a pipeline rank its stages' modules; the ranks' sums add up in
+  // one all-reduce of that list, a piece that several ranks hold alike (a parameter
+  // replicated over tp or dp) weighted by 1 / its copies so it counts once.
+  const bool spread = partition || pipeline;
+  const bool fsdp = sharding->mode() == ShardingMode::Fsdp && dataParallel;
+  std::vector<std::string> groups = gradientModules(model, pipeline != nullptr);
   std::map<std::string, size_t> indexOf;
-  for (const std::string &name : model.params().parameterNames())
-    if (indexOf.emplace(moduleOf(name), groups.size()).second)
-      groups.push_back(moduleOf(name));
+  for (size_t i = 0; i < groups.size(); ++i)
+    indexOf.emplace(groups[i], i);
   std::vector<double> squares(groups.size(), 0.0);
   for (const ParameterSharding::LocalPiece &piece : sharding->localPieces())
     if (piece.grad.defined() && piece.grad.numel() > 0) {
       double norm = piece.grad.norm().item<double>();
-      squares[indexOf.at(moduleOf(piece.name))] += norm * norm;
+      double copies = spread ? gradientCopies(piece.name, fsdp) : 1.0;
+      squares[indexOf.at(moduleOf(piece.name))] += norm * norm / copies;
     }
-  if (sharding->mode() == ShardingMode::Fsdp && dataParallel && !squares.empty()) {
+  const dist::Group *over = spread ? &mesh->world() : fsdp ? &dataParallel->group : nullptr;
+  if (over && over->valid() && over->size() > 1 && !squares.empty()) {
     at::Tensor sums = at::from_blob(squares.data(), {int64_t(squares.size())}, at::kDouble);
-    dist::allReduce(dataParallel->group, sums, dist::ReduceOp::Sum);
+    dist::allReduce(*over, sums, dist::ReduceOp::Sum);
   }
+  std::vector<std::pair<std::string, double>> norms;
   for (size_t i = 0; i < groups.size(); ++i)
     norms.emplace_back(groups[i], std::sqrt(squares[i]));
   return norms;

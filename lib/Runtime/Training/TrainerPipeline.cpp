@@ -37,41 +37,6 @@ int64_t classesOf(const Manifest &manifest) {
   return shape.empty() ? 0 : std::max<int64_t>(shape.back(), 0);
 }
 
-/// The neuron layers of every rank's stages (`mine`: this rank's), in rank order, each once:
-/// the names travel as one int64 per character, padded to the longest rank's list.
-std::vector<std::string> layersOfEveryRank(const dist::Group &world, const FiringCounts &mine) {
-  std::vector<std::string> names;
-  std::string joined;
-  for (const LayerFiring &layer : mine.layers()) {
-    names.push_back(layer.layer);
-    joined += layer.layer + '\n';
-  }
-  if (!world.valid() || world.size() == 1)
-    return names;
-  at::Tensor longest = at::full({1}, int64_t(joined.size()), at::kLong);
-  dist::allReduce(world, longest, dist::ReduceOp::Max);
-  const int64_t width = longest.item<int64_t>();
-  if (width == 0)
-    return names;
-  at::Tensor chars = at::zeros({width}, at::kLong);
-  for (size_t i = 0; i < joined.size(); ++i)
-    chars.data_ptr<int64_t>()[i] = static_cast<unsigned char>(joined[i]);
-  at::Tensor all = dist::allGather(world, chars);
-  names.clear();
-  std::string name;
-  for (int64_t i = 0; i < all.numel(); ++i) {
-    int64_t c = all.data_ptr<int64_t>()[i];
-    if (c == '\n') {
-      if (std::find(names.begin(), names.end(), name) == names.end())
-        names.push_back(name);
-      name.clear();
-    } else if (c != 0) {
-      name += char(c);
-    }
-  }
-  return names;
-}
-
 } // namespace
 
 void Trainer::enablePipeline(PipelineEngine &engine, const MeshContext &meshContext,
@@ -114,6 +79,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   PipelineStepResult &result = step.result;
   int64_t replicas = pipelineDp ? pipelineDp->size() : 1;
   double loss = step.lossSum / double(pipeline->place().layout.microbatches * replicas);
+  std::vector<std::pair<std::string, double>> gradNorms = gradientNorms();
   // Every rank sees the same loss, so all decide alike, before the update;
   // a last stage's own loss names the rank it came from.
   bool accepted = updateOrSkip(acceptLoss(float(loss), result.lossSum), lr, buffersBefore);
@@ -131,6 +97,7 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
   metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   metrics.samplesPerSecond = double(samples) / metrics.seconds;
   metrics.skipped = !accepted;
+  metrics.gradNorms = std::move(gradNorms);
   if (config.firingRates)
     finishPipelineFiring(metrics);
   return metrics;
@@ -139,25 +106,10 @@ StepMetrics Trainer::pipelineStep(const Batch &batch) {
 void Trainer::finishPipelineFiring(StepMetrics &metrics) {
   const dist::Group &world = mesh->world();
   if (pipelineLayers.empty())
-    pipelineLayers = layersOfEveryRank(world, stepFiring);
+    pipelineLayers = pipelineFiringLayers(&world, &model, stepFiring);
   // Each rank fills its own stages' layers; the sum over the world adds the dp replicas'
   // microbatches and the tp ranks' slices, and gives every rank every stage's layers.
-  at::Tensor counts = at::zeros({2 * int64_t(pipelineLayers.size())}, at::kDouble);
-  double *data = counts.data_ptr<double>();
-  for (const LayerFiring &layer : stepFiring.layers()) {
-    size_t i = size_t(std::find(pipelineLayers.begin(), pipelineLayers.end(), layer.layer) -
-                      pipelineLayers.begin());
-    if (i < pipelineLayers.size()) {
-      data[2 * i] = layer.spikes;
-      data[2 * i + 1] = layer.elements;
-    }
-  }
-  if (world.valid() && world.size() > 1)
-    dist::allReduce(world, counts, dist::ReduceOp::Sum);
-  stepFiring.clear();
-  for (const std::string &layer : pipelineLayers)
-    stepFiring.add(layer, 0, 0, "");
-  stepFiring.unpack(data);
+  sumPipelineFiring(&world, pipelineLayers, stepFiring);
   metrics.firingRates = stepFiring.rates();
   epochFiring.merge(stepFiring);
 }

@@ -13,6 +13,7 @@
 #ifndef SNN_RUNTIME_PIPELINE_PIPELINESYNC_H
 #define SNN_RUNTIME_PIPELINE_PIPELINESYNC_H
 
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 
 #include <ATen/core/Tensor.h>
@@ -79,6 +80,19 @@ ReplicatedPipelineStep trainPipelineReplicas(PipelineEngine &engine, Model &mode
 /// Collective over the pp group: the tensor the last stage's rank passes
 /// (float32, any shape; the others pass an undefined one) on every member.
 at::Tensor broadcastFromLastStage(const at::Tensor &tensor, const PipelinePlace &place);
+
+/// Collective over `group` (null, invalid or of one member: none): the neuron layers that
+/// `mine` counted on each member, each once, in model order (by the stage of `model` that
+/// holds the layer, then the order they ran), with the kernel a member reported (its counts
+/// 0). `model` may be null for a member that ran nothing (it passes an empty `mine`).
+std::vector<LayerFiring> pipelineFiringLayers(const dist::Group *group, const Model *model,
+                                              const FiringCounts &mine);
+
+/// Collective over `group` (as above): `counts` becomes, for each of `layers` in that order,
+/// the sum over the members of their counts (a stage's layers on its ranks, a tp slice's
+/// part, a dp replica's samples; a layer a member did not run adds 0).
+void sumPipelineFiring(const dist::Group *group, const std::vector<LayerFiring> &layers,
+                       FiringCounts &counts);
 
 } // namespace snn::runtime
 

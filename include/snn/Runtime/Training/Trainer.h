@@ -233,8 +233,12 @@ private:
   /// world (collective).
   void finishPipelineFiring(StepMetrics &metrics);
   /// Each parameter group's gradient norm (StepMetrics::gradNorms) once backward has
-  /// averaged the gradients; collective under fsdp. Empty for partitioned programs.
+  /// averaged the gradients: the whole model's, every module on every rank; collective
+  /// under fsdp (over dp) and for partitioned or pipeline programs (over the world).
   std::vector<std::pair<std::string, double>> gradientNorms() const;
+  /// How many ranks hold the same values of this rank's piece of parameter `name`'s
+  /// gradient (partitioned or pipeline programs; `fsdp`: each dp rank holds its own chunk).
+  double gradientCopies(const std::string &name, bool fsdp) const;
 
   Model &model;
   BatchLoader &train;
@@ -258,8 +262,8 @@ private:
   /// The spikes each neuron layer fired in this step and in the epoch so far
   /// (FiringCounts.h), summed over the ranks.
   FiringCounts stepFiring, epochFiring;
-  /// A pipeline: the neuron layers of every stage, in rank order (found at the first step).
-  std::vector<std::string> pipelineLayers;
+  /// A pipeline: the neuron layers of every stage, in model order (found at the first step).
+  std::vector<LayerFiring> pipelineLayers;
   /// Pipelines: the engine, the dp group that averages gradients (null:
   /// none), the trace, and each step's measured bubble summed.
   PipelineEngine *pipeline = nullptr;
