@@ -88,15 +88,14 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
                                    : computeSeconds(chunk.ops[k], s, micro, true);
     int64_t sent = 0;
-    double messagesCpu = 0;
+    double messagesCpu = 0, messageLag = 0;
     auto send = [&](int64_t bytes) {
       sent += bytes;
       messagesCpu += hw_.messageCpuSeconds(bytes, jobRanks, dp > 1);
-      // Replicas' pipelines exchange at the same ticks: the all-pairs curve. One pipeline's
-      // messages measured nearer the two-rank one (the MLP's pp=4: 0.44 ms a message where
-      // its 4-rank all-pairs curve said 1.2-1.5 ms).
-      // Half the chunk's microbatch compute: a forward or a backward before each message.
-      return hw_.busyMessageSeconds(bytes, jobRanks, dp > 1, compute / 2.0);
+      // Oversubscribed: the all-pairs wait as often as the CPUs are taken (estimate(),
+      // Hardware::descheduledMessageSeconds); a forward or backward before each message.
+      messageLag = std::max(messageLag, hw_.descheduledMessageSeconds(bytes, jobRanks));
+      return hw_.busyMessageSeconds(bytes, jobRanks, false, compute / 2.0);
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back
@@ -122,7 +121,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     int64_t rank = k % stages;
     computeTicks.add(rank, compute);
     ticks.add(rank, compute + transfer);
-    laggedTicks.add(rank, compute + transfer + lag);
+    laggedTicks.add(rank, compute + transfer + lag + messageLag);
     int64_t inFlight = config.schedule == Schedule::GPipe ? m : std::min(m, chunks - k);
     totals.state[rank] += params(chunk.ops[k], s);
     if (m > 1) // a later microbatch's weight gradient (pipelineRanks)

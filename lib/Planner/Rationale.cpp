@@ -84,7 +84,7 @@ std::string estimateSentence(const Estimate &e) {
                     " the ranks' waits for each other measured on replicas");
   if (e.peerWaitSeconds > 0)
     waits.push_back(formatSeconds(e.peerWaitSeconds) +
-                    " the tensor-parallel calls' waits for their peers measured between "
+                    " the calls' and messages' waits for their peers measured between "
                     "computes");
   for (size_t i = 0; i < waits.size(); ++i)
     text += (i == 0 ? " of which " : " and ") + waits[i];

@@ -499,7 +499,7 @@ TEST(CalibratedCostModel, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPa
   EXPECT_NEAR(waits.peerWaitSeconds, waits.commSeconds - none.commSeconds,
               1e-9 * waits.commSeconds);
   std::string rationale = forcedRationale(model, "dp=2,tp=2", RequestedMode::FSDP_TP, hw);
-  EXPECT_NE(rationale.find(" the tensor-parallel calls' waits for their peers measured between "
+  EXPECT_NE(rationale.find(" the calls' and messages' waits for their peers measured between "
                            "computes"),
             std::string::npos)
       << rationale;
@@ -936,4 +936,30 @@ TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasur
   calibration->logicalCpus = 4;
   EXPECT_DOUBLE_EQ(comm("pp=2,vpp=1", RequestedMode::PP), pipeline);
   EXPECT_DOUBLE_EQ(comm("dp=2", RequestedMode::FSDP), fsdp);
+}
+
+// On CPUs the job oversubscribes (4 ranks of 1 thread on 2 CPUs), a pipeline's message may
+// find its receiver descheduled: the all-pairs curve's excess over the two-rank price, as
+// often as the CPUs are taken. Without that curve, or with CPUs to spare, nothing.
+TEST(CalibratedCostModel, APipelinesMessagesWaitForADescheduledReceiverAsOftenAsCpusAreTaken) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2;
+  Hardware hw;
+  hw.calibration = calibration;
+  snn::schema::RequestedMode pp = snn::schema::RequestedMode::PP;
+  Estimate twoRank = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
+  EXPECT_DOUBLE_EQ(hw.descheduledMessageSeconds(4096, 4), 0.0);
+  calibration->collectives[{CollectiveKind::SendRecv, 4}].points = {{1, 3e-3}, {1e9, 3e-3}};
+  double lag = hw.descheduledMessageSeconds(4096, 4);
+  EXPECT_NEAR(lag, 3e-3 - hw.sendSeconds(4096, 4, false), 1e-12);
+  EXPECT_GT(lag, 0.0);
+  Estimate waited = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
+  EXPECT_GT(waited.stageCollectiveLagSeconds, twoRank.stageCollectiveLagSeconds);
+  EXPECT_GT(waited.peerWaitSeconds, 0.0);
+  EXPECT_LE(waited.peerWaitSeconds, waited.stageCollectiveLagSeconds * (1 + 1e-12));
+  EXPECT_NEAR(waited.commSeconds - twoRank.commSeconds,
+              waited.peerWaitSeconds - twoRank.peerWaitSeconds, 1e-9);
+  calibration->logicalCpus = 4; // a CPU per rank: no receiver is descheduled
+  EXPECT_DOUBLE_EQ(hw.descheduledMessageSeconds(4096, 4), 0.0);
 }

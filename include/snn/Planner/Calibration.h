@@ -172,6 +172,10 @@ struct Hardware {
   /// (Calibration::cpuSeconds of send_recv, of the job's size with `allPairs`, else of two
   /// ranks) where the profile has it, else both ends busy for the whole of sendSeconds.
   double messageCpuSeconds(int64_t bytes, int64_t jobRanks = 2, bool allPairs = true) const;
+  /// What a message of `bytes` waits beyond sendSeconds(bytes, jobRanks, false) when its
+  /// receiver is descheduled, on CPUs a job of `jobRanks` oversubscribes: the job size's
+  /// all-pairs send_recv curve above that; 0 without the curve or spare CPUs.
+  double descheduledMessageSeconds(int64_t bytes, int64_t jobRanks) const;
   /// Whether a job of `jobRanks` takes every CPU of the calibrated machine without
   /// oversubscribing it, and the profile measured waits between computes for that size:
   /// a collective or message between computes then waits for a peer whose backend thread

@@ -48,14 +48,16 @@ struct Estimate : ModeConfig {
   double busySeconds = 0;
   /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
   double drainSyncSeconds = 0;
-  /// Pipelines with tensor-parallel stages: what the step would add if every stage's tp
-  /// collective waited for its peers as when every rank computes
-  /// (Calibration::busyCollectiveSeconds); commSeconds holds it times the chance that a
+  /// Pipelines: what the step would add if every stage's tp collective waited for its peers
+  /// as when every rank computes (Calibration::busyCollectiveSeconds) and, on CPUs the job
+  /// oversubscribes, every message for a descheduled receiver
+  /// (Hardware::descheduledMessageSeconds); commSeconds holds it times the chance that a
   /// rank ready to run finds the CPUs taken by the others.
   double stageCollectiveLagSeconds = 0;
-  /// Of commSeconds: what tensor-parallel collectives of groups smaller than the job are
-  /// charged for waiting for their peers (a pipeline's stages: the lag above times that
-  /// chance; fsdp_tp: every call's), from calibrate's waits between computes.
+  /// Of commSeconds: what collectives and messages are charged for waiting for their peers
+  /// (a pipeline's: the lag above times that chance; fsdp_tp's tp calls and, on a job that
+  /// takes every CPU, fsdp's reduce-scatters: every call's), from calibrate's waits between
+  /// computes and all-pairs messages.
   double peerWaitSeconds = 0;
   int64_t stateBytes = 0;      ///< parameters, gradients, optimizer state, buffers
   int64_t activationBytes = 0; ///< kept for backward
