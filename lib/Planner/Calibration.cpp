@@ -192,13 +192,13 @@ bool Hardware::ranksFillCpus(int64_t jobRanks) const {
          calibration->waitsBetweenComputes.count(jobRanks) > 0;
 }
 
-double Hardware::busyMessageSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
+double Hardware::busyMessageSeconds(int64_t bytes, int64_t jobRanks,
                                     double computeBefore) const {
-  double seconds = sendSeconds(bytes, jobRanks, allPairs);
+  double seconds = sendSeconds(bytes, jobRanks, false);
   // On 2 ranks of 2 CPUs the ping-pong measured 0.07 ms for 4 KiB, where a pipeline's
   // messages between its ticks took 0.5-0.9 ms each (20 random models' pp=2, 2 to 3.9
-  // times their predicted step); a job that oversubscribes the CPUs has the all-pairs
-  // curve, which measures that wait already.
+  // times their predicted step); on CPUs the job oversubscribes, the wait is
+  // descheduledMessageSeconds'.
   if (!ranksFillCpus(jobRanks))
     return seconds;
   std::optional<double> busy = calibration->busyCollectiveSeconds(

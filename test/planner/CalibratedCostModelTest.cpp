@@ -921,7 +921,7 @@ TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasur
   Estimate waited = forcedEstimate(model, "pp=2,vpp=1", RequestedMode::PP, hw);
   // Each tick waits for the later of its messages: at least one wait a microbatch.
   EXPECT_GE(waited.commSeconds - pipeline, double(waited.microbatches) * wait * (1 - 1e-9));
-  EXPECT_NEAR(hw.busyMessageSeconds(4096, 2, false, 1e-3),
+  EXPECT_NEAR(hw.busyMessageSeconds(4096, 2, 1e-3),
               calibration->collectiveSeconds(CollectiveKind::SendRecv, 2, 4096) + wait,
               1e-12);
   // fsdp: one reduce-scatter per parameter-holding layer waits, its all-gathers do not.

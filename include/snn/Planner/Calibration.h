@@ -181,13 +181,11 @@ struct Hardware {
   /// a collective or message between computes then waits for a peer whose backend thread
   /// needs a CPU a rank's compute holds.
   bool ranksFillCpus(int64_t jobRanks) const;
-  /// That message after `computeBefore` seconds of its ranks' compute, as a pipeline's
-  /// ticks send them: sendSeconds, or where the job's ranks take every CPU without
-  /// oversubscribing them and the profile measured waits between computes for the job's
-  /// size, Calibration::busyCollectiveSeconds of a 2-rank send_recv when that is the longer
-  /// (the receiver's thread waits for a CPU its rank's compute holds).
-  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
-                            double computeBefore) const;
+  /// A pipeline's message of `bytes` after `computeBefore` seconds of its ranks' compute:
+  /// sendSeconds(bytes, jobRanks, false), or where the job's ranks take every CPU
+  /// (ranksFillCpus), Calibration::busyCollectiveSeconds of a 2-rank send_recv when that is
+  /// the longer (the receiver's thread waits for a CPU its rank's compute holds).
+  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, double computeBefore) const;
 };
 
 } // namespace snn::planner
