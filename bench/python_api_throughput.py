@@ -94,6 +94,7 @@ def main():
     p.add_argument("--vgg-width", type=int, default=None)
     p.add_argument("--vgg-image", type=int, default=None)
     p.add_argument("--vgg-blocks", type=int, default=None)
+    p.add_argument("--sew-blocks", type=int, default=None)
     p.add_argument("--json", default=None, help="also write the rows here")
     args = p.parse_args()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(

@@ -90,7 +90,8 @@ def prepare_case(model, T, args, env):
     flags = list(m.flags)
     overrides = {"csnn": {"--width": args.csnn_width},
                  "vgg_dvs": {"--width": args.vgg_width, "--image": args.vgg_image,
-                             "--blocks": args.vgg_blocks}}.get(model, {})
+                             "--blocks": args.vgg_blocks},
+                 "sew_resnet": {"--blocks": args.sew_blocks}}.get(model, {})
     for flag, value in overrides.items():
         if value is not None:
             flags[flags.index(flag) + 1] = str(value)
@@ -185,6 +186,7 @@ def main():
     p.add_argument("--vgg-width", type=int)
     p.add_argument("--vgg-image", type=int)
     p.add_argument("--vgg-blocks", type=int)
+    p.add_argument("--sew-blocks", type=int, help="sew_resnet's residual blocks (default 2)")
     p.add_argument("--reference", choices=("default", "tuned", "both"), default="both",
                    help="the PyTorch reference as shipped, with snn-run's process tuning "
                         "(one OpenBLAS thread, heap-kept activations), or both (default)")

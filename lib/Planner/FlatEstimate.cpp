@@ -53,8 +53,9 @@ void Estimator::estimateFlat(const ModeConfig &config, Estimate &e) const {
   std::iota(ops.begin(), ops.end(), 0);
   std::iota(units.begin(), units.end(), 0);
 
-  // SyncBatchNorm (dp replicas), fsdp's gathering and recomputation run blocks node by node.
-  bool fused = config.dp <= 1 && config.mode != Mode::FSDP && config.memoptLevel == 0;
+  // SyncBatchNorm (dp replicas) and fsdp's gathering run blocks node by node; a
+  // recomputation runs them fused, as the first forward.
+  bool fused = config.dp <= 1 && config.mode != Mode::FSDP;
   double compute = computeSeconds(ops, s, local, fused);
   if (config.memoptLevel > 0)
     compute += compute / 3.0; // one more forward of every recomputed unit

@@ -84,9 +84,9 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   PipelineTicks computeTicks(stages), ticks(stages), laggedTicks(stages);
   RankTotals totals(stages);
   for (int64_t k = 0; k < chunks; ++k) {
-    // A recomputed stage's second forward and backward take its blocks apart.
-    double compute = recomputes(k) ? computeSeconds(chunk.ops[k], s, micro, false) * 4.0 / 3.0
-                                   : computeSeconds(chunk.ops[k], s, micro, true);
+    // A recomputed stage runs its forward twice.
+    double compute = computeSeconds(chunk.ops[k], s, micro, true) * (recomputes(k) ? 4.0 / 3.0
+                                                                                   : 1.0);
     int64_t sent = 0;
     double messagesCpu = 0, messageLag = 0;
     auto send = [&](int64_t bytes) {
@@ -127,9 +127,9 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     if (m > 1) // a later microbatch's weight gradient (pipelineRanks)
       totals.largestLayer[rank] =
           std::max(totals.largestLayer[rank], largestLayer(chunk.ops[k], s));
-    // A replica's BatchNorms are its own; a recomputed stage runs its blocks node by node.
+    // A replica's BatchNorms are its own: its blocks run fused, recomputed or not.
     ActivationMemory held =
-        activations(chunk.units[k], s, micro, recomputes(k), /*fused=*/!recomputes(k));
+        activations(chunk.units[k], s, micro, recomputes(k), /*fused=*/true);
     totals.activations[rank] += held.kept * (inFlight - 1) + held.peak;
     // The transport's tensors (StageTransport): each microbatch's output is held, and sent,
     // until its gradient is back; the gradients sent back until the step ends.

@@ -3,6 +3,10 @@
 
 namespace snn::schema {
 
+bool isNeuronOp(std::string_view opType) {
+  return opType == op::kIFNode || opType == op::kLIFNode || opType == op::kPLIFNode;
+}
+
 const std::vector<ArtifactOp> &artifactOps() {
   using namespace attr;
   static const std::vector<ArtifactOp> ops = {

@@ -304,6 +304,10 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_flag("--skip-nonfinite-steps", o.skipNonFiniteSteps,
                   "A step whose loss is NaN or infinite changes nothing and "
                   "training goes on (default: the run stops)");
+  train->add_flag("--recompute", o.recompute,
+                  "Keep only the spikes between segments of the program (as bits) and "
+                  "recompute the rest in the backward: training memory grows far less "
+                  "with T; gradients unchanged (one process, dp, zero)");
   train->add_flag("--no-firing-rates", o.noFiringRates,
                   "Log no per-layer firing rates (for overhead comparisons)");
   atLeastOne(

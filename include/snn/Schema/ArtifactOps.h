@@ -109,6 +109,9 @@ struct ArtifactOp {
   std::vector<const char *> attributes;
 };
 
+/// Whether `opType` is one of the artifact's neuron ops (if_node, lif_node, plif_node).
+bool isNeuronOp(std::string_view opType);
+
 /// Every op an artifact program may hold, in a fixed order.
 const std::vector<ArtifactOp> &artifactOps();
 

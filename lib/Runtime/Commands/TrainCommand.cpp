@@ -267,10 +267,25 @@ void loadData(const TrainOptions &options, const TensorSpec &input,
 
 /// dp / zero / fsdp over the dp group, tp's counters and checkpoints, or a
 /// pipeline's engine (returned; collective over the pp group).
+/// --recompute: one process or data-parallel replicas of a whole program.
+void enableRecomputation(const Artifact &artifact, const RankPlace &place, Model &model) {
+  const Manifest &manifest = artifact.manifest;
+  std::string mode = schema::nameOf(manifest.plan.mode);
+  if (place.pipeline)
+    throw Error("--recompute recomputes segments of one program; this artifact's plan mode "
+                "is 'pp', whose stages recompute as the plan's pp_memopt_stages say");
+  if (place.partitioned || shardingModeOf(manifest) == ShardingMode::Fsdp)
+    throw Error("--recompute trains one process or data-parallel replicas (modes none, dp, "
+                "zero); this artifact's plan mode is '" + mode + "'");
+  model.setRecomputation(true);
+}
+
 std::unique_ptr<PipelineEngine>
 enableParallelism(const TrainOptions &options, const Artifact &artifact,
                   const RankPlace &place, Model &model, Trainer &trainer,
                   PipelineTrace &trace) {
+  if (options.recompute)
+    enableRecomputation(artifact, place, model);
   if (!place.pipeline) {
     if (!options.tracePath.empty())
       throw Error("--trace records a pipeline's schedule; this artifact's plan mode is '" +
@@ -315,6 +330,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.eventKernels = measuredCrossovers();
   end.spikingBlocks = spikingBlockCounts();
   end.spikeBits = spikeBitsCounts();
+  end.recomputation = recomputationCounts();
   if (tensors)
     end.tensors = *tensors;
   if (pipeline)

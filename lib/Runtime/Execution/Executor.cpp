@@ -3,6 +3,7 @@
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Schema/ArtifactOps.h"
 
 #include <algorithm>
 
@@ -97,6 +98,7 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     }
     if (def->outputs == 1)
       step.output = define(node.outputs[0]);
+    step.neuron = schema::isNeuronOp(node.opType);
     steps.push_back(std::move(step));
   }
 
@@ -110,6 +112,41 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
   constants.resize(size_t(numSlots));
   planReleases();
   planBlocks(graph, outputName);
+  planCuts();
+}
+
+void Executor::planCuts() {
+  const int never = -1;
+  std::vector<int> lastUse(size_t(numSlots), never);
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (int slot : steps[i].inputs)
+      if (slot >= 0 && !constants[size_t(slot)].defined())
+        lastUse[size_t(slot)] = int(i);
+  if (outputSlot >= 0)
+    lastUse[size_t(outputSlot)] = int(steps.size());
+  std::vector<bool> insideBlock(steps.size(), false);
+  for (const Block &block : blocks)
+    for (size_t member = block.first; member + 1 < block.first + block.count; ++member)
+      insideBlock[member] = true;
+  // Values live between steps: defined and read again later.
+  int live = inputSlot >= 0 && lastUse[size_t(inputSlot)] >= 0 ? 1 : 0;
+  std::vector<int> diesAfter(steps.size() + 1, 0);
+  if (inputSlot >= 0 && lastUse[size_t(inputSlot)] >= 0)
+    ++diesAfter[size_t(lastUse[size_t(inputSlot)])];
+  bool neuron = false;
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    neuron = neuron || steps[i].neuron;
+    int output = steps[i].output;
+    if (output >= 0 && lastUse[size_t(output)] > int(i)) {
+      ++live;
+      ++diesAfter[size_t(lastUse[size_t(output)])];
+    }
+    live -= diesAfter[i];
+    if (live == 1 && output >= 0 && lastUse[size_t(output)] > int(i) && !insideBlock[i]) {
+      cuts.push_back({i, output, neuron});
+      neuron = false;
+    }
+  }
 }
 
 void Executor::planBlocks(const Graph &graph, const std::string &outputName) {
@@ -188,8 +225,14 @@ at::Tensor Executor::run(const at::Tensor &input, const RunContext &context,
   std::vector<at::Tensor> values = constants;
   if (inputSlot >= 0)
     values[size_t(inputSlot)] = input;
+  runSteps(0, steps.size(), values, context, observer);
+  return outputSlot >= 0 ? values[size_t(outputSlot)] : at::Tensor();
+}
+
+void Executor::runSteps(size_t first, size_t end, std::vector<at::Tensor> &values,
+                        const RunContext &context, ExecutionObserver *observer) const {
   std::vector<at::Tensor> arguments;
-  for (size_t index = 0; index < steps.size(); ++index) {
+  for (size_t index = first; index < end; ++index) {
     // An observer sees every node: blocks run only without one.
     if (!observer)
       if (size_t covered = runBlockAt(index, values, context)) {
@@ -218,7 +261,6 @@ at::Tensor Executor::run(const at::Tensor &input, const RunContext &context,
     for (int slot : step.release)
       values[size_t(slot)].reset();
   }
-  return outputSlot >= 0 ? values[size_t(outputSlot)] : at::Tensor();
 }
 
 } // namespace snn::runtime

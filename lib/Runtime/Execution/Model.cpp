@@ -40,11 +40,18 @@ Model::Model(const Artifact &artifact, const std::map<std::string, at::Tensor> &
   buildExecutors(artifact);
 }
 
+bool planRecomputesSegments(const Manifest &manifest) {
+  const schema::PlanSpec &plan = manifest.plan;
+  return plan.memoptLevel >= 1 &&
+         (plan.mode == schema::ParallelMode::None || plan.mode == schema::ParallelMode::DP);
+}
+
 void Model::buildExecutors(const Artifact &artifact) {
   const std::string &in = artifact.manifest.input.name;
   const std::string &out = artifact.manifest.output.name;
   if (artifact.stages.empty()) {
     execs.emplace_back(artifact.program, in, out, &store);
+    recompute = planRecomputesSegments(artifact.manifest);
     return;
   }
   int64_t count = artifact.manifest.stageCount();
@@ -113,6 +120,13 @@ at::Tensor Model::forwardThroughStages(const at::Tensor &input, bool training) {
   return output;
 }
 
+void Model::setRecomputation(bool on) {
+  if (on && isPipeline())
+    throw Error("a pipeline recomputes whole stages (the plan's pp_memopt_stages), not "
+                "segments of one program");
+  recompute = on;
+}
+
 at::Tensor Model::forward(const at::Tensor &input, bool training) {
   if (isPipeline())
     return forwardThroughStages(input, training);
@@ -124,6 +138,12 @@ at::Tensor Model::forward(const at::Tensor &input, bool training) {
   if (training) {
     // Record the graph even if the caller's thread had gradients off.
     c10::AutoGradMode gradOn(true);
+    if (recompute) {
+      if (observer)
+        throw Error("recomputation runs without an execution observer (fsdp gathers "
+                    "parameters per step)");
+      return execs.front().runRecomputingSegments(trainable(input), context);
+    }
     return execs.front().run(trainable(input), context, observer);
   }
   c10::InferenceMode guard;

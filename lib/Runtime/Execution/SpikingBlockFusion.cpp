@@ -26,10 +26,7 @@ std::atomic<bool> &enabledFlag() {
 
 std::atomic<int64_t> fusedRuns{0}, unfusedRuns{0};
 
-bool isNeuron(const Node &node) {
-  return node.opType == op::kIFNode || node.opType == op::kLIFNode ||
-         node.opType == op::kPLIFNode;
-}
+bool isNeuron(const Node &node) { return schema::isNeuronOp(node.opType); }
 
 bool requiresGrad(const at::Tensor &t) { return t.defined() && t.requires_grad(); }
 
@@ -56,12 +53,12 @@ BlockOperands operandsOf(const BlockSpec &spec, const std::vector<at::Tensor> &i
 
 /// Whether the block's BatchNorm can run inside it in this run: the
 /// runtime's BatchNorm kernel applies, and training statistics are this
-/// rank's own and updated once (no SyncBatchNorm, no recomputation).
+/// rank's own (no SyncBatchNorm).
 bool normApplies(const BlockOperands &operands, const at::Tensor &x, const RunContext &context) {
   const BlockNorm &norm = *operands.norm;
   if (context.training) {
     const DataParallelContext *dp = context.dataParallel;
-    if (context.keepRunningStatistics || (dp && dp->syncBatchNorm && dp->size() > 1))
+    if (dp && dp->syncBatchNorm && dp->size() > 1)
       return false;
     if (!batchNormKernelAvailable())
       return false;
@@ -103,6 +100,13 @@ at::Tensor runBlock(const BlockSpec &spec, const std::vector<at::Tensor> &in,
   const at::Tensor &x = in[0];
   BlockOperands operands = operandsOf(spec, in);
   operands.fired = fired;
+  // A recomputation updates copies of the running statistics: the buffers
+  // change once per forward, as without one.
+  if (operands.norm && context.training && context.keepRunningStatistics) {
+    for (at::Tensor *buffer : {&operands.norm->runningMean, &operands.norm->runningVar})
+      if (buffer->defined())
+        *buffer = buffer->clone();
+  }
   SpikingBlock shape{std::nullopt, spec.neuron, 0.0, spec.pool};
   if (!spikingBlocksEnabled() || !spikingBlockApplies(x, shape) ||
       (operands.norm && !normApplies(operands, x, context)))
@@ -176,7 +180,8 @@ std::vector<SpikingBlockPlan> planSpikingBlocks(const Graph &graph,
                                                       const RunContext &context) {
       int64_t fired = 0;
       at::Tensor out = runBlock(spec, in, context, &fired);
-      ++(out.defined() ? fusedRuns : unfusedRuns);
+      if (!context.keepRunningStatistics) // a recomputation ran it already
+        ++(out.defined() ? fusedRuns : unfusedRuns);
       if (out.defined() && context.firing && !context.keepRunningStatistics)
         context.firing->add(layer, fired, in[0].numel(),
                             neuronKernelIsa() == KernelIsa::Avx2 ? "fused block (avx2)"

@@ -179,6 +179,11 @@ void MetricsLog::rankEnd(const RankEnd &report) {
     end["spike_bits"] = Json{{"tensors", bits.tensors},
                              {"float_bytes", bits.floatBytes},
                              {"bit_bytes", bits.bitBytes}};
+  if (const RecomputationCounts &r = report.recomputation; r.any())
+    end["recomputation"] = Json{{"segments", r.segments},
+                                {"replays", r.replays},
+                                {"kept_bytes", r.keptBytes},
+                                {"kept_float_bytes", r.floatBytes}};
   if (const SpikeConvCounts &conv = report.spikeConv; conv.calls + conv.dense > 0)
     end["spike_conv"] = Json{{"calls", conv.calls}, {"dense", conv.dense}};
   if (!report.eventKernels.empty()) {

@@ -5,6 +5,7 @@
 
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Execution/Executor.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
 
 #include <ATen/ATen.h>
@@ -304,4 +305,108 @@ TEST(Executor, ParameterUseFollowsViewsOfParameters) {
   EXPECT_EQ(use[1], std::vector<std::string>{"fc.weight"});
   EXPECT_TRUE(use[2].empty()); // linear's output is fresh
   EXPECT_EQ(use[3], std::vector<std::string>{"sn.w"});
+}
+
+namespace {
+
+/// input -> fc1 -> sn1 -> fc2 -> add(., sn1) -> bn -> sn2 -> dropout -> fc3 -> output, [T, N, 6]
+/// values; the parameters in a store so that gradients can be compared.
+struct ResidualProgram {
+  ResidualProgram() {
+    at::manual_seed(3);
+    b.addInitializer("fc1.weight", at::randn({6, 6}) * 0.8);
+    b.addInitializer("fc2.weight", at::randn({6, 6}) * 0.8);
+    b.addInitializer("fc3.weight", at::randn({4, 6}));
+    b.addInitializer("bn.weight", at::rand({6}) + 0.5);
+    b.addInitializer("bn.bias", at::randn({6}) * 0.1);
+    b.addInitializer("bn.running_mean", at::zeros({6}));
+    b.addInitializer("bn.running_var", at::ones({6}));
+    std::string a = b.addNode("linear", {"input", "fc1.weight"});
+    std::string s1 = b.addNode("if_node", {a}, {floatAttr("v_threshold", 0.5f)});
+    std::string c = b.addNode("linear", {s1, "fc2.weight"});
+    std::string z = b.addNode("add", {c, s1});
+    std::string n = b.addNode("batch_norm",
+                              {z, "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"},
+                              {floatAttr("eps", 1e-5f), floatAttr("momentum", 0.1f)});
+    std::string s2 = b.addNode("if_node", {n}, {floatAttr("v_threshold", 0.5f)});
+    std::string d = b.addNode("dropout", {s2}, {floatAttr("p", 0.3f)});
+    b.addNode("linear", {d, "fc3.weight"}, {}, "output");
+  }
+
+  /// A store over fresh copies of the initial values, and an executor bound to it.
+  std::pair<std::unique_ptr<ParameterStore>, std::unique_ptr<Executor>> instance() const {
+    Graph graph = parseOnnxProgram(b.serialize(), "test.onnx");
+    std::vector<ParameterStore::Entry> entries;
+    for (const auto &[name, value] : graph.initializers) {
+      bool buffer = name.find("running") != std::string::npos;
+      entries.push_back({name, buffer ? ParameterKind::Buffer : ParameterKind::Parameter,
+                         buffer ? value.clone() : value.clone().requires_grad_()});
+    }
+    auto store = std::make_unique<ParameterStore>(std::move(entries));
+    auto executor = std::make_unique<Executor>(graph, "input", "output", store.get());
+    return {std::move(store), std::move(executor)};
+  }
+
+  ProgramBuilder b;
+};
+
+} // namespace
+
+// Segments may end where one value is live: after fc1, sn1, the residual sum, sn2 and the
+// dropout; not inside the residual branch, where sn1 is live beside fc2's output, nor between
+// the BatchNorm and sn2, which run as one spiking block. Each cut says whether a neuron ran
+// since the one before.
+TEST(Executor, SegmentCutsAreWhereOneValueIsLive) {
+  auto [store, executor] = ResidualProgram().instance();
+  std::vector<std::pair<size_t, bool>> cuts;
+  for (const Executor::SegmentCut &cut : executor->segmentCuts())
+    cuts.push_back({cut.step, cut.afterNeuron});
+  std::vector<std::pair<size_t, bool>> expected = {
+      {0, false}, {1, true}, {3, false}, {5, true}, {6, false}};
+  EXPECT_EQ(cuts, expected);
+}
+
+// Training with recomputation gives run()'s output and gradients bit for bit, draws the same
+// Dropout mask, and updates BatchNorm's running statistics once.
+TEST(Executor, RecomputedSegmentsGiveTheGradientsOfOneRun) {
+  ResidualProgram program;
+  at::manual_seed(11);
+  at::Tensor input = at::randn({4, 5, 6});
+  std::vector<std::map<std::string, at::Tensor>> grads, buffers;
+  std::vector<at::Tensor> outputs;
+  for (bool recompute : {false, true}) {
+    auto [store, executor] = program.instance();
+    FiringCounts firing;
+    RunContext context;
+    context.training = true;
+    context.firing = &firing;
+    at::manual_seed(5); // Dropout's draws
+    c10::AutoGradMode gradOn(true);
+    at::Tensor out = recompute ? executor->runRecomputingSegments(input, context)
+                               : executor->run(input, context);
+    out.pow(2).sum().backward();
+    outputs.push_back(out.detach());
+    ASSERT_EQ(firing.layers().size(), 2u);
+    for (const LayerFiring &layer : firing.layers()) // counted once, not by the replay
+      EXPECT_EQ(layer.elements, 4 * 5 * 6) << layer.layer;
+    for (const auto &[layer, rate] : firing.rates()) {
+      EXPECT_GE(rate, 0.05) << layer;
+      EXPECT_LE(rate, 0.5) << layer;
+    }
+    std::map<std::string, at::Tensor> g, r;
+    for (const ParameterStore::Entry &entry : store->entries())
+      (entry.kind == ParameterKind::Buffer ? r : g)[entry.name] =
+          entry.kind == ParameterKind::Buffer ? entry.tensor.clone() : entry.tensor.grad();
+    grads.push_back(g);
+    buffers.push_back(r);
+  }
+  EXPECT_TRUE(at::equal(outputs[0], outputs[1]));
+  for (const auto &[name, g] : grads[0]) {
+    ASSERT_TRUE(g.defined()) << name;
+    EXPECT_GT(g.abs().max().item<float>(), 0.0f) << name;
+    EXPECT_TRUE(at::equal(g, grads[1].at(name))) << name;
+  }
+  for (const auto &[name, value] : buffers[0])
+    EXPECT_TRUE(at::equal(value, buffers[1].at(name))) << name;
+  EXPECT_FALSE(at::equal(buffers[0].at("bn.running_var"), at::ones({6})));
 }

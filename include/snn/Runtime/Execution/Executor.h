@@ -62,6 +62,26 @@ public:
   at::Tensor run(const at::Tensor &input, const RunContext &context,
                  ExecutionObserver *observer = nullptr) const;
 
+  /// Runs the program for training with recomputation (snn-run train --recompute; grad
+  /// mode on). The steps run in segments that end where a single value is live and it
+  /// holds spikes, or, once a neuron has run in the segment, any value (a residual sum);
+  /// a segment's forward records no graph and keeps only its input (spikes as bits, small
+  /// counts as bytes), and runs again, recording its graph, when the backward reaches it
+  /// (SegmentRecomputation.cpp). The gradients are run()'s, bit for bit: the same kernels
+  /// run on the same values, Dropout replays its draws and BatchNorm updates its running
+  /// statistics once. Throws Error for a program without a graph input and output.
+  at::Tensor runRecomputingSegments(const at::Tensor &input, const RunContext &context) const;
+
+  /// A step after which the only value still needed is the step's own output (outside a
+  /// spiking block): where a recomputed segment may end.
+  struct SegmentCut {
+    size_t step = 0;
+    int slot = -1;
+    /// A neuron runs after the previous cut, up to this one.
+    bool afterNeuron = false;
+  };
+  const std::vector<SegmentCut> &segmentCuts() const { return cuts; }
+
   size_t numSteps() const { return steps.size(); }
   /// Per step, the names of the ParameterStore entries it reads (in operand
   /// order; empty without a store), directly or through a value that may be
@@ -77,6 +97,7 @@ private:
     std::vector<int> inputs; // slot per input, -1 for an absent optional one
     int output = -1;
     std::vector<int> release; // slots whose last use is this step
+    bool neuron = false;      // a neuron op (segments end after one)
   };
 
   /// A spiking block (SpikingBlockFusion.h) over steps [first, first +
@@ -90,6 +111,11 @@ private:
 
   int slotOf(const std::string &value, const Node &user) const;
   void planReleases();
+  void planCuts();
+  /// Runs steps [first, end) over `values` (a spiking block starting inside the range
+  /// ends inside it).
+  void runSteps(size_t first, size_t end, std::vector<at::Tensor> &values,
+                const RunContext &context, ExecutionObserver *observer) const;
   void planBlocks(const Graph &graph, const std::string &outputName);
   /// Runs the block starting at `index` if there is one and it applies;
   /// returns the number of steps it covered (0: run the step itself).
@@ -105,6 +131,7 @@ private:
   std::vector<Step> steps;
   std::vector<Block> blocks;
   std::vector<int> blockAtStep; // index into blocks, or -1
+  std::vector<SegmentCut> cuts;
   std::vector<std::vector<std::string>> stepParameters;
 };
 

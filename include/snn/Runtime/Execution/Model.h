@@ -36,6 +36,10 @@ namespace snn::runtime {
 
 class WeightGradQueue;
 
+/// Whether the plan asks for recomputation (`memopt_level` >= 1) of a program that one
+/// process or data-parallel replicas run whole (modes none and dp, with or without zero).
+bool planRecomputesSegments(const Manifest &manifest);
+
 class Model {
 public:
   /// Copies the artifact's parameters into a ParameterStore and builds the
@@ -104,6 +108,14 @@ public:
   void setMesh(const MeshContext *context) { mesh = context; }
   const MeshContext *meshContext() const { return mesh; }
 
+  /// Training forwards recompute their segments in the backward
+  /// (Executor::runRecomputingSegments; snn-run train --recompute). On from the start where
+  /// planRecomputesSegments(manifest). A pipeline recomputes stages instead
+  /// (PipelineEngine::setRecomputedStages), and an execution observer (fsdp) sees every
+  /// step, so neither may turn it on.
+  void setRecomputation(bool on);
+  bool recomputes() const { return recompute; }
+
   /// Sees every step of every forward (training and inference); null: none.
   /// Must outlive its use.
   void setExecutionObserver(ExecutionObserver *value) { observer = value; }
@@ -136,6 +148,7 @@ private:
   const MeshContext *mesh = nullptr;
   ExecutionObserver *observer = nullptr;
   FiringCounts *firing = nullptr;
+  bool recompute = false;
 };
 
 } // namespace snn::runtime

@@ -12,6 +12,7 @@
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Execution/MeshContext.h"
 #include "snn/Runtime/Execution/EventKernelChoice.h"
+#include "snn/Runtime/Execution/SegmentRecomputation.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
@@ -59,6 +60,7 @@ struct RankEnd {
   SpikingBlockCounts spikingBlocks;
   /// conv2d inputs kept as bits for the backward.
   SpikeBitsCounts spikeBits;
+  RecomputationCounts recomputation;
   /// conv2d calls on the event-driven kernels (--spike-conv-density), and dense ones.
   SpikeConvCounts spikeConv;
   /// Event-or-dense crossovers measured per layer shape (--spike-*-density auto).

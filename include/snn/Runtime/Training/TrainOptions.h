@@ -72,6 +72,9 @@ struct TrainOptions {
   std::string saveParamsDir;
   std::string exportOnnxPath;
   int threads = 0;
+  /// --recompute: training forwards keep only each segment's input (spikes as
+  /// bits) and recompute the rest in the backward (Executor::runRecomputingSegments).
+  bool recompute = false;
   /// --spike-linear-density and --no-fusion (KernelChoice.h).
   KernelChoice kernels;
   /// Progress output: auto (bar on a terminal, lines otherwise), bar, lines
