@@ -13,8 +13,9 @@ with --recompute and once without, under SGD with momentum and under Adam, and r
     program's input;
   - every neuron layer firing at 5-50 % and the losses moving (train_common).
 The first model also trains on 2 data-parallel ranks with and without --recompute (SyncBatchNorm
-and the gradient all-reduce under recomputation), and the flag's refusals are checked: a
-pipeline artifact and a tensor-parallel one exit 1 with one line naming the plan's mode.
+and the gradient all-reduce under recomputation), the PLIF MLP on 2 tensor-parallel ranks (the
+segments' collectives replayed), and the flag's refusals are checked: an fsdp artifact and a
+pipeline exit 1 with one line naming the plan's mode.
 
 Usage: train_recompute.py --bin BUILD/bin --work DIR [--models csnn,vgg_dvs,...]
 """
@@ -130,18 +131,32 @@ def check_data_parallel(args, work, model, case, data, static):
     check_recomputation_ran(recomputed[0], f"{model}/dp=2", MODELS[model][3], ranks=2)
 
 
-def check_refusals(args, work):
-    """--recompute on a pipeline and a tensor-parallel artifact: one line naming the mode."""
-    d = tc.fresh_dir(os.path.join(work, "refusals"))
+def check_tensor_parallel_and_refusals(args, work):
+    """tp=2: bit-equal with and without --recompute; fsdp and a pipeline: one line naming the
+    mode."""
+    d = tc.fresh_dir(os.path.join(work, "tp_and_refusals"))
     kw, shape = MODELS["deep_mlp"][:2]
     case, _ = tc.make_artifact(args.bin, d, "deep_mlp", T=T, N=B, **kw)
-    data = tc.static_images(os.path.join(d, "x.npy"), os.path.join(d, "y.npy"), B, shape,
-                            classes=8)
-    for mode, topology in (("pp", "pp=2"), ("tp", "tp=2")):
-        art = os.path.join(d, f"art_{mode}")
+    data = tc.static_images(os.path.join(d, "x.npy"), os.path.join(d, "y.npy"), B * STEPS,
+                            shape, classes=8, seed=9)
+    arts = {}
+    for mode, topology in (("tp", "tp=2"), ("fsdp", "dp=2"), ("pp", "pp=2")):
+        arts[mode] = os.path.join(d, f"art_{mode}")
         tc.run([os.path.join(args.bin, "snn-compile"), os.path.join(case, "model.onnx"), "-o",
-                art, "--mode", mode, "--topology", topology, "--batch-size", B])
-        proc = tc.run([os.path.join(args.bin, "snn-run"), "train", "--nproc", 2, art,
+                arts[mode], "--mode", mode, "--topology", topology, "--batch-size", B])
+    flags = OPTIMIZERS["sgd"]
+    plain = train(args, arts["tp"], data, True, tc.fresh_dir(os.path.join(d, "tp2")), flags, 2)
+    recomputed = train(args, arts["tp"], data, True, tc.fresh_dir(os.path.join(d, "tp2-rc")),
+                       [*flags, "--recompute"], 2)
+    for rank in (0, 1):  # each rank's part of the split parameters
+        tc.compare_params(tc.load_params(recomputed[1].replace("rank0", f"rank{rank}")),
+                          tc.load_params(plain[1].replace("rank0", f"rank{rank}")),
+                          f"deep_mlp/tp=2 rank {rank}: weights with --recompute", exact=True)
+    check_same_run("deep_mlp/tp=2", plain, recomputed)
+    check_recomputation_ran(recomputed[0], "deep_mlp/tp=2", MODELS["deep_mlp"][3], ranks=2)
+    tc.check_fires_and_moves(case, [plain[0], recomputed[0]])
+    for mode in ("fsdp", "pp"):
+        proc = tc.run([os.path.join(args.bin, "snn-run"), "train", "--nproc", 2, arts[mode],
                        "--data-npy", data, "--repeat-time", T, "--steps", 1, "--batch-size", B,
                        "--lr", 0.01, "--threads", 1, "--recompute"], expect_ok=False)
         lines = [line for line in proc.stderr.splitlines() if "--recompute" in line]
@@ -165,7 +180,7 @@ def main():
         first = first or (model, result)
     model, (case, _, data, static) = first
     check_data_parallel(args, work, model, case, data, static)
-    check_refusals(args, work)
+    check_tensor_parallel_and_refusals(args, work)
 
 
 if __name__ == "__main__":

@@ -307,7 +307,7 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
   train->add_flag("--recompute", o.recompute,
                   "Keep only the spikes between segments of the program (as bits) and "
                   "recompute the rest in the backward: training memory grows far less "
-                  "with T; gradients unchanged (one process, dp, zero)");
+                  "with T; gradients unchanged (modes none, dp, zero, tp)");
   train->add_flag("--no-firing-rates", o.noFiringRates,
                   "Log no per-layer firing rates (for overhead comparisons)");
   atLeastOne(

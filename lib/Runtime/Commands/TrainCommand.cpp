@@ -274,9 +274,10 @@ void enableRecomputation(const Artifact &artifact, const RankPlace &place, Model
   if (place.pipeline)
     throw Error("--recompute recomputes segments of one program; this artifact's plan mode "
                 "is 'pp', whose stages recompute as the plan's pp_memopt_stages say");
-  if (place.partitioned || shardingModeOf(manifest) == ShardingMode::Fsdp)
-    throw Error("--recompute trains one process or data-parallel replicas (modes none, dp, "
-                "zero); this artifact's plan mode is '" + mode + "'");
+  if (shardingModeOf(manifest) == ShardingMode::Fsdp)
+    throw Error("--recompute trains one process, data-parallel replicas or tensor-parallel "
+                "ranks (modes none, dp, zero, tp); this artifact's plan mode is '" + mode +
+                "', whose parameters are gathered step by step");
   model.setRecomputation(true);
 }
 

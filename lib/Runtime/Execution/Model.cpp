@@ -43,7 +43,8 @@ Model::Model(const Artifact &artifact, const std::map<std::string, at::Tensor> &
 bool planRecomputesSegments(const Manifest &manifest) {
   const schema::PlanSpec &plan = manifest.plan;
   return plan.memoptLevel >= 1 &&
-         (plan.mode == schema::ParallelMode::None || plan.mode == schema::ParallelMode::DP);
+         (plan.mode == schema::ParallelMode::None || plan.mode == schema::ParallelMode::DP ||
+          plan.mode == schema::ParallelMode::TP);
 }
 
 void Model::buildExecutors(const Artifact &artifact) {

@@ -36,8 +36,9 @@ namespace snn::runtime {
 
 class WeightGradQueue;
 
-/// Whether the plan asks for recomputation (`memopt_level` >= 1) of a program that one
-/// process or data-parallel replicas run whole (modes none and dp, with or without zero).
+/// Whether the plan asks for recomputation (`memopt_level` >= 1) of a program each rank runs
+/// whole, without gathering parameters step by step (modes none, dp and tp, with or without
+/// zero; not fsdp, fsdp_tp or pp).
 bool planRecomputesSegments(const Manifest &manifest);
 
 class Model {
