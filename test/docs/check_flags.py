@@ -34,7 +34,7 @@ FIRST_TOOL = re.compile(
     r"(?:(snn-(?:compile|opt|translate|run))\b((?:\s+--?\S+(?:\s+\d+)?)*\s+(?:%s)\b)?"
     r"|python3\s+-m\s+(snnexport\.(?:train|make_case))\b|(?:python3\s+)?(bench/\w+\.py)"
     r"|(snnexport\.(?:train|make_case))\b)" % "|".join(SNN_RUN_COMMANDS))
-FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+FLAG = re.compile(r"(?<![\w=-])--([a-z][a-z0-9-]*)")  # after "=": a value (--a=--b)
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 CODE_SPAN = re.compile(r"`([^`]+)`")
 PIPELINE_SPLIT = re.compile(r"\s(?:\||&&|;)\s")
