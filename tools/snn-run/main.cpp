@@ -305,9 +305,10 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
                   "A step whose loss is NaN or infinite changes nothing and "
                   "training goes on (default: the run stops)");
   train->add_flag("--recompute", o.recompute,
-                  "Keep only the spikes between segments of the program (as bits) and "
-                  "recompute the rest in the backward: training memory grows far less "
-                  "with T; gradients unchanged (modes none, dp, zero, tp)");
+                  "Keep only each segment's input (spikes as bits, counts as bytes) and "
+                  "recompute the rest in the backward: less memory for deep and residual "
+                  "networks, a second forward's time; gradients unchanged (modes none, dp, "
+                  "zero, tp)");
   train->add_flag("--no-firing-rates", o.noFiringRates,
                   "Log no per-layer firing rates (for overhead comparisons)");
   atLeastOne(
