@@ -116,12 +116,11 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
 }
 
 void Executor::planCuts() {
-  const int never = -1;
-  std::vector<int> lastUse(size_t(numSlots), never);
-  for (size_t i = 0; i < steps.size(); ++i)
-    for (int slot : steps[i].inputs)
-      if (slot >= 0 && !constants[size_t(slot)].defined())
-        lastUse[size_t(slot)] = int(i);
+  // Constants are never live values; the output is live to the end.
+  std::vector<int> lastUse = lastReads();
+  for (int slot = 0; slot < numSlots; ++slot)
+    if (constants[size_t(slot)].defined())
+      lastUse[size_t(slot)] = -1;
   if (outputSlot >= 0)
     lastUse[size_t(outputSlot)] = int(steps.size());
   std::vector<bool> insideBlock(steps.size(), false);
@@ -195,13 +194,18 @@ int Executor::slotOf(const std::string &value, const Node &user) const {
   return it->second;
 }
 
-void Executor::planReleases() {
-  // A value dies after its last reader; constants and the output live on.
-  std::vector<int> lastUse(size_t(numSlots), -1);
+std::vector<int> Executor::lastReads() const {
+  std::vector<int> last(size_t(numSlots), -1);
   for (size_t i = 0; i < steps.size(); ++i)
     for (int slot : steps[i].inputs)
       if (slot >= 0)
-        lastUse[size_t(slot)] = int(i);
+        last[size_t(slot)] = int(i);
+  return last;
+}
+
+void Executor::planReleases() {
+  // A value dies after its last reader; constants and the output live on.
+  std::vector<int> lastUse = lastReads();
   for (int slot = 0; slot < numSlots; ++slot) {
     bool constant = constants[size_t(slot)].defined();
     if (lastUse[size_t(slot)] >= 0 && !constant && slot != outputSlot)

@@ -57,14 +57,14 @@ std::optional<at::Tensor> packCounts(const at::Tensor &x) {
   uint8_t *out = bytes.data_ptr<uint8_t>();
   std::atomic<bool> counts{true};
   at::parallel_for(0, x.numel(), 1 << 16, [&](int64_t begin, int64_t end) {
-    bool ok = true;
-    for (int64_t i = begin; i < end; ++i) {
+    for (int64_t i = begin; i < end && counts.load(std::memory_order_relaxed); ++i) {
       float v = in[i];
-      ok = ok && v >= 0.0f && v <= 255.0f && float(uint8_t(v)) == v && !std::signbit(v);
-      out[i] = ok ? uint8_t(v) : 0;
+      if (!(v >= 0.0f && v <= 255.0f && float(uint8_t(v)) == v && !std::signbit(v))) {
+        counts.store(false, std::memory_order_relaxed); // the first non-count ends the pass
+        break;
+      }
+      out[i] = uint8_t(v);
     }
-    if (!ok)
-      counts.store(false, std::memory_order_relaxed);
   });
   if (!counts.load())
     return std::nullopt;

@@ -110,6 +110,8 @@ private:
   };
 
   int slotOf(const std::string &value, const Node &user) const;
+  /// Per slot, the last step that reads it (-1: none).
+  std::vector<int> lastReads() const;
   void planReleases();
   void planCuts();
   /// Runs steps [first, end) over `values` (a spiking block starting inside the range
