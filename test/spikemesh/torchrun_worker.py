@@ -123,6 +123,16 @@ def train_accumulating(model, optimizer, scheduler, batches, replicas, microbatc
     return losses
 
 
+def check_recomputation(runtime, plan):
+    """A plan of mode none, dp or tp with memopt_level 1 trains with segment recomputation
+    (the loss and weights then still equal eager's: compare's checks)."""
+    want = plan.memopt_level >= 1 and plan.mode in ("none", "dp", "tp")
+    got = runtime.model._program.recomputes_segments
+    if got != want:
+        raise AssertionError(f"{plan.mode} with memopt_level {plan.memopt_level}: "
+                             f"recomputes_segments {got}")
+
+
 def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
     """``optimizer``: (torch.optim class, its keyword arguments)."""
     cls, kwargs = optimizer
@@ -152,6 +162,7 @@ def compare(name, model, x, dataset, plan, optimizer, make_scheduler):
                                             rank_batches(loader)))
     check_sharded_state(runtime, opt)
     check_sharded_parameters(runtime, eager)
+    check_recomputation(runtime, plan)
     opt = cls(eager.parameters(), **kwargs)
     if plan.mode == "pp":
         theirs = train_accumulating(eager, opt, make_scheduler(opt), eager_batches(dataset),

@@ -145,6 +145,9 @@ public:
   std::vector<double> stageCosts() const { return artifact.manifest.plan.ppStageCosts; }
   /// The logical stages this rank runs.
   std::vector<int64_t> localStages() const;
+  /// Whether training forwards recompute their segments (the plan's memopt_level on modes
+  /// none, dp and tp: Model::recomputes).
+  bool recomputesSegments() const { return bound().recomputes(); }
   /// A recomputed stage keeps its spike inputs as bytes (PipelineEngine::setCompressedInputs).
   bool compressedInputs() const;
   void setCompressedInputs(bool enabled);

@@ -132,6 +132,9 @@ void bindProgram(py::module_ &m) {
       .def_property("recomputed_stages", &Program::recomputedStages,
                     &Program::setRecomputedStages,
                     "A pipeline's logical stages that recompute their activations")
+      .def_property_readonly("recomputes_segments", &Program::recomputesSegments,
+                             "Whether training forwards recompute their segments in the "
+                             "backward (memopt_level 1 on modes none, dp and tp)")
       .def_property("compressed_inputs", &Program::compressedInputs,
                     &Program::setCompressedInputs,
                     "Whether a recomputed stage keeps its spike inputs as bytes")
