@@ -20,6 +20,13 @@ from collections import namedtuple
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What snn-run does inside its process (lib/Runtime/Commands/CommandSupport.cpp), given to a
+# PyTorch reference as environment: one OpenBLAS thread under ATen's OpenMP team (Debian's
+# pthread OpenBLAS otherwise spins its own workers against it) and activations kept on the heap
+# (glibc would mmap/unmap them every step and page-fault the working set again). The trim
+# threshold is "never" (snn-run: mallopt -1; 2^62 here, as the variable is unsigned).
+TUNED_ENV = {"OPENBLAS_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+             "MALLOC_TRIM_THRESHOLD_": str(1 << 62)}
 
 # flags: make_case's size flags; static: one image per sample that both sides repeat over T
 # (direct encoding), otherwise event sequences [T, ...] per sample; shape(T): one sample's shape.

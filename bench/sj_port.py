@@ -1,27 +1,59 @@
 #!/usr/bin/python3
 """Ported SpikingJelly networks at their real input sizes: snn-run against eager PyTorch.
 
-The networks are test/e2e/sj_zoo.py's (SpikingJelly's zoo code with only the import changed):
-  sew_resnet18    cnf ADD, IF neurons (ATan), 3 x 224 x 224 images, direct encoding over T
-  dvsgesture_net  DVSGestureNet(channels=128), ParametricLIF (ATan, detach_reset), 2 x 128 x 128
-                  event frames, 11 classes (the parametric_lif_net paper's setting)
-For each: export_onnx + snn-compile, then
-  inference  `snn-run infer -v` ("run" time of one batch, best of --repeat processes) against
-             the PyTorch eval forward of the same module in this process (best of --repeat
-             after one warm-up), no_grad, the two interleaved;
+The networks are SpikingJelly's own code with only the import changed (test/e2e/sj_zoo.py, and
+snnexport.models' Spikformer, SpikingJelly's model code):
+  sew_resnet18      cnf ADD, IF neurons (ATan), 3 x 224 x 224 images, direct encoding over T
+  sew_resnet18_64   the same on 3 x 64 x 64 images
+  spikformer_ti     Spikformer, the ti preset (256 wide, 8 heads, 4 blocks), 3 x 224 x 224
+  spikformer_ti_32  the same on 3 x 32 x 32 (CIFAR) images
+  spiking_vgg11_bn  spiking VGG-11 with BatchNorm, IF neurons (ATan), 3 x 224 x 224
+  dvsgesture_net    DVSGestureNet(channels=128), ParametricLIF (ATan, detach_reset), 2 x 128 x 128
+                    event frames, 11 classes (the parametric_lif_net paper's setting), T = 16
+For each network and each T of --T (default: the network's own), it exports and compiles the
+model, sets BatchNorm's statistics and gains from the data (snnexport.reference.calibrate, as the
+zoo tests do: every layer fires, as in a trained network), then
+  inference  seconds per batch, warm: `snn-run infer -v`'s run time of 3 batches less that of
+             1 (a process's first batch makes oneDNN's kernels), halved, best of --repeat,
+             against the PyTorch eval forward of the same module in this process (best of
+             --repeat after one warm-up), no_grad, the two interleaved;
   training   `snn-run train` and the reference trainer (snnexport.train in this process: the
              SpikingJelly-style module, SGD momentum, MSE on the firing rate) for --steps steps
              on the same synthetic batches, --train-repeat times each, interleaved; steady
-             samples/s = B / the median step time of each one's --log after the first step,
-             best of the repeats.
-Both use --threads intra-op threads (and one OpenBLAS thread, as snn-run runs BLAS).
+             samples/s = B / the median step time of each one's --log after the first
+             --warmup steps, best of the repeats; snn-run's peak RSS (wait4 of its process).
+GFLOP/s: the dense-equivalent FLOPs (bench_models.layer_stats: every Conv2d/Linear multiply-add,
+spikes or not) per second, against this machine's 1024^3 GEMM rate at --threads. Under each row:
+every neuron layer's firing rate (inference, the calibrated model) and, with --event-kernels,
+which conv2d/Linear shapes took the event-driven kernels in training (snn-run's measured
+crossover against the density of the layer's input).
+Both with --threads intra-op threads and one OpenBLAS thread. --reference tuned runs this process
+(so the PyTorch side) with snn-run's allocator settings too (bench_models.TUNED_ENV).
 
 Not a test: run it on an otherwise idle machine.
-  bench/sj_port.py --bin build/bin [--models sew_resnet18,dvsgesture_net] [--threads N]
-                   [--batch 4] [--steps 4] [--repeat 3] [--json F]
+  bench/sj_port.py --bin build/bin [--models sew_resnet18,dvsgesture_net] [--T 4,8]
+                   [--threads N] [--batch 4] [--steps 6] [--warmup 2] [--repeat 3]
+                   [--event-kernels]
+                   [--reference default|tuned] [--json F]
 """
 import os
+import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_models import TUNED_ENV  # noqa: E402
+
+
+def reexec_tuned():
+    """--reference tuned: this process again, before torch loads, with snn-run's settings."""
+    argv = sys.argv[1:]
+    tuned = any(a == "--reference=tuned" for a in argv) or any(
+        a == "--reference" and i + 1 < len(argv) and argv[i + 1] == "tuned"
+        for i, a in enumerate(argv))
+    if tuned and any(os.environ.get(k) != v for k, v in TUNED_ENV.items()):
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **TUNED_ENV))
+
+
+reexec_tuned()
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before torch: BLAS as snn-run runs it
 
 import argparse  # noqa: E402
@@ -29,7 +61,6 @@ import json  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -39,18 +70,40 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(ROOT, "python_export"), os.path.join(ROOT, "test", "e2e")]
 
 import sj_zoo as zoo  # noqa: E402
-from snnexport import export_onnx, functional, neuron, surrogate  # noqa: E402
+from bench_models import gemm_peak_gflops, layer_stats  # noqa: E402
+from snnexport import export_onnx, functional, models, neuron, reference, surrogate  # noqa: E402
 from snnexport import train as tr  # noqa: E402
 
-# name -> (builder, T, per-sample shape, static images?, classes)
+
+def sew(T):
+    return zoo.sew_resnet18(cnf="ADD", num_classes=10, spiking_neuron=neuron.IFNode,
+                            surrogate_function=surrogate.ATan(), detach_reset=True)
+
+
+def vgg11_bn(T):
+    return zoo.spiking_vgg11_bn(num_classes=10, spiking_neuron=neuron.IFNode,
+                                surrogate_function=surrogate.ATan(), detach_reset=True)
+
+
+def dvsgesture(T):
+    return zoo.DVSGestureNet(128, spiking_neuron=neuron.ParametricLIFNode,
+                             surrogate_function=surrogate.ATan(), detach_reset=True)
+
+
+def spikformer(size):
+    return lambda T: models.spikformer(img_size=size, preset="ti", num_classes=10, T=T)
+
+
+# name -> (builder(T), default T, per-sample shape, static images?, classes)
 MODELS = {
-    "sew_resnet18": (lambda: zoo.sew_resnet18(
-        cnf="ADD", num_classes=10, spiking_neuron=neuron.IFNode,
-        surrogate_function=surrogate.ATan(), detach_reset=True), 4, [3, 224, 224], True, 10),
-    "dvsgesture_net": (lambda: zoo.DVSGestureNet(
-        128, spiking_neuron=neuron.ParametricLIFNode, surrogate_function=surrogate.ATan(),
-        detach_reset=True), 16, [2, 128, 128], False, 11),
+    "sew_resnet18": (sew, 4, [3, 224, 224], True, 10),
+    "sew_resnet18_64": (sew, 4, [3, 64, 64], True, 10),
+    "spikformer_ti": (spikformer(224), 4, [3, 224, 224], True, 10),
+    "spikformer_ti_32": (spikformer(32), 4, [3, 32, 32], True, 10),
+    "spiking_vgg11_bn": (vgg11_bn, 4, [3, 224, 224], True, 10),
+    "dvsgesture_net": (dvsgesture, 16, [2, 128, 128], False, 11),
 }
+EVENT_FLAGS = ["--spike-conv-density", "auto", "--spike-linear-density", "auto"]
 
 
 def sh(cmd):
@@ -60,12 +113,15 @@ def sh(cmd):
     return proc
 
 
-def build(name):
-    make, T, shape, static, classes = MODELS[name]
-    torch.manual_seed(0)
-    net = make()
-    functional.set_step_mode(net, "m")
-    return net, T, shape, static, classes
+def sh_rss(cmd):
+    """Runs cmd; returns its peak RSS in MiB (wait4: this child's own rusage)."""
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    err = p.stderr.read().decode(errors="replace")
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed:\n{err.strip()}")
+    return usage.ru_maxrss / 1024.0
 
 
 def batch(T, shape, static, n, g):
@@ -78,11 +134,34 @@ def time_major(x, T, static):
     return x.unsqueeze(0).repeat(T, *([1] * x.dim())) if static else x.transpose(0, 1)
 
 
-def bench_infer(args, net, art, x, T, static, d):
-    given, out = os.path.join(d, "x.npy"), os.path.join(d, "out.npy")
-    np.save(given, (x if static else time_major(x, T, static).contiguous()).numpy())
+def build(name, T, x_tm):
+    """The network in multi-step mode, its BatchNorms and Linears set from x_tm (every layer
+    fires, as in a trained network)."""
+    make = MODELS[name][0]
+    torch.manual_seed(0)
+    net = make(T)
+    functional.set_step_mode(net, "m")
+    reference.calibrate(net, x_tm, torch.Generator().manual_seed(0))
+    functional.reset_net(net)
+    return net
+
+
+def snn_run_infer_seconds(args, art, x, T, static, d, batches):
+    """`snn-run infer -v`'s run time of `batches` copies of the batch x, --batch-size B."""
+    given, out = os.path.join(d, f"x{batches}.npy"), os.path.join(d, "out.npy")
+    xs = torch.cat([x] * batches)
+    np.save(given, (xs if static else time_major(xs, T, static).contiguous()).numpy())
     cmd = [os.path.join(args.bin, "snn-run"), "infer", art, "--input", given, "--output", out,
-           "--threads", args.threads, "-v"] + (["--repeat-time", T] if static else [])
+           "--threads", args.threads, "--batch-size", x.shape[0], "-v"]
+    cmd += (["--repeat-time", T] if static else []) + (EVENT_FLAGS if args.event_kernels else [])
+    lines = sh(cmd).stderr.strip().splitlines()  # the summary, then the firing rates
+    line = next((l for l in lines if "samples/s" in l), lines[-1] if lines else "")
+    return float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0
+
+
+def bench_infer(args, net, art, x, T, static, d):
+    """Seconds per batch, warm: snn-run's from a run of 3 batches less a run of 1 (a process's
+    first batch makes oneDNN's kernels), PyTorch's eval forward after a warm-up."""
     net.eval()
     xt = time_major(x, T, static).contiguous()
 
@@ -96,17 +175,29 @@ def bench_infer(args, net, art, x, T, static, d):
     eager_forward()  # warm-up (allocator, oneDNN primitives)
     runs, eager = [], []
     for _ in range(args.repeat):  # interleaved: a load change hits both alike
-        lines = sh(cmd).stderr.strip().splitlines()  # the summary, then the firing rates
-        line = next((l for l in lines if "samples/s" in l), lines[-1] if lines else "")
-        runs.append(float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0)
+        one = snn_run_infer_seconds(args, art, x, T, static, d, 1)
+        three = snn_run_infer_seconds(args, art, x, T, static, d, 3)
+        runs.append(max(three - one, 1e-9) / 2)
         eager.append(eager_forward())
     functional.reset_net(net)
     return min(runs), min(eager)
 
 
-def steady(log):
+def steady(log, warmup):
+    """B / the median step time after the first `warmup` steps (oneDNN's kernels made, the
+    allocator grown: snn-run's first two steps, PyTorch's first)."""
     steps = [e for e in map(json.loads, open(log)) if e.get("event") == "step"]
-    return float(np.median([s["samples_per_s"] for s in steps[1:]]))
+    if len(steps) <= warmup:
+        sys.exit(f"error: {log}: {len(steps)} steps logged, --warmup {warmup} leaves none")
+    return float(np.median([s["samples_per_s"] for s in steps[warmup:]]))
+
+
+def event_choices(log):
+    """The end event's measured crossovers: 'shape: density D, event-driven up to X (event)'."""
+    end = next((e for e in map(json.loads, open(log)) if e.get("event") == "end"), {})
+    return [f"{k['layer']}: input density {k['density']:.3f}, event-driven up to "
+            f"{k['threshold']:.3f} ({'event' if k['density'] <= k['threshold'] else 'dense'})"
+            for k in end.get("event_kernels", [])]
 
 
 def bench_train(args, net, art, T, shape, static, classes, d, g):
@@ -118,61 +209,125 @@ def bench_train(args, net, art, T, shape, static, classes, d, g):
                          momentum=0.9, loss="mse", repeat_time=T if static else None)
     data = tr.load_npy(x_path, y_path, static=static)
     start = {k: v.clone() for k, v in net.state_dict().items()}
-    ours, theirs = [], []
+    ours, theirs, rss = [], [], 0.0
     for rep in range(args.train_repeat):  # interleaved, alternating which goes first
         log, ref_log = (os.path.join(d, f"{who}.{rep}.jsonl") for who in ("snn-run", "pytorch"))
-        run_ours = lambda: sh([  # noqa: E731
-            os.path.join(args.bin, "snn-run"), "train", art, "--data-npy", f"{x_path},{y_path}",
-            "--steps", args.steps, "--batch-size", args.batch, "--lr", 0.01, "--optimizer",
-            "sgd", "--momentum", 0.9, "--loss", "mse", "--threads", args.threads, "--log", log,
-            "--progress", "none"] + (["--repeat-time", T] if static else []))
-        run_theirs = lambda: tr.train(net, data, cfg, log_path=ref_log)  # noqa: E731
-        for run in ((run_ours, run_theirs) if rep % 2 == 0 else (run_theirs, run_ours)):
+        cmd = [os.path.join(args.bin, "snn-run"), "train", art, "--data-npy",
+               f"{x_path},{y_path}", "--steps", args.steps, "--batch-size", args.batch,
+               "--lr", 0.01, "--optimizer", "sgd", "--momentum", 0.9, "--loss", "mse",
+               "--threads", args.threads, "--log", log, "--progress", "none"]
+        cmd += (["--repeat-time", T] if static else []) + (
+            EVENT_FLAGS if args.event_kernels else [])
+        for who in ((0, 1) if rep % 2 == 0 else (1, 0)):
             net.load_state_dict(start)
-            run()
-        ours.append(steady(log))
-        theirs.append(steady(ref_log))
-    return max(ours), max(theirs)
+            if who == 0:
+                rss = max(rss, sh_rss(cmd))
+            else:
+                tr.train(net, data, cfg, log_path=ref_log)
+        ours.append(steady(log, args.warmup))
+        theirs.append(steady(ref_log, args.warmup))
+    net.load_state_dict(start)
+    return max(ours), max(theirs), rss, event_choices(log)
 
 
-def main():
+def measure(args, name, T, gemm):
+    _, _, shape, static, classes = MODELS[name]
+    d = os.path.join(args.work, f"{name}.T{T}")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    g = np.random.default_rng(0)
+    x = batch(T, shape, static, args.batch, g)
+    x_tm = time_major(x, T, static).contiguous()
+    net = build(name, T, x_tm)
+    stats = layer_stats(net, x_tm, train=False)
+    train_flops = layer_stats(net, x_tm, train=True)["train_flops_per_sample"]
+    onnx_path, art = os.path.join(d, "model.onnx"), os.path.join(d, "art")
+    export_onnx(net, x_tm, onnx_path)
+    sh([os.path.join(args.bin, "snn-compile"), onnx_path, "-o", art])
+    inf_run, inf_eager = bench_infer(args, net, art, x, T, static, d)
+    train_run, train_eager, rss, choices = bench_train(args, net, art, T, shape, static,
+                                                       classes, d, g)
+    infer_gflop = 2 * stats["macs_per_sample"] * args.batch / 1e9
+    return {"model": name, "input": "x".join(map(str, shape)), "T": T, "batch": args.batch,
+            "threads": args.threads, "reference": args.reference,
+            "infer_snn_run_s": inf_run, "infer_pytorch_s": inf_eager,
+            "train_snn_run_samples_per_s": train_run, "train_pytorch_samples_per_s": train_eager,
+            "train_snn_run_peak_rss_mib": rss,
+            "infer_gflops": [infer_gflop / inf_run, infer_gflop / inf_eager],
+            "train_gflops": [train_run * train_flops / 1e9, train_eager * train_flops / 1e9],
+            "gemm_peak_gflops": gemm, "firing": stats["firing"], "event_kernels": choices}
+
+
+def print_row(r):
+    print(f"| {r['model']} | {r['input']} | {r['T']} | {r['batch']} | "
+          f"{r['infer_snn_run_s']:.3f} | {r['infer_pytorch_s']:.3f} | "
+          f"{r['infer_pytorch_s'] / r['infer_snn_run_s']:.2f}x | "
+          f"{r['train_snn_run_samples_per_s']:.2f} | {r['train_pytorch_samples_per_s']:.2f} | "
+          f"{r['train_snn_run_samples_per_s'] / r['train_pytorch_samples_per_s']:.2f}x | "
+          f"{r['train_snn_run_peak_rss_mib']:.0f} | {r['infer_gflops'][0]:.0f} / "
+          f"{r['infer_gflops'][1]:.0f} | {r['train_gflops'][0]:.0f} / "
+          f"{r['train_gflops'][1]:.0f} |", flush=True)
+
+
+def print_details(r):
+    rates = ", ".join(f"{k} {v:.3f}" for k, v in r["firing"].items())
+    print(f"  {r['model']} T={r['T']} firing rates (inference): {rates}")
+    for line in r["event_kernels"]:
+        print(f"  {r['model']} T={r['T']} {line}")
+
+
+def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--work", default=os.path.join(ROOT, "build", "bench-sj-port"))
-    p.add_argument("--models", default="sew_resnet18,dvsgesture_net")
+    p.add_argument("--models", default="sew_resnet18,dvsgesture_net",
+                   help=f"comma-separated, of {', '.join(MODELS)}")
+    p.add_argument("--T", default="", help="comma-separated time steps (default: each "
+                   "network's own: 16 for dvsgesture_net, 4 for the others)")
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--warmup", type=int, default=2,
+                   help="steps left out of the steady rate (default 2)")
     p.add_argument("--repeat", type=int, default=3, help="inference runs of each (best)")
     p.add_argument("--train-repeat", type=int, default=2,
                    help="training runs of each, interleaved (best steady rate)")
+    p.add_argument("--event-kernels", action="store_true",
+                   help="snn-run with --spike-conv-density auto --spike-linear-density auto")
+    p.add_argument("--reference", choices=("default", "tuned"), default="default",
+                   help="PyTorch as shipped, or with snn-run's allocator settings")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    rows = []
     for name in args.models.split(","):
         if name not in MODELS:
-            sys.exit(f"error: --models: unknown network {name!r} ({', '.join(MODELS)})")
-        d = os.path.join(args.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        net, T, shape, static, classes = build(name)
-        g = np.random.default_rng(0)
-        x = batch(T, shape, static, args.batch, g)
-        onnx_path, art = os.path.join(d, "model.onnx"), os.path.join(d, "art")
-        export_onnx(net, time_major(x, T, static).contiguous(), onnx_path)
-        sh([os.path.join(args.bin, "snn-compile"), onnx_path, "-o", art])
-        inf_run, inf_eager = bench_infer(args, net, art, x, T, static, d)
-        train_run, train_eager = bench_train(args, net, art, T, shape, static, classes, d, g)
-        row = {"model": name, "T": T, "batch": args.batch, "threads": args.threads,
-               "infer_snn_run_s": inf_run, "infer_pytorch_s": inf_eager,
-               "train_snn_run_samples_per_s": train_run, "train_pytorch_samples_per_s":
-               train_eager}
-        rows.append(row)
-        print(f"{name:15s} T={T} B={args.batch} {args.threads} threads | infer: snn-run "
-              f"{inf_run:.3f} s, PyTorch {inf_eager:.3f} s ({inf_eager / inf_run:.2f}x) | "
-              f"train: snn-run {train_run:.2f} samples/s, PyTorch {train_eager:.2f} samples/s "
-              f"({train_run / train_eager:.2f}x)", flush=True)
+            p.error(f"--models: unknown network {name!r} ({', '.join(MODELS)})")
+    try:
+        args.T = [int(t) for t in args.T.split(",")] if args.T else []
+    except ValueError:
+        p.error(f"--T: expected comma-separated integers, got {args.T!r}")
+    if any(t < 1 for t in args.T):
+        p.error("--T: time steps must be at least 1")
+    return args
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    gemm = gemm_peak_gflops()
+    print(f"{args.threads} threads, GEMM {gemm:.0f} GFLOP/s, PyTorch reference: "
+          f"{args.reference}, snn-run kernels: "
+          f"{'event-driven where measured faster' if args.event_kernels else 'default'}")
+    print("| network | input | T | B | infer snn-run s | infer PyTorch s | speedup | "
+          "train snn-run samples/s | train PyTorch samples/s | speedup | snn-run train RSS MiB "
+          "| infer GFLOP/s (snn-run / PyTorch) | train GFLOP/s (snn-run / PyTorch) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    rows = []
+    for name in args.models.split(","):
+        for T in args.T or [MODELS[name][1]]:
+            rows.append(measure(args, name, T, gemm))
+            print_row(rows[-1])
+    for r in rows:
+        print_details(r)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

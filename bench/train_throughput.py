@@ -31,17 +31,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_models import model_named, stats_command, synthetic_input  # noqa: E402
+from bench_models import TUNED_ENV, model_named, stats_command, synthetic_input  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-# What snn-run does inside its process (lib/Runtime/Commands/CommandSupport.cpp), given to the reference
-# as environment: one OpenBLAS thread under ATen's OpenMP team (Debian's pthread OpenBLAS
-# otherwise spins its own workers against it) and activations kept on the heap (glibc would
-# mmap/unmap them every step and page-fault the working set again).
-# The trim threshold is "never" (snn-run: mallopt -1; 2^62 here, as the variable is unsigned).
-TUNED_ENV = {"OPENBLAS_NUM_THREADS": "1", "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
-             "MALLOC_TRIM_THRESHOLD_": str(1 << 62)}
 
 
 def sh(cmd, env=None):
