@@ -21,9 +21,10 @@ zoo tests do: every layer fires, as in a trained network), then
              SpikingJelly-style module, SGD momentum, MSE on the firing rate) for --steps steps
              on the same synthetic batches, --train-repeat times each, interleaved; steady
              samples/s = B / the median step time of each one's --log after the first
-             --warmup steps, best of the repeats; snn-run's peak RSS (wait4 of its process).
+             --warmup steps, best of the repeats; snn-run's peak RSS (its end event's).
 GFLOP/s: the dense-equivalent FLOPs (bench_models.layer_stats: every Conv2d/Linear multiply-add,
-spikes or not) per second, against this machine's 1024^3 GEMM rate at --threads. Under each row:
+spikes or not) per second, against this machine's rates at --threads: a 1024^3 GEMM (OpenBLAS,
+one thread, as both sides run BLAS) and a large 3x3 conv2d (oneDNN, channels-last). Under each row:
 every neuron layer's firing rate (inference, the calibrated model) and, with --event-kernels,
 which conv2d/Linear shapes took the event-driven kernels in training (snn-run's measured
 crossover against the density of the layer's input).
@@ -106,22 +107,26 @@ MODELS = {
 EVENT_FLAGS = ["--spike-conv-density", "auto", "--spike-linear-density", "auto"]
 
 
+def conv_peak_gflops():
+    """A 3x3 conv2d, 256 -> 256 channels on 16 x 28 x 28 channels-last (oneDNN, as both sides run
+    the networks' convolutions), best of 5: the rate their dense work can approach."""
+    x = torch.rand(16, 256, 28, 28).contiguous(memory_format=torch.channels_last)
+    w = torch.rand(256, 256, 3, 3).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        torch.nn.functional.conv2d(x, w, padding=1)
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            torch.nn.functional.conv2d(x, w, padding=1)
+            best = min(best, time.perf_counter() - t0)
+    return 2 * 16 * 28 * 28 * 256 * 256 * 9 / best / 1e9
+
+
 def sh(cmd):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed:\n{proc.stderr.strip()}")
     return proc
-
-
-def sh_rss(cmd):
-    """Runs cmd; returns its peak RSS in MiB (wait4: this child's own rusage)."""
-    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    err = p.stderr.read().decode(errors="replace")
-    _, status, usage = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"error: {' '.join(str(c) for c in cmd)} failed:\n{err.strip()}")
-    return usage.ru_maxrss / 1024.0
 
 
 def batch(T, shape, static, n, g):
@@ -192,6 +197,13 @@ def steady(log, warmup):
     return float(np.median([s["samples_per_s"] for s in steps[warmup:]]))
 
 
+def peak_rss_mib(log):
+    """snn-run's own peak RSS from its end event (its address space's high-water mark: a
+    parent's wait4 would count this process's, which subprocess's vfork lends the child)."""
+    end = next((e for e in map(json.loads, open(log)) if e.get("event") == "end"), {})
+    return end.get("peak_rss_bytes", 0) / 2 ** 20
+
+
 def event_choices(log):
     """The end event's measured crossovers: 'shape: density D, event-driven up to X (event)'."""
     end = next((e for e in map(json.loads, open(log)) if e.get("event") == "end"), {})
@@ -221,7 +233,8 @@ def bench_train(args, net, art, T, shape, static, classes, d, g):
         for who in ((0, 1) if rep % 2 == 0 else (1, 0)):
             net.load_state_dict(start)
             if who == 0:
-                rss = max(rss, sh_rss(cmd))
+                sh(cmd)
+                rss = max(rss, peak_rss_mib(log))
             else:
                 tr.train(net, data, cfg, log_path=ref_log)
         ours.append(steady(log, args.warmup))
@@ -230,7 +243,7 @@ def bench_train(args, net, art, T, shape, static, classes, d, g):
     return max(ours), max(theirs), rss, event_choices(log)
 
 
-def measure(args, name, T, gemm):
+def measure(args, name, T, peak):
     _, _, shape, static, classes = MODELS[name]
     d = os.path.join(args.work, f"{name}.T{T}")
     shutil.rmtree(d, ignore_errors=True)
@@ -255,7 +268,7 @@ def measure(args, name, T, gemm):
             "train_snn_run_peak_rss_mib": rss,
             "infer_gflops": [infer_gflop / inf_run, infer_gflop / inf_eager],
             "train_gflops": [train_run * train_flops / 1e9, train_eager * train_flops / 1e9],
-            "gemm_peak_gflops": gemm, "firing": stats["firing"], "event_kernels": choices}
+            "peak_gflops": peak, "firing": stats["firing"], "event_kernels": choices}
 
 
 def print_row(r):
@@ -313,8 +326,9 @@ def parse_args():
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
-    gemm = gemm_peak_gflops()
-    print(f"{args.threads} threads, GEMM {gemm:.0f} GFLOP/s, PyTorch reference: "
+    gemm, conv = gemm_peak_gflops(), conv_peak_gflops()
+    print(f"{args.threads} threads, GEMM {gemm:.0f} GFLOP/s (OpenBLAS, one thread as both sides "
+          f"run it), conv2d {conv:.0f} GFLOP/s (oneDNN), PyTorch reference: "
           f"{args.reference}, snn-run kernels: "
           f"{'event-driven where measured faster' if args.event_kernels else 'default'}")
     print("| network | input | T | B | infer snn-run s | infer PyTorch s | speedup | "
@@ -324,7 +338,7 @@ def main():
     rows = []
     for name in args.models.split(","):
         for T in args.T or [MODELS[name][1]]:
-            rows.append(measure(args, name, T, gemm))
+            rows.append(measure(args, name, T, {"gemm": gemm, "conv2d": conv}))
             print_row(rows[-1])
     for r in rows:
         print_details(r)

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace meshaxis = snn::schema::meshaxis;
@@ -135,6 +136,13 @@ std::vector<std::string> stageProgramPaths(const std::string &dir,
 }
 
 int64_t peakResidentBytes() {
+  // VmHWM: the peak of this program's own address space. getrusage's maxrss also keeps the
+  // peak of the one replaced at exec, which for a process started by vfork (as Python's
+  // subprocess starts it) is the parent's: a large Python parent would be counted as ours.
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::stoll(line.substr(6)) * 1024; // "VmHWM:   123456 kB"
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return int64_t(usage.ru_maxrss) * 1024; // Linux reports KiB
