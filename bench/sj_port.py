@@ -13,8 +13,8 @@ snnexport.models' Spikformer, SpikingJelly's model code):
 For each network and each T of --T (default: the network's own), it exports and compiles the
 model, sets BatchNorm's statistics and gains from the data (snnexport.reference.calibrate, as the
 zoo tests do: every layer fires, as in a trained network), then
-  inference  seconds per batch, warm: `snn-run infer -v`'s run time of 3 batches less that of
-             1 (a process's first batch makes oneDNN's kernels), halved, best of --repeat,
+  inference  seconds per batch, warm: `snn-run infer -v`'s run time of 5 batches less that of
+             1 (a process's first batch makes oneDNN's kernels), over 4, best of --repeat,
              against the PyTorch eval forward of the same module in this process (best of
              --repeat after one warm-up), no_grad, the two interleaved;
   training   `snn-run train` and the reference trainer (snnexport.train in this process: the
@@ -165,8 +165,9 @@ def snn_run_infer_seconds(args, art, x, T, static, d, batches):
 
 
 def bench_infer(args, net, art, x, T, static, d):
-    """Seconds per batch, warm: snn-run's from a run of 3 batches less a run of 1 (a process's
-    first batch makes oneDNN's kernels), PyTorch's eval forward after a warm-up."""
+    """Seconds per batch, warm: snn-run's from a run of 5 batches less a run of 1 (a process's
+    first batch makes oneDNN's kernels and, with --event-kernels, times them), PyTorch's eval
+    forward after a warm-up. None where the difference is lost in the noise."""
     net.eval()
     xt = time_major(x, T, static).contiguous()
 
@@ -181,11 +182,12 @@ def bench_infer(args, net, art, x, T, static, d):
     runs, eager = [], []
     for _ in range(args.repeat):  # interleaved: a load change hits both alike
         one = snn_run_infer_seconds(args, art, x, T, static, d, 1)
-        three = snn_run_infer_seconds(args, art, x, T, static, d, 3)
-        runs.append(max(three - one, 1e-9) / 2)
+        five = snn_run_infer_seconds(args, art, x, T, static, d, 5)
+        if five > one:
+            runs.append((five - one) / 4)
         eager.append(eager_forward())
     functional.reset_net(net)
-    return min(runs), min(eager)
+    return (min(runs) if runs else None), min(eager)
 
 
 def steady(log, warmup):
@@ -261,25 +263,29 @@ def measure(args, name, T, peak):
     train_run, train_eager, rss, choices = bench_train(args, net, art, T, shape, static,
                                                        classes, d, g)
     infer_gflop = 2 * stats["macs_per_sample"] * args.batch / 1e9
+    rate = (lambda seconds: infer_gflop / seconds if seconds else None)  # noqa: E731
     return {"model": name, "input": "x".join(map(str, shape)), "T": T, "batch": args.batch,
             "threads": args.threads, "reference": args.reference,
             "infer_snn_run_s": inf_run, "infer_pytorch_s": inf_eager,
             "train_snn_run_samples_per_s": train_run, "train_pytorch_samples_per_s": train_eager,
             "train_snn_run_peak_rss_mib": rss,
-            "infer_gflops": [infer_gflop / inf_run, infer_gflop / inf_eager],
+            "infer_gflops": [rate(inf_run), rate(inf_eager)],
             "train_gflops": [train_run * train_flops / 1e9, train_eager * train_flops / 1e9],
             "peak_gflops": peak, "firing": stats["firing"], "event_kernels": choices}
 
 
+def fmt(value, spec, suffix=""):
+    return "n/a" if value is None else f"{value:{spec}}{suffix}"
+
+
 def print_row(r):
-    print(f"| {r['model']} | {r['input']} | {r['T']} | {r['batch']} | "
-          f"{r['infer_snn_run_s']:.3f} | {r['infer_pytorch_s']:.3f} | "
-          f"{r['infer_pytorch_s'] / r['infer_snn_run_s']:.2f}x | "
-          f"{r['train_snn_run_samples_per_s']:.2f} | {r['train_pytorch_samples_per_s']:.2f} | "
-          f"{r['train_snn_run_samples_per_s'] / r['train_pytorch_samples_per_s']:.2f}x | "
-          f"{r['train_snn_run_peak_rss_mib']:.0f} | {r['infer_gflops'][0]:.0f} / "
-          f"{r['infer_gflops'][1]:.0f} | {r['train_gflops'][0]:.0f} / "
-          f"{r['train_gflops'][1]:.0f} |", flush=True)
+    run, eager = r["infer_snn_run_s"], r["infer_pytorch_s"]
+    train, ref = r["train_snn_run_samples_per_s"], r["train_pytorch_samples_per_s"]
+    print(f"| {r['model']} | {r['input']} | {r['T']} | {r['batch']} | {fmt(run, '.3f')} | "
+          f"{eager:.3f} | {fmt(run and eager / run, '.2f', 'x')} | {train:.2f} | {ref:.2f} | "
+          f"{train / ref:.2f}x | {r['train_snn_run_peak_rss_mib']:.0f} | "
+          f"{fmt(r['infer_gflops'][0], '.0f')} / {r['infer_gflops'][1]:.0f} | "
+          f"{r['train_gflops'][0]:.0f} / {r['train_gflops'][1]:.0f} |", flush=True)
 
 
 def print_details(r):

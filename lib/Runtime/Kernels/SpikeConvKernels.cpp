@@ -82,9 +82,9 @@ at::Tensor blockedTaps(const at::Tensor &weight, int64_t width) {
 /// accumulator sets (S independent chains keep the adds from waiting on each
 /// other's latency); the sets are added in order at the end.
 template <typename Vec, int V, int S>
-SNN_INLINE void convolveRow(int64_t oy, const ActiveInputs &active, const float *taps,
-                            const float *bias, const Shape &s, const SpikeConvGeometry &g,
-                            float *out, int64_t outStride) {
+SNN_SPIKE_CONV_INLINE void convolveRow(int64_t oy, const ActiveInputs &active, const float *taps,
+                                       const float *bias, const Shape &s,
+                                       const SpikeConvGeometry &g, float *out, int64_t outStride) {
   using Load = typename Unaligned<Vec>::type;
   constexpr int64_t lanes = sizeof(Vec) / sizeof(float), width = lanes * V;
   const int64_t C = s.channels;
@@ -128,9 +128,10 @@ SNN_INLINE void convolveRow(int64_t oy, const ActiveInputs &active, const float 
 
 /// convolveRow for a block of `chunks` (1 to 4) times 16 output channels.
 template <typename Vec, int S>
-SNN_INLINE void convolveRowOfChunks(int chunks, int64_t oy, const ActiveInputs &active,
-                                    const float *taps, const float *bias, const Shape &s,
-                                    const SpikeConvGeometry &g, float *out, int64_t outStride) {
+SNN_SPIKE_CONV_INLINE void convolveRowOfChunks(int chunks, int64_t oy, const ActiveInputs &active,
+                                               const float *taps, const float *bias, const Shape &s,
+                                               const SpikeConvGeometry &g, float *out,
+                                               int64_t outStride) {
   constexpr int perChunk = 16 / (sizeof(Vec) / sizeof(float));
   switch (chunks) {
   case 1:

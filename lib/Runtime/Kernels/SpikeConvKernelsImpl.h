@@ -15,6 +15,8 @@
 
 namespace snn::runtime::spike_conv {
 
+/// A layer's sizes: x [batch, channels, height, width], the weight [outputs,
+/// channels, kh, kw], y [batch, outputs, outHeight, outWidth].
 struct Shape {
   int64_t batch, channels, height, width, outputs, kh, kw, outHeight, outWidth;
 };
@@ -42,7 +44,7 @@ template <> struct Unaligned<Vec16> { using type = Vec16Unaligned; };
 template <> struct Unaligned<Vec8> { using type = Vec8Unaligned; };
 
 /// Inlined into each instruction set's function, so compiled for its set.
-#define SNN_INLINE inline __attribute__((always_inline))
+#define SNN_SPIKE_CONV_INLINE inline __attribute__((always_inline))
 
 } // namespace snn::runtime::spike_conv
 

@@ -160,15 +160,15 @@ struct WeightGradInput {
 
 /// Adds to `out` [Taps, 16 * Chunks] the terms of sample n for input channel
 /// c and the block of output channels whose first is `first`: for each pixel
-/// where c fired, the gradient rows of the outputs its taps reached (`Taps`
-/// = kH * kW known here, so the Taps x V sums stay in registers).
-template <typename Vec, int Taps, int Chunks>
-SNN_INLINE void weightGradOfChannel(const WeightGradInput &in, int64_t n, int64_t c, int64_t first,
-                                    float *out) {
+/// where c fired, the gradient rows of the outputs its taps reached (the
+/// kernel's KH x KW known here, so the taps' sums stay in registers).
+template <typename Vec, int KH, int KW, int Chunks>
+SNN_SPIKE_CONV_INLINE void weightGradOfChannel(const WeightGradInput &in, int64_t n, int64_t c,
+                                               int64_t first, float *out) {
   using Load = typename Unaligned<Vec>::type;
-  constexpr int lanes = sizeof(Vec) / sizeof(float), V = 16 * Chunks / lanes;
+  constexpr int lanes = sizeof(Vec) / sizeof(float), V = 16 * Chunks / lanes, Taps = KH * KW;
   const Shape &s = in.shape;
-  const int64_t O = s.outputs, kh = s.kh, kw = s.kw;
+  const int64_t O = s.outputs;
   const float *sample = in.grad + n * s.outHeight * s.outWidth * O + first;
   Vec acc[Taps][V];
   for (int t = 0; t < Taps; ++t)
@@ -178,9 +178,9 @@ SNN_INLINE void weightGradOfChannel(const WeightGradInput &in, int64_t n, int64_
   for (int64_t k = in.active->offsets[size_t(list)]; k < in.active->offsets[size_t(list + 1)];
        ++k) {
     const int32_t p = in.active->pixels[size_t(k)];
-    const int32_t *rows = in.rowsOf + (p >> 16) * kh, *columns = in.columnsOf + (p & 0xffff) * kw;
+    const int32_t *rows = in.rowsOf + (p >> 16) * KH, *columns = in.columnsOf + (p & 0xffff) * KW;
     for (int t = 0; t < Taps; ++t) {
-      int32_t oy = rows[t / kw], ox = columns[t % kw];
+      int32_t oy = rows[t / KW], ox = columns[t % KW];
       if ((oy | ox) < 0)
         continue;
       const float *row = sample + (oy * s.outWidth + ox) * O;
@@ -196,12 +196,12 @@ SNN_INLINE void weightGradOfChannel(const WeightGradInput &in, int64_t n, int64_
 /// weightGradOfChannel for kernels of 9 taps (3 x 3, 32 channels a block) and
 /// of one (1 x 1, 64): `out` is [Taps, width] for the block.
 template <typename Vec>
-SNN_INLINE void weightGradOfBlock(const WeightGradInput &in, int64_t n, int64_t c, int64_t first,
-                                  float *out) {
-  if (in.shape.kh * in.shape.kw == 9)
-    weightGradOfChannel<Vec, 9, 2>(in, n, c, first, out);
+SNN_SPIKE_CONV_INLINE void weightGradOfBlock(const WeightGradInput &in, int64_t n, int64_t c,
+                                             int64_t first, float *out) {
+  if (in.shape.kh == 3 && in.shape.kw == 3)
+    weightGradOfChannel<Vec, 3, 3, 2>(in, n, c, first, out);
   else
-    weightGradOfChannel<Vec, 1, 4>(in, n, c, first, out);
+    weightGradOfChannel<Vec, 1, 1, 4>(in, n, c, first, out);
 }
 
 using WeightGradOfBlock = void (*)(const WeightGradInput &, int64_t, int64_t, int64_t, float *);
@@ -234,7 +234,7 @@ WeightGradOfBlock weightGradKernel() {
 }
 
 /// Output channels of one block of the weight gradient (weightGradOfBlock).
-int64_t weightGradBlock(const Shape &s) { return s.kh * s.kw == 9 ? 32 : 64; }
+int64_t weightGradBlock(const Shape &s) { return s.kh == 3 ? 32 : 64; }
 
 } // namespace
 
@@ -252,7 +252,8 @@ at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSi
   if (bits.numel() != (s.batch * imageBits + 7) / 8)
     throw Error("spike conv2d weight gradient: " + std::to_string(bits.numel()) +
                 " bytes of bits for " + std::to_string(s.batch * imageBits) + " inputs");
-  if (s.kh * s.kw != 9 && s.kh * s.kw != 1)
+  const bool square3 = s.kh == 3 && s.kw == 3, single = s.kh == 1 && s.kw == 1;
+  if (!square3 && !single)
     return weightGradByScatter(bits, grad, s, g);
   ActivePixels active = listActivePixels(bits.data_ptr<uint8_t>(), s);
   // Channels-last with O padded to whole blocks, so every block reads whole
