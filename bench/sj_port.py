@@ -13,8 +13,9 @@ snnexport.models' Spikformer, SpikingJelly's model code):
 For each network and each T of --T (default: the network's own), it exports and compiles the
 model, sets BatchNorm's statistics and gains from the data (snnexport.reference.calibrate, as the
 zoo tests do: every layer fires, as in a trained network), then
-  inference  seconds per batch, warm: `snn-run infer -v`'s run time of 5 batches less that of
-             1 (a process's first batch makes oneDNN's kernels), over 4, best of --repeat,
+  inference  seconds per batch, warm: `snn-run infer -v`'s run time of 1 + k batches less that
+             of 1 (a process's first batch makes oneDNN's kernels), over k (at least 4, about
+             a second of PyTorch's work), best of --repeat,
              against the PyTorch eval forward of the same module in this process (best of
              --repeat after one warm-up), no_grad, the two interleaved;
   training   `snn-run train` and the reference trainer (snnexport.train in this process: the
@@ -59,6 +60,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before torch: BLAS as snn-
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -165,9 +167,9 @@ def snn_run_infer_seconds(args, art, x, T, static, d, batches):
 
 
 def bench_infer(args, net, art, x, T, static, d):
-    """Seconds per batch, warm: snn-run's from a run of 5 batches less a run of 1 (a process's
-    first batch makes oneDNN's kernels and, with --event-kernels, times them), PyTorch's eval
-    forward after a warm-up. None where the difference is lost in the noise."""
+    """Seconds per batch, warm: snn-run's from a run of 1 + k batches less a run of 1, over k
+    (a process's first batch makes oneDNN's kernels and, with --event-kernels, times them),
+    PyTorch's eval forward after a warm-up. None where the difference is lost in the noise."""
     net.eval()
     xt = time_major(x, T, static).contiguous()
 
@@ -178,13 +180,15 @@ def bench_infer(args, net, art, x, T, static, d):
             net(xt)
             return time.perf_counter() - t0
 
-    eager_forward()  # warm-up (allocator, oneDNN primitives)
+    # Extra batches: at least 4, and about a second of PyTorch's work, so that a process's
+    # own noise stays small against their time.
+    extra = min(64, max(4, int(math.ceil(1.0 / eager_forward()))))  # also the warm-up
     runs, eager = [], []
     for _ in range(args.repeat):  # interleaved: a load change hits both alike
         one = snn_run_infer_seconds(args, art, x, T, static, d, 1)
-        five = snn_run_infer_seconds(args, art, x, T, static, d, 5)
-        if five > one:
-            runs.append((five - one) / 4)
+        more = snn_run_infer_seconds(args, art, x, T, static, d, 1 + extra)
+        if more > one:
+            runs.append((more - one) / extra)
         eager.append(eager_forward())
     functional.reset_net(net)
     return (min(runs) if runs else None), min(eager)
