@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchSupport.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
@@ -33,33 +34,14 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using snn::bench::medianSeconds;
+using snn::bench::parseFlag;
 using snn::runtime::SpikeConvGeometry;
 
 struct Layer {
   const char *name;
   int64_t batch, channels, size, outputs, kernel, stride, padding;
 };
-
-/// Median seconds of `call` over `repeats` timed runs after one warm-up.
-double medianSeconds(const std::function<void()> &call, int repeats) {
-  call();
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    Clock::time_point start = Clock::now();
-    call();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-int parseFlag(int argc, char **argv, const char *name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0)
-      return std::max(1, std::atoi(argv[i + 1]));
-  return fallback;
-}
 
 struct Times {
   double forward, training;

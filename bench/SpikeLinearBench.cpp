@@ -15,6 +15,7 @@
 
 #include "snn/Runtime/Autograd/LinearAutograd.h"
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
+#include "BenchSupport.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
 
 #include <ATen/ATen.h>
@@ -31,24 +32,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using snn::bench::medianSeconds;
+using snn::bench::parseFlag;
 
 struct Shape {
   int64_t rows, in, out;
 };
-
-/// Median seconds of `call` over `repeats` timed runs after one warm-up.
-double medianSeconds(const std::function<void()> &call, int repeats) {
-  call();
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    Clock::time_point start = Clock::now();
-    call();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
 
 enum class Path { Spikes, Runtime, Aten };
 
@@ -61,13 +50,6 @@ void trainingCall(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b,
                  : path == Path::Runtime ? snn::runtime::threadedLinear(xi, wi, bi)
                                          : at::linear(xi, wi, bi);
   y.backward(grad);
-}
-
-int parseFlag(int argc, char **argv, const char *name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0)
-      return std::max(1, std::atoi(argv[i + 1]));
-  return fallback;
 }
 
 } // namespace
