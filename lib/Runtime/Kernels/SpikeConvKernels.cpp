@@ -172,26 +172,14 @@ void convolveRowBaseline(int chunks, int64_t oy, const ActiveInputs &active, con
   convolveRowOfChunks<Vec8, 1>(chunks, oy, active, taps, bias, s, g, out, outStride);
 }
 
-ConvolveRow convolveRowKernel() {
-  switch (spikeConvInstructions()) {
-  case SpikeConvInstructions::Avx512:
-    return convolveRowAvx512;
-  case SpikeConvInstructions::Avx2:
-    return convolveRowAvx2;
-  default:
-    return convolveRowBaseline;
-  }
-}
-
 /// Output row oy of a sample whose output `y` is channels-last [OH, OW, O],
 /// all blocks: a block that lies within O is summed into y itself, the last
 /// one, where O is not a whole number of vectors, through `row`.
-void convolveOutputRow(int64_t oy, ActiveInputs active, const float *blocked, const float *bias,
-                       const Shape &s, const SpikeConvGeometry &g, std::vector<float> &row,
-                       float *y) {
+void convolveOutputRow(ConvolveRow convolveRowOnThisCpu, int64_t oy, ActiveInputs active,
+                       const float *blocked, const float *bias, const Shape &s,
+                       const SpikeConvGeometry &g, std::vector<float> &row, float *y) {
   const int64_t width = blockWidth(s.outputs), O = s.outputs;
   float *out = y + oy * s.outWidth * O;
-  const ConvolveRow convolveRowOnThisCpu = convolveRowKernel();
   for (int64_t first = 0; first < O; first += width) {
     const float *taps = blocked + (first / width) * s.kh * s.kw * s.channels * width;
     if (first + width <= O) {
@@ -238,11 +226,13 @@ at::Tensor spikeConv2dForward(const at::Tensor &x, const at::Tensor &weight, con
   at::Tensor y = at::empty({s.batch, s.outputs, s.outHeight, s.outWidth},
                            x.options().memory_format(at::MemoryFormat::ChannelsLast));
   const int64_t outSize = s.outputs * s.outHeight * s.outWidth;
+  const ConvolveRow kernel =
+      forInstructions<ConvolveRow>(convolveRowAvx512, convolveRowAvx2, convolveRowBaseline);
   at::parallel_for(0, s.batch * s.outHeight, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> row;
     for (int64_t r = begin; r < end; ++r)
-      convolveOutputRow(r % s.outHeight, activeOf(r / s.outHeight), blocked.data_ptr<float>(),
-                        b.data_ptr<float>(), s, g, row,
+      convolveOutputRow(kernel, r % s.outHeight, activeOf(r / s.outHeight),
+                        blocked.data_ptr<float>(), b.data_ptr<float>(), s, g, row,
                         y.data_ptr<float>() + (r / s.outHeight) * outSize);
   });
   // Like a dense convolution, the output takes the input's memory format.

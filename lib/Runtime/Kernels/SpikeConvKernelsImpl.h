@@ -43,6 +43,18 @@ template <typename Vec> struct Unaligned;
 template <> struct Unaligned<Vec16> { using type = Vec16Unaligned; };
 template <> struct Unaligned<Vec8> { using type = Vec8Unaligned; };
 
+/// The version of a kernel for the instruction set spikeConvInstructions() names.
+template <typename Kernel> Kernel forInstructions(Kernel avx512, Kernel avx2, Kernel baseline) {
+  switch (spikeConvInstructions()) {
+  case SpikeConvInstructions::Avx512:
+    return avx512;
+  case SpikeConvInstructions::Avx2:
+    return avx2;
+  default:
+    return baseline;
+  }
+}
+
 /// Inlined into each instruction set's function, so compiled for its set.
 #define SNN_SPIKE_CONV_INLINE inline __attribute__((always_inline))
 

@@ -41,10 +41,6 @@ inline void forEachTap(int64_t iy, int64_t ix, const Shape &s, const SpikeConvGe
   }
 }
 
-/// Samples whose weight-gradient terms one partial sum holds: partials are
-/// added in sample order, so the result does not depend on the thread count.
-constexpr int64_t kSamplesPerPartial = 4;
-
 /// Adds one sample's terms to acc [C, kH, kW, O]: for each input that fired
 /// (bits in NHWC order), the gradient rows of the outputs each tap reached.
 void weightGradOfSample(const uint8_t *bits, int64_t firstBit, const float *grad, const Shape &s,
@@ -222,17 +218,6 @@ void weightGradOfBlockBaseline(const WeightGradInput &in, int64_t n, int64_t c, 
   weightGradOfBlock<Vec8>(in, n, c, first, out);
 }
 
-WeightGradOfBlock weightGradKernel() {
-  switch (spikeConvInstructions()) {
-  case SpikeConvInstructions::Avx512:
-    return weightGradOfBlockAvx512;
-  case SpikeConvInstructions::Avx2:
-    return weightGradOfBlockAvx2;
-  default:
-    return weightGradOfBlockBaseline;
-  }
-}
-
 /// Output channels of one block of the weight gradient (weightGradOfBlock).
 int64_t weightGradBlock(const Shape &s) { return s.kh == 3 ? 32 : 64; }
 
@@ -257,10 +242,13 @@ at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSi
     return weightGradByScatter(bits, grad, s, g);
   ActivePixels active = listActivePixels(bits.data_ptr<uint8_t>(), s);
   // Channels-last with O padded to whole blocks, so every block reads whole
-  // vectors.
+  // vectors: a channels-last gradient of whole blocks as it is, else a copy.
   const int64_t block = weightGradBlock(s), padded = (s.outputs + block - 1) / block * block;
-  at::Tensor rows = at::zeros({s.batch, s.outHeight, s.outWidth, padded}, grad.options());
-  rows.narrow(3, 0, s.outputs).copy_(grad.permute({0, 2, 3, 1}));
+  at::Tensor rows = grad.permute({0, 2, 3, 1});
+  if (padded != s.outputs || !rows.is_contiguous()) {
+    rows = at::zeros({s.batch, s.outHeight, s.outWidth, padded}, grad.options());
+    rows.narrow(3, 0, s.outputs).copy_(grad.permute({0, 2, 3, 1}));
+  }
   std::vector<int32_t> rowsOf =
       outputsAlong(s.height, s.kh, g.stride[0], g.padding[0], g.dilation[0], s.outHeight);
   std::vector<int32_t> columnsOf =
@@ -269,7 +257,8 @@ at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSi
   in.shape.outputs = padded;
   const int64_t taps = s.kh * s.kw, blocks = padded / block;
   at::Tensor sums = at::zeros({s.channels, blocks, taps, block}, grad.options());
-  const WeightGradOfBlock weightGradOfBlockOnThisCpu = weightGradKernel();
+  const WeightGradOfBlock weightGradOfBlockOnThisCpu = forInstructions<WeightGradOfBlock>(
+      weightGradOfBlockAvx512, weightGradOfBlockAvx2, weightGradOfBlockBaseline);
   // A sample at a time, so its gradient stays in cache while every (channel,
   // block) unit reads it; each unit is summed by one thread, in sample and
   // pixel order: the same result for any thread count.

@@ -25,8 +25,9 @@ namespace {
 
 /// A layer the tests run: channels in and out and the kernel's size, with the
 /// geometry. Output counts above 64 take several blocks of the kernels, the
-/// last one partly past O; 3 x 3 and 1 x 1 have their own weight-gradient
-/// kernels, other sizes the general one.
+/// last one partly past O, and 64 fills whole blocks (the weight gradient
+/// then reads a channels-last gradient in place); 3 x 3 and 1 x 1 have their
+/// own weight-gradient kernels, other sizes the general one.
 struct Layer {
   SpikeConvGeometry g;
   int64_t channels, outputs, kernel;
@@ -35,7 +36,8 @@ struct Layer {
 std::vector<Layer> layers() {
   return {{{{1, 1}, {1, 1}, {1, 1}}, 5, 7, 3},   {{{2, 1}, {0, 2}, {1, 2}}, 5, 7, 3},
           {{{1, 1}, {0, 0}, {1, 1}}, 5, 7, 1},   {{{1, 1}, {1, 1}, {1, 1}}, 20, 70, 3},
-          {{{2, 2}, {0, 0}, {1, 1}}, 20, 70, 1}, {{{2, 2}, {2, 2}, {1, 1}}, 12, 33, 5}};
+          {{{2, 2}, {0, 0}, {1, 1}}, 20, 70, 1}, {{{2, 2}, {2, 2}, {1, 1}}, 12, 33, 5},
+          {{{1, 1}, {1, 1}, {1, 1}}, 9, 64, 3}};
 }
 
 /// Runs `body` once on each version of the kernels this CPU can run.
@@ -125,6 +127,8 @@ TEST(SpikeConv, GradientsEqualTheDenseConvolutionsAtEveryDensity) {
           at::Tensor expected = at::conv2d(xa, wa, ba, s.stride, s.padding, s.dilation);
           at::Tensor actual = eventConv2dWithGrad(xb, wb, bb, s);
           at::Tensor upstream = at::randn(expected.sizes());
+          if (channelsLast) // the gradient in the layout snn-run's convolutions give it
+            upstream = upstream.contiguous(at::MemoryFormat::ChannelsLast);
           (expected * upstream).sum().backward();
           (actual * upstream).sum().backward();
           // Forward: the weights of the active taps (the inference test's
