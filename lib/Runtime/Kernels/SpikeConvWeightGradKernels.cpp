@@ -60,7 +60,8 @@ void weightGradOfSample(const uint8_t *bits, int64_t firstBit, const float *grad
     }
 }
 
-/// The weight gradient of kernels other than 3 x 3 and 1 x 1: partial sums
+/// The weight gradient of kernels other than 3 x 3 and 1 x 1 (and of images
+/// too large for ActivePixels' packing): partial sums
 /// [C, kH, kW, O] of four samples each, each input that fired adding the
 /// gradient rows its taps reached, the partials added in sample order (the
 /// same result for any thread count).
@@ -238,7 +239,9 @@ at::Tensor spikeConv2dWeightGrad(const at::Tensor &bits, at::IntArrayRef inputSi
     throw Error("spike conv2d weight gradient: " + std::to_string(bits.numel()) +
                 " bytes of bits for " + std::to_string(s.batch * imageBits) + " inputs");
   const bool square3 = s.kh == 3 && s.kw == 3, single = s.kh == 1 && s.kw == 1;
-  if (!square3 && !single)
+  // The listed pixels are packed as y << 16 | x in an int32.
+  const bool packable = s.height < (int64_t(1) << 15) && s.width < (int64_t(1) << 16);
+  if ((!square3 && !single) || !packable)
     return weightGradByScatter(bits, grad, s, g);
   ActivePixels active = listActivePixels(bits.data_ptr<uint8_t>(), s);
   // Channels-last with O padded to whole blocks, so every block reads whole
