@@ -26,16 +26,17 @@ zoo tests do: every layer fires, as in a trained network), then
 GFLOP/s: the dense-equivalent FLOPs (bench_models.layer_stats: every Conv2d/Linear multiply-add,
 spikes or not) per second, against this machine's rates at --threads: a 1024^3 GEMM (OpenBLAS,
 one thread, as both sides run BLAS) and a large 3x3 conv2d (oneDNN, channels-last). Under each row:
-every neuron layer's firing rate (inference, the calibrated model) and, with --event-kernels,
-which conv2d/Linear shapes took the event-driven kernels in training (snn-run's measured
-crossover against the density of the layer's input).
+every neuron layer's firing rate (inference, the calibrated model) and which conv2d/Linear
+shapes took the event-driven kernels in training (snn-run's automatic choice: each shape's
+crossover density on this machine, the mean density of its inputs, the calls each kernel took);
+--dense-kernels keeps every layer on the dense kernels instead.
 Both with --threads intra-op threads and one OpenBLAS thread. --reference tuned runs this process
 (so the PyTorch side) with snn-run's allocator settings too (bench_models.TUNED_ENV).
 
 Not a test: run it on an otherwise idle machine.
   bench/sj_port.py --bin build/bin [--models sew_resnet18,dvsgesture_net] [--T 4,8]
                    [--threads N] [--batch 4] [--steps 6] [--warmup 2] [--repeat 3]
-                   [--event-kernels]
+                   [--dense-kernels]
                    [--reference default|tuned] [--json F]
 """
 import os
@@ -106,7 +107,7 @@ MODELS = {
     "spiking_vgg11_bn": (vgg11_bn, 4, [3, 224, 224], True, 10),
     "dvsgesture_net": (dvsgesture, 16, [2, 128, 128], False, 11),
 }
-EVENT_FLAGS = ["--spike-conv-density", "auto", "--spike-linear-density", "auto"]
+DENSE_FLAGS = ["--spike-conv-density", "0", "--spike-linear-density", "0"]
 
 
 def conv_peak_gflops():
@@ -160,7 +161,7 @@ def snn_run_infer_seconds(args, art, x, T, static, d, batches):
     np.save(given, (xs if static else time_major(xs, T, static).contiguous()).numpy())
     cmd = [os.path.join(args.bin, "snn-run"), "infer", art, "--input", given, "--output", out,
            "--threads", args.threads, "--batch-size", x.shape[0], "-v"]
-    cmd += (["--repeat-time", T] if static else []) + (EVENT_FLAGS if args.event_kernels else [])
+    cmd += (["--repeat-time", T] if static else []) + (DENSE_FLAGS if args.dense_kernels else [])
     lines = sh(cmd).stderr.strip().splitlines()  # the summary, then the firing rates
     line = next((l for l in lines if "samples/s" in l), lines[-1] if lines else "")
     return float(re.search(r"run ([0-9.]+) ms", line).group(1)) / 1000.0
@@ -168,7 +169,7 @@ def snn_run_infer_seconds(args, art, x, T, static, d, batches):
 
 def bench_infer(args, net, art, x, T, static, d):
     """Seconds per batch, warm: snn-run's from a run of 1 + k batches less a run of 1, over k
-    (a process's first batch makes oneDNN's kernels and, with --event-kernels, times them),
+    (a process's first batch makes oneDNN's kernels and times the event-driven ones),
     PyTorch's eval forward after a warm-up. None where the difference is lost in the noise."""
     net.eval()
     xt = time_major(x, T, static).contiguous()
@@ -211,11 +212,12 @@ def peak_rss_mib(log):
 
 
 def event_choices(log):
-    """The end event's measured crossovers: 'shape: density D, event-driven up to X (event)'."""
+    """The end event's automatic kernel choices: 'shape: mean input density D, event-driven
+    up to X: E calls event-driven, N dense'."""
     end = next((e for e in map(json.loads, open(log)) if e.get("event") == "end"), {})
-    return [f"{k['layer']}: input density {k['density']:.3f}, event-driven up to "
-            f"{k['threshold']:.3f} ({'event' if k['density'] <= k['threshold'] else 'dense'})"
-            for k in end.get("event_kernels", [])]
+    return [f"{k['layer']}: mean input density {k['mean_density']:.3f}, event-driven up to "
+            f"{k['threshold']:.3f}: {k['event_calls']} calls event-driven, "
+            f"{k['dense_calls']} dense" for k in end.get("event_kernels", [])]
 
 
 def bench_train(args, net, art, T, shape, static, classes, d, g):
@@ -235,7 +237,7 @@ def bench_train(args, net, art, T, shape, static, classes, d, g):
                "--lr", 0.01, "--optimizer", "sgd", "--momentum", 0.9, "--loss", "mse",
                "--threads", args.threads, "--log", log, "--progress", "none"]
         cmd += (["--repeat-time", T] if static else []) + (
-            EVENT_FLAGS if args.event_kernels else [])
+            DENSE_FLAGS if args.dense_kernels else [])
         for who in ((0, 1) if rep % 2 == 0 else (1, 0)):
             net.load_state_dict(start)
             if who == 0:
@@ -315,8 +317,9 @@ def parse_args():
     p.add_argument("--repeat", type=int, default=3, help="inference runs of each (best)")
     p.add_argument("--train-repeat", type=int, default=2,
                    help="training runs of each, interleaved (best steady rate)")
-    p.add_argument("--event-kernels", action="store_true",
-                   help="snn-run with --spike-conv-density auto --spike-linear-density auto")
+    p.add_argument("--dense-kernels", action="store_true",
+                   help="snn-run with --spike-conv-density 0 --spike-linear-density 0 (every "
+                        "layer dense) instead of its automatic choice")
     p.add_argument("--reference", choices=("default", "tuned"), default="default",
                    help="PyTorch as shipped, or with snn-run's allocator settings")
     p.add_argument("--json", help="also write the results here")
@@ -340,7 +343,7 @@ def main():
     print(f"{args.threads} threads, GEMM {gemm:.0f} GFLOP/s (OpenBLAS, one thread as both sides "
           f"run it), conv2d {conv:.0f} GFLOP/s (oneDNN), PyTorch reference: "
           f"{args.reference}, snn-run kernels: "
-          f"{'event-driven where measured faster' if args.event_kernels else 'default'}")
+          f"{'dense' if args.dense_kernels else 'chosen per layer (default)'}")
     print("| network | input | T | B | infer snn-run s | infer PyTorch s | speedup | "
           "train snn-run samples/s | train PyTorch samples/s | speedup | snn-run train RSS MiB "
           "| infer GFLOP/s (snn-run / PyTorch) | train GFLOP/s (snn-run / PyTorch) |\n"

@@ -30,6 +30,7 @@ from .helpers import (DeviceMesh, SNNDistributedRecommendation, build_device_mes
                       resolve_tensor_parallel_group_size, unwrap_parallel_module)
 from .debug import (enable_tp_communication_debug, get_tp_communication_debug_stats,
                     reset_tp_communication_debug_stats)
+from .kernels import event_kernel_choices, event_kernels, set_event_kernels
 from . import export, optim
 
 __all__ = [
@@ -43,4 +44,5 @@ __all__ = [
     "resolve_tensor_parallel_group_size", "unwrap_parallel_module", "calibrate",
     "user_device_profile_path", "UncalibratedPlanWarning", "CheckpointInfo",
     "TensorShardMemoryModule", "make_tensor_shard_memory_module", "apply_pipeline_stage_memopt",
+    "set_event_kernels", "event_kernels", "event_kernel_choices",
 ]

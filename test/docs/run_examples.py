@@ -67,7 +67,8 @@ class Scratch:
         # A reader's fresh shell: no PYTHONPATH, and no device profile yet (the blocks show
         # what planning says without one).
         env = {k: v for k, v in os.environ.items()
-               if k not in ("PYTHONPATH", "SPIKEMESH_DEVICE_PROFILE", "XDG_CACHE_HOME")}
+               if k not in ("PYTHONPATH", "SPIKEMESH_DEVICE_PROFILE", "XDG_CACHE_HOME",
+                            "SPIKEMESH_KERNEL_CROSSOVERS")}
         env.update(HOME=os.path.join(self.dir, "home"), TMPDIR=os.path.join(self.dir, "tmp"),
                    PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         with open(self.env_file, "w") as f:

@@ -12,9 +12,11 @@ batches and samples/s.
 
 With `--spike-linear-density D` snn-run infers with the event-driven Linear kernels: the
 output must compare the same way, and `-v` must report Linear calls on them. With
-`--measured-densities` it infers with `--spike-linear-density auto --spike-conv-density
-auto`: `-v` must report a measured crossover in [0, 1] for every Linear and conv2d shape of
-the model, and the output must compare the same way (whichever kernels the timings chose).
+`--measured-densities` it infers twice under the default automatic kernel choice with a
+fresh crossover file: `-v` must report a crossover in [0, 1] for every Linear and conv2d shape
+of the model, timed by the first run and kept for the second, which must take the same
+kernels and give the same output bit for bit; the output must compare the same way
+(whichever kernels the timings chose).
 
 Usage: infer_case.py --bin BUILD/bin --work DIR --model NAME [--width W] [--T 4] [--N 8]
                      [--repeat-time] [--batch-size B] [--spike-linear-density D]
@@ -30,9 +32,9 @@ import sys
 import numpy as np
 
 
-def run(cmd):
+def run(cmd, env=None):
     print("+ " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
@@ -63,18 +65,36 @@ def compare(got, expected, spikes, bound=None):
     return worst
 
 
-def check_measured(infer, output):
-    """--spike-linear-density auto --spike-conv-density auto: one measured crossover in
-    [0, 1] per Linear and conv2d layer shape of the model."""
-    proc = run(infer + ["--output", output, "-v", "--spike-linear-density", "auto",
-                        "--spike-conv-density", "auto"])
-    found = re.findall(r"measured (linear|conv2d) (.*?): dense .* up to density ([0-9.e-]+)",
-                       proc.stderr)
-    kinds = {kind for kind, _, _ in found}
-    if kinds != {"linear", "conv2d"} or any(not 0 <= float(t) <= 1 for _, _, t in found):
-        raise SystemExit(f"FAIL: auto densities: expected measured Linear and conv2d "
-                         f"crossovers in [0, 1], -v printed {proc.stderr!r}")
-    print("\n".join(line for line in proc.stderr.splitlines() if "measured" in line))
+def check_measured(infer, output, work):
+    """The default automatic choice: -v reports one crossover in [0, 1] per Linear and conv2d
+    layer shape of the model, with the calls it decided; the first run times them into a
+    fresh crossover file, the second reads them from it and takes the same kernels, so the
+    two outputs are equal bit for bit."""
+    env = dict(os.environ, SPIKEMESH_KERNEL_CROSSOVERS=os.path.join(work, "crossovers.json"))
+    pattern = (r"snn-run: (linear|conv2d) (.*?): (\d+) calls event-driven, (\d+) dense, mean "
+               r"density ([0-9.e-]+); event-driven up to density ([0-9.e-]+) \((measured|kept "
+               r"for this machine)")
+    runs = []
+    for attempt, origin in enumerate(("measured", "kept for this machine")):
+        path = os.path.join(work, f"auto{attempt}.npy")
+        proc = run(infer + ["--output", path, "-v"], env=env)
+        found = re.findall(pattern, proc.stderr)
+        kinds = {layer[0] for layer in found}
+        if kinds != {"linear", "conv2d"} or any(
+                not 0 <= float(layer[5]) <= 1 or int(layer[2]) + int(layer[3]) == 0 or
+                layer[6] != origin for layer in found):
+            raise SystemExit(f"FAIL: automatic kernel choice: expected Linear and conv2d "
+                             f"crossovers in [0, 1] {origin}, with calls, -v printed "
+                             f"{proc.stderr!r}")
+        runs.append((path, [(layer[1], layer[2], layer[3], layer[5]) for layer in found]))
+        print("\n".join(line for line in proc.stderr.splitlines()
+                        if line.startswith("snn-run: linear") or
+                        line.startswith("snn-run: conv2d")))
+    if runs[0][1] != runs[1][1]:
+        raise SystemExit(f"FAIL: the second run's kernel choices differ: {runs}")
+    if not np.array_equal(np.load(runs[0][0]), np.load(runs[1][0])):
+        raise SystemExit("FAIL: the run with the kept crossovers gives another output")
+    shutil.copyfile(runs[0][0], output)
 
 
 def check_blocks(infer, output, repeat_time, work):
@@ -122,8 +142,9 @@ def main():
     parser.add_argument("--spike-conv-density", type=float, default=0.0,
                         help="run with the event-driven conv2d kernel; -v must show calls")
     parser.add_argument("--measured-densities", action="store_true",
-                        help="run with both densities auto; -v must show each layer "
-                             "shape's measured crossover")
+                        help="run twice with a fresh crossover file: -v must show each "
+                             "layer shape's crossover, timed then kept, the same kernel "
+                             "choices and the same output")
     parser.add_argument("--expect-blocks", action="store_true",
                         help="-v must report spiking blocks run fused (and, with "
                              "--repeat-time, one-step layers) and channels-last conv2d, and "
@@ -177,7 +198,7 @@ def main():
                              f"spike kernel: {proc.stderr!r}")
         print(proc.stderr.strip())
     if args.measured_densities:
-        check_measured(infer, output)
+        check_measured(infer, output, args.work)
     if args.expect_blocks:
         check_blocks(infer, output, args.repeat_time, args.work)
 

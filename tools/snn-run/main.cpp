@@ -166,16 +166,17 @@ void addKernelOptions(CLI::App *command, KernelChoice &kernels) {
                    "the event-driven kernels (sums of the active inputs' weight taps; in "
                    "training also the weight gradient over the active inputs; within float32 "
                    "rounding of the dense convolution, not bit-equal); 0 keeps every conv2d "
-                   "dense (default 0); auto: the density "
-                   "up to which the event-driven kernel was faster, timed on each layer "
-                   "shape's first spike input on this machine");
+                   "dense. Default auto: each layer shape's crossover density on this machine, "
+                   "timed once on its first spike input and kept in "
+                   "$SPIKEMESH_KERNEL_CROSSOVERS or ~/.cache/spikemesh/kernel-crossovers.json; "
+                   "every call compares its input's density with it");
   addDensityOption(command, "--spike-linear-density", kernels.spikeLinearDensity,
                    "Linear layers whose input is spikes with at most this share of ones run "
                    "event-driven kernels (sums of the active inputs' weights; within float32 "
-                   "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense "
-                   "(default 0); auto: the density up to which the event-driven kernels were "
-                   "faster (forward, and the weight gradient in training), timed on each "
-                   "layer shape's first spike input on this machine");
+                   "rounding of the dense GEMM, not bit-equal); 0 keeps every Linear dense. "
+                   "Default auto: each layer shape's crossover density on this machine (the "
+                   "forward, and the weight gradient in training), as for "
+                   "--spike-conv-density");
 }
 
 void addInferCommand(CLI::App &app, InferOptions &options, Commands &commands) {

@@ -7,7 +7,10 @@
 #include "Bindings.h"
 #include "Program.h"
 
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Execution/EventKernelChoice.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 
 #include <ATen/Parallel.h>
 
@@ -153,9 +156,47 @@ void bindProgram(py::module_ &m) {
   bindCheckpoints(program);
 }
 
+/// Each layer shape under the automatic kernel choice, as dicts.
+py::list eventKernelLayerDicts() {
+  py::list rows;
+  for (const snn::runtime::EventKernelLayer &layer : snn::runtime::eventKernelLayers()) {
+    py::dict row;
+    row["layer"] = layer.key;
+    row["threshold"] = layer.crossover.threshold;
+    row["from_file"] = layer.fromFile;
+    row["event_calls"] = layer.eventCalls;
+    row["dense_calls"] = layer.denseCalls;
+    row["mean_density"] = layer.meanDensity();
+    row["dense_seconds"] = layer.crossover.denseSeconds;
+    row["event_seconds"] = layer.crossover.eventSeconds;
+    row["event_seconds_without_spikes"] = layer.crossover.fixedSeconds;
+    row["density"] = layer.crossover.density;
+    rows.append(row);
+  }
+  return rows;
+}
+
+void bindKernelChoice(py::module_ &m) {
+  m.def("set_event_kernel_densities",
+        [](double linear, double conv) {
+          snn::runtime::setSpikeLinearMaxDensity(linear);
+          snn::runtime::setSpikeConvMaxDensity(conv);
+        },
+        py::arg("linear"), py::arg("conv"),
+        "The density limits of the event-driven Linear and conv2d kernels (-1: the "
+        "crossover measured per layer shape; 0: dense)");
+  m.def("event_kernel_densities", [] {
+    return std::make_pair(snn::runtime::spikeLinearMaxDensity(),
+                          snn::runtime::spikeConvMaxDensity());
+  });
+  m.def("event_kernel_layers", &eventKernelLayerDicts,
+        "Each layer shape under the automatic choice: its crossover and the calls it decided");
+}
+
 } // namespace
 
 void snn::python::bindRuntime(py::module_ &m) {
+  bindKernelChoice(m);
   bindProgram(m);
   m.def("tune_process",
         [] {

@@ -2,6 +2,7 @@
 
 #include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
 #include "snn/Runtime/Autograd/LinearAutograd.h"
+#include "snn/Runtime/Kernels/EventKernelDensity.h"
 #include "snn/Runtime/Kernels/SpikeLinearKernels.h"
 
 #include <ATen/ops/from_blob.h>
@@ -68,7 +69,7 @@ struct SpikeLinearFunction : public torch::autograd::Function<SpikeLinearFunctio
   }
 };
 
-std::atomic<double> maxDensityForPrograms{0.0};
+std::atomic<double> maxDensityForPrograms{kMeasuredDensity};
 std::atomic<int64_t> callsTaken{0}, callsDenser{0}, callsNotSpikes{0};
 std::atomic<double> densitySum{0.0};
 

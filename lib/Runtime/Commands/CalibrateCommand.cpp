@@ -7,6 +7,7 @@
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Launcher.h"
 #include "snn/Runtime/Distributed/World.h"
+#include "snn/Runtime/Execution/KernelCrossoverFile.h"
 #include "snn/Runtime/Support/DurableFile.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/HostCpuTimes.h"
@@ -298,6 +299,22 @@ void validateModelOptions(const CalibrateOptions &options) {
     throw Error("--model-batches: give at least one batch size");
 }
 
+/// A machine measured again times its event kernels' crossovers again too
+/// (KernelCrossoverFile.h): the next runs re-time the shapes they meet.
+void forgetMachineKernelCrossovers() {
+  std::string path = userKernelCrossoversPath();
+  if (path.empty())
+    return;
+  try {
+    if (size_t dropped = forgetKernelCrossovers(path); dropped > 0)
+      std::cout << "dropped this machine's " << dropped << " kernel crossovers from " << path
+                << " (the next runs time them again)\n"
+                << std::flush;
+  } catch (const std::exception &e) {
+    std::cerr << "warning: calibrate: " << e.what() << "\n" << std::flush;
+  }
+}
+
 } // namespace
 
 void requireCalibrateGroupSize(int64_t ranks) {
@@ -404,6 +421,7 @@ int runCalibrate(const CalibrateOptions &named) {
   replaceFileDurably(options.outPath, text);
   std::cout << formatCalibrationSummary(profile) << "wrote " << options.outPath << "\n"
             << std::flush;
+  forgetMachineKernelCrossovers();
   return 0;
 }
 

@@ -133,12 +133,16 @@ void report(const InferOptions &options, const StreamStats &stats, double loadSe
   if (int64_t convs = channelsLastConvolutions(); convs > 0)
     std::cerr << ", " << convs << " conv2d calls channels-last";
   std::cerr << std::endl;
-  for (const auto &[layer, c] : measuredCrossovers())
-    std::cerr << "snn-run: measured " << layer << ": dense " << c.denseSeconds * 1e3
-              << " ms, event-driven " << c.eventSeconds * 1e3 << " ms at density "
-              << c.density << " (" << c.fixedSeconds * 1e3
-              << " ms without spikes): event-driven up to density " << c.threshold
-              << std::endl;
+  for (const EventKernelLayer &layer : eventKernelLayers()) {
+    const KernelCrossover &c = layer.crossover;
+    std::cerr << "snn-run: " << layer.key << ": " << layer.eventCalls << " calls event-driven, "
+              << layer.denseCalls << " dense, mean density " << layer.meanDensity()
+              << "; event-driven up to density " << c.threshold
+              << (layer.fromFile ? " (kept for this machine: dense " : " (measured: dense ")
+              << c.denseSeconds * 1e3 << " ms, event-driven " << c.eventSeconds * 1e3
+              << " ms at density " << c.density << ", " << c.fixedSeconds * 1e3
+              << " ms without spikes)" << std::endl;
+  }
 }
 
 /// -v: each neuron layer's firing rate over the whole input and the kernel

@@ -328,7 +328,7 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.peakResidentBytes = peakResidentBytes();
   end.spikeLinear = spikeLinearCounts();
   end.spikeConv = spikeConvCounts();
-  end.eventKernels = measuredCrossovers();
+  end.eventKernels = eventKernelLayers();
   end.spikingBlocks = spikingBlockCounts();
   end.spikeBits = spikeBitsCounts();
   end.recomputation = recomputationCounts();

@@ -13,8 +13,8 @@
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/GradMode.h>
 
-#include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <limits>
 #include <mutex>
 
@@ -22,47 +22,95 @@ namespace snn::runtime {
 
 namespace {
 std::mutex mutex;
-std::vector<std::pair<std::string, KernelCrossover>> measured;
+std::vector<EventKernelLayer> layers;
+std::optional<std::string> crossoversFile; // unset: userKernelCrossoversPath()
+bool warned = false;
 
-/// The remembered crossover of `key`; `mutex` held.
-std::optional<double> findLocked(const std::string &key) {
-  for (const auto &[name, crossover] : measured)
-    if (name == key)
-      return crossover.threshold;
-  return std::nullopt;
+/// The layer of `key`; `mutex` held.
+EventKernelLayer *findLocked(const std::string &key) {
+  for (EventKernelLayer &layer : layers)
+    if (layer.key == key)
+      return &layer;
+  return nullptr;
+}
+
+/// The crossover of `key`, measuring it (through the file) the first time;
+/// `mutex` held.
+EventKernelLayer &layerLocked(const std::string &key,
+                              const std::function<KernelCrossover()> &measure) {
+  if (EventKernelLayer *known = findLocked(key))
+    return *known;
+  if (!crossoversFile)
+    crossoversFile = userKernelCrossoversPath();
+  EventKernelLayer layer;
+  layer.key = key;
+  if (crossoversFile->empty()) {
+    layer.crossover = measure();
+    layer.crossover.threshold =
+        crossoverDensity(layer.crossover.denseSeconds, layer.crossover.fixedSeconds,
+                         layer.crossover.eventSeconds, layer.crossover.density);
+  } else {
+    SharedCrossover shared = sharedCrossover(*crossoversFile, key, measure);
+    layer.crossover = shared.crossover;
+    layer.fromFile = shared.fromFile;
+    if (!shared.warning.empty() && !warned) {
+      warned = true;
+      std::cerr << ("warning: kernel crossovers: " + shared.warning + "\n") << std::flush;
+    }
+  }
+  layers.push_back(std::move(layer));
+  return layers.back();
+}
+
+/// Whether a call of `key` on an input of `density` takes the event kernel,
+/// counted under its layer.
+EventKernelUse decide(const std::string &key, double density,
+                      const std::function<KernelCrossover()> &measure) {
+  std::lock_guard<std::mutex> lock(mutex);
+  EventKernelLayer &layer = layerLocked(key, measure);
+  bool event = density <= layer.crossover.threshold;
+  ++(event ? layer.eventCalls : layer.denseCalls);
+  layer.densitySum += density;
+  return event ? EventKernelUse::Event : EventKernelUse::Dense;
+}
+
+std::string linearKey(const at::Tensor &x, const at::Tensor &weight, bool training) {
+  return "linear " + formatShape(x.sizes()) + " -> " + std::to_string(weight.size(0)) +
+         (training ? ", training" : "");
+}
+
+std::string convKey(const at::Tensor &x, const at::Tensor &weight, const SpikeConvGeometry &g,
+                    bool training) {
+  return "conv2d " + formatShape(x.sizes()) + " -> " + formatShape(weight.sizes()) + " stride " +
+         std::to_string(g.stride[0]) + "x" + std::to_string(g.stride[1]) + " padding " +
+         std::to_string(g.padding[0]) + "x" + std::to_string(g.padding[1]) +
+         (training ? ", training" : "");
 }
 } // namespace
 
-double crossoverDensity(double denseSeconds, double fixedSeconds, double eventSeconds,
-                        double density) {
-  if (fixedSeconds >= denseSeconds)
-    return 0.0;
-  double perDensity = density > 0 ? (eventSeconds - fixedSeconds) / density : 0.0;
-  if (perDensity <= 0)
-    return 1.0;
-  return std::clamp((denseSeconds - fixedSeconds) / perDensity, 0.0, 1.0);
-}
-
 double measuredThreshold(const std::string &key,
                          const std::function<KernelCrossover()> &measure) {
-  // Held while measuring: two threads never time kernels against each other.
   std::lock_guard<std::mutex> lock(mutex);
-  if (std::optional<double> known = findLocked(key))
-    return *known;
-  KernelCrossover c = measure();
-  c.threshold = crossoverDensity(c.denseSeconds, c.fixedSeconds, c.eventSeconds, c.density);
-  measured.emplace_back(key, c);
-  return c.threshold;
+  return layerLocked(key, measure).crossover.threshold;
 }
 
 std::optional<double> rememberedThreshold(const std::string &key) {
   std::lock_guard<std::mutex> lock(mutex);
-  return findLocked(key);
+  if (const EventKernelLayer *layer = findLocked(key))
+    return layer->crossover.threshold;
+  return std::nullopt;
 }
 
-std::vector<std::pair<std::string, KernelCrossover>> measuredCrossovers() {
+void useKernelCrossoversFile(const std::string &path) {
   std::lock_guard<std::mutex> lock(mutex);
-  return measured;
+  crossoversFile = path;
+  layers.clear();
+  warned = false;
+}
+
+std::vector<EventKernelLayer> eventKernelLayers() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return layers;
 }
 
 double bestSeconds(const std::function<void()> &run, int repeats) {
@@ -77,31 +125,27 @@ double bestSeconds(const std::function<void()> &run, int repeats) {
   return best;
 }
 
-double linearEventThreshold(const at::Tensor &x, const at::Tensor &weight,
-                            const at::Tensor &bias) {
-  bool grad = c10::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
-  std::string key = "linear " + formatShape(x.sizes()) + " -> " +
-                    std::to_string(weight.size(0)) + (grad ? ", training" : "");
-  if (std::optional<double> known = rememberedThreshold(key))
-    return *known;
-  c10::NoGradGuard noGrad;
-  at::Tensor input = x.detach(), w = weight.detach();
-  at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
-  std::optional<SpikeRows> spikes = packSpikes(input);
-  if (!spikes)
-    return 0.0;
-  at::Tensor none = at::zeros_like(input);
-  at::Tensor upstream = grad ? at::ones({input.size(0), w.size(0)}) : at::Tensor();
-  // Each path as a call runs it: the event one packs its input every time.
-  auto event = [&](const at::Tensor &in) {
-    SpikeRows s = *packSpikes(in);
-    spikeLinearForward(s, w, b);
-    if (grad)
-      spikeLinearWeightGrad(s, upstream);
-  };
-  return measuredThreshold(key, [&] {
+EventKernelUse linearEventKernelUse(const at::Tensor &x, const at::Tensor &weight,
+                                    const at::Tensor &bias, bool training) {
+  std::optional<double> density = spikeDensity(x);
+  if (!density)
+    return EventKernelUse::NotSpikes;
+  bool grad = training;
+  return decide(linearKey(x, weight, grad), *density, [&] {
+    c10::NoGradGuard noGrad;
+    at::Tensor input = x.detach(), w = weight.detach();
+    at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
+    at::Tensor none = at::zeros_like(input);
+    at::Tensor upstream = grad ? at::ones({input.size(0), w.size(0)}) : at::Tensor();
+    // Each path as a call runs it: the event one packs its input every time.
+    auto event = [&](const at::Tensor &in) {
+      SpikeRows s = *packSpikes(in);
+      spikeLinearForward(s, w, b);
+      if (grad)
+        spikeLinearWeightGrad(s, upstream);
+    };
     KernelCrossover c;
-    c.density = spikes->density();
+    c.density = *density;
     c.denseSeconds = bestSeconds([&] {
       threadedLinear(input, w, b);
       if (grad)
@@ -113,36 +157,31 @@ double linearEventThreshold(const at::Tensor &x, const at::Tensor &weight,
   });
 }
 
-double convEventThreshold(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
-                          const SpikeConvGeometry &g, bool training) {
-  std::string key = "conv2d " + formatShape(x.sizes()) + " -> " + formatShape(weight.sizes()) +
-                    " stride " + std::to_string(g.stride[0]) + "x" + std::to_string(g.stride[1]) +
-                    " padding " + std::to_string(g.padding[0]) + "x" +
-                    std::to_string(g.padding[1]) + (training ? ", training" : "");
-  if (std::optional<double> known = rememberedThreshold(key))
-    return *known;
+EventKernelUse convEventKernelUse(const at::Tensor &x, const at::Tensor &weight,
+                                  const at::Tensor &bias, const SpikeConvGeometry &g,
+                                  bool training) {
   std::optional<double> density = spikeDensity(x);
   if (!density)
-    return 0.0;
-  c10::NoGradGuard noGrad;
-  at::Tensor input = x.detach(), w = weight.detach();
-  at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
-  at::Tensor none = at::zeros_like(input);
-  // The dense path as a training call runs it: forward, then the weight's
-  // gradient (x's is dense on both paths).
-  auto dense = [&] {
-    at::Tensor y = at::conv2d(input, w, b, g.stride, g.padding, g.dilation);
-    if (training)
-      at::convolution_backward(y, input, w, c10::nullopt, g.stride, g.padding, g.dilation,
-                               false, {0, 0}, 1, {false, true, false});
-  };
-  auto event = [&](const at::Tensor &in) {
-    at::Tensor y = spikeConv2dForward(in, w, b, g);
-    if (training)
-      spikeConv2dWeightGrad(packSpikeBits(in.contiguous(at::MemoryFormat::ChannelsLast)),
-                            in.sizes(), y, w.sizes(), g);
-  };
-  return measuredThreshold(key, [&] {
+    return EventKernelUse::NotSpikes;
+  return decide(convKey(x, weight, g, training), *density, [&] {
+    c10::NoGradGuard noGrad;
+    at::Tensor input = x.detach(), w = weight.detach();
+    at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
+    at::Tensor none = at::zeros_like(input);
+    // The dense path as a training call runs it: forward, then the weight's
+    // gradient (x's is dense on both paths).
+    auto dense = [&] {
+      at::Tensor y = at::conv2d(input, w, b, g.stride, g.padding, g.dilation);
+      if (training)
+        at::convolution_backward(y, input, w, c10::nullopt, g.stride, g.padding, g.dilation,
+                                 false, {0, 0}, 1, {false, true, false});
+    };
+    auto event = [&](const at::Tensor &in) {
+      at::Tensor y = spikeConv2dForward(in, w, b, g);
+      if (training)
+        spikeConv2dWeightGrad(packSpikeBits(in.contiguous(at::MemoryFormat::ChannelsLast)),
+                              in.sizes(), y, w.sizes(), g);
+    };
     KernelCrossover c;
     c.density = *density;
     c.denseSeconds = bestSeconds(dense);

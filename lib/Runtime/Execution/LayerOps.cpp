@@ -93,7 +93,10 @@ Kernel buildLinear(const Node &) {
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
       double density = spikeLinearMaxDensity();
       if (density == kMeasuredDensity)
-        density = linearEventThreshold(x, in[1], optional(in, 2));
+        density = linearEventKernelUse(x, in[1], optional(in, 2), context.training) ==
+                              EventKernelUse::Event
+                      ? 1.0
+                      : 0.0;
       if (density > 0)
         if (std::optional<at::Tensor> y = spikeLinear(x, in[1], optional(in, 2), density))
           return *y;
@@ -107,19 +110,29 @@ Kernel buildLinear(const Node &) {
 /// --spike-conv-density dense.
 std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tensor &weight,
                                             const at::Tensor &bias,
-                                            const SpikeConvGeometry &geometry) {
+                                            const SpikeConvGeometry &geometry,
+                                            const RunContext &context) {
   double limit = spikeConvMaxDensity();
   if (limit <= 0.0 && limit != kMeasuredDensity)
     return std::nullopt;
   bool training = c10::GradMode::is_enabled() &&
                   (x.requires_grad() || weight.requires_grad() ||
                    (bias.defined() && bias.requires_grad()));
-  if (limit == kMeasuredDensity)
-    limit = convEventThreshold(x, weight, bias, geometry, training);
-  std::optional<double> density = spikeDensity(x);
-  if (!density)
-    return std::nullopt;
-  bool sparse = *density <= limit;
+  bool sparse = false;
+  if (limit == kMeasuredDensity) {
+    // The run's mode, not whether autograd records this call: a recomputed
+    // segment's forward (no graph) and its replay take the kernel the same
+    // call takes without recomputation.
+    EventKernelUse use = convEventKernelUse(x, weight, bias, geometry, context.training);
+    if (use == EventKernelUse::NotSpikes)
+      return std::nullopt;
+    sparse = use == EventKernelUse::Event;
+  } else {
+    std::optional<double> density = spikeDensity(x);
+    if (!density)
+      return std::nullopt;
+    sparse = *density <= limit;
+  }
   countSpikeConv(sparse);
   if (!sparse)
     return std::nullopt;
@@ -184,7 +197,7 @@ Kernel buildConv2d(const Node &node) {
                                          *context.weightGrads);
       if (groups == 1)
         if (std::optional<at::Tensor> y = spikeConvIfSparse(x, in[1], optional(in, 2),
-                                                            {stride, padding, dilation}))
+                                                            {stride, padding, dilation}, context))
           return *y;
       if (std::optional<at::Tensor> bits = spikeBitsToKeep(x, in[1]))
         return conv2dSavingSpikeBits(x, *bits, in[1], optional(in, 2),

@@ -1,6 +1,7 @@
 //===- SpikeConvKernels.cpp - Convolutions fed by spikes ------------------===//
 
 #include "SpikeConvKernelsImpl.h"
+#include "snn/Runtime/Kernels/EventKernelDensity.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <ATen/Parallel.h>
@@ -17,7 +18,7 @@ using namespace spike_conv;
 
 namespace {
 
-std::atomic<double> maxDensity{0.0};
+std::atomic<double> maxDensity{kMeasuredDensity};
 std::atomic<int64_t> spikeCalls{0}, denseCalls{0};
 std::atomic<SpikeConvInstructions> instructions{bestSpikeConvInstructions()};
 

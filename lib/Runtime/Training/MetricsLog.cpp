@@ -188,13 +188,19 @@ void MetricsLog::rankEnd(const RankEnd &report) {
     end["spike_conv"] = Json{{"calls", conv.calls}, {"dense", conv.dense}};
   if (!report.eventKernels.empty()) {
     Json layers = Json::array();
-    for (const auto &[layer, c] : report.eventKernels)
-      layers.push_back(Json{{"layer", layer},
+    for (const EventKernelLayer &layer : report.eventKernels) {
+      const KernelCrossover &c = layer.crossover;
+      layers.push_back(Json{{"layer", layer.key},
                             {"dense_seconds", c.denseSeconds},
                             {"event_seconds", c.eventSeconds},
                             {"event_seconds_without_spikes", c.fixedSeconds},
                             {"density", c.density},
-                            {"threshold", c.threshold}});
+                            {"threshold", c.threshold},
+                            {"from_file", layer.fromFile},
+                            {"event_calls", layer.eventCalls},
+                            {"dense_calls", layer.denseCalls},
+                            {"mean_density", layer.meanDensity()}});
+    }
     end["event_kernels"] = layers;
   }
   writeLine(end.dump());

@@ -24,9 +24,10 @@ std::optional<at::Tensor> spikeLinear(const at::Tensor &x, const at::Tensor &wei
                                       const at::Tensor &bias, double maxDensity);
 
 /// The process's choice (snn-run's --spike-linear-density): the density up to which the
-/// programs' Linear layers take spikeLinear; 0, the default, keeps them dense. The event
-/// kernels add in another order than the BLAS GEMM, so they are opt-in: results stay within
-/// the float32 bound of the sums, not bit-equal to PyTorch's.
+/// programs' Linear layers take spikeLinear; 0 keeps them dense; kMeasuredDensity
+/// (EventKernelDensity.h), the default, takes each layer shape's crossover on this machine.
+/// The event kernels add in another order than the BLAS GEMM: results stay within the
+/// float32 bound of the sums, not bit-equal to PyTorch's.
 void setSpikeLinearMaxDensity(double density);
 double spikeLinearMaxDensity();
 

@@ -2,18 +2,20 @@
 #ifndef SNN_RUNTIME_EXECUTION_KERNELCHOICE_H
 #define SNN_RUNTIME_EXECUTION_KERNELCHOICE_H
 
+#include "snn/Runtime/Kernels/EventKernelDensity.h"
+
 namespace snn::runtime {
 
 /// The kernel choices of train, eval and infer.
 struct KernelChoice {
   /// --spike-linear-density: Linear layers fed spikes with at most this share of ones run
-  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense.
-  double spikeLinearDensity = 0.0;
-  /// --spike-conv-density: conv2d layers fed spikes with at most this share of ones run
-  /// the event-driven kernels (SpikeConvKernels.h; eventConv2dWithGrad in training); 0
-  /// keeps every conv2d dense; kMeasuredDensity (auto): the crossover measured per layer
-  /// shape (EventKernelChoice.h). --spike-linear-density likewise.
-  double spikeConvDensity = 0.0;
+  /// the event-driven kernels (SpikeLinearAutograd.h); 0 keeps every Linear dense;
+  /// kMeasuredDensity (auto, the default): each layer shape's crossover on this machine
+  /// (EventKernelChoice.h).
+  double spikeLinearDensity = kMeasuredDensity;
+  /// --spike-conv-density: the same for conv2d layers (SpikeConvKernels.h;
+  /// eventConv2dWithGrad in training).
+  double spikeConvDensity = kMeasuredDensity;
   /// false with --no-fusion: every node runs alone and on every step, no
   /// spiking blocks (SpikingBlockFusion.h) and no one-step conv2d
   /// (TimeInvariance.h).

@@ -62,8 +62,8 @@ SpikeConvInstructions spikeConvInstructions();
 
 /// The process's choice (snn-run --spike-conv-density): conv2d layers whose
 /// input is spikes with at most this share of ones take the event-driven
-/// kernels; 0, the default, keeps every conv2d dense; kMeasuredDensity
-/// (EventKernelChoice.h): up to the crossover measured per layer shape.
+/// kernels; 0 keeps every conv2d dense; kMeasuredDensity (EventKernelDensity.h),
+/// the default: up to the crossover measured per layer shape.
 void setSpikeConvMaxDensity(double density);
 double spikeConvMaxDensity();
 

@@ -63,8 +63,9 @@ struct RankEnd {
   RecomputationCounts recomputation;
   /// conv2d calls on the event-driven kernels (--spike-conv-density), and dense ones.
   SpikeConvCounts spikeConv;
-  /// Event-or-dense crossovers measured per layer shape (--spike-*-density auto).
-  std::vector<std::pair<std::string, KernelCrossover>> eventKernels;
+  /// Each layer shape under the automatic kernel choice (--spike-*-density auto):
+  /// its crossover and the calls it decided.
+  std::vector<EventKernelLayer> eventKernels;
 };
 
 /// The "eval" event as one line of JSON (also what `snn-run eval` prints).
