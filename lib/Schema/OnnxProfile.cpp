@@ -6,10 +6,11 @@ namespace snn::schema::profile {
 const std::vector<ProfileOp> &profileOps() {
   using namespace attr;
   static const std::vector<ProfileOp> ops = {
-      {op::kIFNode, {kAlpha, kDetachReset, kSurrogate, kVReset, kVThreshold}},
-      {op::kLIFNode, {kAlpha, kDecayInput, kDetachReset, kSurrogate, kTau, kVReset, kVThreshold}},
+      {op::kIFNode, {kAlpha, kBeta, kDetachReset, kSurrogate, kVReset, kVThreshold}},
+      {op::kLIFNode,
+       {kAlpha, kBeta, kDecayInput, kDetachReset, kSurrogate, kTau, kVReset, kVThreshold}},
       {op::kParametricLIFNode,
-       {kAlpha, kDecayInput, kDetachReset, kInitTau, kSurrogate, kVReset, kVThreshold}},
+       {kAlpha, kBeta, kDecayInput, kDetachReset, kInitTau, kSurrogate, kVReset, kVThreshold}},
       {op::kAdaptiveAvgPool2d, {kOutputSize}},
       {op::kGroupNorm, {kEpsilon, kNumGroups}},
       {op::kSpikingAttention, {kNumHeads, kScale}},

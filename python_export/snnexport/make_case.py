@@ -33,6 +33,8 @@ def _parser():
     p.add_argument("--layers", type=int, help="deep_mlp: number of linear layers (default 3)")
     p.add_argument("--neuron", choices=models.DeepMLP.NEURONS,
                    help="deep_mlp: neuron after every layer (default lif)")
+    p.add_argument("--surrogate",
+                   help="deep_mlp: the neurons' surrogate, NAME[:P1[,P2]] (e.g. erf, s2nn:3,0.8)")
     p.add_argument("--preset", choices=sorted(models.SPIKFORMER_PRESETS),
                    help="spikformer: the published ti / s embed_dims, num_heads and depths")
     p.add_argument("--attempts", type=int, default=8,
@@ -46,7 +48,8 @@ def _kwargs(args: argparse.Namespace) -> Dict[str, Any]:
         raise ValueError(f"--attempts must be >= 1, got {args.attempts}")
     return models.model_kwargs(args.model, width=args.width, classes=args.classes,
                                blocks=args.blocks, image=args.image, layers=args.layers,
-                               neuron=args.neuron, preset=args.preset)
+                               neuron=args.neuron, preset=args.preset,
+                               surrogate=args.surrogate)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

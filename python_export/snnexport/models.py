@@ -24,11 +24,14 @@ def spiking_mlp(in_features=784, hidden=128, classes=10, tau=2.0):
 class DeepMLP(nn.Module):
     """`layers` Linear layers, each followed by a spiking neuron, then the firing rate:
     [T, N, in_features] -> [N, classes]. `neuron` is "lif", "if" or "plif" (ParametricLIF, a
-    learnable 1/tau per layer). The stack tensor parallelism splits in Megatron pairs."""
+    learnable 1/tau per layer), firing with `surrogate` (surrogate.from_spec: "erf",
+    "s2nn:3,0.8"; None: the neuron's default). The stack tensor parallelism splits in Megatron
+    pairs."""
 
     NEURONS = ("lif", "if", "plif")
 
-    def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif"):
+    def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif",
+                 surrogate_spec=None):
         super().__init__()
         if layers < 1:
             raise ValueError(f"layers={layers} must be >= 1")
@@ -36,11 +39,14 @@ class DeepMLP(nn.Module):
             raise ValueError(f"neuron {neuron_kind!r} is not one of {', '.join(self.NEURONS)}")
 
         def sn():
+            kw = {}
+            if surrogate_spec is not None:
+                kw["surrogate_function"] = surrogate.from_spec(surrogate_spec)
             if neuron_kind == "if":
-                return neuron.IFNode(surrogate_function=surrogate.ATan())
+                return neuron.IFNode(**{"surrogate_function": surrogate.ATan(), **kw})
             if neuron_kind == "plif":
-                return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False)
-            return neuron.LIFNode(tau=2.0)
+                return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False, **kw)
+            return neuron.LIFNode(tau=2.0, **kw)
 
         widths = [in_features] + [hidden] * (layers - 1) + [classes]
         stack = []
@@ -53,8 +59,8 @@ class DeepMLP(nn.Module):
         return self.stack(x_seq).mean(0)
 
 
-def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif"):
-    return DeepMLP(in_features, hidden, classes, layers, neuron)
+def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None):
+    return DeepMLP(in_features, hidden, classes, layers, neuron, surrogate)
 
 
 class CSNN(nn.Module):
@@ -203,7 +209,7 @@ WIDTH_ARG = {"spiking_mlp": "hidden", "deep_mlp": "hidden", "csnn": "channels",
 # Options that only some models take.
 _ONLY_FOR = {"blocks": ("vgg_dvs", "sew_resnet", "spikformer"),
              "image": ("vgg_dvs", "spikformer"), "layers": ("deep_mlp",),
-             "neuron": ("deep_mlp",), "preset": ("spikformer",)}
+             "neuron": ("deep_mlp",), "surrogate": ("deep_mlp",), "preset": ("spikformer",)}
 # Options whose keyword argument has another name in some model.
 _ARG_NAME = {("spikformer", "blocks"): "depths", ("spikformer", "image"): "img_size",
              ("spikformer", "classes"): "num_classes"}
@@ -212,7 +218,7 @@ TIME_MAJOR_OUTPUT = {"spiking_mlp": "spikes", "spikformer": "logits"}
 
 
 def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers=None,
-                 neuron=None, preset=None):
+                 neuron=None, preset=None, surrogate=None):
     """Keyword arguments of MODELS[name] from the command-line options (None: the default).
     Raises ValueError for a size below 1 or an option the model does not take."""
     given = {"width": width, "classes": classes, "blocks": blocks, "image": image,
@@ -220,7 +226,7 @@ def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers
     for flag, v in given.items():
         if v is not None and v < 1:
             raise ValueError(f"--{flag} must be >= 1, got {v}")
-    given["neuron"], given["preset"] = neuron, preset
+    given["neuron"], given["preset"], given["surrogate"] = neuron, preset, surrogate
     kw = {}
     for flag, v in given.items():
         if v is None:

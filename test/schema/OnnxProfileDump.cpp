@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Schema/ArtifactOps.h"
 #include "snn/Schema/OnnxProfile.h"
+#include "snn/Schema/Surrogates.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,14 @@ int main() {
     if (profile::isNeuron(op.type))
       neurons.push_back(op.type);
   }
+  // Each surrogate: its class, then its parameters' names and defaults.
+  nlohmann::ordered_json surrogates = nlohmann::ordered_json::object();
+  for (const snn::schema::SurrogateSpec &spec : snn::schema::surrogateSpecs()) {
+    nlohmann::ordered_json parameters = {{spec.alpha.name, spec.alpha.defaultValue}};
+    if (spec.hasBeta())
+      parameters[spec.beta.name] = spec.beta.defaultValue;
+    surrogates[spec.name] = {{"class", spec.className}, {"parameters", parameters}};
+  }
   nlohmann::ordered_json dump = {
       {"domain", profile::kDomain},
       {"domain_version", profile::kDomainVersion},
@@ -33,7 +42,7 @@ int main() {
       {"mesh_coordinate_key", snn::schema::kMeshCoordinateKey},
       {"neuron_types", neurons},
       {"op_attributes", ops},
-      {"surrogates", {profile::surrogate::kSigmoid, profile::surrogate::kATan}},
+      {"surrogates", surrogates},
   };
   std::cout << dump.dump(2) << "\n";
   return 0;

@@ -3,7 +3,8 @@
 exporter writes (python_export/snnexport/export/names.py): the domain and its version, the
 metadata keys (frozen parameters, an input the model repeats over T, an artifact program's mesh
 coordinate), the neuron op types, every op type of the domain with its attributes, and the
-surrogate values. Prints one line per difference and exits 1.
+surrogates (value, SpikingJelly class, parameter names and defaults). Prints one line per
+difference and exits 1.
 
 Standard library only: names.py is loaded from its file, without the snnexport package (and
 so without torch)."""
@@ -36,16 +37,33 @@ def python_profile(names):
         "mesh_coordinate_key": names.MESH_COORDINATE_KEY,
         "neuron_types": list(names.NEURON_TYPES),
         "op_attributes": {op: list(attrs) for op, attrs in names.OP_ATTRIBUTES.items()},
-        "surrogates": sorted(names.SURROGATES.values()),
+        "surrogates": {name: {"class": cls, "parameters": dict(names.SURROGATE_PARAMETERS[name])}
+                       for cls, name in names.SURROGATES.items()},
     }
+
+
+def surrogate_differences(cpp, py):
+    """The surrogate tables: the same names, classes, parameter names and defaults (C++ holds
+    them as float32)."""
+    out = []
+    for name in sorted(set(cpp) | set(py)):
+        if name not in cpp or name not in py:
+            out.append(f"surrogate {name!r}: in {'C++' if name in cpp else 'Python'} only")
+            continue
+        a, b = cpp[name], py[name]
+        close = all(abs(a["parameters"][k] - v) <= 1e-6 * max(1.0, abs(v))
+                    for k, v in b["parameters"].items())
+        if a["class"] != b["class"] or list(a["parameters"]) != list(b["parameters"]) or \
+                not close:
+            out.append(f"surrogate {name!r}: C++ {a}, Python {b}")
+    return out
 
 
 def differences(cpp, py):
     out = []
-    cpp = dict(cpp, surrogates=sorted(cpp["surrogates"]))
+    out += surrogate_differences(cpp.get("surrogates", {}), py["surrogates"])
     for key in ("domain", "domain_version", "artifact_domain", "frozen_key",
-                "input_repeated_over_time_key", "mesh_coordinate_key", "neuron_types",
-                "surrogates"):
+                "input_repeated_over_time_key", "mesh_coordinate_key", "neuron_types"):
         if cpp.get(key) != py[key]:
             out.append(f"{key}: C++ {cpp.get(key)!r}, Python {py[key]!r}")
     cpp_ops, py_ops = cpp.get("op_attributes", {}), py["op_attributes"]

@@ -60,6 +60,10 @@ private:
 /// Every kind x decay_input x hard/soft reset x detach_reset x surrogate.
 std::vector<runtime::NeuronConfig> allGradConfigs();
 
+/// Each surrogate other than Sigmoid and ATan with non-default parameters, on
+/// a LIF (decay_input, hard reset) and a PLIF (soft reset, detach_reset).
+std::vector<runtime::NeuronConfig> surrogateGradConfigs();
+
 std::string describeGrad(const runtime::NeuronConfig &config);
 
 } // namespace snn::test

@@ -1,6 +1,8 @@
 //===- TestSupport.cpp - Temp dirs and tiny artifacts ---------------------===//
 
 #include "TestSupport.h"
+#include "snn/Runtime/Autograd/SpikeLinearAutograd.h"
+#include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Support/Error.h"
 
 #include <ATen/ATen.h>
@@ -231,6 +233,17 @@ void writeArtifact(const std::string &dir, const ProgramBuilder &program,
   fs::create_directories(dir);
   writeFile((fs::path(dir) / "manifest.json").string(), manifest.dump(2));
   writeFile((fs::path(dir) / "program_0.onnx").string(), program.serialize());
+}
+
+DenseKernels::DenseKernels()
+    : linear(runtime::spikeLinearMaxDensity()), conv(runtime::spikeConvMaxDensity()) {
+  runtime::setSpikeLinearMaxDensity(0.0);
+  runtime::setSpikeConvMaxDensity(0.0);
+}
+
+DenseKernels::~DenseKernels() {
+  runtime::setSpikeLinearMaxDensity(linear);
+  runtime::setSpikeConvMaxDensity(conv);
 }
 
 } // namespace snn::test

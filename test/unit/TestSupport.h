@@ -106,6 +106,21 @@ nlohmann::json makeManifest(const std::vector<int64_t> &inputShape,
 void writeArtifact(const std::string &dir, const ProgramBuilder &program,
                    const nlohmann::json &manifest);
 
+/// Every Linear and conv2d of the process on the dense kernels while this
+/// lives, then the choice as it was: for comparisons with a split backward,
+/// whose deferred weight gradients are dense GEMMs (the event-driven kernels
+/// add in another order).
+class DenseKernels {
+public:
+  DenseKernels();
+  ~DenseKernels();
+  DenseKernels(const DenseKernels &) = delete;
+  DenseKernels &operator=(const DenseKernels &) = delete;
+
+private:
+  double linear, conv;
+};
+
 } // namespace snn::test
 
 #endif // SNN_TEST_UNIT_TESTSUPPORT_H

@@ -87,6 +87,7 @@ inline constexpr const char *kVReset = "v_reset";
 inline constexpr const char *kDetachReset = "detach_reset";
 inline constexpr const char *kSurrogate = "surrogate";
 inline constexpr const char *kAlpha = "alpha";
+inline constexpr const char *kBeta = "beta";
 inline constexpr const char *kTau = "tau";
 inline constexpr const char *kDecayInput = "decay_input";
 inline constexpr const char *kAxis = "axis";

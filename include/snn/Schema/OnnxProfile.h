@@ -4,7 +4,7 @@
 // Python exporter (python_export/snnexport/export/names.py) and the ONNX
 // importer and legalization: SpikeMesh's ONNX domain, the model metadata keys
 // (frozen parameters, an input the model repeats over T), the op types of the domain with the attributes each may
-// carry, and the values of the `surrogate` attribute. The artifact programs the
+// carry (the `surrogate` values are in Surrogates.h). The artifact programs the
 // compiler writes for the runtime use the same domain (ArtifactOps.h). The
 // schema.onnx_profile test compares this table with names.py.
 //
@@ -49,6 +49,7 @@ inline constexpr const char *kVReset = "v_reset";
 inline constexpr const char *kDetachReset = "detach_reset";
 inline constexpr const char *kSurrogate = "surrogate";
 inline constexpr const char *kAlpha = "alpha";
+inline constexpr const char *kBeta = "beta";
 inline constexpr const char *kTau = "tau";
 inline constexpr const char *kDecayInput = "decay_input";
 inline constexpr const char *kInitTau = "init_tau";
@@ -59,11 +60,8 @@ inline constexpr const char *kNumHeads = "num_heads";
 inline constexpr const char *kScale = "scale";
 } // namespace attr
 
-/// The values of a neuron's `surrogate` attribute.
-namespace surrogate {
-inline constexpr const char *kSigmoid = "sigmoid";
-inline constexpr const char *kATan = "atan";
-} // namespace surrogate
+// The values of a neuron's `surrogate` attribute, and what its `alpha` and
+// `beta` mean for each: Surrogates.h.
 
 /// One op_type of the domain and every attribute its nodes may carry, sorted
 /// by name.

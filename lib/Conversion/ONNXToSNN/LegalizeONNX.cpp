@@ -135,15 +135,15 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
     StringRef type = node.getOpType();
     if (type == profile::op::kIFNode) {
       result = IFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.threshold,
-                                p.reset, p.detach, p.surrogate, p.alpha);
+                                p.reset, p.detach, p.surrogate, p.alpha, p.beta);
     } else if (type == profile::op::kLIFNode) {
       result = LIFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input, p.tau,
                                  p.decayInput, p.threshold, p.reset, p.detach, p.surrogate,
-                                 p.alpha);
+                                 p.alpha, p.beta);
     } else {
       result = PLIFNodeOp::create(rewriter, node.getLoc(), plan->inputType, input,
                                   node.getInputs()[1], p.decayInput, p.threshold, p.reset,
-                                  p.detach, p.surrogate, p.alpha);
+                                  p.detach, p.surrogate, p.alpha, p.beta);
     }
     rewriter.replaceOp(node, result);
     return success();

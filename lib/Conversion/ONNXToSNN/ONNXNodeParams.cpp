@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ONNXNodeReader.h"
 
+#include "snn/Schema/Surrogates.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -264,7 +266,7 @@ FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &errors)
 
 /// The numbers of a neuron: one error per bad one.
 static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, float threshold,
-                                       std::optional<float> reset, float alpha, float tau) {
+                                       std::optional<float> reset, float tau) {
   bool ok = true;
   auto check = [&](bool good, const Twine &message) {
     if (!good)
@@ -276,8 +278,6 @@ static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, floa
         attribute(kVThreshold) + " must be finite, got " + formatFloat(threshold));
   check(!reset || std::isfinite(*reset),
         attribute(kVReset) + " must be finite, got " + formatFloat(reset.value_or(0.0f)));
-  check(alpha > 0.0f && std::isfinite(alpha),
-        attribute(kAlpha) + " must be finite and > 0, got " + formatFloat(alpha));
   check(tau > 1.0f && std::isfinite(tau),
         std::string(kTau) + " must be finite and > 1, got " + formatFloat(tau));
   if (node.getOpType() == profile::op::kParametricLIFNode) {
@@ -294,10 +294,11 @@ FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors
   AttrReader attrs(node, errors);
   using namespace profile::attr;
   namespace op = profile::op;
-  StringRef surrogateName = attrs.getString(kSurrogate, profile::surrogate::kSigmoid);
+  StringRef surrogateName = attrs.getString(kSurrogate, "sigmoid");
   float threshold = attrs.getFloat(kVThreshold, 1.0f);
   std::optional<float> reset = attrs.getOptionalFloat(kVReset);
   std::optional<float> alpha = attrs.getOptionalFloat(kAlpha);
+  std::optional<float> beta = attrs.getOptionalFloat(kBeta);
   bool detach = attrs.getFlag(kDetachReset, false);
   bool decayInput = type != op::kIFNode && attrs.getFlag(kDecayInput, true);
   float tau = type == op::kLIFNode ? attrs.getFloat(kTau, 2.0f) : 2.0f;
@@ -306,17 +307,22 @@ FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors
   if (attrs.failed())
     return failure();
 
-  std::optional<SurrogateKind> surrogate;
-  if (surrogateName == profile::surrogate::kSigmoid)
-    surrogate = SurrogateKind::sigmoid;
-  else if (surrogateName == profile::surrogate::kATan)
-    surrogate = SurrogateKind::atan;
-  else
-    return errors.report(node, "unknown surrogate '" + surrogateName + "' (expected " +
-                                   profile::surrogate::kSigmoid + " or " +
-                                   profile::surrogate::kATan + ")");
-  float alphaValue = alpha.value_or(*surrogate == SurrogateKind::atan ? 2.0f : 4.0f);
-  if (failed(checkNeuronValues(node, errors, threshold, reset, alphaValue, tau)))
+  const schema::SurrogateSpec *spec = schema::findSurrogate(surrogateName);
+  if (!spec)
+    return errors.report(node, "unknown surrogate '" + surrogateName + "' (expected one of " +
+                                   schema::surrogateNames() + ")");
+  std::optional<SurrogateKind> surrogate = symbolizeSurrogateKind(spec->name);
+  if (!surrogate)
+    return errors.report(node, "surrogate '" + surrogateName + "' has no snn dialect kind");
+  if (beta && !spec->hasBeta())
+    return errors.report(node, "attribute '" + std::string(kBeta) + "': the " + spec->name +
+                                   " surrogate takes no beta");
+  float alphaValue = alpha.value_or(spec->alpha.defaultValue);
+  float betaValue = beta.value_or(spec->beta.defaultValue);
+  if (std::string error = schema::surrogateParameterError(*spec, alphaValue, betaValue);
+      !error.empty())
+    return errors.report(node, error);
+  if (failed(checkNeuronValues(node, errors, threshold, reset, tau)))
     return failure();
 
   NeuronParams params;
@@ -324,6 +330,8 @@ FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors
   if (reset)
     params.reset = builder.getF32FloatAttr(*reset);
   params.alpha = builder.getF32FloatAttr(alphaValue);
+  if (spec->hasBeta())
+    params.beta = builder.getF32FloatAttr(betaValue);
   params.tau = builder.getF32FloatAttr(tau);
   params.detach = builder.getBoolAttr(detach);
   params.decayInput = builder.getBoolAttr(decayInput);

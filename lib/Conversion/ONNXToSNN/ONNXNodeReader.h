@@ -187,7 +187,7 @@ mlir::FailureOr<SmallVector<int64_t>> readReshape(ONNXNodeOp node, NodeErrors &e
 
 /// A neuron node's attributes, read and checked.
 struct NeuronParams {
-  FloatAttr threshold, reset, alpha, tau;
+  FloatAttr threshold, reset, alpha, beta, tau; // beta: null for a surrogate without one
   mlir::BoolAttr detach, decayInput;
   SurrogateKindAttr surrogate;
 };

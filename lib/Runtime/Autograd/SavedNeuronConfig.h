@@ -27,6 +27,7 @@ inline void saveConfig(torch::autograd::AutogradContext *ctx, const NeuronConfig
   data["detach_reset"] = config.detachReset;
   data["surrogate"] = int64_t(config.surrogate);
   data["alpha"] = double(config.alpha);
+  data["beta"] = double(config.beta);
   data["k"] = k;
 }
 
@@ -43,6 +44,7 @@ inline NeuronConfig loadConfig(torch::autograd::AutogradContext *ctx) {
   config.detachReset = data["detach_reset"].toBool();
   config.surrogate = Surrogate(data["surrogate"].toInt());
   config.alpha = float(data["alpha"].toDouble());
+  config.beta = float(data["beta"].toDouble());
   return config;
 }
 

@@ -14,6 +14,7 @@
 #include "snn/Runtime/Execution/OpRegistry.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/Surrogates.h"
 
 #include <c10/core/GradMode.h>
 
@@ -29,13 +30,20 @@ namespace {
 
 using Inputs = std::vector<at::Tensor>;
 
-Surrogate parseSurrogate(const NodeAttributes &attributes) {
+/// The surrogate and its parameters (schema::surrogateSpecs(): the name, the
+/// defaults, the ranges).
+void parseSurrogate(const NodeAttributes &attributes, NeuronConfig &config) {
   std::string name = attributes.getString(attr::kSurrogate, "sigmoid");
-  if (name == "sigmoid")
-    return Surrogate::Sigmoid;
-  if (name == "atan")
-    return Surrogate::ATan;
-  attributes.fail("unknown surrogate '" + name + "' (expected sigmoid or atan)");
+  const schema::SurrogateSpec *spec = schema::findSurrogate(name);
+  if (!spec)
+    attributes.fail("unknown surrogate '" + name + "' (expected one of " +
+                    schema::surrogateNames() + ")");
+  config.surrogate = Surrogate(spec - schema::surrogateSpecs().data());
+  config.alpha = attributes.getFloat(attr::kAlpha, spec->alpha.defaultValue);
+  config.beta = attributes.getFloat(attr::kBeta, spec->beta.defaultValue);
+  if (std::string error = schema::surrogateParameterError(*spec, config.alpha, config.beta);
+      !error.empty())
+    attributes.fail(error);
 }
 
 /// The attributes every neuron has (SpikingJelly's defaults when absent).
@@ -49,11 +57,7 @@ NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
   config.hardReset = vReset.has_value();
   config.vReset = vReset.value_or(0.0f);
   config.detachReset = attributes.getBool(attr::kDetachReset, false);
-  config.surrogate = parseSurrogate(attributes);
-  float defaultAlpha = config.surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
-  config.alpha = attributes.getFloatIn(attr::kAlpha, defaultAlpha, 0.0f,
-                                       std::numeric_limits<float>::infinity(),
-                                       /*minOpen=*/true);
+  parseSurrogate(attributes, config);
   if (!std::isfinite(config.vThreshold) || !std::isfinite(config.vReset))
     attributes.fail("v_threshold and v_reset must be finite");
   if (kind != NeuronKind::IF)

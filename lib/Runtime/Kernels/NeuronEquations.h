@@ -95,8 +95,11 @@ inline float expApprox(float x) {
 inline double expApprox(double x) { return std::exp(x); }
 
 // Surrogates: dS/dx at x = H - v_threshold (docs/semantics.md), in
-// SpikingJelly's operation order.
+// SpikingJelly's operation order. kTabulated: whether the BPTT loop takes the
+// values of a whole step from fill() (one vectorisable loop per kind) rather
+// than calling the functor per element.
 template <typename T> struct SigmoidGrad {
+  static constexpr bool kTabulated = false;
   T alpha;
   T operator()(T x) const {
     T s = T(1) / (T(1) + expApprox(-(x * alpha)));
@@ -104,10 +107,124 @@ template <typename T> struct SigmoidGrad {
   }
 };
 template <typename T> struct ATanGrad {
+  static constexpr bool kTabulated = false;
   T halfAlpha, scale; // alpha / 2, pi / 2 * alpha
   T operator()(T x) const {
     T u = scale * x;
     return halfAlpha / (T(1) + u * u);
+  }
+};
+
+/// The other surrogates' dS/dx, one function per kind (a: alpha, b: beta).
+template <typename T> struct SurrogateMath {
+  static T sigmoid(T x, T a, T) { return SigmoidGrad<T>{a}(x); }
+  static T atan(T x, T a, T) { return ATanGrad<T>{a / T(2), T(M_PI / 2.0) * a}(x); }
+  static T piecewiseQuadratic(T x, T a, T) {
+    T ax = std::abs(x);
+    return ax > T(1) / a ? T(0) : -(a * a) * ax + a;
+  }
+  static T piecewiseExp(T x, T a, T) { return a / T(2) * expApprox(-a * std::abs(x)); }
+  static T softSign(T x, T a, T) {
+    T d = T(1) / a + std::abs(x);
+    return T(1) / (T(2) * a * (d * d));
+  }
+  static T superSpike(T x, T a, T) {
+    T d = std::abs(x) + T(1);
+    return a / (d * d);
+  }
+  static T nonzeroSignLogAbs(T x, T a, T) { return T(1) / (T(1) / a + std::abs(x)); }
+  static T erf(T x, T a, T) {
+    T u = x * a;
+    return expApprox(-(u * u)) * (a / T(1.7724538509055160273)); // sqrt(pi)
+  }
+  static T piecewiseLeakyReLU(T x, T w, T c) {
+    return std::abs(x) < w ? T(1) / (T(2) * w) : c;
+  }
+  static T squarewaveFourierSeries(T x, T n, T period) {
+    T w = T(M_PI * 2.0) / period, sum = T(0);
+    for (int i = 1; i < int(n); ++i)
+      sum += std::cos((T(2 * i) - T(1)) * w * x);
+    return sum * (T(4) / period);
+  }
+  static T s2nn(T x, T a, T b) {
+    if (x < T(0)) {
+      T s = T(1) / (T(1) + expApprox(-(a * x)));
+      return a * s * (T(1) - s);
+    }
+    return b / (x + T(1));
+  }
+  static T qPseudoSpike(T x, T a, T) {
+    return std::pow(T(1) + T(2) / (a - T(1)) * std::abs(x), -a);
+  }
+  static T leakyKReLU(T x, T leak, T k) { return x >= T(0) ? k : leak; }
+  static T fakeNumericalGradient(T x, T a, T) {
+    return std::min((x >= T(0) ? T(1) : T(-1)) / x, a);
+  }
+  static T logTailedReLU(T x, T a, T) {
+    return x > T(1) ? T(1) / x : (x <= T(0) ? a : T(1));
+  }
+  static T rect(T x, T a, T) { return std::abs(x) < T(0.5) / a ? a : T(0); }
+};
+
+/// Calls fn(f) with the SurrogateMath function of `kind`.
+template <typename T, typename Fn> inline void visitSurrogateMath(Surrogate kind, Fn &&fn) {
+  using M = SurrogateMath<T>;
+  switch (kind) {
+  case Surrogate::Sigmoid:
+    return fn(&M::sigmoid);
+  case Surrogate::ATan:
+    return fn(&M::atan);
+  case Surrogate::PiecewiseQuadratic:
+    return fn(&M::piecewiseQuadratic);
+  case Surrogate::PiecewiseExp:
+    return fn(&M::piecewiseExp);
+  case Surrogate::SoftSign:
+    return fn(&M::softSign);
+  case Surrogate::SuperSpike:
+    return fn(&M::superSpike);
+  case Surrogate::NonzeroSignLogAbs:
+    return fn(&M::nonzeroSignLogAbs);
+  case Surrogate::Erf:
+    return fn(&M::erf);
+  case Surrogate::PiecewiseLeakyReLU:
+    return fn(&M::piecewiseLeakyReLU);
+  case Surrogate::SquarewaveFourierSeries:
+    return fn(&M::squarewaveFourierSeries);
+  case Surrogate::S2NN:
+    return fn(&M::s2nn);
+  case Surrogate::QPseudoSpike:
+    return fn(&M::qPseudoSpike);
+  case Surrogate::LeakyKReLU:
+    return fn(&M::leakyKReLU);
+  case Surrogate::FakeNumericalGradient:
+    return fn(&M::fakeNumericalGradient);
+  case Surrogate::LogTailedReLU:
+    return fn(&M::logTailedReLU);
+  case Surrogate::Rect:
+    return fn(&M::rect);
+  }
+}
+
+/// Any surrogate but Sigmoid and ATan: per element through a switch (the
+/// spiking blocks' loops), or a step at a time through fill(), whose switch
+/// sits outside one loop per kind. Both call the same SurrogateMath function,
+/// so they round alike.
+template <typename T> struct AnySurrogateGrad {
+  static constexpr bool kTabulated = true;
+  Surrogate kind;
+  T alpha, beta;
+  T operator()(T x) const {
+    T value = T(0);
+    visitSurrogateMath<T>(kind, [&](auto f) { value = f(x, alpha, beta); });
+    return value;
+  }
+  /// out[i] = dS/dx at h[i] - threshold, i < n.
+  void fill(const T *__restrict h, T threshold, T *__restrict out, int64_t n) const {
+    const T a = alpha, b = beta;
+    visitSurrogateMath<T>(kind, [&](auto f) {
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = f(h[i] - threshold, a, b);
+    });
   }
 };
 
@@ -189,7 +306,9 @@ void visitBackwardEquations(const NeuronConfig &config, T k, Fn &&fn) {
   if (config.surrogate == Surrogate::Sigmoid)
     return withCharge(SigmoidGrad<T>{T(config.alpha)});
   double alpha = config.alpha;
-  withCharge(ATanGrad<T>{T(alpha / 2.0), T(M_PI / 2.0 * alpha)});
+  if (config.surrogate == Surrogate::ATan)
+    return withCharge(ATanGrad<T>{T(alpha / 2.0), T(M_PI / 2.0 * alpha)});
+  withCharge(AnySurrogateGrad<T>{config.surrogate, T(config.alpha), T(config.beta)});
 }
 
 } // namespace

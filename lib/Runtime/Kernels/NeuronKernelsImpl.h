@@ -151,12 +151,21 @@ struct Bptt {
     const Reset rs = reset;
     const ChargeGrad cg = charge;
     const T threshold = vThreshold, keep = keepReset, v0 = vInit;
+    // A surrogate without its own inlined loop: the step's values first, in
+    // one loop per kind that vectorises.
+    [[maybe_unused]] T table[Surr::kTabulated ? kTile : 1];
+    if constexpr (Surr::kTabulated)
+      sg.fill(h, threshold, table, count);
     for (int64_t i = 0; i < count; ++i) {
       T ht = h[i];
       T s = fire(ht, threshold);
       T g = gv[i];
-      T dh = (gs[i] + g * rs.dVdS(ht) * keep) * sg(ht - threshold) +
-             g * rs.dVdH(s);
+      T d;
+      if constexpr (Surr::kTabulated)
+        d = table[i];
+      else
+        d = sg(ht - threshold);
+      T dh = (gs[i] + g * rs.dVdS(ht) * keep) * d + g * rs.dVdH(s);
       gx[i] = dh * cg.dX;
       gv[i] = dh * cg.dV;
       if constexpr (ChargeGrad::kLearnsK) {

@@ -8,8 +8,9 @@ from torch import nn
 
 from .graph import Graph, Shape
 from .kinds import describe
-from .names import (ALPHA, DECAY_INPUT, DETACH_RESET, DOMAIN, INIT_TAU, LIF_NODE, NEURON_TYPES,
-                    PLIF_NODE, SURROGATE, SURROGATES, TAU, V_RESET, V_THRESHOLD)
+from .names import (ALPHA, BETA, DECAY_INPUT, DETACH_RESET, DOMAIN, INIT_TAU, LIF_NODE,
+                    NEURON_TYPES, PLIF_NODE, SURROGATE, SURROGATE_PARAMETERS, SURROGATES, TAU,
+                    V_RESET, V_THRESHOLD)
 
 
 def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
@@ -22,7 +23,14 @@ def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
     if sname is None or getattr(sg, "spiking", True) is False:
         raise ValueError(f"unsupported surrogate function {describe(sg)} in '{where}'")
     attrs = {V_THRESHOLD: float(m.v_threshold), DETACH_RESET: int(bool(m.detach_reset)),
-             SURROGATE: sname, ALPHA: float(sg.alpha)}
+             SURROGATE: sname}
+    # The class's parameters in order: the first as alpha, the second as beta.
+    for attr, (param, _) in zip((ALPHA, BETA), SURROGATE_PARAMETERS[sname]):
+        value = getattr(sg, param, None)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"surrogate function {describe(sg)} in '{where}': {param} must be "
+                             f"a number, got {value!r}")
+        attrs[attr] = float(value)
     if m.v_reset is not None:
         attrs[V_RESET] = float(m.v_reset)
     if kind == LIF_NODE:

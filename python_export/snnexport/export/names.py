@@ -35,6 +35,7 @@ V_RESET = "v_reset"
 DETACH_RESET = "detach_reset"
 SURROGATE = "surrogate"
 ALPHA = "alpha"
+BETA = "beta"
 TAU = "tau"
 DECAY_INPUT = "decay_input"
 INIT_TAU = "init_tau"
@@ -46,15 +47,46 @@ SCALE = "scale"
 
 # Every op type of the domain and the attributes its nodes may carry, sorted by name.
 OP_ATTRIBUTES = {
-    IF_NODE: (ALPHA, DETACH_RESET, SURROGATE, V_RESET, V_THRESHOLD),
-    LIF_NODE: (ALPHA, DECAY_INPUT, DETACH_RESET, SURROGATE, TAU, V_RESET, V_THRESHOLD),
-    PLIF_NODE: (ALPHA, DECAY_INPUT, DETACH_RESET, INIT_TAU, SURROGATE, V_RESET, V_THRESHOLD),
+    IF_NODE: (ALPHA, BETA, DETACH_RESET, SURROGATE, V_RESET, V_THRESHOLD),
+    LIF_NODE: (ALPHA, BETA, DECAY_INPUT, DETACH_RESET, SURROGATE, TAU, V_RESET, V_THRESHOLD),
+    PLIF_NODE: (ALPHA, BETA, DECAY_INPUT, DETACH_RESET, INIT_TAU, SURROGATE, V_RESET,
+                V_THRESHOLD),
     ADAPTIVE_AVG_POOL: (OUTPUT_SIZE,),
     GROUP_NORM: (EPSILON, NUM_GROUPS),
     SPIKING_ATTENTION: (NUM_HEADS, SCALE),
 }
 
-SURROGATES = {"Sigmoid": "sigmoid", "ATan": "atan"}  # surrogate class -> `surrogate` attribute
+# Surrogate class -> its `surrogate` attribute value, and that value -> the class's parameters
+# (SpikingJelly's names and defaults) in order: the first is written as `alpha`, the second,
+# where there is one, as `beta`.
+SURROGATES = {
+    "Sigmoid": "sigmoid", "ATan": "atan", "PiecewiseQuadratic": "piecewise_quadratic",
+    "PiecewiseExp": "piecewise_exp", "SoftSign": "soft_sign", "SuperSpike": "super_spike",
+    "NonzeroSignLogAbs": "nonzero_sign_log_abs", "Erf": "erf",
+    "PiecewiseLeakyReLU": "piecewise_leaky_relu",
+    "SquarewaveFourierSeries": "squarewave_fourier_series", "S2NN": "s2nn",
+    "QPseudoSpike": "q_pseudo_spike", "LeakyKReLU": "leaky_k_relu",
+    "FakeNumericalGradient": "fake_numerical_gradient", "LogTailedReLU": "log_tailed_relu",
+    "Rect": "rect",
+}
+SURROGATE_PARAMETERS = {
+    "sigmoid": (("alpha", 4.0),),
+    "atan": (("alpha", 2.0),),
+    "piecewise_quadratic": (("alpha", 1.0),),
+    "piecewise_exp": (("alpha", 1.0),),
+    "soft_sign": (("alpha", 2.0),),
+    "super_spike": (("alpha", 1.0),),
+    "nonzero_sign_log_abs": (("alpha", 1.0),),
+    "erf": (("alpha", 2.0),),
+    "piecewise_leaky_relu": (("w", 1.0), ("c", 0.01)),
+    "squarewave_fourier_series": (("n", 2), ("T_period", 8.0)),
+    "s2nn": (("alpha", 4.0), ("beta", 1.0)),
+    "q_pseudo_spike": (("alpha", 2.0),),
+    "leaky_k_relu": (("leak", 0.0), ("k", 1.0)),
+    "fake_numerical_gradient": (("alpha", 0.3),),
+    "log_tailed_relu": (("alpha", 0.0),),
+    "rect": (("alpha", 1.0),),
+}
 INPUT_NAME = "input"    # the graph's one input value
 OUTPUT_NAME = "output"  # the graph's one output value
 

@@ -7,6 +7,7 @@
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
 #include "snn/Runtime/Kernels/NeuronKernels.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Schema/Surrogates.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -74,9 +75,13 @@ Node neuronNode(const NeuronConfig &config) {
   a["detach_reset"] = intAttribute(config.detachReset);
   Attribute surrogate;
   surrogate.kind = Attribute::Kind::String;
-  surrogate.s = config.surrogate == Surrogate::Sigmoid ? "sigmoid" : "atan";
+  const snn::schema::SurrogateSpec &spec =
+      snn::schema::surrogateSpecs()[size_t(config.surrogate)];
+  surrogate.s = spec.name;
   a["surrogate"] = surrogate;
   a["alpha"] = floatAttribute(config.alpha);
+  if (spec.hasBeta())
+    a["beta"] = floatAttribute(config.beta);
   if (config.kind == NeuronKind::LIF)
     a["tau"] = floatAttribute(config.tau);
   if (config.kind != NeuronKind::IF)
@@ -193,6 +198,12 @@ TEST_P(NeuronBptt, OpGradientMatchesFiniteDifferencesInFloat64) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllConfigs, NeuronBptt, ::testing::ValuesIn(allGradConfigs()),
+    [](const ::testing::TestParamInfo<NeuronConfig> &info) {
+      return describeGrad(info.param);
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    AllSurrogates, NeuronBptt, ::testing::ValuesIn(snn::test::surrogateGradConfigs()),
     [](const ::testing::TestParamInfo<NeuronConfig> &info) {
       return describeGrad(info.param);
     });
@@ -331,4 +342,36 @@ TEST(NeuronBpttKernel, EveryInstructionSetGivesTheSameBits) {
     EXPECT_EQ(grads[0].gradW, grads[1].gradW) << name;
   }
   setNeuronKernelIsa(best);
+}
+
+TEST(NeuronSurrogates, TheKernelsEnumFollowsTheSurrogateTable) {
+  const std::vector<snn::schema::SurrogateSpec> &specs = snn::schema::surrogateSpecs();
+  ASSERT_EQ(specs.size(), size_t(kSurrogateCount));
+  EXPECT_STREQ(specs[size_t(Surrogate::Sigmoid)].name, "sigmoid");
+  EXPECT_STREQ(specs[size_t(Surrogate::ATan)].name, "atan");
+  EXPECT_STREQ(specs[size_t(Surrogate::Erf)].name, "erf");
+  EXPECT_STREQ(specs[size_t(Surrogate::S2NN)].name, "s2nn");
+  EXPECT_STREQ(specs[size_t(Surrogate::Rect)].name, "rect");
+}
+
+TEST(NeuronSurrogates, BadParametersAreRefusedNamingThem) {
+  NeuronConfig config;
+  config.kind = NeuronKind::IF;
+  config.surrogate = Surrogate::QPseudoSpike;
+  config.alpha = 1.0f;
+  try {
+    neuronKernel(config);
+    FAIL() << "alpha 1 accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("q_pseudo_spike surrogate: alpha (alpha) must be a "
+                                         "finite number > 1, got 1"),
+              std::string::npos)
+        << e.what();
+  }
+  config.surrogate = Surrogate::SquarewaveFourierSeries;
+  config.alpha = 2.5f;
+  config.beta = 8.0f;
+  EXPECT_THROW(neuronKernel(config), Error);
+  config.alpha = 2.0f;
+  EXPECT_NO_THROW(neuronKernel(config));
 }

@@ -21,6 +21,8 @@
 #include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 #include "snn/Runtime/Kernels/SpikingBlockKernels.h"
 
+#include "snn/Schema/Surrogates.h"
+
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
@@ -46,7 +48,9 @@ NeuronConfig neuronOf(NeuronKind kind, bool hardReset, Surrogate surrogate, bool
   c.hardReset = hardReset;
   c.vReset = hardReset ? -0.1f : 0.0f;
   c.surrogate = surrogate;
-  c.alpha = surrogate == Surrogate::Sigmoid ? 4.0f : 2.0f;
+  const snn::schema::SurrogateSpec &spec = snn::schema::surrogateSpecs()[size_t(surrogate)];
+  c.alpha = spec.alpha.defaultValue;
+  c.beta = spec.beta.defaultValue;
   c.tau = 1.7f;
   c.decayInput = decayInput;
   c.detachReset = detachReset;
@@ -67,6 +71,11 @@ std::vector<Case> cases() {
        neuronOf(NeuronKind::PLIF, false, Surrogate::Sigmoid, false, false), false, overlapping},
       {"if_soft_pool_only", neuronOf(NeuronKind::IF, false, Surrogate::Sigmoid, true, false),
        false, overlapping},
+      // The surrogates without their own loop (the per-element evaluator).
+      {"lif_bn_pool_erf", neuronOf(NeuronKind::LIF, true, Surrogate::Erf, true, false), true,
+       two},
+      {"plif_soft_bn_s2nn", neuronOf(NeuronKind::PLIF, false, Surrogate::S2NN, false, true),
+       true, std::nullopt},
   };
 }
 

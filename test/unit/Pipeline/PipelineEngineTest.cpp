@@ -63,6 +63,8 @@ PipelinePlace localPlace(const Artifact &artifact) {
 
 void expectSameStep(const std::string &schedule, int64_t stages, int64_t microbatches,
                     bool delayWgrad = false, const std::vector<int64_t> &recompute = {}) {
+  // Bit for bit with a split backward: dense kernels on both sides.
+  snn::test::DenseKernels dense;
   std::string what = schedule + " K=" + std::to_string(stages) +
                      " M=" + std::to_string(microbatches) + (delayWgrad ? " delay" : "") +
                      (recompute.empty() ? "" : " recomputing " + std::to_string(recompute.size()));

@@ -19,7 +19,28 @@
 namespace snn::runtime {
 
 enum class NeuronKind { IF, LIF, PLIF };
-enum class Surrogate { Sigmoid, ATan };
+/// The surrogates of schema::surrogateSpecs(), in its order (the table's index
+/// is the value): Sigmoid and ATan have their own inlined loops, the others
+/// share one evaluator.
+enum class Surrogate {
+  Sigmoid,
+  ATan,
+  PiecewiseQuadratic,
+  PiecewiseExp,
+  SoftSign,
+  SuperSpike,
+  NonzeroSignLogAbs,
+  Erf,
+  PiecewiseLeakyReLU,
+  SquarewaveFourierSeries,
+  S2NN,
+  QPseudoSpike,
+  LeakyKReLU,
+  FakeNumericalGradient,
+  LogTailedReLU,
+  Rect,
+};
+inline constexpr int kSurrogateCount = int(Surrogate::Rect) + 1;
 
 struct NeuronConfig {
   NeuronKind kind = NeuronKind::IF;
@@ -34,7 +55,9 @@ struct NeuronConfig {
   // Used by the backward only.
   bool detachReset = false;
   Surrogate surrogate = Surrogate::Sigmoid;
+  /// The surrogate's parameters (schema::SurrogateSpec says which is which).
   float alpha = 4.0f;
+  float beta = 0.0f;
 };
 
 /// The instruction set of the float32 loops. The runtime picks the best one

@@ -6,6 +6,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "snn/Dialect/SNN/IR/SNNShapeInference.h"
+#include "snn/Schema/Surrogates.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -465,9 +466,18 @@ static LogicalResult verifyNeuron(NeuronOp op) {
     return op.emitOpError("v_threshold must be finite");
   if (auto reset = op.getVReset(); reset && !std::isfinite(reset->convertToFloat()))
     return op.emitOpError("v_reset must be finite");
-  if (!(op.getAlpha().convertToFloat() > 0.0f))
-    return op.emitOpError("surrogate alpha must be > 0, got ")
-           << op.getAlpha().convertToFloat();
+  StringRef name = stringifySurrogateKind(op.getSurrogate());
+  const snn::schema::SurrogateSpec *spec = snn::schema::findSurrogate(name);
+  if (!spec)
+    return op.emitOpError("surrogate '") << name << "' is not in the surrogate table";
+  std::optional<APFloat> beta = op.getBeta();
+  if (beta && !spec->hasBeta())
+    return op.emitOpError("the ") << name << " surrogate takes no beta";
+  float betaValue = beta ? beta->convertToFloat() : spec->beta.defaultValue;
+  if (std::string error = snn::schema::surrogateParameterError(
+          *spec, op.getAlpha().convertToFloat(), betaValue);
+      !error.empty())
+    return op.emitOpError(error);
   return success();
 }
 

@@ -17,8 +17,32 @@ func.func @neuron_rank(%x: tensor<3xf32>) -> tensor<3xf32> {
 // -----
 
 func.func @surrogate_alpha(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
-  // expected-error @+1 {{surrogate alpha must be > 0}}
+  // expected-error @+1 {{atan surrogate: alpha (alpha) must be a finite number > 0, got 0}}
   %0 = snn.if_node %x {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate atan>, alpha = 0.0 : f32} : tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @surrogate_beta(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{the sigmoid surrogate takes no beta}}
+  %0 = snn.if_node %x {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32, beta = 1.0 : f32} : tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @surrogate_second_parameter(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{piecewise_leaky_relu surrogate: alpha (w) must be a finite number > 0, got -1}}
+  %0 = snn.if_node %x {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate piecewise_leaky_relu>, alpha = -1.0 : f32, beta = 0.01 : f32} : tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @q_pseudo_spike_alpha(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{q_pseudo_spike surrogate: alpha (alpha) must be a finite number > 1, got 1}}
+  %0 = snn.if_node %x {v_threshold = 1.0 : f32, detach_reset = false, surrogate = #snn<surrogate q_pseudo_spike>, alpha = 1.0 : f32} : tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
 

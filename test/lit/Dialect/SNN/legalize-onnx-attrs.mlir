@@ -172,7 +172,7 @@ func.func @flag_value(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 
 // Used to pass legalization and fail snn.if_node's verifier without naming the node.
 func.func @alpha_zero(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(IFNode): attribute 'alpha' must be finite and > 0, got 0}}
+  // expected-error @+1 {{(IFNode): sigmoid surrogate: alpha (alpha) must be a finite number > 0, got 0}}
   %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {alpha = 0.0 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
@@ -180,7 +180,7 @@ func.func @alpha_zero(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 // -----
 
 func.func @alpha_nan(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(IFNode): attribute 'alpha' must be finite and > 0, got nan}}
+  // expected-error @+1 {{(IFNode): sigmoid surrogate: alpha (alpha) must be a finite number > 0, got nan}}
   %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {alpha = 0x7FC00000 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }

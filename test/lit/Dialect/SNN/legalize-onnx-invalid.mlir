@@ -33,8 +33,32 @@ func.func @plif_w(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 // -----
 
 func.func @surrogate(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(IFNode): unknown surrogate 'erf' (expected sigmoid or atan)}}
-  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {surrogate = "erf"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  // expected-error @+1 {{(IFNode): unknown surrogate 'gauss' (expected one of sigmoid, atan, piecewise_quadratic, piecewise_exp, soft_sign, super_spike, nonzero_sign_log_abs, erf, piecewise_leaky_relu, squarewave_fourier_series, s2nn, q_pseudo_spike, leaky_k_relu, fake_numerical_gradient, log_tailed_relu, rect)}}
+  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {surrogate = "gauss"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @surrogate_beta(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(IFNode): attribute 'beta': the erf surrogate takes no beta}}
+  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {surrogate = "erf", beta = 1.0 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @surrogate_parameter(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(LIFNode): squarewave_fourier_series surrogate: alpha (n) must be a whole number >= 1, got 2.5}}
+  %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {surrogate = "squarewave_fourier_series", alpha = 2.5 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @surrogate_second_parameter(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(IFNode): squarewave_fourier_series surrogate: beta (T_period) must be a finite number > 0, got 0}}
+  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {surrogate = "squarewave_fourier_series", beta = 0.0 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
 

@@ -60,7 +60,7 @@ func.func @neuron_no_output(%x: tensor<4x2x3xf32>) {
 // --- Attribute names: a misspelt one would be read as its default ------------------------------
 
 func.func @unknown_attribute(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{ONNX node '<unnamed>' (LIFNode): unknown attribute 'tua' (LIFNode takes: alpha, decay_input, detach_reset, surrogate, tau, v_reset, v_threshold)}}
+  // expected-error @+1 {{ONNX node '<unnamed>' (LIFNode): unknown attribute 'tua' (LIFNode takes: alpha, beta, decay_input, detach_reset, surrogate, tau, v_reset, v_threshold)}}
   %0 = snn.onnx_node "LIFNode"(%x) domain "spikemesh" attrs {tua = 0.5 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
@@ -70,7 +70,7 @@ func.func @unknown_attribute(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 // A LIFNode's attributes on an IFNode: one diagnostic for the node, not one per attribute,
 // and not also the rules of the attributes it does know.
 func.func @unknown_attributes(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{(IFNode): unknown attributes 'decay_input', 'tau' (IFNode takes: alpha, detach_reset, surrogate, v_reset, v_threshold)}}
+  // expected-error @+1 {{(IFNode): unknown attributes 'decay_input', 'tau' (IFNode takes: alpha, beta, detach_reset, surrogate, v_reset, v_threshold)}}
   %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {tau = 2.0 : f32, decay_input = 1 : i64, v_threshold = 0x7FC00000 : f32} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }

@@ -42,6 +42,29 @@ func.func @neuron_defaults(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
 
 // -----
 
+// Every surrogate by name, with its parameters' defaults (SpikingJelly's): alpha for the first,
+// beta for the second where the surrogate has one.
+// CHECK-LABEL: func.func @surrogates
+// CHECK: snn.if_node %{{.*}} {alpha = 1.000000e+00 : f32, detach_reset = false, surrogate = #snn<surrogate piecewise_quadratic>
+// CHECK: snn.if_node %{{.*}} {alpha = 2.000000e+00 : f32, detach_reset = false, surrogate = #snn<surrogate erf>
+// CHECK: snn.if_node %{{.*}} {alpha = 1.000000e+00 : f32, beta = 0.00999999977 : f32, detach_reset = false, surrogate = #snn<surrogate piecewise_leaky_relu>
+// CHECK: snn.if_node %{{.*}} {alpha = 2.000000e+00 : f32, beta = 8.000000e+00 : f32, detach_reset = false, surrogate = #snn<surrogate squarewave_fourier_series>
+// CHECK: snn.lif_node %{{.*}} {alpha = 3.000000e+00 : f32, beta = 5.000000e-01 : f32, decay_input = true, detach_reset = false, surrogate = #snn<surrogate s2nn>
+// CHECK: snn.if_node %{{.*}} {alpha = 0.000000e+00 : f32, beta = 1.000000e+00 : f32, detach_reset = false, surrogate = #snn<surrogate leaky_k_relu>
+// CHECK: snn.if_node %{{.*}} {alpha = 3.000000e-01 : f32, detach_reset = false, surrogate = #snn<surrogate fake_numerical_gradient>
+func.func @surrogates(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  %0 = snn.onnx_node "IFNode"(%x) domain "spikemesh" attrs {surrogate = "piecewise_quadratic"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  %1 = snn.onnx_node "IFNode"(%0) domain "spikemesh" attrs {surrogate = "erf"} : (tensor<*xf32>) -> tensor<*xf32>
+  %2 = snn.onnx_node "IFNode"(%1) domain "spikemesh" attrs {surrogate = "piecewise_leaky_relu"} : (tensor<*xf32>) -> tensor<*xf32>
+  %3 = snn.onnx_node "IFNode"(%2) domain "spikemesh" attrs {surrogate = "squarewave_fourier_series"} : (tensor<*xf32>) -> tensor<*xf32>
+  %4 = snn.onnx_node "LIFNode"(%3) domain "spikemesh" attrs {surrogate = "s2nn", alpha = 3.0 : f32, beta = 0.5 : f32} : (tensor<*xf32>) -> tensor<*xf32>
+  %5 = snn.onnx_node "IFNode"(%4) domain "spikemesh" attrs {surrogate = "leaky_k_relu"} : (tensor<*xf32>) -> tensor<*xf32>
+  %6 = snn.onnx_node "IFNode"(%5) domain "spikemesh" attrs {surrogate = "fake_numerical_gradient"} : (tensor<*xf32>) -> tensor<*xf32>
+  return %6 : tensor<*xf32>
+}
+
+// -----
+
 // MLIR's `true` (an i1) is the flag 1, not -1.
 // CHECK-LABEL: func.func @i1_flag
 // CHECK: snn.if_node %{{.*}} {{{.*}}detach_reset = true

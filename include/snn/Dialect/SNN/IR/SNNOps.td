@@ -14,9 +14,25 @@ include "snn/Dialect/SNN/IR/SNNAttributes.td"
 // Attributes
 //===----------------------------------------------------------------------===//
 
+// The case names are the `surrogate` values of include/snn/Schema/Surrogates.h
+// (the neuron verifier looks each one up there).
 def SNN_SurrogateKind : I32EnumAttr<"SurrogateKind", "surrogate gradient function", [
     I32EnumAttrCase<"sigmoid", 0>,
-    I32EnumAttrCase<"atan", 1>]> {
+    I32EnumAttrCase<"atan", 1>,
+    I32EnumAttrCase<"piecewise_quadratic", 2>,
+    I32EnumAttrCase<"piecewise_exp", 3>,
+    I32EnumAttrCase<"soft_sign", 4>,
+    I32EnumAttrCase<"super_spike", 5>,
+    I32EnumAttrCase<"nonzero_sign_log_abs", 6>,
+    I32EnumAttrCase<"erf", 7>,
+    I32EnumAttrCase<"piecewise_leaky_relu", 8>,
+    I32EnumAttrCase<"squarewave_fourier_series", 9>,
+    I32EnumAttrCase<"s2nn", 10>,
+    I32EnumAttrCase<"q_pseudo_spike", 11>,
+    I32EnumAttrCase<"leaky_k_relu", 12>,
+    I32EnumAttrCase<"fake_numerical_gradient", 13>,
+    I32EnumAttrCase<"log_tailed_relu", 14>,
+    I32EnumAttrCase<"rect", 15>]> {
   let cppNamespace = "::snn";
   let genSpecializedAttr = 0;
 }
@@ -371,7 +387,7 @@ class SNN_NeuronOp<string mnemonic, dag extraArgs> : SNN_Op<mnemonic, [Pure,
   let arguments = !con((ins SNN_F32Tensor:$input), extraArgs,
                        (ins F32Attr:$v_threshold, OptionalAttr<F32Attr>:$v_reset,
                             BoolAttr:$detach_reset, SNN_SurrogateAttr:$surrogate,
-                            F32Attr:$alpha));
+                            F32Attr:$alpha, OptionalAttr<F32Attr>:$beta));
   let results = (outs SNN_F32Tensor:$result);
   let hasVerifier = 1;
   let extraClassDefinition = [{
