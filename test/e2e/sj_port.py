@@ -317,11 +317,11 @@ def check_training(args, art, net, use, gen):
     snn_run = [os.path.join(args.bin, "snn-run"), "train", art, "--data-npy",
                f"{x_path},{y_path}", "--threads", 2] + (["--repeat-time", T] if static else [])
     # Like with like: eager PyTorch convolves NCHW tensors, so the five steps run snn-run's
-    # NCHW convolutions too. Any other summation order (snn-run's default channels-last
+    # dense NCHW convolutions too. Any other summation order (snn-run's default channels-last
     # convolutions) moves a deep network's trajectory away once a spike lying within
     # rounding of the threshold flips; those are checked on one step below.
     tc.run(snn_run + [*tt.cli_flags(c), "--log", log, "--save-params", params,
-                      "--no-channels-last"])
+                      "--no-channels-last", *tc.DENSE_KERNELS])
     data = tr.load_npy(x_path, y_path, static=static)
     first, _ = data.batch(range(N), T)
     ttp.check_rates(reference.run_reference(time_major(net, use), first)[1],

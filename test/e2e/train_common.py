@@ -154,6 +154,19 @@ def rel_err(a, b):
 # quarter of the weights and the checks mean what they do for the other models.
 LR_SCALE = {"spikformer": 0.01}
 
+# The event-driven kernels (snn-run's default for a Linear or conv2d fed spikes at most its
+# crossover density) add in another order than PyTorch's GEMMs and convolutions, and which
+# layers take them depends on the machine's crossovers. The Spikformer (above) flips a spike
+# within a few steps under any other order, so its trajectory checks run the dense kernels, as
+# do the checks that need PyTorch's own arithmetic (sj_port's NCHW steps); the event kernels'
+# trajectories are checked on the CSNN and the VGG (train_trajectory.py).
+DENSE_KERNELS = ["--spike-linear-density", "0", "--spike-conv-density", "0"]
+
+
+def kernel_flags(model):
+    """snn-run's kernel flags for a trajectory check of `model`."""
+    return DENSE_KERNELS if model in LR_SCALE else []
+
 
 def compare_params(got, want, what, tol=TOL, exact=False, noise=None):
     """Every entry of `want` must be in `got` with the same shape (up to dims of size 1) and

@@ -161,7 +161,7 @@ def main():
             cmd = [snn_run, "--nproc", ranks, "train", art, "--data-npy", data_arg,
                    *tt.cli_flags(c), "--log", os.path.join(d, "log.jsonl"), "--save-params",
                    os.path.join(d, "params"), "--threads", args.threads, "--progress", "none",
-                   "--dist-timeout", 120]
+                   "--dist-timeout", 120, *tc.kernel_flags(args.model)]
             if static:
                 cmd += ["--repeat-time", T]
             tc.run(cmd)

@@ -144,7 +144,8 @@ def run_training(args, art, ranks, x, y, static, tag, trace=False):
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
     cmd = [os.path.join(args.bin, "snn-run"), "--nproc", ranks, "train", art,
            "--data-npy", f"{x},{y}", *tt.cli_flags(c), "--log", log, "--save-params", params,
-           "--threads", 1, "--progress", "none", "--dist-timeout", 120]
+           "--threads", 1, "--progress", "none", "--dist-timeout", 120,
+           *tc.kernel_flags(args.model)]
     if static:
         cmd += ["--repeat-time", T]
     if trace:

@@ -156,7 +156,8 @@ def check_training(args, case, art, manifest, ranks, what):
     log, params = os.path.join(d, "log.jsonl"), os.path.join(d, "params")
     cmd = [os.path.join(args.bin, "snn-run"), "--nproc", ranks, "train", art,
            "--data-npy", f"{x},{y}", *tt.cli_flags(c), "--log", log, "--save-params", params,
-           "--threads", 1, "--progress", "none", "--dist-timeout", 120]
+           "--threads", 1, "--progress", "none", "--dist-timeout", 120,
+           *tc.kernel_flags(args.model)]
     if static:
         cmd += ["--repeat-time", T]
     tc.run(cmd)

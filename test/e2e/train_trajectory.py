@@ -192,6 +192,7 @@ def main():
                os.path.join(d, "params"), "--threads", args.threads]
         if static:
             cmd += ["--repeat-time", T]
+        cmd += tc.kernel_flags(args.model)
         if args.spike_linear_density:
             cmd += ["--spike-linear-density", args.spike_linear_density]
         if args.spike_conv_density:
