@@ -23,8 +23,8 @@ bool exists(const std::string &path) {
 
 } // namespace
 
-std::string userDeviceProfilePath() {
-  std::string named = environment(kUserDeviceProfileEnv);
+std::string userCacheFile(const char *variable, const char *file) {
+  std::string named = environment(variable);
   if (named == "none")
     return "";
   if (!named.empty())
@@ -36,7 +36,11 @@ std::string userDeviceProfilePath() {
       return "";
     cache = home + "/.cache";
   }
-  return cache + "/spikemesh/device-profile.json";
+  return cache + "/spikemesh/" + file;
+}
+
+std::string userDeviceProfilePath() {
+  return userCacheFile(kUserDeviceProfileEnv, "device-profile.json");
 }
 
 UserDeviceProfile userDeviceProfile() {

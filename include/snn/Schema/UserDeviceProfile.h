@@ -17,9 +17,12 @@ namespace snn::schema {
 /// machine).
 inline constexpr const char *kUserDeviceProfileEnv = "SPIKEMESH_DEVICE_PROFILE";
 
-/// $SPIKEMESH_DEVICE_PROFILE, else $XDG_CACHE_HOME/spikemesh/device-profile.json, else
-/// $HOME/.cache/spikemesh/device-profile.json; empty when it is `none` or neither variable is
-/// set.
+/// A per-user file of this machine's measurements: $`variable`, else
+/// $XDG_CACHE_HOME/spikemesh/`file`, else $HOME/.cache/spikemesh/`file`; empty when the
+/// variable is `none` or neither of the others is set.
+std::string userCacheFile(const char *variable, const char *file);
+
+/// userCacheFile(kUserDeviceProfileEnv, "device-profile.json").
 std::string userDeviceProfilePath();
 
 /// The profile a plan uses when none is named: `path` is the per-user profile when it exists,

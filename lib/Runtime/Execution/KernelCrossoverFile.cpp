@@ -4,6 +4,7 @@
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/Npy.h"
 #include "snn/Schema/DeviceProfile.h"
+#include "snn/Schema/UserDeviceProfile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,11 +36,6 @@ constexpr const char *kEventSeconds = "event_seconds";
 constexpr const char *kFixedSeconds = "event_seconds_without_spikes";
 constexpr const char *kDensity = "density";
 constexpr const char *kThreshold = "threshold";
-
-std::string environment(const char *name) {
-  const char *value = std::getenv(name);
-  return value ? std::string(value) : std::string();
-}
 
 const char *instructionsName(SpikeConvInstructions set) {
   switch (set) {
@@ -143,19 +139,7 @@ double crossoverDensity(double denseSeconds, double fixedSeconds, double eventSe
 }
 
 std::string userKernelCrossoversPath() {
-  std::string named = environment(kKernelCrossoversEnv);
-  if (named == "none")
-    return "";
-  if (!named.empty())
-    return named;
-  std::string cache = environment("XDG_CACHE_HOME");
-  if (cache.empty()) {
-    std::string home = environment("HOME");
-    if (home.empty())
-      return "";
-    cache = home + "/.cache";
-  }
-  return cache + "/spikemesh/kernel-crossovers.json";
+  return schema::userCacheFile(kKernelCrossoversEnv, "kernel-crossovers.json");
 }
 
 std::string kernelMachineName() {
