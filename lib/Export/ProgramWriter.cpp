@@ -78,6 +78,11 @@ bool convertAttribute(NamedAttribute named, onnx::AttributeProto &out) {
   } else if (auto str = dyn_cast<StringAttr>(attr)) {
     out.set_type(onnx::AttributeProto::STRING);
     out.set_s(str.getValue().str());
+  } else if (auto array = dyn_cast<ArrayAttr>(attr);
+             array && llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); })) {
+    out.set_type(onnx::AttributeProto::STRINGS);
+    for (Attribute a : array)
+      out.add_strings(cast<StringAttr>(a).getValue().str());
   } else {
     return false;
   }

@@ -45,6 +45,7 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
   case OpKind::IFNode: return 4.0;
   case OpKind::LIFNode:
   case OpKind::PLIFNode: return 7.0;
+  case OpKind::Neuron: return 12.0; // a step program of about a dozen instructions
   case OpKind::SpikingAttention: {
     // Per head, (v k^T) q is two [D, L] x [L, D] / [D, D] x [D, L] products: 4 D^2 L FLOPs
     // for D L outputs.
@@ -110,6 +111,8 @@ int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused
         fusesWithNeuron(model, op.inputs.front(), opIndex))
       return 0;
     return (op.kind == OpKind::PLIFNode ? out + in : out) * kBytesPerElement;
+  case OpKind::Neuron: // the states of every step and the input
+    return (out + in) * kBytesPerElement;
   case OpKind::MaxPool2d: return out;
   case OpKind::AvgPool2d:
   case OpKind::AdaptiveAvgPool2d:
@@ -205,6 +208,7 @@ std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t 
   case OpKind::IFNode:
   case OpKind::LIFNode:
   case OpKind::PLIFNode:
+  case OpKind::Neuron:
     return {WorkKind::Neuron, input};
   case OpKind::BatchNorm:
     return {WorkKind::BatchNorm, input};

@@ -21,6 +21,7 @@ const char *opKindName(OpKind kind) {
   case OpKind::IFNode: return "if_node";
   case OpKind::LIFNode: return "lif_node";
   case OpKind::PLIFNode: return "plif_node";
+  case OpKind::Neuron: return "neuron";
   case OpKind::SpikingAttention: return "spiking_attention";
   case OpKind::Other: return "other";
   }
@@ -28,7 +29,8 @@ const char *opKindName(OpKind kind) {
 }
 
 bool isNeuron(OpKind kind) {
-  return kind == OpKind::IFNode || kind == OpKind::LIFNode || kind == OpKind::PLIFNode;
+  return kind == OpKind::IFNode || kind == OpKind::LIFNode || kind == OpKind::PLIFNode ||
+         kind == OpKind::Neuron;
 }
 
 int64_t elementsAt(const std::vector<int64_t> &shape, int batchDim, int64_t batch) {

@@ -7,6 +7,8 @@ bool isNeuronOp(std::string_view opType) {
   return opType == op::kIFNode || opType == op::kLIFNode || opType == op::kPLIFNode;
 }
 
+bool isStatefulOp(std::string_view opType) { return isNeuronOp(opType) || opType == op::kNeuron; }
+
 const std::vector<ArtifactOp> &artifactOps() {
   using namespace attr;
   static const std::vector<ArtifactOp> ops = {
@@ -32,6 +34,12 @@ const std::vector<ArtifactOp> &artifactOps() {
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kBeta, kTau, kDecayInput}},
       {op::kPLIFNode, 2, 2,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kBeta, kDecayInput}},
+      {op::kNeuron,
+       1,
+       1024,
+       {neuron_attr::kStates, neuron_attr::kConstants, neuron_attr::kOperands, neuron_attr::kCharge,
+        neuron_attr::kFire, neuron_attr::kReset, kDetachReset, neuron_attr::kUpdate,
+        neuron_attr::kOutput, kSurrogate, kAlpha, kBeta}},
       {op::kBiasAdd, 2, 2, {kAxis}},
       {op::kAllReduce, 1, 1, {kMeshAxis}},
       {op::kAllGather, 1, 1, {kMeshAxis, kAxis}},

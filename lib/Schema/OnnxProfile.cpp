@@ -14,6 +14,9 @@ const std::vector<ProfileOp> &profileOps() {
       {op::kAdaptiveAvgPool2d, {kOutputSize}},
       {op::kGroupNorm, {kEpsilon, kNumGroups}},
       {op::kSpikingAttention, {kNumHeads, kScale}},
+      {op::kNeuron,
+       {kAlpha, kBeta, kCharge, kConstants, kDetachReset, kFire, kOperandNames, kOutput, kReset,
+        kStates, kSurrogate, kUpdate}},
   };
   return ops;
 }

@@ -3,7 +3,7 @@ SpikingJelly's default single-step mode and switched to multi-step with
 functional.set_step_mode, as SpikingJelly's own tutorials do."""
 from torch import nn
 
-from . import functional, layer, neuron, surrogate
+from . import described_neurons, functional, layer, neuron, surrogate
 from .model import spikformer as _spikformer
 
 
@@ -28,7 +28,8 @@ class DeepMLP(nn.Module):
     "s2nn:3,0.8"; None: the neuron's default). The stack tensor parallelism splits in Megatron
     pairs."""
 
-    NEURONS = ("lif", "if", "plif")
+    NEURONS = ("lif", "if", "plif", "simple_if", "simple_lif", "half_threshold_if", "qif",
+               "eif", "izhikevich", "cubalif", "klif", "liaf")
 
     def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif",
                  surrogate_spec=None):
@@ -46,7 +47,9 @@ class DeepMLP(nn.Module):
                 return neuron.IFNode(**{"surrogate_function": surrogate.ATan(), **kw})
             if neuron_kind == "plif":
                 return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False, **kw)
-            return neuron.LIFNode(tau=2.0, **kw)
+            if neuron_kind == "lif":
+                return neuron.LIFNode(tau=2.0, **kw)
+            return _described_neuron(neuron_kind, kw)
 
         widths = [in_features] + [hidden] * (layers - 1) + [classes]
         stack = []
@@ -57,6 +60,28 @@ class DeepMLP(nn.Module):
 
     def forward(self, x_seq):
         return self.stack(x_seq).mean(0)
+
+
+def _described_neuron(kind, kw):
+    """One of SpikingJelly's other neuron classes, at parameters that fire on deep_mlp."""
+    d = described_neurons
+    if kind == "simple_if":
+        return d.SimpleIFNode(**kw)
+    if kind == "simple_lif":
+        return d.SimpleLIFNode(tau=2.0, decay_input=True, **kw)
+    if kind == "half_threshold_if":
+        return d.HalfThresholdIFNode(**kw)
+    if kind == "qif":
+        return d.QIFNode(tau=2.0, **kw)
+    if kind == "eif":
+        return d.EIFNode(tau=2.0, detach_reset=True, **kw)
+    if kind == "izhikevich":
+        return d.IzhikevichNode(tau=2.0, a=0.5, b=0.2, v_rest=-0.1, **kw)
+    if kind == "cubalif":
+        return d.CUBALIFNode(**kw)
+    if kind == "klif":
+        return d.KLIFNode(scale_reset=True, v_reset=None, **kw)
+    return d.LIAFNode(act=nn.ReLU(), threshold_related=True, v_threshold=0.8, **kw)
 
 
 def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None):

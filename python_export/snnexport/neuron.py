@@ -43,12 +43,16 @@ class BaseNode(MemoryModule):
     def neuronal_charge(self, x):
         raise NotImplementedError
 
+    def _log_h(self, h):
+        """Keeps the charge H when h_log is a list (reference.py's threshold margins)."""
+        if self.h_log is not None:
+            self.h_log.append(h.detach())
+
     def single_step_forward(self, x):
         if not isinstance(self.v, torch.Tensor):
             self.v = torch.full_like(x, self.v)
         h = self.neuronal_charge(x)
-        if self.h_log is not None:
-            self.h_log.append(h.detach())
+        self._log_h(h)
         spike = self.surrogate_function(h - self.v_threshold)
         s = spike.detach() if self.detach_reset else spike
         if self.v_reset is None:
@@ -137,3 +141,11 @@ class ParametricLIFNode(BaseNode):
 
     def extra_repr(self):
         return f"init_tau={self.init_tau}, decay_input={self.decay_input}, " + super().extra_repr()
+
+
+# SpikingJelly's other neuron classes, under `neuron.` as there (described_neurons.py: each is
+# exported by its parts). Imported last: that module builds on BaseNode above.
+from .described_neurons import *  # noqa: E402,F401,F403
+from .described_neurons import __all__ as _described_all  # noqa: E402
+
+__all__ += [name for name in _described_all if name != "DescribedNode"]

@@ -154,9 +154,6 @@ def neuron_paths(model: nn.Module) -> List[Tuple[str, neuron.BaseNode]]:
 def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, NeuronStats]:
     """Eval-mode forward from a reset state. Returns (output, per-neuron statistics)."""
     nodes = neuron_paths(model)
-    spikes = {}
-    hooks = [m.register_forward_hook(lambda mod, i, o, p=p: spikes.__setitem__(p, o))
-             for p, m in nodes]
     for _, m in nodes:
         m.h_log = []
     try:
@@ -166,15 +163,15 @@ def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, Neur
             out = model(x)
         stats = {}
         for p, m in nodes:
-            margin = (torch.stack(m.h_log) - m.v_threshold).abs()
+            h = torch.stack(m.h_log)
+            margin = (h - m.v_threshold).abs()
+            # From H, not the output: LIAF outputs act(H - v_threshold), not its spikes.
             stats[p] = {"type": type(m).__name__,
-                        "firing_rate": float(spikes[p].mean()),
+                        "firing_rate": float((h >= m.v_threshold).float().mean()),
                         "min_margin": float(margin.min()),
                         "near_count": int((margin < MARGIN).sum()),
                         "count": margin.numel()}
     finally:
-        for h in hooks:
-            h.remove()
         for _, m in nodes:
             m.h_log = None
         reset_net(model)

@@ -12,7 +12,8 @@ from onnx import helper
 from torch import nn
 
 import onnx_interp
-from snnexport import encoding, export_onnx, functional, layer, models, neuron, surrogate
+from snnexport import (described_neurons, encoding, export_onnx, functional, layer, models,
+                       neuron, surrogate)
 from snnexport.export.names import DOMAIN, NEURON_TYPES, OP_ATTRIBUTES
 from snnexport.reference import calibrate
 
@@ -307,8 +308,12 @@ class ProfileNamesTest(ExportCase):
                               neuron.LIFNode(tau=3.0), layer.Flatten(), layer.Linear(36, 8),
                               neuron.ParametricLIFNode(init_tau=2.0))
         functional.set_step_mode(convs, "m")
+        described = nn.Sequential(layer.Linear(4, 4), described_neurons.IzhikevichNode(
+            a=0.5, b=0.2), layer.Linear(4, 4), described_neurons.KLIFNode())
+        functional.set_step_mode(described, "m")
         cases = [(convs, torch.rand(T, 2, 2, 2, 2)),
-                 (SpikingSelfAttention(8, num_heads=2), torch.rand(T, 2, 8, 4))]
+                 (SpikingSelfAttention(8, num_heads=2), torch.rand(T, 2, 8, 4)),
+                 (described, torch.rand(T, 2, 4))]
         written = {}
         for model, x in cases:
             for n in self.export(model, x).graph.node:

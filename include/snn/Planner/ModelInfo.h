@@ -28,6 +28,7 @@ enum class OpKind {
   IFNode,
   LIFNode,
   PLIFNode,
+  Neuron, ///< a neuron described by its parts (snn.neuron)
   SpikingAttention,
   Other,
 };

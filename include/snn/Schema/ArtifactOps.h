@@ -53,6 +53,7 @@ inline constexpr const char *kSpikingAttention = "spiking_attention";
 inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";
+inline constexpr const char *kNeuron = "neuron";
 inline constexpr const char *kBiasAdd = "bias_add";
 // Collectives of a partitioned (per-rank) program, over one mesh axis' group
 // (members ordered by their coordinate on that axis). See
@@ -110,8 +111,11 @@ struct ArtifactOp {
   std::vector<const char *> attributes;
 };
 
-/// Whether `opType` is one of the artifact's neuron ops (if_node, lif_node, plif_node).
+/// Whether `opType` is one of the artifact's neuron ops named by their class (if_node,
+/// lif_node, plif_node).
 bool isNeuronOp(std::string_view opType);
+/// Whether `opType` keeps a state across time steps: those and the described `neuron`.
+bool isStatefulOp(std::string_view opType);
 
 /// Every op an artifact program may hold, in a fixed order.
 const std::vector<ArtifactOp> &artifactOps();

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "snn/Schema/NeuronProgram.h"
+
 namespace snn::schema::profile {
 
 /// SpikeMesh's ONNX domain (of the exporter's nodes and of artifact programs)
@@ -40,6 +42,8 @@ inline constexpr const char *kParametricLIFNode = "ParametricLIFNode";
 inline constexpr const char *kAdaptiveAvgPool2d = "AdaptiveAvgPool2d";
 inline constexpr const char *kGroupNorm = "GroupNorm";
 inline constexpr const char *kSpikingAttention = "SpikingAttention";
+/// A neuron described by its parts (NeuronProgram.h), any class but IF, LIF and PLIF.
+inline constexpr const char *kNeuron = "Neuron";
 } // namespace op
 
 /// Attribute names of the domain's nodes.
@@ -58,6 +62,15 @@ inline constexpr const char *kNumGroups = "num_groups";
 inline constexpr const char *kEpsilon = "epsilon";
 inline constexpr const char *kNumHeads = "num_heads";
 inline constexpr const char *kScale = "scale";
+// A described neuron's parts (NeuronProgram.h's neuron_attr).
+inline constexpr const char *kStates = neuron_attr::kStates;
+inline constexpr const char *kConstants = neuron_attr::kConstants;
+inline constexpr const char *kOperandNames = neuron_attr::kOperands;
+inline constexpr const char *kCharge = neuron_attr::kCharge;
+inline constexpr const char *kFire = neuron_attr::kFire;
+inline constexpr const char *kReset = neuron_attr::kReset;
+inline constexpr const char *kUpdate = neuron_attr::kUpdate;
+inline constexpr const char *kOutput = neuron_attr::kOutput;
 } // namespace attr
 
 // The values of a neuron's `surrogate` attribute, and what its `alpha` and
@@ -76,7 +89,8 @@ const std::vector<ProfileOp> &profileOps();
 /// The entry for `opType`, or null.
 const ProfileOp *findProfileOp(std::string_view opType);
 
-/// Whether `opType` is one of the domain's neurons.
+/// Whether `opType` is one of the domain's neurons named by their class (IF, LIF, PLIF;
+/// not the described `Neuron`).
 bool isNeuron(std::string_view opType);
 
 } // namespace snn::schema::profile

@@ -150,6 +150,55 @@ struct NeuronPattern : OpRewritePattern<ONNXNodeOp> {
   }
 };
 
+/// A described neuron's op, planned: its attributes and input type.
+struct DescribedNeuronPlan {
+  DescribedNeuronParams params;
+  RankedTensorType inputType;
+};
+
+bool isDescribedNeuron(Operation *op) { return isNode(op, profile::op::kNeuron, kNeuronDomain); }
+
+FailureOr<DescribedNeuronPlan> planDescribedNeuron(ONNXNodeOp node, Builder &builder,
+                                                   NodeErrors &errors) {
+  auto params = readDescribedNeuron(node, builder, errors);
+  if (failed(params))
+    return failure();
+  auto inputType = timeMajorInput(node, node.getInputs()[0], errors);
+  if (failed(inputType))
+    return failure();
+  for (auto [index, operand] : llvm::enumerate(node.getInputs().drop_front())) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.getElementType().isF32())
+      return errors.report(node,
+                           llvm::formatv("operand '{0}' (input #{1}) must be a float32 "
+                                         "tensor, got {2}",
+                                         cast<StringAttr>(params->operandNames[index]).getValue(),
+                                         index + 1, operand.getType()));
+  }
+  return DescribedNeuronPlan{*params, *inputType};
+}
+
+/// spikemesh.Neuron -> snn.neuron.
+struct DescribedNeuronPattern : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
+    if (!isDescribedNeuron(node))
+      return failure();
+    NodeErrors errors = NodeErrors::silent();
+    auto plan = planDescribedNeuron(node, rewriter, errors);
+    if (failed(plan))
+      return rewriter.notifyMatchFailure(node, "input not legalized yet, or invalid");
+    const DescribedNeuronParams &p = plan->params;
+    Value result = NeuronOp::create(rewriter, node.getLoc(), plan->inputType, node.getInputs()[0],
+                                    node.getInputs().drop_front(), p.states, p.constants,
+                                    p.operandNames, p.charge, p.fire, p.reset, p.detach, p.update,
+                                    p.output, p.surrogate, p.alpha, p.beta);
+    rewriter.replaceOp(node, result);
+    return success();
+  }
+};
+
 bool isTimeMajorOp(ONNXNodeOp node) {
   if (node.getDomain() == kNeuronDomain)
     return node.getOpType() == profile::op::kSpikingAttention;
@@ -313,6 +362,8 @@ void explainLeftover(ONNXNodeOp node) {
     (void)errors.report(node, "per-step layer outside a [T*N, ...] fold region");
   else if (isNeuronNode(node))
     (void)planNeuron(node, builder, errors);
+  else if (isDescribedNeuron(node))
+    (void)planDescribedNeuron(node, builder, errors);
   if (!errors.failed()) // the pattern and its explanation disagree: a bug, not bad input
     (void)errors.report(node, "internal error: valid but not legalized");
 }
@@ -357,7 +408,8 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRegionPattern, NeuronPattern, TimeMajorOpPattern>(&getContext());
+    patterns.add<FoldRegionPattern, NeuronPattern, DescribedNeuronPattern, TimeMajorOpPattern>(
+        &getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     config.setMaxIterations(maxIterations);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ONNXNodeReader.h"
 
+#include "snn/Schema/NeuronProgram.h"
 #include "snn/Schema/Surrogates.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -289,24 +290,22 @@ static LogicalResult checkNeuronValues(ONNXNodeOp node, NodeErrors &errors, floa
   return success(ok);
 }
 
-FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors &errors) {
-  StringRef type = node.getOpType();
-  AttrReader attrs(node, errors);
+namespace {
+
+/// A neuron's surrogate and its parameters, checked against the surrogate table.
+struct SurrogateParams {
+  SurrogateKindAttr kind;
+  FloatAttr alpha, beta; // beta: null for a surrogate without one
+};
+
+FailureOr<SurrogateParams> readSurrogate(ONNXNodeOp node, AttrReader &attrs, Builder &builder,
+                                         NodeErrors &errors) {
   using namespace profile::attr;
-  namespace op = profile::op;
   StringRef surrogateName = attrs.getString(kSurrogate, "sigmoid");
-  float threshold = attrs.getFloat(kVThreshold, 1.0f);
-  std::optional<float> reset = attrs.getOptionalFloat(kVReset);
   std::optional<float> alpha = attrs.getOptionalFloat(kAlpha);
   std::optional<float> beta = attrs.getOptionalFloat(kBeta);
-  bool detach = attrs.getFlag(kDetachReset, false);
-  bool decayInput = type != op::kIFNode && attrs.getFlag(kDecayInput, true);
-  float tau = type == op::kLIFNode ? attrs.getFloat(kTau, 2.0f) : 2.0f;
-  if (type == op::kParametricLIFNode)
-    attrs.getOptionalFloat(kInitTau); // informational; type-checked only
   if (attrs.failed())
     return failure();
-
   const schema::SurrogateSpec *spec = schema::findSurrogate(surrogateName);
   if (!spec)
     return errors.report(node, "unknown surrogate '" + surrogateName + "' (expected one of " +
@@ -322,20 +321,93 @@ FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors
   if (std::string error = schema::surrogateParameterError(*spec, alphaValue, betaValue);
       !error.empty())
     return errors.report(node, error);
-  if (failed(checkNeuronValues(node, errors, threshold, reset, tau)))
+  SurrogateParams params;
+  params.kind = SurrogateKindAttr::get(builder.getContext(), *surrogate);
+  params.alpha = builder.getF32FloatAttr(alphaValue);
+  if (spec->hasBeta())
+    params.beta = builder.getF32FloatAttr(betaValue);
+  return params;
+}
+
+} // namespace
+
+FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, Builder &builder, NodeErrors &errors) {
+  StringRef type = node.getOpType();
+  AttrReader attrs(node, errors);
+  using namespace profile::attr;
+  namespace op = profile::op;
+  float threshold = attrs.getFloat(kVThreshold, 1.0f);
+  std::optional<float> reset = attrs.getOptionalFloat(kVReset);
+  bool detach = attrs.getFlag(kDetachReset, false);
+  bool decayInput = type != op::kIFNode && attrs.getFlag(kDecayInput, true);
+  float tau = type == op::kLIFNode ? attrs.getFloat(kTau, 2.0f) : 2.0f;
+  if (type == op::kParametricLIFNode)
+    attrs.getOptionalFloat(kInitTau); // informational; type-checked only
+  // The surrogate's attributes are read (and reported) too when others failed already.
+  FailureOr<SurrogateParams> surrogate = readSurrogate(node, attrs, builder, errors);
+  if (failed(surrogate) || failed(checkNeuronValues(node, errors, threshold, reset, tau)))
     return failure();
 
   NeuronParams params;
   params.threshold = builder.getF32FloatAttr(threshold);
   if (reset)
     params.reset = builder.getF32FloatAttr(*reset);
-  params.alpha = builder.getF32FloatAttr(alphaValue);
-  if (spec->hasBeta())
-    params.beta = builder.getF32FloatAttr(betaValue);
+  params.alpha = surrogate->alpha;
+  params.beta = surrogate->beta;
   params.tau = builder.getF32FloatAttr(tau);
   params.detach = builder.getBoolAttr(detach);
   params.decayInput = builder.getBoolAttr(decayInput);
-  params.surrogate = SurrogateKindAttr::get(builder.getContext(), *surrogate);
+  params.surrogate = surrogate->kind;
+  return params;
+}
+
+FailureOr<DescribedNeuronParams> readDescribedNeuron(ONNXNodeOp node, Builder &builder,
+                                                     NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  using namespace profile::attr;
+  schema::NeuronParts parts;
+  parts.states = attrs.getStrings(kStates);
+  parts.constants = attrs.getStrings(kConstants);
+  parts.operands = attrs.getStrings(kOperandNames);
+  parts.charge = attrs.getStrings(kCharge);
+  parts.update = attrs.getStrings(kUpdate);
+  parts.fire = attrs.getString(kFire, "").str();
+  parts.reset = attrs.getString(kReset, "hard").str();
+  parts.output = attrs.getString(kOutput, "s").str();
+  parts.detachReset = attrs.getFlag(kDetachReset, false);
+  FailureOr<SurrogateParams> surrogate = readSurrogate(node, attrs, builder, errors);
+  if (failed(surrogate))
+    return failure();
+  schema::NeuronDescriptionResult described = schema::describeNeuron(parts);
+  if (!described.error.empty())
+    return errors.report(node, described.error);
+  if (parts.operands.size() + 1 != node.getInputs().size())
+    return errors.report(node, llvm::formatv("{0} operand names for {1} operand inputs",
+                                             parts.operands.size(), node.getInputs().size() - 1));
+  schema::NeuronCompileResult compiled = schema::compileNeuron(described.description);
+  if (!compiled.error.empty())
+    return errors.report(node, compiled.error);
+
+  auto strings = [&](const std::vector<std::string> &list) {
+    SmallVector<Attribute> out;
+    for (const std::string &text : list)
+      out.push_back(builder.getStringAttr(text));
+    return builder.getArrayAttr(out);
+  };
+  DescribedNeuronParams params;
+  params.states = strings(parts.states);
+  params.constants = strings(parts.constants);
+  params.operandNames = strings(parts.operands);
+  params.charge = strings(parts.charge);
+  params.update = strings(parts.update);
+  if (!parts.fire.empty())
+    params.fire = builder.getStringAttr(parts.fire);
+  params.reset = builder.getStringAttr(parts.reset);
+  params.output = builder.getStringAttr(parts.output);
+  params.detach = builder.getBoolAttr(parts.detachReset);
+  params.surrogate = surrogate->kind;
+  params.alpha = surrogate->alpha;
+  params.beta = surrogate->beta;
   return params;
 }
 

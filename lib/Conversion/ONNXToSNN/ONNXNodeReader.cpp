@@ -98,6 +98,9 @@ StringRef attrKind(Attribute attr) {
     return "a list of floats";
   if (isa<ElementsAttr>(attr))
     return "a tensor";
+  if (auto array = dyn_cast<ArrayAttr>(attr);
+      array && llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); }))
+    return "a list of strings";
   return "an unsupported attribute kind";
 }
 
@@ -151,6 +154,19 @@ StringRef AttrReader::getString(StringRef name, StringRef fallback) {
   return wrongKind(name, attr, "a string"), fallback;
 }
 
+std::vector<std::string> AttrReader::getStrings(StringRef name) {
+  Attribute attr = node.getOnnxAttrs().get(name);
+  std::vector<std::string> out;
+  if (!attr)
+    return out;
+  auto array = dyn_cast<ArrayAttr>(attr);
+  if (!array || !llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); }))
+    return wrongKind(name, attr, "a list of strings"), out;
+  for (Attribute a : array)
+    out.push_back(cast<StringAttr>(a).str());
+  return out;
+}
+
 void AttrReader::fail(const Twine &message) {
   failedAny = true;
   (void)errors.report(node, message);
@@ -201,6 +217,7 @@ constexpr NodeKind kNodeKinds[] = {
     {kNeuronDomain, profile::op::kAdaptiveAvgPool2d, 1, 1, "X", ""},
     {kNeuronDomain, profile::op::kGroupNorm, 3, 3, "X, scale, B", ""},
     {kNeuronDomain, profile::op::kSpikingAttention, 1, 1, "qkv", ""},
+    {kNeuronDomain, profile::op::kNeuron, 1, 1024, "x, operands...", ""},
 };
 
 /// Every attribute name `kind` takes.
@@ -267,6 +284,10 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     return readGroupNorm(node, errors);
   if (node.getDomain() == kNeuronDomain && type == profile::op::kSpikingAttention)
     return readSpikingAttention(node, errors);
+  if (node.getDomain() == kNeuronDomain && type == profile::op::kNeuron) {
+    Builder builder(node.getContext());
+    return readDescribedNeuron(node, builder, errors);
+  }
   if (type == "Gemm")
     return readGemm(node, errors);
   if (type == "Conv")

@@ -101,6 +101,8 @@ public:
   /// An int 0/1 (ONNX has no bool attributes).
   bool getFlag(StringRef name, bool fallback);
   StringRef getString(StringRef name, StringRef fallback);
+  /// A list of strings (ONNX STRINGS); empty when absent.
+  std::vector<std::string> getStrings(StringRef name);
   /// An error on the node; the reader counts as failed.
   void fail(const Twine &message);
 
@@ -193,6 +195,18 @@ struct NeuronParams {
 };
 mlir::FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, mlir::Builder &builder,
                                          NodeErrors &errors);
+
+/// A described neuron's (spikemesh.Neuron) attributes as the snn.neuron op takes them,
+/// read and compiled (schema::compileNeuron) to check them.
+struct DescribedNeuronParams {
+  mlir::ArrayAttr states, constants, operandNames, charge, update;
+  mlir::StringAttr fire, reset, output; // fire: null for a neuron that does not spike
+  mlir::BoolAttr detach;
+  SurrogateKindAttr surrogate;
+  FloatAttr alpha, beta;
+};
+mlir::FailureOr<DescribedNeuronParams> readDescribedNeuron(ONNXNodeOp node, mlir::Builder &builder,
+                                                           NodeErrors &errors);
 
 } // namespace snn::legalize
 

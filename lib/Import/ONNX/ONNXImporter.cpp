@@ -248,6 +248,12 @@ FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &a
   case onnx::AttributeProto::FLOATS:
     return Attribute(builder.getDenseF32ArrayAttr(
         SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case onnx::AttributeProto::STRINGS: {
+    SmallVector<Attribute> strings;
+    for (const std::string &text : attr.strings())
+      strings.push_back(builder.getStringAttr(text));
+    return Attribute(builder.getArrayAttr(strings));
+  }
   case onnx::AttributeProto::TENSOR: {
     auto tensor = importTensor(attr.t(), loc);
     if (failed(tensor))
@@ -257,7 +263,7 @@ FailureOr<Attribute> ONNXImporter::importAttribute(const onnx::AttributeProto &a
   default:
     return emitError(loc, what + ": attribute '" + attr.name() + "' has an unsupported kind (" +
                               onnx::AttributeProto::AttributeType_Name(attr.type()) +
-                              "; expected INT, FLOAT, STRING, INTS, FLOATS or TENSOR)"),
+                              "; expected INT, FLOAT, STRING, INTS, FLOATS, STRINGS or TENSOR)"),
            failure();
   }
 }

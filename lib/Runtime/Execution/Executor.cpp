@@ -98,7 +98,7 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     }
     if (def->outputs == 1)
       step.output = define(node.outputs[0]);
-    step.neuron = schema::isNeuronOp(node.opType);
+    step.neuron = schema::isStatefulOp(node.opType);
     steps.push_back(std::move(step));
   }
 

@@ -34,6 +34,8 @@ const char *attributeKindName(Attribute::Kind kind) {
     return "floats";
   case Attribute::Kind::Ints:
     return "ints";
+  case Attribute::Kind::Strings:
+    return "strings";
   }
   return "unknown";
 }
@@ -56,6 +58,12 @@ std::string formatAttributeValue(const Attribute &attribute) {
     return list(attribute.floats);
   case Attribute::Kind::Ints:
     return list(attribute.ints);
+  case Attribute::Kind::Strings: {
+    std::string text = "[";
+    for (size_t i = 0; i < attribute.strings.size(); ++i)
+      text += (i ? ", '" : "'") + attribute.strings[i] + "'";
+    return text + "]";
+  }
   }
   return "";
 }
@@ -130,6 +138,15 @@ std::string NodeAttributes::getString(const std::string &name,
   if (attribute->kind != Attribute::Kind::String)
     failKind(name, "a string");
   return attribute->s;
+}
+
+std::vector<std::string> NodeAttributes::getStrings(const std::string &name) const {
+  const Attribute *attribute = find(name);
+  if (!attribute)
+    return {};
+  if (attribute->kind != Attribute::Kind::Strings)
+    failKind(name, "a list of strings");
+  return attribute->strings;
 }
 
 std::array<int64_t, 2> NodeAttributes::getPair(const std::string &name) const {

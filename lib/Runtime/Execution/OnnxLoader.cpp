@@ -68,6 +68,10 @@ Attribute convertAttribute(const onnx::AttributeProto &proto,
     attribute.kind = Attribute::Kind::Ints;
     attribute.ints.assign(proto.ints().begin(), proto.ints().end());
     break;
+  case onnx::AttributeProto::STRINGS:
+    attribute.kind = Attribute::Kind::Strings;
+    attribute.strings.assign(proto.strings().begin(), proto.strings().end());
+    break;
   default:
     throw Error(where + ": attribute '" + proto.name() +
                 "' has an unsupported type");

@@ -36,6 +36,7 @@ const OpRegistry &OpRegistry::builtin() {
     registerPerStepShapeOps(result);
     registerAttentionOps(result);
     registerNeuronOps(result);
+    registerDescribedNeuronOps(result);
     registerCollectiveOps(result);
     registerPipelineOps(result);
     return result;

@@ -166,43 +166,32 @@ template <typename T> struct SurrogateMath {
   static T rect(T x, T a, T) { return std::abs(x) < T(0.5) / a ? a : T(0); }
 };
 
-/// Calls fn(f) with the SurrogateMath function of `kind`.
+/// Calls fn(f) with the SurrogateMath function of `kind` as a function object of
+/// its own type (not a pointer), so that every kind's loop inlines its math.
 template <typename T, typename Fn> inline void visitSurrogateMath(Surrogate kind, Fn &&fn) {
   using M = SurrogateMath<T>;
+#define SNN_SURROGATE_CASE(Kind, function)                                                         \
+  case Surrogate::Kind:                                                                            \
+    return fn([](T x, T a, T b) { return M::function(x, a, b); });
   switch (kind) {
-  case Surrogate::Sigmoid:
-    return fn(&M::sigmoid);
-  case Surrogate::ATan:
-    return fn(&M::atan);
-  case Surrogate::PiecewiseQuadratic:
-    return fn(&M::piecewiseQuadratic);
-  case Surrogate::PiecewiseExp:
-    return fn(&M::piecewiseExp);
-  case Surrogate::SoftSign:
-    return fn(&M::softSign);
-  case Surrogate::SuperSpike:
-    return fn(&M::superSpike);
-  case Surrogate::NonzeroSignLogAbs:
-    return fn(&M::nonzeroSignLogAbs);
-  case Surrogate::Erf:
-    return fn(&M::erf);
-  case Surrogate::PiecewiseLeakyReLU:
-    return fn(&M::piecewiseLeakyReLU);
-  case Surrogate::SquarewaveFourierSeries:
-    return fn(&M::squarewaveFourierSeries);
-  case Surrogate::S2NN:
-    return fn(&M::s2nn);
-  case Surrogate::QPseudoSpike:
-    return fn(&M::qPseudoSpike);
-  case Surrogate::LeakyKReLU:
-    return fn(&M::leakyKReLU);
-  case Surrogate::FakeNumericalGradient:
-    return fn(&M::fakeNumericalGradient);
-  case Surrogate::LogTailedReLU:
-    return fn(&M::logTailedReLU);
-  case Surrogate::Rect:
-    return fn(&M::rect);
+    SNN_SURROGATE_CASE(Sigmoid, sigmoid)
+    SNN_SURROGATE_CASE(ATan, atan)
+    SNN_SURROGATE_CASE(PiecewiseQuadratic, piecewiseQuadratic)
+    SNN_SURROGATE_CASE(PiecewiseExp, piecewiseExp)
+    SNN_SURROGATE_CASE(SoftSign, softSign)
+    SNN_SURROGATE_CASE(SuperSpike, superSpike)
+    SNN_SURROGATE_CASE(NonzeroSignLogAbs, nonzeroSignLogAbs)
+    SNN_SURROGATE_CASE(Erf, erf)
+    SNN_SURROGATE_CASE(PiecewiseLeakyReLU, piecewiseLeakyReLU)
+    SNN_SURROGATE_CASE(SquarewaveFourierSeries, squarewaveFourierSeries)
+    SNN_SURROGATE_CASE(S2NN, s2nn)
+    SNN_SURROGATE_CASE(QPseudoSpike, qPseudoSpike)
+    SNN_SURROGATE_CASE(LeakyKReLU, leakyKReLU)
+    SNN_SURROGATE_CASE(FakeNumericalGradient, fakeNumericalGradient)
+    SNN_SURROGATE_CASE(LogTailedReLU, logTailedReLU)
+    SNN_SURROGATE_CASE(Rect, rect)
   }
+#undef SNN_SURROGATE_CASE
 }
 
 /// Any surrogate but Sigmoid and ATan: per element through a switch (the

@@ -8,22 +8,20 @@ from torch import nn
 
 from .graph import Graph, Shape
 from .kinds import describe
-from .names import (ALPHA, BETA, DECAY_INPUT, DETACH_RESET, DOMAIN, INIT_TAU, LIF_NODE,
-                    NEURON_TYPES, PLIF_NODE, SURROGATE, SURROGATE_PARAMETERS, SURROGATES, TAU,
+from ..described_neurons import DESCRIBED
+from .names import (ALPHA, BETA, CHARGE, CONSTANTS, DECAY_INPUT, DETACH_RESET, DOMAIN, FIRE,
+                    INIT_TAU, LIF_NODE, NEURON, NEURON_TYPES, OPERAND_NAMES, OUTPUT, PLIF_NODE,
+                    RESET, STATES, SURROGATE, SURROGATE_PARAMETERS, SURROGATES, TAU, UPDATE,
                     V_RESET, V_THRESHOLD)
 
 
-def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
-    """The op type and attributes of neuron `m` (named `where` in errors)."""
-    kind = type(m).__name__
-    if kind not in NEURON_TYPES:
-        raise ValueError(f"unsupported neuron {describe(m)} at '{where}'")
+def surrogate_attrs(m: nn.Module, where: str) -> Dict[str, Any]:
+    """The `surrogate`, `alpha` and `beta` attributes of neuron `m`'s surrogate function."""
     sg = m.surrogate_function
     sname = SURROGATES.get(type(sg).__name__)
     if sname is None or getattr(sg, "spiking", True) is False:
         raise ValueError(f"unsupported surrogate function {describe(sg)} in '{where}'")
-    attrs = {V_THRESHOLD: float(m.v_threshold), DETACH_RESET: int(bool(m.detach_reset)),
-             SURROGATE: sname}
+    attrs: Dict[str, Any] = {SURROGATE: sname}
     # The class's parameters in order: the first as alpha, the second as beta.
     for attr, (param, _) in zip((ALPHA, BETA), SURROGATE_PARAMETERS[sname]):
         value = getattr(sg, param, None)
@@ -31,6 +29,35 @@ def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
             raise ValueError(f"surrogate function {describe(sg)} in '{where}': {param} must be "
                              f"a number, got {value!r}")
         attrs[attr] = float(value)
+    return attrs
+
+
+def described_attrs(m: nn.Module, where: str) -> Tuple[Dict[str, Any], list]:
+    """The `Neuron` node attributes of a neuron described by its parts, and its operand
+    parameter names. Empty lists are left out (ONNX cannot type an empty list)."""
+    try:
+        d = DESCRIBED[type(m).__name__](m)
+    except ValueError as e:
+        raise ValueError(f"neuron '{where}': {e}") from None
+    attrs: Dict[str, Any] = {
+        STATES: [f"{name}={float(value)!r}" for name, value in d["states"].items()],
+        CONSTANTS: [f"{name}={float(value)!r}" for name, value in d["constants"].items()],
+        OPERAND_NAMES: d["operands"], CHARGE: d["charge"], UPDATE: d["update"],
+        RESET: d["reset"], DETACH_RESET: int(d["detach_reset"]), OUTPUT: d["output"]}
+    attrs = {k: v for k, v in attrs.items() if v != []}
+    if d["fire"]:
+        attrs[FIRE] = d["fire"]
+        attrs.update(surrogate_attrs(m, where))
+    return attrs, d["operands"]
+
+
+def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
+    """The op type and attributes of neuron `m` (named `where` in errors)."""
+    kind = type(m).__name__
+    if kind not in NEURON_TYPES:
+        raise ValueError(f"unsupported neuron {describe(m)} at '{where}'")
+    attrs = {V_THRESHOLD: float(m.v_threshold), DETACH_RESET: int(bool(m.detach_reset)),
+             **surrogate_attrs(m, where)}
     if m.v_reset is not None:
         attrs[V_RESET] = float(m.v_reset)
     if kind == LIF_NODE:
@@ -64,6 +91,10 @@ class NeuronEmitter:
         if path in self.seen:
             raise ValueError(f"neuron '{where}' is called twice; its state would be shared")
         self.seen.add(path)
+        if type(m).__name__ in DESCRIBED:
+            attrs, operands = described_attrs(m, where)
+            ins = [x] + [self.g.param(path, name, getattr(m, name)) for name in operands]
+            return self.g.node(NEURON, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)
         kind, attrs = neuron_attrs(m, where)
         ins = [x]
         if kind == PLIF_NODE:

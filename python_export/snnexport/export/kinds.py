@@ -9,6 +9,7 @@ from torch import nn
 
 from .. import encoding as _encoding
 from .. import layer as _layer
+from .. import described_neurons as _described
 from .. import neuron as _neuron
 
 # The package this exporter belongs to ("snnexport"): its classes count like SpikingJelly's.
@@ -34,7 +35,8 @@ def module_kind(m: object) -> Optional[str]:
     SpikingSelfAttention), 'encoder' or None (trace through / torch)."""
     if named(m, "SpikingSelfAttention"):
         return "attention"
-    if isinstance(m, _neuron.BaseNode) or sj_module(m, "neuron"):
+    if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode)) or
+            sj_module(m, "neuron")):
         return "neuron"
     if named(m, "SeqToANNContainer"):
         return "container"

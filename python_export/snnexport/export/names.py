@@ -28,6 +28,8 @@ ADAPTIVE_AVG_POOL = "AdaptiveAvgPool2d"
 GROUP_NORM = "GroupNorm"
 SPIKING_ATTENTION = "SpikingAttention"
 NEURON_TYPES = (IF_NODE, LIF_NODE, PLIF_NODE)
+# Any other neuron class, described by its parts (docs/neuron-programs.md).
+NEURON = "Neuron"
 
 # Attribute names of the domain's nodes.
 V_THRESHOLD = "v_threshold"
@@ -44,6 +46,16 @@ NUM_GROUPS = "num_groups"
 EPSILON = "epsilon"
 NUM_HEADS = "num_heads"
 SCALE = "scale"
+# A described neuron's parts: "name=value" strings for states and constants, statements for
+# charge and update, expressions for fire and output.
+STATES = "states"
+CONSTANTS = "constants"
+OPERAND_NAMES = "operand_names"
+CHARGE = "charge"
+FIRE = "fire"
+RESET = "reset"
+UPDATE = "update"
+OUTPUT = "output"
 
 # Every op type of the domain and the attributes its nodes may carry, sorted by name.
 OP_ATTRIBUTES = {
@@ -54,6 +66,8 @@ OP_ATTRIBUTES = {
     ADAPTIVE_AVG_POOL: (OUTPUT_SIZE,),
     GROUP_NORM: (EPSILON, NUM_GROUPS),
     SPIKING_ATTENTION: (NUM_HEADS, SCALE),
+    NEURON: (ALPHA, BETA, CHARGE, CONSTANTS, DETACH_RESET, FIRE, OPERAND_NAMES, OUTPUT, RESET,
+             STATES, SURROGATE, UPDATE),
 }
 
 # Surrogate class -> its `surrogate` attribute value, and that value -> the class's parameters

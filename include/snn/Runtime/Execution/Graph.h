@@ -17,13 +17,14 @@ namespace snn::runtime {
 
 /// An ONNX node attribute, restricted to the kinds the artifact uses.
 struct Attribute {
-  enum class Kind { Float, Int, String, Floats, Ints };
+  enum class Kind { Float, Int, String, Floats, Ints, Strings };
   Kind kind = Kind::Int;
   float f = 0.0f;
   int64_t i = 0;
   std::string s;
   std::vector<float> floats;
   std::vector<int64_t> ints;
+  std::vector<std::string> strings;
 };
 
 /// Returns "float", "int", ... for messages.

@@ -32,6 +32,8 @@ public:
 
   std::string getString(const std::string &name,
                         const std::string &fallback) const;
+  /// A list of strings; empty when absent.
+  std::vector<std::string> getStrings(const std::string &name) const;
 
   /// A 2-D size (kernel, stride, ...): `ints` of 2 values, or of 1 value that
   /// applies to both dims, as PyTorch accepts.

@@ -114,6 +114,8 @@ void registerAttentionOps(OpRegistry &registry);
 
 /// Stateful neurons: if_node, lif_node, plif_node.
 void registerNeuronOps(OpRegistry &registry);
+/// neuron: any neuron described by its parts (DescribedNeuronOps.cpp).
+void registerDescribedNeuronOps(OpRegistry &registry);
 
 /// Partitioned programs: bias_add and the collectives all_reduce,
 /// all_gather, all_slice, backward_all_reduce.

@@ -6,6 +6,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "snn/Dialect/SNN/IR/SNNShapeInference.h"
+#include "snn/Schema/NeuronProgram.h"
 #include "snn/Schema/Surrogates.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
@@ -456,16 +457,12 @@ LogicalResult MeanTimeOp::inferReturnTypes(MLIRContext *, std::optional<Location
 // Neurons
 //===----------------------------------------------------------------------===//
 
-/// Checks shared by every neuron: time-major input and sane threshold and surrogate.
-template <typename NeuronOp>
-static LogicalResult verifyNeuron(NeuronOp op) {
+/// Checks shared by every neuron: a time-major input and a surrogate its parameters fit.
+template <typename AnyNeuronOp>
+static LogicalResult verifyInputAndSurrogate(AnyNeuronOp op) {
   if (op.getInput().getType().getRank() < 2)
     return op.emitOpError("input must be time-major [T, N, ...], got rank ")
            << op.getInput().getType().getRank();
-  if (!std::isfinite(op.getVThreshold().convertToFloat()))
-    return op.emitOpError("v_threshold must be finite");
-  if (auto reset = op.getVReset(); reset && !std::isfinite(reset->convertToFloat()))
-    return op.emitOpError("v_reset must be finite");
   StringRef name = stringifySurrogateKind(op.getSurrogate());
   const snn::schema::SurrogateSpec *spec = snn::schema::findSurrogate(name);
   if (!spec)
@@ -481,6 +478,17 @@ static LogicalResult verifyNeuron(NeuronOp op) {
   return success();
 }
 
+/// The checks of the named neurons: the above, a finite threshold and reset.
+template <typename NamedNeuronOp> static LogicalResult verifyNeuron(NamedNeuronOp op) {
+  if (failed(verifyInputAndSurrogate(op)))
+    return failure();
+  if (!std::isfinite(op.getVThreshold().convertToFloat()))
+    return op.emitOpError("v_threshold must be finite");
+  if (auto reset = op.getVReset(); reset && !std::isfinite(reset->convertToFloat()))
+    return op.emitOpError("v_reset must be finite");
+  return success();
+}
+
 LogicalResult IFNodeOp::verify() { return verifyNeuron(*this); }
 
 LogicalResult LIFNodeOp::verify() {
@@ -493,6 +501,57 @@ LogicalResult LIFNodeOp::verify() {
 }
 
 LogicalResult PLIFNodeOp::verify() { return verifyNeuron(*this); }
+
+static std::vector<std::string> stringsOf(ArrayAttr array) {
+  std::vector<std::string> out;
+  for (Attribute a : array)
+    out.push_back(cast<StringAttr>(a).str());
+  return out;
+}
+
+snn::schema::NeuronParts NeuronOp::getParts() {
+  snn::schema::NeuronParts parts;
+  parts.states = stringsOf(getStates());
+  parts.constants = stringsOf(getConstants());
+  parts.operands = stringsOf(getOperandNames());
+  parts.charge = stringsOf(getCharge());
+  parts.update = stringsOf(getUpdate());
+  parts.fire = getFire().value_or("").str();
+  parts.reset = getReset().str();
+  parts.output = getOutput().str();
+  parts.detachReset = getDetachReset();
+  return parts;
+}
+
+LogicalResult NeuronOp::verify() {
+  if (failed(verifyInputAndSurrogate(*this)))
+    return failure();
+  snn::schema::NeuronDescriptionResult described = snn::schema::describeNeuron(getParts());
+  if (!described.error.empty())
+    return emitOpError(described.error);
+  if (getOperandNames().size() != getParams().size())
+    return emitOpError() << getOperandNames().size() << " operand names for " << getParams().size()
+                         << " operands";
+  snn::schema::NeuronCompileResult compiled = snn::schema::compileNeuron(described.description);
+  if (!compiled.error.empty())
+    return emitOpError(compiled.error);
+  RankedTensorType input = getInput().getType();
+  int64_t steps = input.getDimSize(0);
+  int64_t channels = input.getRank() > 2 ? input.getDimSize(2) : 1;
+  for (auto [name, param] : llvm::zip(getOperandNames(), getParams())) {
+    auto type = cast<RankedTensorType>(param.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    bool hasChannels = input.getRank() > 2;
+    bool fits = type.getRank() == 0 ||
+                (hasChannels && type.getRank() == 1 && shape[0] == channels) ||
+                (hasChannels && type.getRank() == 2 && shape[0] == steps && shape[1] == channels);
+    if (!fits)
+      return emitOpError("operand '")
+             << cast<StringAttr>(name).getValue() << "' must be [], [C] or [T, C] of the input "
+             << input << " (C its dim 2), got " << type;
+  }
+  return success();
+}
 
 #define GET_OP_CLASSES
 #include "snn/Dialect/SNN/IR/SNNOps.cpp.inc"

@@ -85,6 +85,29 @@ struct ElementwiseModel : public TimeMajorModel<ElementwiseModel<Op>, Op> {
   }
 };
 
+/// snn.neuron: elementwise over its input; an operand [C] follows the channels (dim 2), one
+/// [T, C] the steps and channels, a scalar is whole everywhere.
+struct DescribedNeuronModel : public TimeMajorModel<DescribedNeuronModel, NeuronOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    return IteratorTypes(rankOf(op->getResult(0)), kParallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getResult(0));
+    MLIRContext *ctx = op->getContext();
+    AffineExpr time = getAffineDimExpr(0, ctx), channel = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    for (Value param : cast<NeuronOp>(op).getParams()) {
+      int64_t paramRank = rankOf(param);
+      maps.push_back(paramRank == 0   ? AffineMap::get(rank, 0, ctx)
+                     : paramRank == 1 ? AffineMap::get(rank, 0, {channel}, ctx)
+                                      : AffineMap::get(rank, 0, {time, channel}, ctx));
+    }
+    maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    return maps;
+  }
+};
+
 /// mean_time and sum_time: loop 0 (T) a reduction, then one parallel loop per result dim.
 template <typename OpTy, ReductionKind Kind>
 struct TimeReductionModel : public TimeMajorModel<TimeReductionModel<OpTy, Kind>, OpTy> {
@@ -319,6 +342,7 @@ void registerTimeMajorShardingModels(MLIRContext *ctx) {
   IFNodeOp::attachInterface<ElementwiseModel<IFNodeOp>>(*ctx);
   LIFNodeOp::attachInterface<ElementwiseModel<LIFNodeOp>>(*ctx);
   PLIFNodeOp::attachInterface<ElementwiseModel<PLIFNodeOp>>(*ctx);
+  NeuronOp::attachInterface<DescribedNeuronModel>(*ctx);
 }
 
 } // namespace snn::sharding

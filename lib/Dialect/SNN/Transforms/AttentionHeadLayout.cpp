@@ -63,6 +63,8 @@ SmallVector<Value> channelParameters(Operation *op) {
 bool perChannel(Operation *op) {
   if (isa<BatchNormOp, IFNodeOp, LIFNodeOp, PLIFNodeOp>(op))
     return true;
+  if (auto neuron = dyn_cast<NeuronOp>(op)) // per-channel operands would need the permutation
+    return neuron.getParams().empty();
   auto reshape = dyn_cast<ReshapeOp>(op);
   if (!reshape)
     return false;

@@ -31,6 +31,7 @@ pl::OpKind kindOf(Operation *op) {
       .Case([](IFNodeOp) { return pl::OpKind::IFNode; })
       .Case([](LIFNodeOp) { return pl::OpKind::LIFNode; })
       .Case([](PLIFNodeOp) { return pl::OpKind::PLIFNode; })
+      .Case([](NeuronOp) { return pl::OpKind::Neuron; })
       .Case([](SpikingAttentionOp) { return pl::OpKind::SpikingAttention; })
       .Default([](Operation *) { return pl::OpKind::Other; });
 }

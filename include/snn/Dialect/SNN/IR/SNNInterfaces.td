@@ -19,14 +19,6 @@ def StatefulNeuronOpInterface : OpInterface<"StatefulNeuronOpInterface"> {
         return ::mlir::RankedTensorType::get(type.getShape().drop_front(),
                                              type.getElementType());
       }]>,
-    InterfaceMethod<"Firing threshold.", "float", "getThresholdValue", (ins), [{}],
-      [{ return $_op.getVThreshold().convertToFloat(); }]>,
-    InterfaceMethod<"Hard-reset value; none for soft reset. Also the state's initial value.",
-      "std::optional<float>", "getResetValue", (ins), [{}], [{
-        if (auto reset = $_op.getVReset())
-          return reset->convertToFloat();
-        return std::nullopt;
-      }]>,
   ];
 }
 

@@ -12,6 +12,7 @@
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/IR/SNNEnums.h.inc"
 #include "snn/Dialect/SNN/IR/SNNInterfaces.h"
+#include "snn/Schema/NeuronProgram.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "snn/Dialect/SNN/IR/SNNAttrs.h.inc"

@@ -415,4 +415,35 @@ def SNN_PLIFNodeOp : SNN_NeuronOp<"plif_node",
   let assemblyFormat = "$input `,` $w attr-dict `:` type($result) `,` type($w)";
 }
 
+def SNN_NeuronOp : SNN_Op<"neuron", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<StatefulNeuronOpInterface, ["getNeuronInput"]>]> {
+  let summary = "A neuron described by its parts: states, charge, fire, reset, update, output";
+  let description = [{
+    Any neuron of docs/neuron-programs.md. `states` and `constants` are "name=value" strings
+    (the membrane first), `operand_names` names the tensor operands after the input (learnable
+    parameters: [], per channel [C], or per step and channel [T, C]), `charge` and `update`
+    are statements of the neuron language, `fire` the distance to the threshold (absent for a
+    neuron that does not spike), `reset` hard, soft or none, `output` the expression each step
+    outputs. The verifier compiles the description.
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, Variadic<SNN_F32Tensor>:$params,
+                       StrArrayAttr:$states, StrArrayAttr:$constants,
+                       StrArrayAttr:$operand_names, StrArrayAttr:$charge,
+                       OptionalAttr<StrAttr>:$fire, StrAttr:$reset, BoolAttr:$detach_reset,
+                       StrArrayAttr:$update, StrAttr:$output, SNN_SurrogateAttr:$surrogate,
+                       F32Attr:$alpha, OptionalAttr<F32Attr>:$beta);
+  let results = (outs SNN_F32Tensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input (`(` $params^ `:` type($params) `)`)? attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The description's attributes as schema::describeNeuron reads them.
+    ::snn::schema::NeuronParts getParts();
+  }];
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getNeuronInput() { return getInput(); }
+  }];
+}
+
 #endif // SNN_OPS_TD

@@ -1,0 +1,95 @@
+//===- DescribedNeuronOps.cpp - neuron: any neuron described by its parts -===//
+//
+// Compiles the node's description once at build time (schema::compileNeuron)
+// and runs it through the neuron program evaluator on every call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Runtime/Autograd/GenericNeuronAutograd.h"
+#include "snn/Runtime/Execution/FiringCounts.h"
+#include "snn/Runtime/Execution/NodeAttributes.h"
+#include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Kernels/GenericNeuronKernels.h"
+#include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/TensorIO.h"
+#include "snn/Schema/ArtifactOps.h"
+#include "snn/Schema/NeuronProgram.h"
+#include "snn/Schema/Surrogates.h"
+
+#include <c10/core/GradMode.h>
+
+namespace snn::runtime {
+
+namespace attr = schema::attr;
+
+namespace {
+
+/// The node's neuron, compiled; errors name the node.
+std::shared_ptr<const GenericNeuron> compileNode(const Node &node) {
+  NodeAttributes attributes(node);
+  schema::NeuronParts parts;
+  parts.states = attributes.getStrings(schema::neuron_attr::kStates);
+  parts.constants = attributes.getStrings(schema::neuron_attr::kConstants);
+  parts.operands = attributes.getStrings(schema::neuron_attr::kOperands);
+  parts.charge = attributes.getStrings(schema::neuron_attr::kCharge);
+  parts.update = attributes.getStrings(schema::neuron_attr::kUpdate);
+  parts.fire = attributes.getString(schema::neuron_attr::kFire, "");
+  parts.reset = attributes.getString(schema::neuron_attr::kReset, "hard");
+  parts.output = attributes.getString(schema::neuron_attr::kOutput, "s");
+  parts.detachReset = attributes.getBool(attr::kDetachReset, false);
+  schema::NeuronDescriptionResult described = schema::describeNeuron(parts);
+  if (!described.error.empty())
+    attributes.fail(described.error);
+  if (parts.operands.size() + 1 != node.inputs.size())
+    attributes.fail(std::to_string(parts.operands.size()) + " operand names for " +
+                    std::to_string(node.inputs.size() - 1) + " operand inputs");
+  schema::NeuronCompileResult compiled = schema::compileNeuron(described.description);
+  if (!compiled.error.empty())
+    attributes.fail(compiled.error);
+
+  std::string name = attributes.getString(attr::kSurrogate, "sigmoid");
+  const schema::SurrogateSpec *spec = schema::findSurrogate(name);
+  if (!spec)
+    attributes.fail("unknown surrogate '" + name + "' (expected one of " +
+                    schema::surrogateNames() + ")");
+  float alpha = attributes.getFloat(attr::kAlpha, spec->alpha.defaultValue);
+  float beta = attributes.getFloat(attr::kBeta, spec->beta.defaultValue);
+  if (std::string error = schema::surrogateParameterError(*spec, alpha, beta); !error.empty())
+    attributes.fail(error);
+  return std::make_shared<const GenericNeuron>(
+      std::move(compiled.program), described.description.stateInit,
+      Surrogate(spec - schema::surrogateSpecs().data()), alpha, beta);
+}
+
+Kernel buildDescribedNeuron(const Node &node) {
+  std::shared_ptr<const GenericNeuron> neuron = compileNode(node);
+  return [neuron, layer = node.name](const std::vector<at::Tensor> &in, const RunContext &context) {
+    if (in[0].dim() < 2)
+      throw Error("expects a [T, N, ...] input, got " + formatShape(in[0].sizes()));
+    std::vector<at::Tensor> operands(in.begin() + 1, in.end());
+    bool wantsGrad = in[0].requires_grad();
+    for (const at::Tensor &operand : operands)
+      wantsGrad = wantsGrad || operand.requires_grad();
+    int64_t fired = 0;
+    at::Tensor out;
+    if (c10::GradMode::is_enabled() && wantsGrad) {
+      out = genericNeuronWithGrad(neuron, in[0], operands, &fired);
+    } else {
+      GenericNeuronForwardResult result =
+          genericNeuronForward(*neuron, in[0], neuron->evaluateUniforms(operands), false);
+      fired = result.fired;
+      out = result.output;
+    }
+    if (context.firing && !context.keepRunningStatistics && neuron->program().fire >= 0)
+      context.firing->add(layer, fired, out.numel(), "neuron (described)");
+    return out;
+  };
+}
+
+} // namespace
+
+void registerDescribedNeuronOps(OpRegistry &registry) {
+  registry.add(schema::op::kNeuron, buildDescribedNeuron);
+}
+
+} // namespace snn::runtime
