@@ -95,6 +95,16 @@ class DescribedNeuronTest(unittest.TestCase):
             neuron_node(mlp(dn.LIAFNode(act=nn.GELU(), threshold_related=True)),
                         torch.rand(T, 2, 4))
 
+    def test_non_spiking_exports_its_mean_membrane(self):
+        x = torch.rand(T, 2, 4)
+        nodes, proto = neuron_node(mlp(dn.NonSpikingLIFNode(tau=2.0, decode="mean-mem")), x)
+        a = attrs(nodes[0])
+        self.assertEqual(a["output"], b"h")
+        self.assertNotIn("fire", a)
+        self.assertEqual(proto.graph.node[-1].op_type, "ReduceMean")
+        with self.assertRaisesRegex(ValueError, "decode='max-mem' cannot be exported"):
+            neuron_node(mlp(dn.NonSpikingIFNode(decode="max-mem")), x)
+
     def test_reference_steps_fire_as_their_descriptions_say(self):
         # HalfThresholdIF starts at v_threshold / 2: a constant input of 0.5 fires at once.
         sn = dn.HalfThresholdIFNode(step_mode="m")

@@ -211,8 +211,12 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
                                       T beta) const {
   const NeuronInstr &in = p_.code[size_t(r)];
   const T *__restrict g = adj + size_t(r) * size_t(kBlock);
-  T *ga = in.a >= 0 ? adj + size_t(in.a) * size_t(kBlock) : nullptr;
-  T *gb = in.b >= 0 ? adj + size_t(in.b) * size_t(kBlock) : nullptr;
+  // Constants have no adjoint: their loops are skipped.
+  auto adjointOf = [&](int32_t operand) -> T * {
+    return operand >= 0 && !constantRegister(p_, operand) ? adj + size_t(operand) * size_t(kBlock)
+                                                           : nullptr;
+  };
+  T *ga = adjointOf(in.a), *gb = adjointOf(in.b);
   const T *__restrict a = in.a >= 0 ? reg_[size_t(in.a)] : nullptr;
   const T *__restrict b = in.b >= 0 ? reg_[size_t(in.b)] : nullptr;
   const T *__restrict o = reg_[size_t(r)];
@@ -221,22 +225,28 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
   // operand's update is its own loop.
   switch (in.op) {
   case NeuronOp::Add:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i];
-    for (int64_t i = 0; i < n; ++i)
-      gb[i] += g[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i];
+    if (gb)
+      for (int64_t i = 0; i < n; ++i)
+        gb[i] += g[i];
     return;
   case NeuronOp::Sub:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i];
-    for (int64_t i = 0; i < n; ++i)
-      gb[i] -= g[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i];
+    if (gb)
+      for (int64_t i = 0; i < n; ++i)
+        gb[i] -= g[i];
     return;
   case NeuronOp::Mul: // PyTorch: grad * other, grad * self
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i] * b[i];
-    for (int64_t i = 0; i < n; ++i)
-      gb[i] += g[i] * a[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i] * b[i];
+    if (gb)
+      for (int64_t i = 0; i < n; ++i)
+        gb[i] += g[i] * a[i];
     return;
   case NeuronOp::Div: // grad / other, -grad * ((self / other) / other)
     if (constantRegister(p_, in.a)) {
@@ -247,30 +257,37 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
       }
       return;
     }
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i] / b[i];
-    for (int64_t i = 0; i < n; ++i)
-      gb[i] += -g[i] * ((a[i] / b[i]) / b[i]);
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i] / b[i];
+    if (gb)
+      for (int64_t i = 0; i < n; ++i)
+        gb[i] += -g[i] * ((a[i] / b[i]) / b[i]);
     return;
   case NeuronOp::Neg:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] -= g[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] -= g[i];
     return;
   case NeuronOp::Exp:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i] * o[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i] * o[i];
     return;
   case NeuronOp::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i] * (T(1) - o[i]) * o[i];
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i] * (T(1) - o[i]) * o[i];
     return;
   case NeuronOp::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += g[i] * (T(1) - o[i] * o[i]);
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += g[i] * (T(1) - o[i] * o[i]);
     return;
   case NeuronOp::Relu:
-    for (int64_t i = 0; i < n; ++i)
-      ga[i] += o[i] > T(0) ? g[i] : T(0);
+    if (ga)
+      for (int64_t i = 0; i < n; ++i)
+        ga[i] += o[i] > T(0) ? g[i] : T(0);
     return;
   case NeuronOp::Fire:
     visitSurrogateMath<T>(surrogate, [&](auto f) {
@@ -357,6 +374,11 @@ void Kernel<T>::backward(const T *gradOut, const T *x, const T *saved, T *gradX,
     if (uniformOf[r].data)
       partial[r].assign(size_t(blockCount * uniformOf[r].size(steps)), 0.0);
   const T alpha = T(neuron.alpha()), beta = T(neuron.beta());
+  // The registers with an adjoint: the varying ones and the uniforms (constants have none).
+  std::vector<int32_t> differentiated;
+  for (size_t r = 0; r < registers; ++r)
+    if (p.varies[r] || uniformOf[r].data)
+      differentiated.push_back(int32_t(r));
   int64_t grain = std::max<int64_t>(1, chunk() / kBlock);
   at::parallel_for(0, blockCount, grain, [&](int64_t firstBlock, int64_t lastBlock) {
     BlockEvaluator<T> eval(neuron, layout, uniformOf);
@@ -372,7 +394,8 @@ void Kernel<T>::backward(const T *gradOut, const T *x, const T *saved, T *gradX,
           statePtr[j] = saved + (int64_t(j) * steps) * M + offset;
         eval.loadUniforms(t);
         eval.forward(x + offset, statePtr);
-        std::fill(adj.begin(), adj.end(), T(0));
+        for (int32_t r : differentiated) // only what the sweep reads or writes
+          std::fill_n(adj.data() + size_t(r) * kBlock, count, T(0));
         T *gOut = adj.data() + size_t(p.output) * kBlock;
         for (int64_t i = 0; i < count; ++i)
           gOut[i] += gradOut[offset + i];

@@ -92,6 +92,10 @@ class NeuronEmitter:
             raise ValueError(f"neuron '{where}' is called twice; its state would be shared")
         self.seen.add(path)
         if type(m).__name__ in DESCRIBED:
+            decode = getattr(m, "decode", None)
+            if type(m).__name__.startswith("NonSpiking") and decode != "mean-mem":
+                raise ValueError(f"neuron '{where}': {type(m).__name__} with decode={decode!r}"
+                                 " cannot be exported (only 'mean-mem', the mean over T)")
             attrs, operands = described_attrs(m, where)
             ins = [x] + [self.g.param(path, name, getattr(m, name)) for name in operands]
             return self.g.node(NEURON, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)

@@ -77,6 +77,10 @@ class Translator(TensorFunctions):
         if kind == "attention":
             return emit_attention(self.g, self.neurons, path, m, x, self.env[n.args[0]]), True
         if kind == "neuron":
+            if getattr(m, "decode", None) == "mean-mem":  # a non-spiking neuron's readout
+                v = self.neurons.emit(path, m, x, self.shape_of(n.args[0], True))
+                return self.g.node("ReduceMean", [v], self.g.unique(f"{where}/decode"),
+                                   self.shape_of(n, False), axes=[0], keepdims=0), False
             return self.neurons.emit(path, m, x, self.shape_of(n, True)), True
         if kind == "encoder":
             raise ValueError(f"'{where}' ({describe(m)}) is random: encode the data before "
