@@ -130,25 +130,24 @@ EventKernelUse linearEventKernelUse(const at::Tensor &x, const at::Tensor &weigh
   std::optional<double> density = spikeDensity(x);
   if (!density)
     return EventKernelUse::NotSpikes;
-  bool grad = training;
-  return decide(linearKey(x, weight, grad), *density, [&] {
+  return decide(linearKey(x, weight, training), *density, [&] {
     c10::NoGradGuard noGrad;
     at::Tensor input = x.detach(), w = weight.detach();
     at::Tensor b = bias.defined() ? bias.detach() : at::Tensor();
     at::Tensor none = at::zeros_like(input);
-    at::Tensor upstream = grad ? at::ones({input.size(0), w.size(0)}) : at::Tensor();
+    at::Tensor upstream = training ? at::ones({input.size(0), w.size(0)}) : at::Tensor();
     // Each path as a call runs it: the event one packs its input every time.
     auto event = [&](const at::Tensor &in) {
       SpikeRows s = *packSpikes(in);
       spikeLinearForward(s, w, b);
-      if (grad)
+      if (training)
         spikeLinearWeightGrad(s, upstream);
     };
     KernelCrossover c;
     c.density = *density;
     c.denseSeconds = bestSeconds([&] {
       threadedLinear(input, w, b);
-      if (grad)
+      if (training)
         at::mm(upstream.t(), input);
     });
     c.eventSeconds = bestSeconds([&] { event(input); });

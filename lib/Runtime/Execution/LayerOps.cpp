@@ -91,7 +91,7 @@ Kernel buildLinear(const Node &) {
     return perStep(in[0], [&](const at::Tensor &x) {
       if (defer)
         return linearDeferringWeightGrad(x, in[1], optional(in, 2), *context.weightGrads);
-      double density = spikeLinearMaxDensity();
+      double density = context.denseLayers ? 0.0 : spikeLinearMaxDensity();
       if (density == kMeasuredDensity)
         density = linearEventKernelUse(x, in[1], optional(in, 2), context.training) ==
                               EventKernelUse::Event
@@ -113,7 +113,7 @@ std::optional<at::Tensor> spikeConvIfSparse(const at::Tensor &x, const at::Tenso
                                             const SpikeConvGeometry &geometry,
                                             const RunContext &context) {
   double limit = spikeConvMaxDensity();
-  if (limit <= 0.0 && limit != kMeasuredDensity)
+  if ((limit <= 0.0 && limit != kMeasuredDensity) || context.denseLayers)
     return std::nullopt;
   bool training = c10::GradMode::is_enabled() &&
                   (x.requires_grad() || weight.requires_grad() ||

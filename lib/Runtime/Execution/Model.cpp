@@ -85,7 +85,7 @@ const std::vector<Node> &Model::stageNodes(int64_t stage) const {
 
 at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,
                            StageBoundary &boundary, StagePass pass,
-                           WeightGradQueue *weightGrads) {
+                           WeightGradQueue *weightGrads, bool denseLayers) {
   const Executor &exec = execs[stageIndex(stage)];
   RunContext context;
   context.training = pass != StagePass::Eval;
@@ -93,6 +93,7 @@ at::Tensor Model::runStage(int64_t stage, const at::Tensor &input,
   context.mesh = mesh;
   context.boundary = &boundary;
   context.firing = firing;
+  context.denseLayers = denseLayers;
   boundary.sent.clear();
   if (pass == StagePass::Eval) {
     c10::InferenceMode guard;

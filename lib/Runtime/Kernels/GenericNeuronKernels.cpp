@@ -135,6 +135,8 @@ public:
 private:
   void evaluate(int32_t r);
   void differentiate(int32_t r, T *adj, Surrogate surrogate, T alpha, T beta) const;
+  /// differentiate() of +, -, * and /.
+  void differentiateBinary(int32_t r, T *adj) const;
 
   const GenericNeuron &n_;
   const NeuronProgram &p_;
@@ -207,8 +209,7 @@ template <typename T> void BlockEvaluator<T>::evaluate(int32_t r) {
 }
 
 template <typename T>
-void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T alpha,
-                                      T beta) const {
+void BlockEvaluator<T>::differentiateBinary(int32_t r, T *adj) const {
   const NeuronInstr &in = p_.code[size_t(r)];
   const T *__restrict g = adj + size_t(r) * size_t(kBlock);
   // Constants have no adjoint: their loops are skipped.
@@ -219,7 +220,6 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
   T *ga = adjointOf(in.a), *gb = adjointOf(in.b);
   const T *__restrict a = in.a >= 0 ? reg_[size_t(in.a)] : nullptr;
   const T *__restrict b = in.b >= 0 ? reg_[size_t(in.b)] : nullptr;
-  const T *__restrict o = reg_[size_t(r)];
   const int64_t n = count_;
   // x * x, or a register read twice: ga and gb may be one array, so each
   // operand's update is its own loop.
@@ -264,30 +264,45 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
       for (int64_t i = 0; i < n; ++i)
         gb[i] += -g[i] * ((a[i] / b[i]) / b[i]);
     return;
+  default:
+    return;
+  }
+}
+
+template <typename T>
+void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T alpha,
+                                      T beta) const {
+  const NeuronInstr &in = p_.code[size_t(r)];
+  if (in.a < 0) // a leaf: the input, a state
+    return;
+  if (in.b >= 0)
+    return differentiateBinary(r, adj);
+  const T *__restrict g = adj + size_t(r) * size_t(kBlock);
+  // A unary op's operand varies (one of a constant is folded): it has an adjoint.
+  T *__restrict ga = adj + size_t(in.a) * size_t(kBlock);
+  const T *__restrict a = reg_[size_t(in.a)];
+  const T *__restrict o = reg_[size_t(r)];
+  const int64_t n = count_;
+  switch (in.op) {
   case NeuronOp::Neg:
-    if (ga)
-      for (int64_t i = 0; i < n; ++i)
-        ga[i] -= g[i];
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] -= g[i];
     return;
   case NeuronOp::Exp:
-    if (ga)
-      for (int64_t i = 0; i < n; ++i)
-        ga[i] += g[i] * o[i];
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] += g[i] * o[i];
     return;
   case NeuronOp::Sigmoid:
-    if (ga)
-      for (int64_t i = 0; i < n; ++i)
-        ga[i] += g[i] * (T(1) - o[i]) * o[i];
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] += g[i] * (T(1) - o[i]) * o[i];
     return;
   case NeuronOp::Tanh:
-    if (ga)
-      for (int64_t i = 0; i < n; ++i)
-        ga[i] += g[i] * (T(1) - o[i] * o[i]);
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] += g[i] * (T(1) - o[i] * o[i]);
     return;
   case NeuronOp::Relu:
-    if (ga)
-      for (int64_t i = 0; i < n; ++i)
-        ga[i] += o[i] > T(0) ? g[i] : T(0);
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] += o[i] > T(0) ? g[i] : T(0);
     return;
   case NeuronOp::Fire:
     visitSurrogateMath<T>(surrogate, [&](auto f) {
@@ -315,6 +330,10 @@ template <typename T> struct Kernel {
   int64_t forward(const T *x, T *out, T *saved) const;
   void backward(const T *gradOut, const T *x, const T *saved, T *gradX,
                 std::vector<std::vector<double>> &gradUniforms) const;
+  /// Adds step t's dL/d of every uniform over elements [begin, begin + count) to the
+  /// block's slot (per channel for a per-channel uniform).
+  void addUniformGradients(const T *adj, int64_t block, int64_t t, int64_t begin,
+                           int64_t count, std::vector<std::vector<double>> &partial) const;
 };
 
 template <typename T> int64_t Kernel<T>::forward(const T *x, T *out, T *saved) const {
@@ -414,23 +433,7 @@ void Kernel<T>::backward(const T *gradOut, const T *x, const T *saved, T *gradX,
           else
             std::fill_n(c, count, T(0));
         }
-        for (size_t r = 0; r < registers; ++r) {
-          const UniformView<T> &u = uniformOf[r];
-          if (!u.data)
-            continue;
-          const T *g = adj.data() + r * kBlock;
-          double *slot =
-              partial[r].data() + block * u.size(steps) + (u.perStep ? t * u.channels : 0);
-          if (u.channels == 1) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < count; ++i)
-              sum += double(g[i]);
-            slot[0] += sum;
-          } else {
-            for (int64_t i = 0; i < count; ++i)
-              slot[((begin + i) / layout.inner) % layout.channels] += double(g[i]);
-          }
-        }
+        addUniformGradients(adj.data(), block, t, begin, count, partial);
       }
     }
   });
@@ -443,6 +446,29 @@ void Kernel<T>::backward(const T *gradOut, const T *x, const T *saved, T *gradX,
     for (int64_t block = 0; block < blockCount; ++block)
       for (size_t k = 0; k < size; ++k)
         gradUniforms[r][k] += partial[r][size_t(block) * size + k];
+  }
+}
+
+template <typename T>
+void Kernel<T>::addUniformGradients(const T *adj, int64_t block, int64_t t, int64_t begin,
+                                    int64_t count,
+                                    std::vector<std::vector<double>> &partial) const {
+  for (size_t r = 0; r < uniformOf.size(); ++r) {
+    const UniformView<T> &u = uniformOf[r];
+    if (!u.data)
+      continue;
+    const T *g = adj + r * kBlock;
+    double *slot = partial[r].data() + block * u.size(layout.steps) +
+                   (u.perStep ? t * u.channels : 0);
+    if (u.channels == 1) {
+      double sum = 0.0;
+      for (int64_t i = 0; i < count; ++i)
+        sum += double(g[i]);
+      slot[0] += sum;
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        slot[((begin + i) / layout.inner) % layout.channels] += double(g[i]);
+    }
   }
 }
 

@@ -152,7 +152,8 @@ void PipelineEngine::runStagePass(Step &step, const Action &a, MicrobatchRun &ru
   at::Tensor x;
   if (a.stage == 0)
     x = step.input.narrow(1, a.microbatch * step.samples, step.samples);
-  at::Tensor output = stages.runStage(a.stage, x, boundary, pass, run.weightGrads.get());
+  at::Tensor output = stages.runStage(a.stage, x, boundary, pass, run.weightGrads.get(),
+                                      where.layout.splitsBackward());
   if (a.stage == where.layout.stageCount - 1)
     run.loss = lossOf(step, output, a.microbatch,
                       pass == StagePass::Recomputation ? nullptr : &step.result);

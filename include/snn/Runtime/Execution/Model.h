@@ -87,11 +87,11 @@ public:
   /// Runs one of stages() once: on `input` (stage 0; ignored by the others)
   /// and `boundary.received`; fills `boundary.sent` and returns the graph
   /// output (the last stage; undefined for the others).
-  /// `weightGrads` (passes with a graph, may be null): split backward,
-  /// RunContext.
+  /// `weightGrads` (passes with a graph, may be null): split backward;
+  /// `denseLayers`: no event-driven Linear or conv2d (RunContext).
   at::Tensor runStage(int64_t stage, const at::Tensor &input,
                       StageBoundary &boundary, StagePass pass,
-                      WeightGradQueue *weightGrads = nullptr);
+                      WeightGradQueue *weightGrads = nullptr, bool denseLayers = false);
 
   /// Data-parallel training (DataParallel.h): training forwards synchronise
   /// BatchNorm and Dropout over `context`'s group. Null (the default): one

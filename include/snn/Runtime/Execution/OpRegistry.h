@@ -53,6 +53,11 @@ struct RunContext {
   /// only the input gradient and queues the weight and bias gradients here,
   /// to be run later (the schedule's W). Null: autograd computes all of them.
   WeightGradQueue *weightGrads = nullptr;
+  /// Linear and conv2d take the dense kernels, never the event-driven ones:
+  /// set on every pass of a schedule that splits the backward, whose deferring
+  /// layers are dense, so that a recomputed stage's first forward (no graph,
+  /// nothing deferred) computes the bits its recomputation does.
+  bool denseLayers = false;
   /// Where the neuron kernels add the spikes each layer fired
   /// (FiringCounts.h); null: nobody asked. A recomputed forward
   /// (keepRunningStatistics) adds nothing: its spikes were counted once.

@@ -314,3 +314,28 @@ func.func @concat_mismatch(%a: tensor<4x?x3x5x5xf32>, %b: tensor<4x?x2x4x5xf32>)
   %0 = snn.onnx_node "Concat"(%a, %b) domain "" attrs {axis = 2 : i64} : (tensor<4x?x3x5x5xf32>, tensor<4x?x2x4x5xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// A described neuron whose charge reads a name it does not declare.
+func.func @neuron_unknown_name(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Neuron): neuron charge statement 1 'h = v + q': unknown name 'q'}}
+  %0 = snn.onnx_node "Neuron"(%x) domain "spikemesh" attrs {states = ["v=0"], constants = ["v_threshold=1"], charge = ["h = v + q"], fire = "h - v_threshold", reset = "soft"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @neuron_operand_count(%x: tensor<4x2x3xf32>, %k: tensor<f32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Neuron): 0 operand names for 1 operand inputs}}
+  %0 = snn.onnx_node "Neuron"(%x, %k) domain "spikemesh" attrs {states = ["v=0"], constants = ["v_threshold=1"], charge = ["h = v + x"], fire = "h - v_threshold", reset = "soft"} : (tensor<4x2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @neuron_states_kind(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(Neuron): attribute 'states' must be a list of strings, got a string}}
+  %0 = snn.onnx_node "Neuron"(%x) domain "spikemesh" attrs {states = "v=0", charge = ["h = v + x"], fire = "h - 1", reset = "none"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
