@@ -355,12 +355,7 @@ class LIAFNode(DescribedNode):
         h = self.neuronal_charge(x)
         self._log_h(h)
         y = self.act(h - self.v_threshold if self.threshold_related else h)
-        spike = self.surrogate_function(h - self.v_threshold)
-        s = spike.detach() if self.detach_reset else spike
-        if self.v_reset is None:
-            self.v = h - s * self.v_threshold
-        else:
-            self.v = s * self.v_reset + (1.0 - s) * h
+        self._fire_and_reset(h)
         return y
 
     def neuron_description(self):

@@ -53,6 +53,10 @@ class BaseNode(MemoryModule):
             self.v = torch.full_like(x, self.v)
         h = self.neuronal_charge(x)
         self._log_h(h)
+        return self._fire_and_reset(h)
+
+    def _fire_and_reset(self, h):
+        """The spike of charge `h`; leaves the reset potential in self.v."""
         spike = self.surrogate_function(h - self.v_threshold)
         s = spike.detach() if self.detach_reset else spike
         if self.v_reset is None:
