@@ -29,7 +29,7 @@ constexpr std::array<FunctionName, 5> kFunctions = {{{"exp", NeuronOp::Exp},
 
 /// Names with a meaning of their own: the input, the spike, the pre-fire potential.
 bool reserved(std::string_view name) {
-  if (name == "x" || name == "s" || name == "h" || name == "fire")
+  if (name == "x" || name == "s" || name == "h" || name == "fire" || name == "spike_count")
     return true;
   for (const FunctionName &f : kFunctions)
     if (name == f.name)
@@ -71,6 +71,8 @@ double fold(NeuronOp op, double a, double b) {
   }
 }
 
+std::string formatConstant(double value);
+
 /// Builds the program: a symbol table from names to registers, and a
 /// recursive-descent parser of one statement or expression at a time.
 class Builder {
@@ -95,6 +97,9 @@ private:
   std::optional<int32_t> parseUnary();
   std::optional<int32_t> parsePrimary();
   std::optional<int32_t> parseName();
+  std::optional<int32_t> parseSpikeCount();
+  /// After ',': a constant expression's value, or nullopt (an error naming `what`).
+  std::optional<double> parseConstantArgument(const char *what);
   void skipSpace();
   bool eat(char c);
   std::optional<int32_t> fail(const std::string &message);
@@ -257,6 +262,8 @@ std::optional<int32_t> Builder::parseName() {
          (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
     ++pos_;
   std::string name = text_.substr(start, pos_ - start);
+  if (name == "spike_count")
+    return parseSpikeCount();
   for (const FunctionName &f : kFunctions)
     if (name == f.name) {
       if (!eat('('))
@@ -272,6 +279,51 @@ std::optional<int32_t> Builder::parseName() {
   if (!value)
     return fail("unknown name '" + name + "'");
   return value;
+}
+
+std::optional<double> Builder::parseConstantArgument(const char *what) {
+  if (!eat(',')) {
+    fail(std::string("spike_count: expected ',' before ") + what + " at column " + column());
+    return std::nullopt;
+  }
+  std::optional<int32_t> r = parseSum();
+  if (!r)
+    return std::nullopt;
+  if (p_.code[size_t(*r)].op != NeuronOp::Const) {
+    fail(std::string("spike_count: ") + what + " must be a constant");
+    return std::nullopt;
+  }
+  return p_.code[size_t(*r)].value;
+}
+
+std::optional<int32_t> Builder::parseSpikeCount() {
+  if (!eat('('))
+    return fail("'spike_count' is a function: expected '('");
+  std::optional<int32_t> argument = parseSum();
+  if (!argument)
+    return std::nullopt;
+  std::optional<double> levels = parseConstantArgument("the spike count D");
+  std::optional<double> low =
+      levels ? parseConstantArgument("the gradient window's low end") : std::nullopt;
+  std::optional<double> high =
+      low ? parseConstantArgument("the gradient window's high end") : std::nullopt;
+  if (!high)
+    return std::nullopt;
+  if (!eat(')'))
+    return fail("expected ')' after the arguments of 'spike_count'");
+  if (!(*levels >= 1.0 && *levels <= 1e6 && *levels == std::floor(*levels)))
+    return fail("spike_count: D must be a whole number >= 1, got " + formatConstant(*levels));
+  if (!(*low <= *high))
+    return fail("spike_count: the gradient window [" + formatConstant(*low) + ", " +
+                formatConstant(*high) + "] is empty");
+  const NeuronInstr &in = p_.code[size_t(*argument)];
+  if (in.op == NeuronOp::Const)
+    return constant(std::nearbyint(std::clamp(in.value, 0.0, *levels)));
+  if (!p_.varies[size_t(*argument)])
+    return fail("spike_count of operands only: it must depend on the input or a state");
+  NeuronInstr count{NeuronOp::SpikeCount, *argument, -1, int32_t(*levels), *low};
+  count.upper = *high;
+  return emit(count);
 }
 
 std::optional<int32_t> Builder::expression(const std::string &text, size_t start) {
@@ -407,12 +459,17 @@ NeuronCompileResult Builder::run() {
     ok = bool(output);
     if (ok)
       p_.output = *output;
+    p_.spikes = p_.fire >= 0                                                  ? p_.fire
+                : ok && p_.code[size_t(p_.output)].op == NeuronOp::SpikeCount ? p_.output
+                                                                              : -1;
   }
   for (size_t i = 0; ok && i < d_.states.size(); ++i)
     if (p_.stateNext[i] < 0) // never assigned: carried over
       p_.stateNext[i] = *lookup(d_.states[i]);
   p_.stateNames = d_.states;
   p_.operandNames = d_.operands;
+  p_.operandPerStep = d_.operandPerStep;
+  p_.operandPerStep.resize(d_.operands.size(), false);
   if (!ok)
     return {NeuronProgram{}, error_};
   return {std::move(p_), ""};
@@ -469,6 +526,8 @@ const char *neuronOpName(NeuronOp op) {
     return "-";
   case NeuronOp::Fire:
     return "fire";
+  case NeuronOp::SpikeCount:
+    return "spike_count";
   default:
     for (const FunctionName &f : kFunctions)
       if (f.op == op)
@@ -495,6 +554,9 @@ std::string NeuronProgram::print(int32_t r) const {
     return "(" + print(i.a) + " " + neuronOpName(i.op) + " " + print(i.b) + ")";
   case NeuronOp::Neg:
     return "(-" + print(i.a) + ")";
+  case NeuronOp::SpikeCount:
+    return "spike_count(" + print(i.a) + ", " + std::to_string(i.index) + ", " +
+           formatConstant(i.value) + ", " + formatConstant(i.upper) + ")";
   default:
     return std::string(neuronOpName(i.op)) + "(" + print(i.a) + ")";
   }
@@ -542,13 +604,24 @@ NeuronDescriptionResult describeNeuron(const NeuronParts &parts) {
                    "' is not hard, soft or none";
     return result;
   }
-  d.operands = parts.operands;
+  for (const std::string &spelled : parts.operands) {
+    auto [name, perStep] = parseOperandName(spelled);
+    d.operands.push_back(name);
+    d.operandPerStep.push_back(perStep);
+  }
   d.charge = parts.charge;
   d.update = parts.update;
   d.fire = parts.fire;
   d.output = parts.output;
   d.detachReset = parts.detachReset;
   return result;
+}
+
+std::pair<std::string, bool> parseOperandName(std::string_view spelled) {
+  constexpr std::string_view kPerStep = "[t]";
+  if (spelled.size() > kPerStep.size() && spelled.substr(spelled.size() - 3) == kPerStep)
+    return {std::string(spelled.substr(0, spelled.size() - 3)), true};
+  return {std::string(spelled), false};
 }
 
 std::string formatNamedValue(const std::string &name, double value) {

@@ -19,7 +19,7 @@ from .neuron import BaseNode, _check_tau
 
 __all__ = ["DescribedNode", "SimpleIFNode", "SimpleLIFNode", "HalfThresholdIFNode",
            "NonSpikingIFNode", "NonSpikingLIFNode", "QIFNode", "EIFNode", "IzhikevichNode",
-           "CUBALIFNode", "KLIFNode", "LIAFNode"]
+           "CUBALIFNode", "KLIFNode", "LIAFNode", "ILIFNode", "GatedLIFNode"]
 
 
 def description(states: Dict[str, float], constants: Dict[str, float], charge: List[str],
@@ -372,6 +372,152 @@ class LIAFNode(DescribedNode):
                               output=output)
 
 
+class ILIFNode(DescribedNode):
+    """SpikingJelly's ILIFNode (integer LIF): H = V - V / tau + X, the output is the spike
+    count C = round(clamp(H / v_threshold, 0, D)) of its MultiLevelSpikeCount (D levels, a
+    straight-through gradient over its window), and the soft reset V = H - C v_threshold."""
+
+    def __init__(self, tau=4.0 / 3.0, v_threshold=1.0, surrogate_function=None,
+                 detach_reset=False, step_mode="s", backend="torch", store_v_seq=False):
+        surrogate_function = (_surrogate.MultiLevelSpikeCount(4) if surrogate_function is None
+                              else surrogate_function)
+        if (not isinstance(surrogate_function, _surrogate.MultiLevelSpikeCount) or
+                not surrogate_function.spiking):
+            raise ValueError("surrogate_function must be a spiking MultiLevelSpikeCount.")
+        tau = _check_tau("tau", tau)
+        super().__init__(v_threshold, None, surrogate_function, detach_reset, step_mode,
+                         backend, store_v_seq)
+        self.tau = tau
+
+    def single_step_forward(self, x):
+        if not isinstance(self.v, torch.Tensor):
+            self.v = torch.full_like(x, self.v)
+        h = self.v - (self.v - 0.0) / self.tau + x
+        self._log_h(h)
+        return self._fire_and_reset(h)
+
+    def _fire_and_reset(self, h):
+        count = self.surrogate_function(h / self.v_threshold)
+        c = count.detach() if self.detach_reset else count
+        self.v = h - c * self.v_threshold
+        return count
+
+    def firing_statistics(self, h):
+        """Fires where the count is >= 1; the margin is the distance to the nearest level
+        boundary (k + 1/2) v_threshold."""
+        levels = self.surrogate_function.max_spike_count
+        u = h / self.v_threshold
+        boundaries = torch.arange(levels, dtype=h.dtype) + 0.5
+        margin = (u.unsqueeze(-1) - boundaries).abs().min(-1).values * abs(self.v_threshold)
+        return torch.round(torch.clamp(u, 0, levels)) >= 1, margin
+
+    def neuron_description(self):
+        sg = self.surrogate_function
+        c = "detach(c)" if self.detach_reset else "c"
+        return description(
+            {"v": 0.0}, {"tau": self.tau, "vr": 0.0, "v_threshold": self.v_threshold},
+            ["h = v - (v - vr) / tau + x"], fire="", reset="none",
+            update=[f"c = spike_count(h / v_threshold, {sg.max_spike_count}, "
+                    f"{sg.grad_min!r}, {sg.grad_max!r})", f"v = h - {c} * v_threshold"],
+            output="c")
+
+
+# GatedLIFNode's learnable parameters in operand order: [] or [C] each, conduct [T] or [T, C].
+_GATED_OPERANDS = ("alpha", "beta", "gamma", "tau", "v_threshold", "linear_decay", "v_subreset",
+                   "conduct")
+
+
+def _logit(p: float) -> float:
+    return -math.log(1 / p - 1)
+
+
+class GatedLIFNode(MemoryModule):
+    """SpikingJelly's GatedLIFNode (GLIF): learnable gates alpha, beta, gamma, a decay tau, a
+    threshold, a linear decay and a soft-reset level (each a scalar, or per channel with
+    `inplane`) and a per-step input conductance, all through sigmoids; the membrane and the
+    last spike are its state. Multi-step only. Channels are dim 1 of each step's input
+    (SpikingJelly's [N, C, H, W]; here any rank >= 2)."""
+
+    def __init__(self, T: int, inplane=None, init_linear_decay=None, init_v_subreset=None,
+                 init_tau: float = 0.25, init_v_threshold: float = 0.5,
+                 init_conduct: float = 0.5, surrogate_function=None, step_mode="m",
+                 backend="torch"):
+        if not (isinstance(init_tau, float) and init_tau < 1.0):
+            raise ValueError(f"GatedLIFNode: init_tau must be a float < 1, got {init_tau!r}")
+        if not isinstance(T, int):
+            raise ValueError(f"GatedLIFNode: T must be an int, got {T!r}")
+        if not (inplane is None or isinstance(inplane, int)):
+            raise ValueError(f"GatedLIFNode: inplane must be an int or None, got {inplane!r}")
+        for name, value in (("init_linear_decay", init_linear_decay),
+                            ("init_v_subreset", init_v_subreset)):
+            if not (value is None or (isinstance(value, float) and value < 1.0)):
+                raise ValueError(f"GatedLIFNode: {name} must be None or a float < 1, "
+                                 f"got {value!r}")
+        if step_mode != "m":
+            raise ValueError("GatedLIFNode: step_mode must be 'm'")
+        super().__init__()
+        self.surrogate_function = surrogate_function or _surrogate.Sigmoid()
+        self.backend, self.step_mode, self.T, self.inplane = backend, step_mode, T, inplane
+        shape = () if inplane is None else (inplane,)
+        self.alpha, self.beta, self.gamma = [
+            nn.Parameter(0.2 * (torch.rand(shape) - 0.5)) for _ in range(3)]
+        init_linear_decay = (init_v_threshold / (T * 2) if init_linear_decay is None
+                             else init_linear_decay)
+        init_v_subreset = init_v_threshold if init_v_subreset is None else init_v_subreset
+        self.tau = nn.Parameter(torch.full(shape, _logit(init_tau)))
+        self.v_threshold = nn.Parameter(torch.full(shape, _logit(init_v_threshold)))
+        self.linear_decay = nn.Parameter(torch.full(shape, _logit(init_linear_decay)))
+        self.v_subreset = nn.Parameter(torch.full(shape, _logit(init_v_subreset)))
+        self.conduct = nn.Parameter(torch.full((T, *shape), _logit(init_conduct)))
+        self.h_log = None
+        self.reset()
+
+    def reset(self):
+        self.v = 0.0
+        self.u = 0.0
+
+    def _channels(self, p, x):
+        """Parameter `p` ([] or [C]) broadcast over a step's input `x` ([N, C, ...])."""
+        return p.view(1, -1, *([1] * (x.dim() - 2))) if p.dim() else p
+
+    def forward(self, x_seq):
+        if x_seq.shape[0] != self.T:
+            raise ValueError(f"GatedLIFNode(T={self.T}) got {x_seq.shape[0]} steps")
+        x0 = x_seq[0]
+        alpha, beta, gamma, tau, v_threshold, linear_decay, v_subreset = [
+            self._channels(getattr(self, name), x0).sigmoid() for name in _GATED_OPERANDS[:-1]]
+        v = torch.full_like(x0, self.v) if not isinstance(self.v, torch.Tensor) else self.v
+        spike = torch.zeros_like(x0)
+        spikes = []
+        for t in range(self.T):
+            conduct = self._channels(self.conduct[t], x0).sigmoid()
+            current = x_seq[t] * (1 - beta * (1 - conduct))
+            h = ((1 - alpha * (1 - tau)) * v - (1 - alpha) * linear_decay) + current
+            h = h - (1 - alpha * (1 - tau)) * v * gamma * spike - (1 - gamma) * v_subreset * spike
+            if self.h_log is not None:
+                self.h_log.append((h - v_threshold).detach())
+            spike = self.surrogate_function(h - v_threshold)
+            v = h
+            spikes.append(spike)
+        self.v = self.u = v
+        return torch.stack(spikes)
+
+    def firing_statistics(self, d):
+        """The logged values are the distances to the threshold (it differs per channel)."""
+        return d >= 0, d.abs()
+
+    def neuron_description(self):
+        a_tau = "(1 - sigmoid(alpha) * (1 - sigmoid(tau)))"
+        return description(
+            {"v": 0.0, "last_spike": 0.0}, {}, [
+                "i = x * (1 - sigmoid(beta) * (1 - sigmoid(conduct)))",
+                f"h = ({a_tau} * v - (1 - sigmoid(alpha)) * sigmoid(linear_decay)) + i",
+                f"h = h - {a_tau} * v * sigmoid(gamma) * last_spike"
+                " - (1 - sigmoid(gamma)) * sigmoid(v_subreset) * last_spike"],
+            fire="h - sigmoid(v_threshold)", reset="none", update=["last_spike = s"],
+            operands=[*_GATED_OPERANDS[:-1], "conduct[t]"])
+
+
 class _NonSpikingNode(MemoryModule):
     """SpikingJelly's NonSpikingBaseNode: the membrane over T without firing (V from 0).
     decode: None returns the list of membranes per step; 'mean-mem' their mean over T."""
@@ -443,5 +589,5 @@ class NonSpikingLIFNode(_NonSpikingNode):
 # description functions read only attributes both define alike.
 DESCRIBED = {cls.__name__: cls.neuron_description
              for cls in (SimpleIFNode, SimpleLIFNode, HalfThresholdIFNode, QIFNode, EIFNode,
-                         IzhikevichNode, CUBALIFNode, KLIFNode, LIAFNode, NonSpikingIFNode,
-                         NonSpikingLIFNode)}
+                         IzhikevichNode, CUBALIFNode, KLIFNode, LIAFNode, ILIFNode,
+                         GatedLIFNode, NonSpikingIFNode, NonSpikingLIFNode)}

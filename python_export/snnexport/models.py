@@ -29,20 +29,25 @@ class DeepMLP(nn.Module):
     pairs."""
 
     NEURONS = ("lif", "if", "plif", "simple_if", "simple_lif", "half_threshold_if", "qif",
-               "eif", "izhikevich", "cubalif", "klif", "liaf")
+               "eif", "izhikevich", "cubalif", "klif", "liaf", "ilif", "gated_lif")
 
     def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif",
-                 surrogate_spec=None):
+                 surrogate_spec=None, steps=None):
         super().__init__()
         if layers < 1:
             raise ValueError(f"layers={layers} must be >= 1")
         if neuron_kind not in self.NEURONS:
             raise ValueError(f"neuron {neuron_kind!r} is not one of {', '.join(self.NEURONS)}")
 
-        def sn():
+        if neuron_kind == "gated_lif" and steps is None:
+            raise ValueError("neuron gated_lif needs steps (its T)")
+
+        def sn(width):
             kw = {}
             if surrogate_spec is not None:
                 kw["surrogate_function"] = surrogate.from_spec(surrogate_spec)
+            if neuron_kind == "gated_lif":  # per channel: a [C] gate each, conduct [T, C]
+                return described_neurons.GatedLIFNode(steps, inplane=width, **kw)
             if neuron_kind == "if":
                 return neuron.IFNode(**{"surrogate_function": surrogate.ATan(), **kw})
             if neuron_kind == "plif":
@@ -54,7 +59,7 @@ class DeepMLP(nn.Module):
         widths = [in_features] + [hidden] * (layers - 1) + [classes]
         stack = []
         for i in range(layers):
-            stack += [layer.Linear(widths[i], widths[i + 1]), sn()]
+            stack += [layer.Linear(widths[i], widths[i + 1]), sn(widths[i + 1])]
         self.stack = nn.Sequential(*stack)
         functional.set_step_mode(self, "m")
 
@@ -81,11 +86,14 @@ def _described_neuron(kind, kw):
         return d.CUBALIFNode(**kw)
     if kind == "klif":
         return d.KLIFNode(scale_reset=True, v_reset=None, **kw)
+    if kind == "ilif":
+        return d.ILIFNode(v_threshold=0.5, **kw)
     return d.LIAFNode(act=nn.ReLU(), threshold_related=True, v_threshold=0.8, **kw)
 
 
-def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None):
-    return DeepMLP(in_features, hidden, classes, layers, neuron, surrogate)
+def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None,
+             steps=None):
+    return DeepMLP(in_features, hidden, classes, layers, neuron, surrogate, steps)
 
 
 class CSNN(nn.Module):

@@ -48,6 +48,11 @@ class BaseNode(MemoryModule):
         if self.h_log is not None:
             self.h_log.append(h.detach())
 
+    def firing_statistics(self, h):
+        """(fired, margin) of the logged charges `h` ([T, ...]): where the neuron spikes and how
+        far each charge is from the nearest value that would change its output."""
+        return h >= self.v_threshold, (h - self.v_threshold).abs()
+
     def single_step_forward(self, x):
         if not isinstance(self.v, torch.Tensor):
             self.v = torch.full_like(x, self.v)

@@ -1,6 +1,7 @@
 """Reference cases for the C++ side: model.onnx + input.npy + expected.npy + meta.json."""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import random
@@ -147,8 +148,11 @@ def make_input(encoding: str, T: int, N: int, step_shape: List[int],
     return (x < 0.3).float() if encoding == "events" else x
 
 
-def neuron_paths(model: nn.Module) -> List[Tuple[str, neuron.BaseNode]]:
-    return [(p, m) for p, m in model.named_modules() if isinstance(m, neuron.BaseNode)]
+def neuron_paths(model: nn.Module) -> List[Tuple[str, nn.Module]]:
+    """The spiking neurons of `model`: the modules that log their charges (`h_log`) and say
+    where they fire (`firing_statistics`)."""
+    return [(p, m) for p, m in model.named_modules()
+            if hasattr(m, "h_log") and hasattr(m, "firing_statistics")]
 
 
 def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, NeuronStats]:
@@ -163,11 +167,10 @@ def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, Neur
             out = model(x)
         stats = {}
         for p, m in nodes:
-            h = torch.stack(m.h_log)
-            margin = (h - m.v_threshold).abs()
             # From H, not the output: LIAF outputs act(H - v_threshold), not its spikes.
+            fired, margin = m.firing_statistics(torch.stack(m.h_log))
             stats[p] = {"type": type(m).__name__,
-                        "firing_rate": float((h >= m.v_threshold).float().mean()),
+                        "firing_rate": float(fired.float().mean()),
                         "min_margin": float(margin.min()),
                         "near_count": int((margin < MARGIN).sum()),
                         "count": margin.numel()}
@@ -248,7 +251,11 @@ def readout_bound(model: nn.Module, x: torch.Tensor) -> Optional[torch.Tensor]:
 
 def make_case(model_name: str, out_dir: PathLike, T: int = 4, N: int = 8, seed: int = 0,
               attempts: int = 8, **kw: Any) -> Dict[str, Any]:
-    """Writes the case of MODELS[model_name](**kw) into `out_dir` (write_case); returns meta."""
+    """Writes the case of MODELS[model_name](**kw) into `out_dir` (write_case); returns meta.
+    A model that takes `steps` (a neuron with per-step parameters) is given T."""
+    model_fn = models.MODELS.get(model_name)
+    if model_fn is not None and "steps" in inspect.signature(model_fn).parameters:
+        kw.setdefault("steps", T)
     model, x, out, stats, attempt, encoding = build_case(model_name, T, N, seed, attempts, **kw)
     kind = "rate" if out.dim() == 2 else models.TIME_MAJOR_OUTPUT.get(model_name, "spikes")
     return write_case(model, x, out, stats, out_dir, kind=kind,

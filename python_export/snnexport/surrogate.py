@@ -286,6 +286,51 @@ def from_spec(spec: str) -> SurrogateFunctionBase:
     return cls(**kwargs)
 
 
-# Kinds SpikingJelly has that are not spike functions of a threshold distance (they pass or
-# sample their input): export refuses them by class name.
-UNSUPPORTED = ("DeterministicPass", "PoissonPass", "MultiLevelSpikeCount")
+class _SpikeCount(torch.autograd.Function):
+    """round(clamp(x, 0, D)) forward; the gradient straight through where lo <= x <= hi."""
+
+    @staticmethod
+    def forward(ctx, x, levels, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return torch.round(torch.clamp(x, 0, levels))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        mask = (x >= ctx.low) & (x <= ctx.high)
+        return grad * mask.to(grad.dtype), None, None, None
+
+
+class MultiLevelSpikeCount(nn.Module):
+    """SpikingJelly's multi-level spike count (ILIFNode's firing): forward
+    round(clamp(x, 0, max_spike_count)), backward a rectangular straight-through estimator
+    over grad_window (default [0, max_spike_count]). Only ILIFNode exports with it: its
+    description carries it as `spike_count(...)` (docs/neuron-programs.md)."""
+
+    def __init__(self, max_spike_count: int, spiking: bool = True, grad_window=None):
+        super().__init__()
+        if not isinstance(max_spike_count, int) or isinstance(max_spike_count, bool):
+            raise TypeError("max_spike_count must be an integer.")
+        if max_spike_count < 1:
+            raise ValueError("max_spike_count must be >= 1.")
+        grad_min, grad_max = ((0.0, float(max_spike_count)) if grad_window is None
+                              else grad_window)
+        if grad_min > grad_max:
+            raise ValueError("grad_window must satisfy grad_min <= grad_max.")
+        self.max_spike_count, self.spiking = max_spike_count, bool(spiking)
+        self.grad_min, self.grad_max = float(grad_min), float(grad_max)
+
+    def forward(self, x):
+        if self.spiking:
+            return _SpikeCount.apply(x, self.max_spike_count, self.grad_min, self.grad_max)
+        return torch.clamp(x, 0, self.max_spike_count)
+
+    def extra_repr(self):
+        return (f"max_spike_count={self.max_spike_count}, spiking={self.spiking}, "
+                f"grad_window=({self.grad_min}, {self.grad_max})")
+
+
+# Kinds SpikingJelly has that are not spike functions (they pass or sample their input):
+# export refuses them by class name.
+UNSUPPORTED = ("DeterministicPass", "PoissonPass")

@@ -1,7 +1,8 @@
 """Every described neuron class infers and trains as the PyTorch reference does: deep_mlp (2
 Linear layers, each followed by the neuron) with SpikingJelly's other neuron classes
 (snnexport.described_neurons: QIF, EIF, Izhikevich, CUBALIF, KLIF with its learnable k, LIAF's
-analog output, SimpleIF, SimpleLIF, HalfThresholdIF), exported as `Neuron` nodes described by
+analog output, SimpleIF, SimpleLIF, HalfThresholdIF, ILIF's multi-level spike counts, GatedLIF's
+per-channel gates and per-step conductance), exported as `Neuron` nodes described by
 their parts and run by the runtime's neuron program evaluator.
 
 Per class: `snn-run infer` on the case's input equals the reference's output (firing rates
@@ -20,7 +21,7 @@ import deep_mlp_variants as dv
 import train_common as tc
 
 NEURONS = ("qif", "eif", "izhikevich", "cubalif", "klif", "liaf", "simple_if", "simple_lif",
-           "half_threshold_if")
+           "half_threshold_if", "ilif", "gated_lif")
 
 
 def check_infer(args, name, case, art, d):

@@ -180,3 +180,66 @@ TEST(NeuronProgram, PartsReadAsTheAttributesSpellThem) {
   EXPECT_EQ(describeNeuron(parts).error,
             "neuron attribute 'reset': 'subtract' is not hard, soft or none");
 }
+
+TEST(NeuronProgram, SpikeCountIsTheSpikesOfANeuronWithoutAFireRule) {
+  NeuronDescription d = lif(ResetRule::None, false);
+  d.fire = "";
+  d.update = {"c = spike_count(h / v_threshold, 4, 0, 2 * 2)", "v = h - detach(c) * v_threshold"};
+  d.output = "c";
+  NeuronCompileResult r = compileNeuron(d);
+  ASSERT_EQ(r.error, "");
+  const NeuronProgram &p = r.program;
+  EXPECT_EQ(p.fire, -1);
+  EXPECT_EQ(p.spikes, p.output);
+  EXPECT_EQ(p.print(p.output), "spike_count(((v + ((x - (v - 0)) / 2)) / 1), 4, 0, 4)");
+  // A spike_count of constants folds; a neuron with a fire rule counts its Fire.
+  d.update = {"c = spike_count(2.6, 2, 0, 1) * h"};
+  NeuronCompileResult folded = compileNeuron(d);
+  ASSERT_EQ(folded.error, "");
+  EXPECT_EQ(folded.program.print(folded.program.output), "(2 * (v + ((x - (v - 0)) / 2)))");
+  EXPECT_EQ(folded.program.spikes, -1);
+  NeuronCompileResult fires = compileNeuron(lif(ResetRule::Hard, false));
+  EXPECT_EQ(fires.program.spikes, fires.program.fire);
+}
+
+TEST(NeuronProgram, SpikeCountErrors) {
+  NeuronDescription d = lif(ResetRule::None, false);
+  d.fire = "";
+  d.operands = {"k"};
+  auto updateError = [&](const std::string &statement) {
+    d.update = {statement};
+    d.output = "c";
+    return errorOf(d);
+  };
+  const std::string where = "neuron update statement 1 '";
+  EXPECT_EQ(updateError("c = spike_count(h, 0, 0, 1)"),
+            where + "c = spike_count(h, 0, 0, 1)': spike_count: D must be a whole number >= 1, "
+                    "got 0");
+  EXPECT_EQ(updateError("c = spike_count(h, 2, 1, 0)"),
+            where + "c = spike_count(h, 2, 1, 0)': spike_count: the gradient window [1, 0] is "
+                    "empty");
+  EXPECT_EQ(updateError("c = spike_count(h, x, 0, 1)"),
+            where + "c = spike_count(h, x, 0, 1)': spike_count: the spike count D must be a "
+                    "constant");
+  EXPECT_EQ(updateError("c = spike_count(h, 2)"),
+            where + "c = spike_count(h, 2)': spike_count: expected ',' before the gradient "
+                    "window's low end at column 21");
+  EXPECT_EQ(updateError("c = spike_count(k, 2, 0, 1) + h"),
+            where + "c = spike_count(k, 2, 0, 1) + h': spike_count of operands only: it must "
+                    "depend on the input or a state");
+  EXPECT_EQ(updateError("spike_count = h"), where + "spike_count = h': 'spike_count' is a "
+                                                    "function name");
+}
+
+TEST(NeuronProgram, PerStepOperandsAreMarkedByT) {
+  EXPECT_EQ(parseOperandName("conduct[t]"), std::make_pair(std::string("conduct"), true));
+  EXPECT_EQ(parseOperandName("k"), std::make_pair(std::string("k"), false));
+  EXPECT_EQ(parseOperandName("[t]"), std::make_pair(std::string("[t]"), false));
+  NeuronParts parts;
+  parts.states = {"v=0"};
+  parts.operands = {"k", "g[t]"};
+  NeuronDescriptionResult r = describeNeuron(parts);
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.description.operands, (std::vector<std::string>{"k", "g"}));
+  EXPECT_EQ(r.description.operandPerStep, (std::vector<bool>{false, true}));
+}

@@ -12,6 +12,11 @@
 //   unary      := '-' unary | primary
 //   primary    := number | name | function '(' expression ')' | '(' expression ')'
 //   function   := exp | sigmoid | relu | tanh | detach
+//   primary    := 'spike_count' '(' expression ',' D ',' lo ',' hi ')'
+//
+// spike_count is a multi-level spike: round(clamp(a, 0, D)) forward (half to
+// even, as torch.round), and the gradient passed straight through where
+// lo <= a <= hi (D, lo, hi constants).
 //
 // evaluated left to right in float32 as PyTorch evaluates the same Python
 // expression: an operation on two constants is folded in double (Python
@@ -61,8 +66,11 @@ struct NeuronDescription {
   /// Named constants (Python floats in the model).
   std::vector<std::pair<std::string, double>> constants;
   /// Named tensor operands after the input, in operand order: learnable
-  /// parameters or per-channel values ([], [C], [T] or [T, C]).
+  /// parameters or per-channel values, [] or [C]; or, where the operand is
+  /// per step, [T] or [T, C].
   std::vector<std::string> operands;
+  /// Whether each operand is per step (spelled `name[t]` in the attribute).
+  std::vector<bool> operandPerStep;
   std::vector<std::string> charge;
   /// The distance to the threshold; empty for a neuron that does not fire.
   std::string fire;
@@ -80,6 +88,7 @@ namespace neuron_attr {
 inline constexpr const char *kStates = "states";          ///< "name=initial value", membrane first
 inline constexpr const char *kConstants = "constants";    ///< "name=value"
 inline constexpr const char *kOperands = "operand_names"; ///< names of inputs 1, 2, ...
+                                                          ///< (`name[t]`: per step)
 inline constexpr const char *kCharge = "charge";          ///< statements
 inline constexpr const char *kFire = "fire";              ///< expression; absent: no fire
 inline constexpr const char *kReset = "reset";            ///< hard, soft or none
@@ -101,6 +110,10 @@ struct NeuronDescriptionResult {
 };
 NeuronDescriptionResult describeNeuron(const NeuronParts &parts);
 
+/// An operand spelled `name[t]` in `operand_names` is indexed by step ([T] or
+/// [T, C]); returns the name without the mark and whether it had it.
+std::pair<std::string, bool> parseOperandName(std::string_view spelled);
+
 /// "name=value" with the value written so that it reads back exactly.
 std::string formatNamedValue(const std::string &name, double value);
 
@@ -120,6 +133,9 @@ enum class NeuronOp : uint8_t {
   Tanh,
   Fire,   ///< Heaviside(a) forward, surrogate(a) backward
   Detach, ///< a forward, no gradient
+  /// round(clamp(a, 0, index)) forward; backward passes the gradient where
+  /// value <= a <= upper.
+  SpikeCount,
 };
 
 /// The operation's name in the language (`+`, `exp`, `fire`, ...).
@@ -130,7 +146,8 @@ struct NeuronInstr {
   NeuronOp op = NeuronOp::Const;
   int32_t a = -1, b = -1; ///< operand registers
   int32_t index = -1;     ///< State: the state; Operand: the operand
-  double value = 0.0;     ///< Const
+  double value = 0.0;     ///< Const; SpikeCount: the gradient window's low end
+  double upper = 0.0;     ///< SpikeCount: the gradient window's high end
 };
 
 /// A description compiled to one straight-line step. Registers that depend
@@ -146,11 +163,16 @@ struct NeuronProgram {
   std::vector<int32_t> stateNext;
   /// The Fire instruction, -1 for a neuron that does not fire.
   int32_t fire = -1;
+  /// The register whose nonzero elements are the step's spikes, for firing
+  /// rates: the Fire instruction, else an output that is a spike_count; -1
+  /// for a neuron that does not spike.
+  int32_t spikes = -1;
   int32_t output = -1;
   /// The Operand instruction of each operand (-1 for one never read).
   std::vector<int32_t> operandRead;
   std::vector<std::string> stateNames;
   std::vector<std::string> operandNames;
+  std::vector<bool> operandPerStep;
 
   /// Register `r` as an expression (canonical: fully parenthesised, constants
   /// printed exactly), for diagnostics and for matching known neurons.

@@ -80,7 +80,7 @@ Kernel buildDescribedNeuron(const Node &node) {
       fired = result.fired;
       out = result.output;
     }
-    if (context.firing && !context.keepRunningStatistics && neuron->program().fire >= 0)
+    if (context.firing && !context.keepRunningStatistics && neuron->program().spikes >= 0)
       context.firing->add(layer, fired, out.numel(), "neuron (described)");
     return out;
   };

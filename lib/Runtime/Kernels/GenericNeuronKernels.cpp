@@ -203,6 +203,12 @@ template <typename T> void BlockEvaluator<T>::evaluate(int32_t r) {
   case NeuronOp::Detach:
     std::copy(a, a + n, o);
     return;
+  case NeuronOp::SpikeCount: { // torch.round(torch.clamp(a, 0, D)): half to even
+    const T levels = T(in.index);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = std::nearbyint(std::min(std::max(a[i], T(0)), levels));
+    return;
+  }
   default: // Const, Input, State, Operand: loaded, not computed
     return;
   }
@@ -310,6 +316,12 @@ void BlockEvaluator<T>::differentiate(int32_t r, T *adj, Surrogate surrogate, T 
         ga[i] += g[i] * f(a[i], alpha, beta);
     });
     return;
+  case NeuronOp::SpikeCount: { // straight through inside [low, high]
+    const T low = T(in.value), high = T(in.upper);
+    for (int64_t i = 0; i < n; ++i)
+      ga[i] += a[i] >= low && a[i] <= high ? g[i] : T(0);
+    return;
+  }
   default: // Detach stops the gradient; leaves have no operands
     return;
   }
@@ -361,8 +373,8 @@ template <typename T> int64_t Kernel<T>::forward(const T *x, T *out, T *saved) c
         eval.loadUniforms(t);
         eval.forward(x + offset, statePtr);
         std::copy_n(eval.value(p.output), count, out + offset);
-        if (p.fire >= 0) {
-          const T *s = eval.value(p.fire);
+        if (p.spikes >= 0) {
+          const T *s = eval.value(p.spikes);
           int32_t stepFired = 0;
           for (int64_t i = 0; i < count; ++i)
             stepFired += s[i] != T(0);
@@ -583,8 +595,11 @@ at::Tensor evaluateUniform(const NeuronProgram &p, const NeuronInstr &in,
   const at::Tensor &a = in.a >= 0 ? values[size_t(in.a)] : values[0];
   const at::Tensor &b = in.b >= 0 ? values[size_t(in.b)] : values[0];
   switch (in.op) {
-  case NeuronOp::Operand:
-    return operands[size_t(in.index)];
+  case NeuronOp::Operand: { // a per-step [T] operand is [T, 1]: one value per step
+    const at::Tensor &operand = operands[size_t(in.index)];
+    return p.operandPerStep[size_t(in.index)] && operand.dim() == 1 ? operand.unsqueeze(1)
+                                                                    : operand;
+  }
   case NeuronOp::Add:
     return isConst(in.a)   ? at::add(b, scalar(in.a))
            : isConst(in.b) ? at::add(a, scalar(in.b))

@@ -48,7 +48,8 @@ def described_attrs(m: nn.Module, where: str) -> Tuple[Dict[str, Any], list]:
     if d["fire"]:
         attrs[FIRE] = d["fire"]
         attrs.update(surrogate_attrs(m, where))
-    return attrs, d["operands"]
+    # `name[t]` marks a per-step operand; the module's attribute is `name`.
+    return attrs, [name[:-3] if name.endswith("[t]") else name for name in d["operands"]]
 
 
 def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:

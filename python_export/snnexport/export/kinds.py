@@ -35,7 +35,8 @@ def module_kind(m: object) -> Optional[str]:
     SpikingSelfAttention), 'encoder' or None (trace through / torch)."""
     if named(m, "SpikingSelfAttention"):
         return "attention"
-    if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode)) or
+    if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode,
+                       _described.GatedLIFNode)) or
             sj_module(m, "neuron")):
         return "neuron"
     if named(m, "SeqToANNContainer"):

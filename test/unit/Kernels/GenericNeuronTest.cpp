@@ -198,6 +198,76 @@ NeuronDescription base(std::vector<std::string> states, std::vector<double> init
 
 std::vector<at::Tensor> none(at::ScalarType) { return {}; }
 
+/// round(clamp(u, 0, levels)) forward, the gradient straight through where
+/// low <= u <= high (SpikingJelly's MultiLevelSpikeCount).
+at::Tensor spikeCount(const at::Tensor &u, double levels, double low, double high) {
+  at::Tensor through = u * (u.ge(low) & u.le(high)).to(u.scalar_type());
+  return at::round(at::clamp(u, 0.0, levels)).detach() + (through - through.detach());
+}
+
+/// ILIFNode (multi-level spike counts, soft reset by the count) and
+/// GatedLIFNode (per-channel gates and a per-step [T] conductance).
+void addCountingAndGatedKinds(std::vector<Kind> &k) {
+  // ILIFNode(tau=4/3, v_threshold=0.75, MultiLevelSpikeCount(3, (0, 2.5)), detach_reset).
+  {
+    NeuronDescription d =
+        base({"v"}, {0.0}, {{"tau", 4.0 / 3.0}, {"vr", 0.0}, {"v_threshold", 0.75}},
+             {"h = v - (v - vr) / tau + x"}, ResetRule::None);
+    d.fire = "";
+    d.update = {"c = spike_count(h / v_threshold, 3, 0, 2.5)", "v = h - detach(c) * v_threshold"};
+    d.output = "c";
+    k.push_back({"ILIF", d, none,
+                 [](const at::Tensor &x, std::vector<at::Tensor> &st, const auto &, int64_t) {
+                   at::Tensor &v = st[0];
+                   at::Tensor h = v - (v - 0.0) / (4.0 / 3.0) + x;
+                   at::Tensor c = spikeCount(h / 0.75, 3.0, 0.0, 2.5);
+                   v = h - c.detach() * 0.75;
+                   return std::make_pair(c, c);
+                 },
+                 -1.0, 1.4});
+  }
+  // GatedLIFNode(T, inplane=None): scalar gates, a [T] conductance.
+  {
+    NeuronDescription d = base(
+        {"v", "last_spike"}, {0.0, 0.0}, {},
+        {"i = x * (1 - sigmoid(beta) * (1 - sigmoid(conduct)))",
+         "h = ((1 - sigmoid(alpha) * (1 - sigmoid(tau))) * v - (1 - sigmoid(alpha)) * "
+         "sigmoid(linear_decay)) + i",
+         "h = h - (1 - sigmoid(alpha) * (1 - sigmoid(tau))) * v * sigmoid(gamma) * last_spike - "
+         "(1 - sigmoid(gamma)) * sigmoid(v_subreset) * last_spike"},
+        ResetRule::None);
+    d.fire = "h - sigmoid(v_threshold)";
+    d.update = {"last_spike = s"};
+    d.operands = {"alpha",       "beta",         "gamma",      "tau",
+                  "v_threshold", "linear_decay", "v_subreset", "conduct"};
+    d.operandPerStep = {false, false, false, false, false, false, false, true};
+    k.push_back({"GatedLIF", d,
+                 [](at::ScalarType type) {
+                   at::manual_seed(9);
+                   std::vector<at::Tensor> ops;
+                   for (int i = 0; i < 7; ++i)
+                     ops.push_back(at::randn({}, type) * 0.5);
+                   ops.push_back(at::randn({kSteps}, type));
+                   return ops;
+                 },
+                 [](const at::Tensor &x, std::vector<at::Tensor> &st,
+                    const std::vector<at::Tensor> &op, int64_t t) {
+                   at::Tensor &v = st[0], &s = st[1];
+                   at::Tensor alpha = at::sigmoid(op[0]), beta = at::sigmoid(op[1]),
+                              gamma = at::sigmoid(op[2]), tau = at::sigmoid(op[3]),
+                              threshold = at::sigmoid(op[4]), decay = at::sigmoid(op[5]),
+                              subreset = at::sigmoid(op[6]), conduct = at::sigmoid(op[7][t]);
+                   at::Tensor current = x * (1 - beta * (1 - conduct));
+                   at::Tensor h = ((1 - alpha * (1 - tau)) * v - (1 - alpha) * decay) + current;
+                   h = h - (1 - alpha * (1 - tau)) * v * gamma * s - (1 - gamma) * subreset * s;
+                   s = fire(h - threshold);
+                   v = h;
+                   return std::make_pair(s, s);
+                 },
+                 -0.5, 1.5});
+  }
+}
+
 std::vector<Kind> kinds() {
   std::vector<Kind> k;
   // QIFNode(tau=2, v_c=0.8, a0=1, v_threshold=1, v_rest=0, v_reset=-0.1)
@@ -352,6 +422,7 @@ std::vector<Kind> kinds() {
          },
          -0.5, 1.5});
   }
+  addCountingAndGatedKinds(k);
   return k;
 }
 
@@ -395,7 +466,7 @@ TEST(GenericNeuron, NeuronClassesMatchTheirStepFunctions) {
           double r = rate(wantSpikes);
           EXPECT_GT(r, 0.05);
           EXPECT_LT(r, 0.5);
-          EXPECT_NEAR(double(got.fired), wantSpikes.sum().item<double>(),
+          EXPECT_NEAR(double(got.fired), wantSpikes.ne(0).sum().item<double>(),
                       std::string(kind.name) == "EIF" ? 2.0 : 0.0);
         }
         continue;

@@ -538,17 +538,20 @@ LogicalResult NeuronOp::verify() {
   RankedTensorType input = getInput().getType();
   int64_t steps = input.getDimSize(0);
   int64_t channels = input.getRank() > 2 ? input.getDimSize(2) : 1;
-  for (auto [name, param] : llvm::zip(getOperandNames(), getParams())) {
+  const snn::schema::NeuronDescription &d = described.description;
+  for (auto [i, param] : llvm::enumerate(getParams())) {
     auto type = cast<RankedTensorType>(param.getType());
     ArrayRef<int64_t> shape = type.getShape();
     bool hasChannels = input.getRank() > 2;
-    bool fits = type.getRank() == 0 ||
-                (hasChannels && type.getRank() == 1 && shape[0] == channels) ||
+    bool perStep = d.operandPerStep[i];
+    bool fits = (type.getRank() == 0 && !perStep) ||
+                (type.getRank() == 1 &&
+                 (perStep ? shape[0] == steps : hasChannels && shape[0] == channels)) ||
                 (hasChannels && type.getRank() == 2 && shape[0] == steps && shape[1] == channels);
     if (!fits)
       return emitOpError("operand '")
-             << cast<StringAttr>(name).getValue() << "' must be [], [C] or [T, C] of the input "
-             << input << " (C its dim 2), got " << type;
+             << d.operands[i] << "' must be " << (perStep ? "[T] or [T, C]" : "[], [C] or [T, C]")
+             << " of the input " << input << " (C its dim 2), got " << type;
   }
   return success();
 }

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "snn/Schema/NeuronProgram.h"
 
 #include "ShardingModelSupport.h"
 
@@ -86,7 +87,7 @@ struct ElementwiseModel : public TimeMajorModel<ElementwiseModel<Op>, Op> {
 };
 
 /// snn.neuron: elementwise over its input; an operand [C] follows the channels (dim 2), one
-/// [T, C] the steps and channels, a scalar is whole everywhere.
+/// [T, C] the steps and channels, a per-step [T] the steps, a scalar is whole everywhere.
 struct DescribedNeuronModel : public TimeMajorModel<DescribedNeuronModel, NeuronOp> {
   IteratorTypes getLoopIteratorTypes(Operation *op) const {
     return IteratorTypes(rankOf(op->getResult(0)), kParallel);
@@ -97,11 +98,14 @@ struct DescribedNeuronModel : public TimeMajorModel<DescribedNeuronModel, Neuron
     MLIRContext *ctx = op->getContext();
     AffineExpr time = getAffineDimExpr(0, ctx), channel = getAffineDimExpr(2, ctx);
     SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
-    for (Value param : cast<NeuronOp>(op).getParams()) {
+    auto neuron = cast<NeuronOp>(op);
+    for (auto [spelled, param] : llvm::zip(neuron.getOperandNames(), neuron.getParams())) {
       int64_t paramRank = rankOf(param);
+      bool perStep = snn::schema::parseOperandName(cast<StringAttr>(spelled).getValue()).second;
       maps.push_back(paramRank == 0   ? AffineMap::get(rank, 0, ctx)
-                     : paramRank == 1 ? AffineMap::get(rank, 0, {channel}, ctx)
-                                      : AffineMap::get(rank, 0, {time, channel}, ctx));
+                     : paramRank == 2 ? AffineMap::get(rank, 0, {time, channel}, ctx)
+                     : perStep        ? AffineMap::get(rank, 0, {time}, ctx)
+                                      : AffineMap::get(rank, 0, {channel}, ctx));
     }
     maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
     return maps;

@@ -62,3 +62,19 @@ func.func @rank(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = snn.neuron %x {states = ["v=0"], constants = [], operand_names = [], charge = ["h = v + x"], fire = "h - 1", reset = "soft", detach_reset = false, update = [], output = "s", surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @per_step_shape(%x: tensor<4x2x3xf32>, %g: tensor<3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{operand 'g' must be [T] or [T, C] of the input 'tensor<4x2x3xf32>' (C its dim 2), got 'tensor<3xf32>'}}
+  %0 = snn.neuron %x(%g : tensor<3xf32>) {states = ["v=0"], constants = [], operand_names = ["g[t]"], charge = ["h = v + g * x"], fire = "h - 1", reset = "none", detach_reset = false, update = [], output = "s", surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32} : tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @spike_count_levels(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{neuron update statement 1 'c = spike_count(h, 2.5, 0, 2)': spike_count: D must be a whole number >= 1, got 2.5}}
+  %0 = snn.neuron %x {states = ["v=0"], constants = [], operand_names = [], charge = ["h = v + x"], reset = "none", detach_reset = false, update = ["c = spike_count(h, 2.5, 0, 2)"], output = "c", surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32} : tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}

@@ -20,6 +20,16 @@ func.func @per_channel(%x: tensor<4x2x3x5xf32>, %k: tensor<3xf32>, %g: tensor<4x
 
 // -----
 
+// A per-step [T] operand (`name[t]`) and a multi-level spike count (ILIF's firing).
+// CHECK-LABEL: func.func @per_step_count
+func.func @per_step_count(%x: tensor<4x2x3xf32>, %g: tensor<4xf32>) -> tensor<4x2x3xf32> {
+  // CHECK: snn.neuron %{{.*}}(%{{.*}} : tensor<4xf32>) {{{.*}}operand_names = ["g[t]"]{{.*}}update = ["c = spike_count(h / 0.5, 4, 0, 4)", "v = h - c * 0.5"]}
+  %0 = snn.neuron %x(%g : tensor<4xf32>) {states = ["v=0"], constants = [], operand_names = ["g[t]"], charge = ["h = v + sigmoid(g) * x"], reset = "none", detach_reset = false, update = ["c = spike_count(h / 0.5, 4, 0, 4)", "v = h - c * 0.5"], output = "c", surrogate = #snn<surrogate sigmoid>, alpha = 4.0 : f32} : tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
 // IMPORT-LABEL: func.func @from_onnx
 func.func @from_onnx(%x: tensor<4x2x3xf32>, %k: tensor<f32>) -> tensor<*xf32> {
   // IMPORT: snn.neuron %{{.*}}(%{{.*}} : tensor<f32>) {alpha = 4.000000e+00 : f32, charge = ["h = relu(k * (v + x))"], constants = ["v_threshold=1"], detach_reset = false, fire = "h - v_threshold", operand_names = ["k"], output = "s", reset = "soft", states = ["v=0"], surrogate = #snn<surrogate sigmoid>, update = []} : tensor<4x2x3xf32>

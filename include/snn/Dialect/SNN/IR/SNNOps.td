@@ -421,10 +421,13 @@ def SNN_NeuronOp : SNN_Op<"neuron", [Pure, AllTypesMatch<["input", "result"]>,
   let description = [{
     Any neuron of docs/neuron-programs.md. `states` and `constants` are "name=value" strings
     (the membrane first), `operand_names` names the tensor operands after the input (learnable
-    parameters: [], per channel [C], or per step and channel [T, C]), `charge` and `update`
+    parameters: [], per channel [C], per step and channel [T, C], or per step [T] when named
+    `name[t]`), `charge` and `update`
     are statements of the neuron language, `fire` the distance to the threshold (absent for a
     neuron that does not spike), `reset` hard, soft or none, `output` the expression each step
-    outputs. The verifier compiles the description.
+    outputs. The verifier compiles the description. Canonicalization turns a description that
+    is IF, LIF or ParametricLIF (the same step program with constants for their parameters)
+    into snn.if_node, snn.lif_node or snn.plif_node.
   }];
   let arguments = (ins SNN_F32Tensor:$input, Variadic<SNN_F32Tensor>:$params,
                        StrArrayAttr:$states, StrArrayAttr:$constants,
@@ -434,6 +437,7 @@ def SNN_NeuronOp : SNN_Op<"neuron", [Pure, AllTypesMatch<["input", "result"]>,
                        F32Attr:$alpha, OptionalAttr<F32Attr>:$beta);
   let results = (outs SNN_F32Tensor:$result);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     $input (`(` $params^ `:` type($params) `)`)? attr-dict `:` type($result)
   }];
