@@ -12,6 +12,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   # artifact formats: ONNX + protobuf, JSON, CLI parsing
   libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+  # NIR graphs (HDF5)
+  libhdf5-dev
   # gzip (Fashion-MNIST IDX files) and CRC-32 (checkpoints)
   zlib1g-dev
   # tests (clang-22 and its runtimes: the libFuzzer targets, scripts/fuzz.sh)
@@ -19,7 +21,7 @@ PACKAGES=(
   # e2e.report renders snn-run report's page in a headless browser
   chromium-headless-shell
   # Python reference side (Debian's python3, not a pyenv one)
-  python3 python3-torch python3-onnx python3-numpy
+  python3 python3-torch python3-onnx python3-numpy python3-h5py
   # the spikemesh Python extension module
   python3-dev pybind11-dev
   # data
