@@ -46,10 +46,12 @@ def _parser():
 def _kwargs(args: argparse.Namespace) -> Dict[str, Any]:
     if args.attempts is not None and args.attempts < 1:
         raise ValueError(f"--attempts must be >= 1, got {args.attempts}")
+    # A parallel spiking neuron's weights are [T, T]: the model is built for --T.
+    steps = args.T if args.neuron in models.DeepMLP.PARALLEL else None
     return models.model_kwargs(args.model, width=args.width, classes=args.classes,
                                blocks=args.blocks, image=args.image, layers=args.layers,
                                neuron=args.neuron, preset=args.preset,
-                               surrogate=args.surrogate)
+                               surrogate=args.surrogate, steps=steps)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -26,18 +26,22 @@ class DeepMLP(nn.Module):
     [T, N, in_features] -> [N, classes]. `neuron` is "lif", "if" or "plif" (ParametricLIF, a
     learnable 1/tau per layer), firing with `surrogate` (surrogate.from_spec: "erf",
     "s2nn:3,0.8"; None: the neuron's default). The stack tensor parallelism splits in Megatron
-    pairs."""
+    pairs. The parallel spiking neurons (PARALLEL) mix over the time steps, so they need
+    `steps`, the T of the input."""
 
+    PARALLEL = ("psn", "masked_psn", "masked_psn_full", "sliding_psn")
     NEURONS = ("lif", "if", "plif", "simple_if", "simple_lif", "half_threshold_if", "qif",
-               "eif", "izhikevich", "cubalif", "klif", "liaf")
+               "eif", "izhikevich", "cubalif", "klif", "liaf") + PARALLEL
 
     def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif",
-                 surrogate_spec=None):
+                 surrogate_spec=None, steps=None):
         super().__init__()
         if layers < 1:
             raise ValueError(f"layers={layers} must be >= 1")
         if neuron_kind not in self.NEURONS:
             raise ValueError(f"neuron {neuron_kind!r} is not one of {', '.join(self.NEURONS)}")
+        if neuron_kind in self.PARALLEL and steps is None:
+            raise ValueError(f"neuron {neuron_kind!r} needs steps (the input's T)")
 
         def sn():
             kw = {}
@@ -49,6 +53,8 @@ class DeepMLP(nn.Module):
                 return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False, **kw)
             if neuron_kind == "lif":
                 return neuron.LIFNode(tau=2.0, **kw)
+            if neuron_kind in self.PARALLEL:
+                return _parallel_neuron(neuron_kind, steps, kw)
             return _described_neuron(neuron_kind, kw)
 
         widths = [in_features] + [hidden] * (layers - 1) + [classes]
@@ -84,8 +90,23 @@ def _described_neuron(kind, kw):
     return d.LIAFNode(act=nn.ReLU(), threshold_related=True, v_threshold=0.8, **kw)
 
 
-def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None):
-    return DeepMLP(in_features, hidden, classes, layers, neuron, surrogate)
+def _parallel_neuron(kind, steps, kw):
+    """A parallel spiking neuron for `steps` time steps: PSN, MaskedPSN of k = 2 ramping in its
+    mask (lambda 0.5) or with the mask whole (lambda 1), SlidingPSN of k = 2. A MaskedPSN sums
+    over 2 steps only, so its bias starts at -0.5 (not -1) for deep_mlp to fire 5-50 %."""
+    if kind == "psn":
+        return neuron.PSN(T=steps, **kw)
+    if kind == "sliding_psn":
+        return neuron.SlidingPSN(k=min(2, steps), **kw)
+    sn = neuron.MaskedPSN(k=min(2, steps), T=steps,
+                          lambda_init=1.0 if kind == "masked_psn_full" else 0.5, **kw)
+    nn.init.constant_(sn.bias, -0.5)
+    return sn
+
+
+def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None,
+             steps=None):
+    return DeepMLP(in_features, hidden, classes, layers, neuron, surrogate, steps)
 
 
 class CSNN(nn.Module):
@@ -234,7 +255,8 @@ WIDTH_ARG = {"spiking_mlp": "hidden", "deep_mlp": "hidden", "csnn": "channels",
 # Options that only some models take.
 _ONLY_FOR = {"blocks": ("vgg_dvs", "sew_resnet", "spikformer"),
              "image": ("vgg_dvs", "spikformer"), "layers": ("deep_mlp",),
-             "neuron": ("deep_mlp",), "surrogate": ("deep_mlp",), "preset": ("spikformer",)}
+             "neuron": ("deep_mlp",), "surrogate": ("deep_mlp",), "preset": ("spikformer",),
+             "steps": ("deep_mlp",)}
 # Options whose keyword argument has another name in some model.
 _ARG_NAME = {("spikformer", "blocks"): "depths", ("spikformer", "image"): "img_size",
              ("spikformer", "classes"): "num_classes"}
@@ -243,15 +265,17 @@ TIME_MAJOR_OUTPUT = {"spiking_mlp": "spikes", "spikformer": "logits"}
 
 
 def model_kwargs(name, width=None, classes=None, blocks=None, image=None, layers=None,
-                 neuron=None, preset=None, surrogate=None):
-    """Keyword arguments of MODELS[name] from the command-line options (None: the default).
-    Raises ValueError for a size below 1 or an option the model does not take."""
+                 neuron=None, preset=None, surrogate=None, steps=None):
+    """Keyword arguments of MODELS[name] from the command-line options (None: the default;
+    `steps`, the T of a parallel spiking neuron, is not a flag of its own). Raises ValueError
+    for a size below 1 or an option the model does not take."""
     given = {"width": width, "classes": classes, "blocks": blocks, "image": image,
              "layers": layers}
     for flag, v in given.items():
         if v is not None and v < 1:
             raise ValueError(f"--{flag} must be >= 1, got {v}")
     given["neuron"], given["preset"], given["surrogate"] = neuron, preset, surrogate
+    given["steps"] = steps
     kw = {}
     for flag, v in given.items():
         if v is None:

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import models, neuron
+from . import models, neuron, psn
 from .export import export_onnx
 from .functional import reset_net
 from .weights import save_state_npz
@@ -147,8 +147,19 @@ def make_input(encoding: str, T: int, N: int, step_shape: List[int],
     return (x < 0.3).float() if encoding == "events" else x
 
 
-def neuron_paths(model: nn.Module) -> List[Tuple[str, neuron.BaseNode]]:
-    return [(p, m) for p, m in model.named_modules() if isinstance(m, neuron.BaseNode)]
+PARALLEL_NEURONS = (psn.PSN, psn.MaskedPSN, psn.SlidingPSN)
+
+
+def neuron_paths(model: nn.Module) -> List[Tuple[str, nn.Module]]:
+    """The neurons whose charges H run_reference records (every one with an `h_log`)."""
+    return [(p, m) for p, m in model.named_modules()
+            if isinstance(m, (neuron.BaseNode,) + PARALLEL_NEURONS)]
+
+
+def firing_threshold(m: nn.Module) -> float:
+    """What neuron `m` compares H with: its v_threshold, or 0 for a parallel spiking neuron
+    (its bias is part of H)."""
+    return 0.0 if isinstance(m, PARALLEL_NEURONS) else m.v_threshold
 
 
 def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, NeuronStats]:
@@ -163,11 +174,11 @@ def run_reference(model: nn.Module, x: torch.Tensor) -> Tuple[torch.Tensor, Neur
             out = model(x)
         stats = {}
         for p, m in nodes:
-            h = torch.stack(m.h_log)
-            margin = (h - m.v_threshold).abs()
+            h, threshold = torch.stack(m.h_log), firing_threshold(m)
+            margin = (h - threshold).abs()
             # From H, not the output: LIAF outputs act(H - v_threshold), not its spikes.
             stats[p] = {"type": type(m).__name__,
-                        "firing_rate": float((h >= m.v_threshold).float().mean()),
+                        "firing_rate": float((h >= threshold).float().mean()),
                         "min_margin": float(margin.min()),
                         "near_count": int((margin < MARGIN).sum()),
                         "count": margin.numel()}
