@@ -75,6 +75,9 @@ bool convertAttribute(NamedAttribute named, onnx::AttributeProto &out) {
   } else if (auto surrogate = dyn_cast<SurrogateKindAttr>(attr)) {
     out.set_type(onnx::AttributeProto::STRING);
     out.set_s(stringifySurrogateKind(surrogate.getValue()).str());
+  } else if (auto variant = dyn_cast<ParallelVariantAttr>(attr)) {
+    out.set_type(onnx::AttributeProto::STRING);
+    out.set_s(stringifyParallelVariant(variant.getValue()).str());
   } else if (auto str = dyn_cast<StringAttr>(attr)) {
     out.set_type(onnx::AttributeProto::STRING);
     out.set_s(str.getValue().str());

@@ -46,6 +46,8 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
   case OpKind::LIFNode:
   case OpKind::PLIFNode: return 7.0;
   case OpKind::Neuron: return 12.0; // a step program of about a dozen instructions
+  // Each output is a dot product over the T steps (2 T), plus the bias and the fire.
+  case OpKind::ParallelNeuron: return 2.0 * double(model.timeSteps) + 2.0;
   case OpKind::SpikingAttention: {
     // Per head, (v k^T) q is two [D, L] x [L, D] / [D, D] x [D, L] products: 4 D^2 L FLOPs
     // for D L outputs.
@@ -67,10 +69,14 @@ bool readsAlone(const ModelInfo &model, int producer, int user) {
          inputs.front() == producer;
 }
 
+/// A neuron the runtime may fuse with a BatchNorm before it or a max pool after it: not a
+/// parallel neuron, which needs all T steps of its input at once.
+bool fusesInBlock(OpKind kind) { return isNeuron(kind) && kind != OpKind::ParallelNeuron; }
+
 bool fusesWithNeuron(const ModelInfo &model, int norm, int neuron) {
   const OpInfo &op = model.ops[size_t(norm)];
   return op.kind == OpKind::BatchNorm && op.outputShape.size() == 5 &&
-         isNeuron(model.ops[size_t(neuron)].kind) && readsAlone(model, norm, neuron);
+         fusesInBlock(model.ops[size_t(neuron)].kind) && readsAlone(model, norm, neuron);
 }
 
 int64_t inputElements(const ModelInfo &model, int opIndex, int64_t batch) {
@@ -112,6 +118,7 @@ int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused
       return 0;
     return (op.kind == OpKind::PLIFNode ? out + in : out) * kBytesPerElement;
   case OpKind::Neuron: // the states of every step and the input
+  case OpKind::ParallelNeuron: // H for the surrogate and the input for the weight's gradient
     return (out + in) * kBytesPerElement;
   case OpKind::MaxPool2d: return out;
   case OpKind::AvgPool2d:
@@ -142,7 +149,7 @@ int spikingBlockStart(const ModelInfo &model, int opIndex) {
     std::vector<int> users = usersOf(model, opIndex);
     return users.size() == 1 && fusesWithNeuron(model, opIndex, users.front()) ? opIndex : -1;
   }
-  if (isNeuron(op.kind)) {
+  if (fusesInBlock(op.kind)) {
     if (producer >= 0 && fusesWithNeuron(model, producer, opIndex))
       return producer;
     std::vector<int> users = usersOf(model, opIndex);
@@ -151,8 +158,8 @@ int spikingBlockStart(const ModelInfo &model, int opIndex) {
                ? opIndex
                : -1;
   }
-  if (op.kind == OpKind::MaxPool2d && producer >= 0 && isNeuron(model.ops[size_t(producer)].kind) &&
-      readsAlone(model, producer, opIndex)) {
+  if (op.kind == OpKind::MaxPool2d && producer >= 0 &&
+      fusesInBlock(model.ops[size_t(producer)].kind) && readsAlone(model, producer, opIndex)) {
     int neuronStart = producer;
     const OpInfo &neuron = model.ops[size_t(producer)];
     if (!neuron.inputs.empty() && neuron.inputs.front() >= 0 &&
@@ -202,6 +209,7 @@ std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t 
   switch (op.kind) {
   case OpKind::Linear:
   case OpKind::SpikingAttention:
+  case OpKind::ParallelNeuron: // its [T, T] x [T, N ...] product dominates
     return {WorkKind::Gemm, output * flopsPerOutputElement(model, opIndex, batch)};
   case OpKind::Conv2d:
     return {WorkKind::Conv2d, output * flopsPerOutputElement(model, opIndex, batch)};

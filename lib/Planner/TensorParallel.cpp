@@ -149,8 +149,8 @@ TPShare tensorParallelShare(const ModelInfo &model, const TPLayout &layout, int6
     share.computeScale[i] = slice;
     if (role != TPRole::Rowwise)
       share.activationScale[i] = slice; // a rowwise output is whole after its all-reduce
-    if (op.paramElements == 0 || op.kind == OpKind::PLIFNode || op.kind == OpKind::Neuron)
-      continue; // a neuron's parameters (PLIF's w) stay whole on every rank
+    if (op.paramElements == 0 || isNeuron(op.kind))
+      continue; // a neuron's parameters (PLIF's w, a PSN's weight) stay whole on every rank
     // A rowwise bias is added after the all-reduce, so it stays whole.
     int64_t bias = (role == TPRole::Rowwise && op.hasBias && !op.weightShape.empty())
                        ? op.weightShape.front()
@@ -188,12 +188,13 @@ Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout
     else
       total += allGather(bytesOf(pair.gatherAfter), tpSize);
   }
-  // A PLIF's w inside a split region sees only its slice: its gradient must be summed
-  // over the TP ranks or they drift apart (defect 4 of the reference).
+  // A PLIF's w (a PSN's weight and bias) inside a split region sees only its slice: its
+  // gradient must be summed over the TP ranks or they drift apart (defect 4 of the reference).
   for (size_t i = 0; i < model.ops.size(); ++i)
     if (layout.roles[i] == TPRole::Sharded && counted(int(i)) &&
         (model.ops[i].kind == OpKind::PLIFNode ||
-         (model.ops[i].kind == OpKind::Neuron && model.ops[i].paramElements > 0)))
+         ((model.ops[i].kind == OpKind::Neuron || model.ops[i].kind == OpKind::ParallelNeuron) &&
+          model.ops[i].paramElements > 0)))
       total += allReduce(model.ops[i].paramElements * kBytesPerElement, tpSize);
   return total;
 }

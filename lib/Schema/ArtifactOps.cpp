@@ -40,6 +40,7 @@ const std::vector<ArtifactOp> &artifactOps() {
        {neuron_attr::kStates, neuron_attr::kConstants, neuron_attr::kOperands, neuron_attr::kCharge,
         neuron_attr::kFire, neuron_attr::kReset, kDetachReset, neuron_attr::kUpdate,
         neuron_attr::kOutput, kSurrogate, kAlpha, kBeta}},
+      {op::kParallelNeuron, 3, 3, {kVariant, kK, kLambda, kSurrogate, kAlpha, kBeta}},
       {op::kBiasAdd, 2, 2, {kAxis}},
       {op::kAllReduce, 1, 1, {kMeshAxis}},
       {op::kAllGather, 1, 1, {kMeshAxis, kAxis}},

@@ -17,6 +17,7 @@ const std::vector<ProfileOp> &profileOps() {
       {op::kNeuron,
        {kAlpha, kBeta, kCharge, kConstants, kDetachReset, kFire, kOperandNames, kOutput, kReset,
         kStates, kSurrogate, kUpdate}},
+      {op::kParallelSpikingNeuron, {kAlpha, kBeta, kK, kLambda, kSurrogate, kVariant}},
   };
   return ops;
 }

@@ -26,10 +26,12 @@ class DeepMLP(nn.Module):
     [T, N, in_features] -> [N, classes]. `neuron` is "lif", "if" or "plif" (ParametricLIF, a
     learnable 1/tau per layer), firing with `surrogate` (surrogate.from_spec: "erf",
     "s2nn:3,0.8"; None: the neuron's default). The stack tensor parallelism splits in Megatron
-    pairs."""
+    pairs. The parallel spiking neurons (PARALLEL) mix over the time steps and GatedLIF has a
+    conductance per step, so they need `steps`, the T of the input."""
 
+    PARALLEL = ("psn", "masked_psn", "masked_psn_full", "sliding_psn")
     NEURONS = ("lif", "if", "plif", "simple_if", "simple_lif", "half_threshold_if", "qif",
-               "eif", "izhikevich", "cubalif", "klif", "liaf", "ilif", "gated_lif")
+               "eif", "izhikevich", "cubalif", "klif", "liaf", "ilif", "gated_lif") + PARALLEL
 
     def __init__(self, in_features=64, hidden=64, classes=8, layers=3, neuron_kind="lif",
                  surrogate_spec=None, steps=None):
@@ -38,9 +40,8 @@ class DeepMLP(nn.Module):
             raise ValueError(f"layers={layers} must be >= 1")
         if neuron_kind not in self.NEURONS:
             raise ValueError(f"neuron {neuron_kind!r} is not one of {', '.join(self.NEURONS)}")
-
-        if neuron_kind == "gated_lif" and steps is None:
-            raise ValueError("neuron gated_lif needs steps (its T)")
+        if (neuron_kind in self.PARALLEL or neuron_kind == "gated_lif") and steps is None:
+            raise ValueError(f"neuron {neuron_kind!r} needs steps (the input's T)")
 
         def sn(width):
             kw = {}
@@ -54,6 +55,8 @@ class DeepMLP(nn.Module):
                 return neuron.ParametricLIFNode(init_tau=2.0, decay_input=False, **kw)
             if neuron_kind == "lif":
                 return neuron.LIFNode(tau=2.0, **kw)
+            if neuron_kind in self.PARALLEL:
+                return _parallel_neuron(neuron_kind, steps, kw)
             return _described_neuron(neuron_kind, kw)
 
         widths = [in_features] + [hidden] * (layers - 1) + [classes]
@@ -89,6 +92,20 @@ def _described_neuron(kind, kw):
     if kind == "ilif":
         return d.ILIFNode(v_threshold=0.5, **kw)
     return d.LIAFNode(act=nn.ReLU(), threshold_related=True, v_threshold=0.8, **kw)
+
+
+def _parallel_neuron(kind, steps, kw):
+    """A parallel spiking neuron for `steps` time steps: PSN, MaskedPSN of k = 2 ramping in its
+    mask (lambda 0.5) or with the mask whole (lambda 1), SlidingPSN of k = 2. A MaskedPSN sums
+    over 2 steps only, so its bias starts at -0.5 (not -1) for deep_mlp to fire 5-50 %."""
+    if kind == "psn":
+        return neuron.PSN(T=steps, **kw)
+    if kind == "sliding_psn":
+        return neuron.SlidingPSN(k=min(2, steps), **kw)
+    sn = neuron.MaskedPSN(k=min(2, steps), T=steps,
+                          lambda_init=1.0 if kind == "masked_psn_full" else 0.5, **kw)
+    nn.init.constant_(sn.bias, -0.5)
+    return sn
 
 
 def deep_mlp(in_features=64, hidden=64, classes=8, layers=3, neuron="lif", surrogate=None,

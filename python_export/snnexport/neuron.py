@@ -158,3 +158,9 @@ from .described_neurons import *  # noqa: E402,F401,F403
 from .described_neurons import __all__ as _described_all  # noqa: E402
 
 __all__ += [name for name in _described_all if name != "DescribedNode"]
+
+# The parallel spiking neurons (psn.py): one op each, not described by parts.
+from .psn import *  # noqa: E402,F401,F403
+from .psn import __all__ as _psn_all  # noqa: E402
+
+__all__ += _psn_all

@@ -311,9 +311,13 @@ class ProfileNamesTest(ExportCase):
         described = nn.Sequential(layer.Linear(4, 4), described_neurons.IzhikevichNode(
             a=0.5, b=0.2), layer.Linear(4, 4), described_neurons.KLIFNode())
         functional.set_step_mode(described, "m")
+        parallel = nn.Sequential(layer.Linear(4, 4), neuron.PSN(T), layer.Linear(4, 4),
+                                 neuron.MaskedPSN(k=2, T=T), layer.Linear(4, 4),
+                                 neuron.SlidingPSN(k=2))
+        functional.set_step_mode(parallel, "m")
         cases = [(convs, torch.rand(T, 2, 2, 2, 2)),
                  (SpikingSelfAttention(8, num_heads=2), torch.rand(T, 2, 8, 4)),
-                 (described, torch.rand(T, 2, 4))]
+                 (described, torch.rand(T, 2, 4)), (parallel, torch.rand(T, 2, 4))]
         written = {}
         for model, x in cases:
             for n in self.export(model, x).graph.node:

@@ -28,7 +28,8 @@ enum class OpKind {
   IFNode,
   LIFNode,
   PLIFNode,
-  Neuron, ///< a neuron described by its parts (snn.neuron)
+  Neuron,         ///< a neuron described by its parts (snn.neuron)
+  ParallelNeuron, ///< PSN, MaskedPSN, SlidingPSN (snn.parallel_neuron): a [T, T] GEMM and a fire
   SpikingAttention,
   Other,
 };

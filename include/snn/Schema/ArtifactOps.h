@@ -54,6 +54,7 @@ inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";
 inline constexpr const char *kNeuron = "neuron";
+inline constexpr const char *kParallelNeuron = "parallel_neuron";
 inline constexpr const char *kBiasAdd = "bias_add";
 // Collectives of a partitioned (per-rank) program, over one mesh axis' group
 // (members ordered by their coordinate on that axis). See
@@ -100,6 +101,10 @@ inline constexpr const char *kKeepdims = "keepdims";
 inline constexpr const char *kNumHeads = "num_heads";
 inline constexpr const char *kScale = "scale";
 inline constexpr const char *kHeadGroups = "head_groups";
+// parallel_neuron: the ONNX node's names and variant values (OnnxProfile.h).
+inline constexpr const char *kVariant = profile::attr::kVariant;
+inline constexpr const char *kK = profile::attr::kK;
+inline constexpr const char *kLambda = profile::attr::kLambda;
 } // namespace attr
 
 /// One op_type: how many inputs its node takes (optional trailing inputs make
@@ -114,7 +119,8 @@ struct ArtifactOp {
 /// Whether `opType` is one of the artifact's neuron ops named by their class (if_node,
 /// lif_node, plif_node).
 bool isNeuronOp(std::string_view opType);
-/// Whether `opType` keeps a state across time steps: those and the described `neuron`.
+/// Whether `opType` keeps a state across time steps: those and the described `neuron`
+/// (not `parallel_neuron`, which mixes its whole input over time in one product).
 bool isStatefulOp(std::string_view opType);
 
 /// Every op an artifact program may hold, in a fixed order.

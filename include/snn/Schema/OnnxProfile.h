@@ -44,6 +44,8 @@ inline constexpr const char *kGroupNorm = "GroupNorm";
 inline constexpr const char *kSpikingAttention = "SpikingAttention";
 /// A neuron described by its parts (NeuronProgram.h), any class but IF, LIF and PLIF.
 inline constexpr const char *kNeuron = "Neuron";
+/// SpikingJelly's parallel spiking neurons (PSN, MaskedPSN, SlidingPSN): x, weight, bias.
+inline constexpr const char *kParallelSpikingNeuron = "ParallelSpikingNeuron";
 } // namespace op
 
 /// Attribute names of the domain's nodes.
@@ -71,7 +73,19 @@ inline constexpr const char *kFire = neuron_attr::kFire;
 inline constexpr const char *kReset = neuron_attr::kReset;
 inline constexpr const char *kUpdate = neuron_attr::kUpdate;
 inline constexpr const char *kOutput = neuron_attr::kOutput;
+// A parallel spiking neuron's class (a parallel_variant value), its k and MaskedPSN's lambda.
+inline constexpr const char *kVariant = "variant";
+inline constexpr const char *kK = "k";
+inline constexpr const char *kLambda = "lambda";
 } // namespace attr
+
+/// The values of a ParallelSpikingNeuron's `variant`: SpikingJelly's PSN, MaskedPSN and
+/// SlidingPSN.
+namespace parallel_variant {
+inline constexpr const char *kPSN = "psn";
+inline constexpr const char *kMasked = "masked";
+inline constexpr const char *kSliding = "sliding";
+} // namespace parallel_variant
 
 // The values of a neuron's `surrogate` attribute, and what its `alpha` and
 // `beta` mean for each: Surrogates.h.

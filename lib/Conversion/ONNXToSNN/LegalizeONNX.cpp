@@ -199,6 +199,77 @@ struct DescribedNeuronPattern : OpRewritePattern<ONNXNodeOp> {
   }
 };
 
+/// A parallel spiking neuron's op, planned: its attributes and input type.
+struct ParallelNeuronPlan {
+  ParallelNeuronParams params;
+  RankedTensorType inputType;
+};
+
+bool isParallelNeuron(Operation *op) {
+  return isNode(op, profile::op::kParallelSpikingNeuron, kNeuronDomain);
+}
+
+/// `operand` (weight or bias) is a float32 tensor of `shape`, `shapeText` in errors.
+LogicalResult checkParallelOperand(ONNXNodeOp node, Value operand, StringRef what,
+                                   ArrayRef<int64_t> shape, const Twine &shapeText,
+                                   NodeErrors &errors) {
+  auto type = dyn_cast<RankedTensorType>(operand.getType());
+  if (!type || !type.getElementType().isF32() || type.getShape() != shape)
+    return errors.report(node, what + " must be float32 " + shapeText + ", got " +
+                                   typeText(operand.getType()));
+  return success();
+}
+
+FailureOr<ParallelNeuronPlan> planParallelNeuron(ONNXNodeOp node, Builder &builder,
+                                                 NodeErrors &errors) {
+  auto params = readParallelNeuron(node, builder, errors);
+  if (failed(params))
+    return failure();
+  auto inputType = timeMajorInput(node, node.getInputs()[0], errors);
+  if (failed(inputType))
+    return failure();
+  int64_t steps = inputType->getDimSize(0);
+  if (ShapedType::isDynamic(steps))
+    return errors.report(node, "input must have a static number of time steps (dim 0)");
+  if (params->k && params->k.getInt() > steps)
+    return errors.report(
+        node, llvm::formatv("k must be at most T = {0}, got {1}", steps, params->k.getInt()));
+  // SpikingJelly's shapes: SlidingPSN's k weights and scalar bias, the others' [T, T], [T, 1].
+  bool sliding = params->variant.getValue() == ParallelVariant::sliding;
+  SmallVector<int64_t> weight =
+      sliding ? SmallVector<int64_t>{params->k.getInt()} : SmallVector<int64_t>{steps, steps};
+  SmallVector<int64_t> bias = sliding ? SmallVector<int64_t>{} : SmallVector<int64_t>{steps, 1};
+  if (failed(checkParallelOperand(node, node.getInputs()[1], "weight", weight,
+                                  (sliding ? "[k] = " : "[T, T] = ") + formatInts(weight),
+                                  errors)) ||
+      failed(checkParallelOperand(node, node.getInputs()[2], "bias", bias,
+                                  sliding ? "[] (a scalar)" : "[T, 1] = " + formatInts(bias),
+                                  errors)))
+    return failure();
+  return ParallelNeuronPlan{*params, *inputType};
+}
+
+/// spikemesh.ParallelSpikingNeuron -> snn.parallel_neuron.
+struct ParallelNeuronPattern : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node, PatternRewriter &rewriter) const override {
+    if (!isParallelNeuron(node))
+      return failure();
+    NodeErrors errors = NodeErrors::silent();
+    auto plan = planParallelNeuron(node, rewriter, errors);
+    if (failed(plan))
+      return rewriter.notifyMatchFailure(node, "input not legalized yet, or invalid");
+    const ParallelNeuronParams &p = plan->params;
+    auto inputs = node.getInputs();
+    Value result =
+        ParallelNeuronOp::create(rewriter, node.getLoc(), plan->inputType, inputs[0], inputs[1],
+                                 inputs[2], p.variant, p.k, p.lambda, p.surrogate, p.alpha, p.beta);
+    rewriter.replaceOp(node, result);
+    return success();
+  }
+};
+
 bool isTimeMajorOp(ONNXNodeOp node) {
   if (node.getDomain() == kNeuronDomain)
     return node.getOpType() == profile::op::kSpikingAttention;
@@ -364,6 +435,8 @@ void explainLeftover(ONNXNodeOp node) {
     (void)planNeuron(node, builder, errors);
   else if (isDescribedNeuron(node))
     (void)planDescribedNeuron(node, builder, errors);
+  else if (isParallelNeuron(node))
+    (void)planParallelNeuron(node, builder, errors);
   if (!errors.failed()) // the pattern and its explanation disagree: a bug, not bad input
     (void)errors.report(node, "internal error: valid but not legalized");
 }
@@ -408,8 +481,8 @@ struct LegalizeONNXPass : snn::impl::LegalizeONNXBase<LegalizeONNXPass> {
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRegionPattern, NeuronPattern, DescribedNeuronPattern, TimeMajorOpPattern>(
-        &getContext());
+    patterns.add<FoldRegionPattern, NeuronPattern, DescribedNeuronPattern, ParallelNeuronPattern,
+                 TimeMajorOpPattern>(&getContext());
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
     config.setMaxIterations(maxIterations);

@@ -411,4 +411,43 @@ FailureOr<DescribedNeuronParams> readDescribedNeuron(ONNXNodeOp node, Builder &b
   return params;
 }
 
+FailureOr<ParallelNeuronParams> readParallelNeuron(ONNXNodeOp node, Builder &builder,
+                                                   NodeErrors &errors) {
+  AttrReader attrs(node, errors);
+  using namespace profile::attr;
+  StringRef variantName = attrs.getString(kVariant, "");
+  bool hasK = bool(node.getOnnxAttrs().get(kK));
+  int64_t k = attrs.getInt(kK, 0);
+  std::optional<float> lambda = attrs.getOptionalFloat(kLambda);
+  // The surrogate's attributes are read (and reported) too when others failed already.
+  FailureOr<SurrogateParams> surrogate = readSurrogate(node, attrs, builder, errors);
+  if (failed(surrogate) || attrs.failed())
+    return failure();
+  std::optional<ParallelVariant> variant = symbolizeParallelVariant(variantName);
+  if (!variant)
+    return errors.report(node, "variant '" + variantName + "' is not psn, masked or sliding");
+  bool psn = *variant == ParallelVariant::psn, masked = *variant == ParallelVariant::masked;
+  if (psn == hasK)
+    return errors.report(node, psn ? Twine("variant psn takes no k")
+                                   : "variant " + variantName + " needs k (an integer)");
+  if (hasK && k < 1)
+    return errors.report(node, "k must be >= 1, got " + std::to_string(k));
+  if (masked != lambda.has_value())
+    return errors.report(node, masked ? Twine("variant masked needs lambda (a float)")
+                                      : "variant " + variantName + " takes no lambda");
+  if (lambda && !std::isfinite(*lambda))
+    return errors.report(node, "lambda must be finite, got " + formatFloat(*lambda));
+
+  ParallelNeuronParams params;
+  params.variant = ParallelVariantAttr::get(builder.getContext(), *variant);
+  if (hasK)
+    params.k = builder.getI64IntegerAttr(k);
+  if (lambda)
+    params.lambda = builder.getF32FloatAttr(*lambda);
+  params.surrogate = surrogate->kind;
+  params.alpha = surrogate->alpha;
+  params.beta = surrogate->beta;
+  return params;
+}
+
 } // namespace snn::legalize

@@ -218,6 +218,7 @@ constexpr NodeKind kNodeKinds[] = {
     {kNeuronDomain, profile::op::kGroupNorm, 3, 3, "X, scale, B", ""},
     {kNeuronDomain, profile::op::kSpikingAttention, 1, 1, "qkv", ""},
     {kNeuronDomain, profile::op::kNeuron, 1, 1024, "x, operands...", ""},
+    {kNeuronDomain, profile::op::kParallelSpikingNeuron, 3, 3, "x, weight, bias", ""},
 };
 
 /// Every attribute name `kind` takes.
@@ -287,6 +288,10 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
   if (node.getDomain() == kNeuronDomain && type == profile::op::kNeuron) {
     Builder builder(node.getContext());
     return readDescribedNeuron(node, builder, errors);
+  }
+  if (node.getDomain() == kNeuronDomain && type == profile::op::kParallelSpikingNeuron) {
+    Builder builder(node.getContext());
+    return readParallelNeuron(node, builder, errors);
   }
   if (type == "Gemm")
     return readGemm(node, errors);

@@ -208,6 +208,20 @@ struct DescribedNeuronParams {
 mlir::FailureOr<DescribedNeuronParams> readDescribedNeuron(ONNXNodeOp node, mlir::Builder &builder,
                                                            NodeErrors &errors);
 
+/// A parallel spiking neuron's (spikemesh.ParallelSpikingNeuron) attributes as the
+/// snn.parallel_neuron op takes them: `variant` (required) one of psn, masked, sliding, `k`
+/// given for masked and sliding only (>= 1; its bound T is the input's, checked with it),
+/// `lambda` for masked only (finite), the surrogate as a neuron's.
+struct ParallelNeuronParams {
+  ParallelVariantAttr variant;
+  IntegerAttr k;    // null for psn
+  FloatAttr lambda; // null but for masked
+  SurrogateKindAttr surrogate;
+  FloatAttr alpha, beta;
+};
+mlir::FailureOr<ParallelNeuronParams> readParallelNeuron(ONNXNodeOp node, mlir::Builder &builder,
+                                                         NodeErrors &errors);
+
 } // namespace snn::legalize
 
 #endif // SNN_CONVERSION_ONNXTOSNN_ONNXNODEREADER_H

@@ -98,7 +98,9 @@ Executor::Executor(const Graph &graph, const std::string &inputName,
     }
     if (def->outputs == 1)
       step.output = define(node.outputs[0]);
-    step.neuron = schema::isStatefulOp(node.opType);
+    // A parallel neuron keeps no state, but like a neuron it keeps activations a cut after
+    // it saves.
+    step.neuron = schema::isStatefulOp(node.opType) || node.opType == schema::op::kParallelNeuron;
     steps.push_back(std::move(step));
   }
 

@@ -37,6 +37,7 @@ const OpRegistry &OpRegistry::builtin() {
     registerAttentionOps(result);
     registerNeuronOps(result);
     registerDescribedNeuronOps(result);
+    registerParallelNeuronOps(result);
     registerCollectiveOps(result);
     registerPipelineOps(result);
     return result;

@@ -158,9 +158,9 @@ Shape concatShape(const Node &node, const std::vector<StaticShape> &in) {
 
 /// Ops whose output has the shape of their first input.
 bool keepsShape(const std::string &type) {
-  for (const char *name : {op::kBatchNorm, op::kGroupNorm, op::kDropout, op::kIFNode,
-                           op::kLIFNode, op::kPLIFNode, op::kBiasAdd, op::kAllReduce,
-                           op::kBackwardAllReduce})
+  for (const char *name :
+       {op::kBatchNorm, op::kGroupNorm, op::kDropout, op::kIFNode, op::kLIFNode, op::kPLIFNode,
+        op::kParallelNeuron, op::kBiasAdd, op::kAllReduce, op::kBackwardAllReduce})
     if (type == name)
       return true;
   return false;

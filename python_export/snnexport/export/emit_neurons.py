@@ -1,4 +1,6 @@
-"""Neurons (IFNode, LIFNode, ParametricLIFNode) as spikemesh nodes with their attributes."""
+"""Neurons as spikemesh nodes with their attributes: IFNode, LIFNode and ParametricLIFNode by
+class, the parallel spiking neurons (PSN, MaskedPSN, SlidingPSN) as ParallelSpikingNeuron, any
+other class as a Neuron described by its parts."""
 from __future__ import annotations
 
 import math
@@ -10,9 +12,10 @@ from .graph import Graph, Shape
 from .kinds import describe
 from ..described_neurons import DESCRIBED
 from .names import (ALPHA, BETA, CHARGE, CONSTANTS, DECAY_INPUT, DETACH_RESET, DOMAIN, FIRE,
-                    INIT_TAU, LIF_NODE, NEURON, NEURON_TYPES, OPERAND_NAMES, OUTPUT, PLIF_NODE,
-                    RESET, STATES, SURROGATE, SURROGATE_PARAMETERS, SURROGATES, TAU, UPDATE,
-                    V_RESET, V_THRESHOLD)
+                    INIT_TAU, K, LAMBDA, LIF_NODE, NEURON, NEURON_TYPES, OPERAND_NAMES, OUTPUT,
+                    PARALLEL_NEURON, PARALLEL_VARIANTS, PLIF_NODE, RESET, STATES, SURROGATE,
+                    SURROGATE_PARAMETERS, SURROGATES, TAU, UPDATE, V_RESET, V_THRESHOLD,
+                    VARIANT)
 
 
 def surrogate_attrs(m: nn.Module, where: str) -> Dict[str, Any]:
@@ -52,6 +55,42 @@ def described_attrs(m: nn.Module, where: str) -> Tuple[Dict[str, Any], list]:
     return attrs, [name[:-3] if name.endswith("[t]") else name for name in d["operands"]]
 
 
+def _check_shape(m: nn.Module, where: str, name: str, want: Tuple[int, ...], steps: int) -> None:
+    got = tuple(getattr(m, name).shape)
+    if got != want:
+        raise ValueError(f"neuron '{where}': {type(m).__name__}'s {name} must be {list(want)} "
+                         f"on {steps} time steps, got {list(got)}")
+
+
+def parallel_attrs(m: nn.Module, where: str, steps: int) -> Dict[str, Any]:
+    """The `ParallelSpikingNeuron` attributes of PSN, MaskedPSN or SlidingPSN `m` on an input
+    of `steps` time steps, its parameters checked against them."""
+    kind = type(m).__name__
+    variant = PARALLEL_VARIANTS[kind]
+    attrs: Dict[str, Any] = {VARIANT: variant, **surrogate_attrs(m, where)}
+    if variant != "psn":
+        k = m.k
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= steps:
+            raise ValueError(f"neuron '{where}': {kind}'s k must be an int in 1..T (T={steps}), "
+                             f"got {k!r}")
+        attrs[K] = k
+    if variant == "sliding":
+        _check_shape(m, where, "weight", (m.k,), steps)
+        _check_shape(m, where, "bias", (), steps)
+        if getattr(m, "backend", "gemm") not in ("gemm", "conv"):
+            raise ValueError(f"neuron '{where}': SlidingPSN backend {m.backend!r} is not 'gemm' "
+                             "or 'conv'")
+        return attrs
+    _check_shape(m, where, "weight", (steps, steps), steps)
+    _check_shape(m, where, "bias", (steps, 1), steps)
+    if variant == "masked":
+        lambda_ = float(m.lambda_)
+        if not math.isfinite(lambda_):
+            raise ValueError(f"neuron '{where}': MaskedPSN's lambda_ must be finite, got {lambda_}")
+        attrs[LAMBDA] = lambda_
+    return attrs
+
+
 def neuron_attrs(m: nn.Module, where: str) -> Tuple[str, Dict[str, Any]]:
     """The op type and attributes of neuron `m` (named `where` in errors)."""
     kind = type(m).__name__
@@ -87,6 +126,8 @@ class NeuronEmitter:
     def emit(self, path: str, m: nn.Module, x: str, shape: Shape) -> str:
         """The neuron `m` at module path `path` on time-major value `x` of ONNX `shape`."""
         where = self.g.name(path)
+        if type(m).__name__ in PARALLEL_VARIANTS:
+            return self.emit_parallel(path, m, x, shape)
         if getattr(m, "step_mode", "s") != "m":
             raise ValueError(f"neuron '{where}' must have step_mode='m' for export")
         if path in self.seen:
@@ -105,3 +146,15 @@ class NeuronEmitter:
         if kind == PLIF_NODE:
             ins.append(self.g.param(path, "w", m.w))
         return self.g.node(kind, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)
+
+    def emit_parallel(self, path: str, m: nn.Module, x: str, shape: Shape) -> str:
+        """A parallel spiking neuron. It keeps no state between calls, so unlike the other
+        neurons it may be called more than once (the calls share its weight and bias)."""
+        where = self.g.name(path)
+        # SpikingJelly's PSN is multi-step only and has no step_mode.
+        if type(m).__name__ != "PSN" and getattr(m, "step_mode", "s") != "m":
+            raise ValueError(f"neuron '{where}' must have step_mode='m' for export")
+        attrs = parallel_attrs(m, where, self.g.T)
+        ins = [x, self.g.param(path, "weight", m.weight), self.g.param(path, "bias", m.bias)]
+        return self.g.node(PARALLEL_NEURON, ins, self.g.unique(where), shape, domain=DOMAIN,
+                           **attrs)

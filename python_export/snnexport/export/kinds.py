@@ -11,6 +11,7 @@ from .. import encoding as _encoding
 from .. import layer as _layer
 from .. import described_neurons as _described
 from .. import neuron as _neuron
+from .. import psn as _psn
 
 # The package this exporter belongs to ("snnexport"): its classes count like SpikingJelly's.
 _PACKAGE = __name__.rsplit(".", 2)[0]
@@ -35,9 +36,8 @@ def module_kind(m: object) -> Optional[str]:
     SpikingSelfAttention), 'encoder' or None (trace through / torch)."""
     if named(m, "SpikingSelfAttention"):
         return "attention"
-    if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode,
-                       _described.GatedLIFNode)) or
-            sj_module(m, "neuron")):
+    if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode, _described.GatedLIFNode,
+                       _psn.PSN, _psn.MaskedPSN, _psn.SlidingPSN)) or sj_module(m, "neuron")):
         return "neuron"
     if named(m, "SeqToANNContainer"):
         return "container"

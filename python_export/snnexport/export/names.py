@@ -30,6 +30,8 @@ SPIKING_ATTENTION = "SpikingAttention"
 NEURON_TYPES = (IF_NODE, LIF_NODE, PLIF_NODE)
 # Any other neuron class, described by its parts (docs/neuron-programs.md).
 NEURON = "Neuron"
+# SpikingJelly's parallel spiking neurons (PSN, MaskedPSN, SlidingPSN): inputs x, weight, bias.
+PARALLEL_NEURON = "ParallelSpikingNeuron"
 
 # Attribute names of the domain's nodes.
 V_THRESHOLD = "v_threshold"
@@ -56,6 +58,11 @@ FIRE = "fire"
 RESET = "reset"
 UPDATE = "update"
 OUTPUT = "output"
+# A parallel spiking neuron's class (a PARALLEL_VARIANTS value), its k (MaskedPSN, SlidingPSN)
+# and MaskedPSN's lambda_.
+VARIANT = "variant"
+K = "k"
+LAMBDA = "lambda"
 
 # Every op type of the domain and the attributes its nodes may carry, sorted by name.
 OP_ATTRIBUTES = {
@@ -68,7 +75,11 @@ OP_ATTRIBUTES = {
     SPIKING_ATTENTION: (NUM_HEADS, SCALE),
     NEURON: (ALPHA, BETA, CHARGE, CONSTANTS, DETACH_RESET, FIRE, OPERAND_NAMES, OUTPUT, RESET,
              STATES, SURROGATE, UPDATE),
+    PARALLEL_NEURON: (ALPHA, BETA, K, LAMBDA, SURROGATE, VARIANT),
 }
+
+# Parallel spiking neuron class -> its `variant` attribute value.
+PARALLEL_VARIANTS = {"PSN": "psn", "MaskedPSN": "masked", "SlidingPSN": "sliding"}
 
 # Surrogate class -> its `surrogate` attribute value, and that value -> the class's parameters
 # (SpikingJelly's names and defaults) in order: the first is written as `alpha`, the second,

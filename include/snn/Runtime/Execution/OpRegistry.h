@@ -121,6 +121,8 @@ void registerAttentionOps(OpRegistry &registry);
 void registerNeuronOps(OpRegistry &registry);
 /// neuron: any neuron described by its parts (DescribedNeuronOps.cpp).
 void registerDescribedNeuronOps(OpRegistry &registry);
+/// parallel_neuron: SpikingJelly's PSN, MaskedPSN, SlidingPSN (ParallelNeuronOps.cpp).
+void registerParallelNeuronOps(OpRegistry &registry);
 
 /// Partitioned programs: bias_add and the collectives all_reduce,
 /// all_gather, all_slice, backward_all_reduce.

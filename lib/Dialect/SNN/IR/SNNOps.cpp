@@ -11,6 +11,7 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <cmath>
 #include <limits>
@@ -553,6 +554,55 @@ LogicalResult NeuronOp::verify() {
              << d.operands[i] << "' must be " << (perStep ? "[T] or [T, C]" : "[], [C] or [T, C]")
              << " of the input " << input << " (C its dim 2), got " << type;
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel spiking neurons
+//===----------------------------------------------------------------------===//
+
+/// `k` for masked and sliding only, in 1..T; `lambda` for masked only, finite.
+static LogicalResult verifyParallelAttributes(ParallelNeuronOp op, int64_t steps) {
+  ParallelVariant variant = op.getVariant();
+  StringRef name = stringifyParallelVariant(variant);
+  IntegerAttr k = op.getKAttr();
+  if ((variant == ParallelVariant::psn) == bool(k))
+    return k ? op.emitOpError("psn takes no k (its weight is the whole [T, T] matrix)")
+             : op.emitOpError(name) << " needs k";
+  if (k && (k.getInt() < 1 || k.getInt() > steps))
+    return op.emitOpError("k must be in 1..T (T = ") << steps << "), got " << k.getInt();
+  std::optional<APFloat> lambda = op.getLambda();
+  if ((variant == ParallelVariant::masked) != lambda.has_value())
+    return lambda ? op.emitOpError(name) << " takes no lambda (only masked does)"
+                  : op.emitOpError("masked needs lambda");
+  if (lambda && !std::isfinite(lambda->convertToFloat()))
+    return op.emitOpError("lambda must be finite");
+  return success();
+}
+
+LogicalResult ParallelNeuronOp::verify() {
+  if (failed(verifyInputAndSurrogate(*this)))
+    return failure();
+  int64_t steps = getInput().getType().getDimSize(0);
+  if (ShapedType::isDynamic(steps))
+    return emitOpError("needs a static number of time steps (input dim 0)");
+  if (failed(verifyParallelAttributes(*this, steps)))
+    return failure();
+  bool sliding = getVariant() == ParallelVariant::sliding;
+  // SpikingJelly's shapes: SlidingPSN's k weights and scalar bias, the others' [T, T] and [T, 1].
+  SmallVector<int64_t> weightShape =
+      sliding ? SmallVector<int64_t>{getKAttr().getInt()} : SmallVector<int64_t>{steps, steps};
+  SmallVector<int64_t> biasShape =
+      sliding ? SmallVector<int64_t>{} : SmallVector<int64_t>{steps, 1};
+  StringRef name = stringifyParallelVariant(getVariant());
+  if (getWeight().getType().getShape() != ArrayRef<int64_t>(weightShape))
+    return emitOpError() << name << " weight must be " << (sliding ? "[k] = " : "[T, T] = ")
+                         << llvm::interleaved_array(weightShape) << ", got "
+                         << getWeight().getType();
+  if (getBias().getType().getShape() != ArrayRef<int64_t>(biasShape))
+    return emitOpError() << name << " bias must be "
+                         << (sliding ? "a scalar" : "[T, 1] = [" + std::to_string(steps) + ", 1]")
+                         << ", got " << getBias().getType();
   return success();
 }
 

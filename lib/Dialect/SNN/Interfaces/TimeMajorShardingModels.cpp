@@ -112,6 +112,47 @@ struct DescribedNeuronModel : public TimeMajorModel<DescribedNeuronModel, Neuron
   }
 };
 
+/// snn.parallel_neuron: out[t, n, ...] sums weight[t, s] x[s, n, ...] over the input steps s,
+/// so it is elementwise over every dim but time. Loops: one parallel per result dim, then s
+/// (a sum); T and s stay whole. The weight and bias index only T and s (SlidingPSN's [k]
+/// weight and [T, 1]'s unit dim on s, the shortcut of the top: s is never split), so they are
+/// whole on every rank, their gradients summed over the ranks (backward collectives).
+struct ParallelNeuronModel : public TimeMajorModel<ParallelNeuronModel, ParallelNeuronOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *op) const {
+    IteratorTypes types(rankOf(op->getResult(0)), kParallel);
+    types.push_back(kReduction);
+    return types;
+  }
+
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Sum};
+  }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *op) const {
+    return {{0, kTimeWhy},
+            {unsigned(rankOf(op->getResult(0))), "the neuron sums over the input's steps"}};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = rankOf(op->getResult(0)), loops = rank + 1;
+    MLIRContext *ctx = op->getContext();
+    AffineExpr time = getAffineDimExpr(0, ctx), source = getAffineDimExpr(rank, ctx);
+    SmallVector<AffineExpr> result = leadingDims(rank, ctx), input = result;
+    input.front() = source;
+    auto paramMap = [&](Value param) {
+      int64_t paramRank = rankOf(param);
+      SmallVector<AffineExpr> dims = {time, source};
+      if (paramRank == 1)
+        dims = {source};
+      dims.resize(paramRank);
+      return AffineMap::get(loops, 0, dims, ctx);
+    };
+    auto neuron = cast<ParallelNeuronOp>(op);
+    return {AffineMap::get(loops, 0, input, ctx), paramMap(neuron.getWeight()),
+            paramMap(neuron.getBias()), AffineMap::get(loops, 0, result, ctx)};
+  }
+};
+
 /// mean_time and sum_time: loop 0 (T) a reduction, then one parallel loop per result dim.
 template <typename OpTy, ReductionKind Kind>
 struct TimeReductionModel : public TimeMajorModel<TimeReductionModel<OpTy, Kind>, OpTy> {
@@ -347,6 +388,7 @@ void registerTimeMajorShardingModels(MLIRContext *ctx) {
   LIFNodeOp::attachInterface<ElementwiseModel<LIFNodeOp>>(*ctx);
   PLIFNodeOp::attachInterface<ElementwiseModel<PLIFNodeOp>>(*ctx);
   NeuronOp::attachInterface<DescribedNeuronModel>(*ctx);
+  ParallelNeuronOp::attachInterface<ParallelNeuronModel>(*ctx);
 }
 
 } // namespace snn::sharding

@@ -61,7 +61,8 @@ SmallVector<Value> channelParameters(Operation *op) {
 
 /// Whether `op` keeps dim 2 as the (same) channels and computes per channel.
 bool perChannel(Operation *op) {
-  if (isa<BatchNormOp, IFNodeOp, LIFNodeOp, PLIFNodeOp>(op))
+  // A parallel neuron's weight and bias mix time steps, not channels.
+  if (isa<BatchNormOp, IFNodeOp, LIFNodeOp, PLIFNodeOp, ParallelNeuronOp>(op))
     return true;
   if (auto neuron = dyn_cast<NeuronOp>(op)) // per-channel operands would need the permutation
     return neuron.getParams().empty();

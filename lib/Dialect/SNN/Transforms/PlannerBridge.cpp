@@ -32,6 +32,7 @@ pl::OpKind kindOf(Operation *op) {
       .Case([](LIFNodeOp) { return pl::OpKind::LIFNode; })
       .Case([](PLIFNodeOp) { return pl::OpKind::PLIFNode; })
       .Case([](NeuronOp) { return pl::OpKind::Neuron; })
+      .Case([](ParallelNeuronOp) { return pl::OpKind::ParallelNeuron; })
       .Case([](SpikingAttentionOp) { return pl::OpKind::SpikingAttention; })
       .Default([](Operation *) { return pl::OpKind::Other; });
 }

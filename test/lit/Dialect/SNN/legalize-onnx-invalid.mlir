@@ -339,3 +339,101 @@ func.func @neuron_states_kind(%x: tensor<4x2x3xf32>) -> tensor<*xf32> {
   %0 = snn.onnx_node "Neuron"(%x) domain "spikemesh" attrs {states = "v=0", charge = ["h = v + x"], fire = "h - 1", reset = "none"} : (tensor<4x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// Parallel spiking neurons (PSN, MaskedPSN, SlidingPSN): their attributes, then their weight
+// and bias against the input's T.
+func.func @parallel_variant(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): variant 'conv' is not psn, masked or sliding}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "conv"} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_inputs(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): expects 3 input(s) (x, weight, bias), got 2}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w) domain "spikemesh" attrs {variant = "psn"} : (tensor<4x2x3xf32>, tensor<4x4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_psn_k(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): variant psn takes no k}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "psn", k = 2 : i64} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_k_kind(%x: tensor<4x2x3xf32>, %w: tensor<2xf32>, %b: tensor<f32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): attribute 'k' must be an integer, got a float}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "sliding", k = 2.0 : f32} : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<f32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_k_zero(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): k must be >= 1, got 0}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "masked", k = 0 : i64, lambda = 0.0 : f32} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_masked_lambda(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): variant masked needs lambda (a float)}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "masked", k = 2 : i64} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_sliding_lambda(%x: tensor<4x2x3xf32>, %w: tensor<2xf32>, %b: tensor<f32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): variant sliding takes no lambda}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "sliding", k = 2 : i64, lambda = 0.5 : f32} : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<f32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_lambda_inf(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): lambda must be finite, got inf}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "masked", k = 2 : i64, lambda = 0x7F800000 : f32} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_unknown_attribute(%x: tensor<4x2x3xf32>, %w: tensor<4x4xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): unknown attribute 'v_threshold' (ParallelSpikingNeuron takes: alpha, beta, k, lambda, surrogate, variant)}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "psn", v_threshold = 1.0 : f32} : (tensor<4x2x3xf32>, tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_k_above_t(%x: tensor<4x2x3xf32>, %w: tensor<5xf32>, %b: tensor<f32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): k must be at most T = 4, got 5}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "sliding", k = 5 : i64} : (tensor<4x2x3xf32>, tensor<5xf32>, tensor<f32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_weight_shape(%x: tensor<4x2x3xf32>, %w: tensor<3x3xf32>, %b: tensor<4x1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): weight must be float32 [T, T] = [4, 4], got tensor<3x3xf32>}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "psn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<4x1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @parallel_bias_shape(%x: tensor<4x2x3xf32>, %w: tensor<2xf32>, %b: tensor<1xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{(ParallelSpikingNeuron): bias must be float32 [] (a scalar), got tensor<1xf32>}}
+  %0 = snn.onnx_node "ParallelSpikingNeuron"(%x, %w, %b) domain "spikemesh" attrs {variant = "sliding", k = 2 : i64} : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<1xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -38,6 +38,17 @@ def SNN_SurrogateKind : I32EnumAttr<"SurrogateKind", "surrogate gradient functio
 }
 def SNN_SurrogateAttr : EnumAttr<SNN_Dialect, SNN_SurrogateKind, "surrogate">;
 
+// The case names are the `variant` values of the ONNX ParallelSpikingNeuron node
+// (include/snn/Schema/OnnxProfile.h): SpikingJelly's PSN, MaskedPSN and SlidingPSN.
+def SNN_ParallelVariant : I32EnumAttr<"ParallelVariant", "parallel spiking neuron class", [
+    I32EnumAttrCase<"psn", 0>,
+    I32EnumAttrCase<"masked", 1>,
+    I32EnumAttrCase<"sliding", 2>]> {
+  let cppNamespace = "::snn";
+  let genSpecializedAttr = 0;
+}
+def SNN_ParallelVariantAttr : EnumAttr<SNN_Dialect, SNN_ParallelVariant, "parallel_variant">;
+
 def SNN_F32Tensor : RankedTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
@@ -447,6 +458,34 @@ def SNN_NeuronOp : SNN_Op<"neuron", [Pure, AllTypesMatch<["input", "result"]>,
   }];
   let extraClassDefinition = [{
     ::mlir::Value $cppClass::getNeuronInput() { return getInput(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel spiking neurons
+//===----------------------------------------------------------------------===//
+
+def SNN_ParallelNeuronOp : SNN_Op<"parallel_neuron", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "SpikingJelly's PSN, MaskedPSN, SlidingPSN: S = Heaviside(W X + B) over T";
+  let description = [{
+    Mixes the time-major input [T, N, ...] over its steps with a [T, T] matrix W and fires
+    where H = W X + B >= 0 (X viewed as [T, N * ...]; docs/semantics.md). It keeps no state
+    from step to step: every output step reads every input step at once.
+    - `psn`: W = `weight` [T, T], B = `bias` [T, 1].
+    - `masked`: W = `weight` [T, T] times the mask of the last `k` steps (1 where
+      0 <= i - j < k), mixed with ones by `lambda` while it is below 1; `bias` [T, 1].
+    - `sliding`: W[i][j] = weight[k - 1 - (i - j)] for 0 <= i - j < k, else 0, from `weight`
+      [k]; `bias` a scalar.
+    The surrogate gives the spike's gradient in the backward.
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$weight, SNN_F32Tensor:$bias,
+                       SNN_ParallelVariantAttr:$variant, OptionalAttr<I64Attr>:$k,
+                       OptionalAttr<F32Attr>:$lambda, SNN_SurrogateAttr:$surrogate,
+                       F32Attr:$alpha, OptionalAttr<F32Attr>:$beta);
+  let results = (outs SNN_F32Tensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($result) `,` type($weight) `,` type($bias)
   }];
 }
 
