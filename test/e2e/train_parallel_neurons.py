@@ -13,16 +13,9 @@ gradients summed over them.
 Usage: train_parallel_neurons.py --bin BUILD/bin --work DIR [--only NAME,...] [--tp NAME,...]
 """
 import deep_mlp_variants as dv
-from train_neurons import check_infer
+from train_neurons import check_one
 
 VARIANTS = ("psn", "masked_psn", "masked_psn_full", "sliding_psn")
-
-
-def check_one(args, name, work, data):
-    d, case, art = dv.make_case(args, name, work, neuron=name)
-    check_infer(args, name, case, art, d)
-    print(f"{name}: inference equal; " + dv.check_training(args, name, d, case, art, data))
-
 
 if __name__ == "__main__":
     dv.main(__doc__, list(VARIANTS), "parallel neuron variants", check_one)
