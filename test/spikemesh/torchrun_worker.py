@@ -13,7 +13,9 @@ weights must equal the eager ones within common.RTOL; the layers must fire 5-50 
 starts from other weights ends with rank 0's (apply broadcasts them); ``no_sync`` accumulates
 locally; ``load_state_dict`` of another model's weights gives its state_dict and output;
 ``runtime.firing_rates()`` after each rank's forward of its share equals the eager model's rates
-on the whole batch (every mode but pp). Exits non-zero on any
+on the whole batch (every mode but pp); under dp and fsdp, every rank's kernel choice
+(``set_event_kernels`` "auto" and 1, ``event_kernel_choices``) keeps its output equal to eager.
+Exits non-zero on any
 difference, naming it.
 
     torchrun --nproc_per_node 2 torchrun_worker.py --mode dp
@@ -419,6 +421,39 @@ def check_firing_rates(model, x, plan):
     common.check_firing({k: {"firing_rate": v} for k, v in got.items()})
 
 
+def check_event_kernels(model, x, plan):
+    """The kernel choice on every rank of a data-parallel job: under "auto" each rank's Linear
+    and conv2d shapes fed spikes get a crossover (timed once into the shared crossover file)
+    and count their calls in event_kernel_choices; at limit 1 every spike-fed call is
+    event-driven; either way the rank's output on its share equals eager PyTorch's bit for bit
+    (a tp or pp rank sums other slices: their own tests cover those)."""
+    if plan.mode not in ("dp", "fsdp"):
+        return
+    share = GLOBAL_BATCH // torch_dist.get_world_size()
+    mine = x[:, torch_dist.get_rank() * share:(torch_dist.get_rank() + 1) * share]
+    with torch.no_grad():
+        want = copy.deepcopy(model).eval()(mine)
+    for limit in ("auto", 1.0):
+        spikemesh.set_event_kernels(linear=limit, conv=limit)
+        try:
+            runtime = spikemesh.apply(model=copy.deepcopy(model).eval(), plan=plan)
+            runtime.model.eval()
+            with torch.no_grad():
+                got = runtime.model(mine)
+        finally:
+            spikemesh.set_event_kernels()
+        if not torch.equal(got, want):
+            raise AssertionError(f"event kernels at {limit!r}: output differs from eager by "
+                                 f"{float((got - want).abs().max()):.3g}")
+    kinds = {c["layer"].split()[0] for c in spikemesh.event_kernel_choices()
+             if c["event_calls"] + c["dense_calls"] > 0 and 0.0 <= c["threshold"] <= 1.0}
+    if kinds != {"linear", "conv2d"}:
+        raise AssertionError(f"under 'auto' the spike-fed shapes counted were {kinds}: "
+                             f"{spikemesh.event_kernel_choices()}")
+    if spikemesh.event_kernels() != {"linear": "auto", "conv": "auto"}:
+        raise AssertionError(f"set_event_kernels() left {spikemesh.event_kernels()}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default=None, help="default: the planner's choice")
@@ -449,6 +484,7 @@ def main():
     check_load_state_dict(model, x, plan)
     check_comm_stats(model, x, plan)
     check_firing_rates(model, x, plan)
+    check_event_kernels(model, x, plan)
     check_clip_grad_norm(model, dataset, plan)
     if world == 2:
         check_shape_switch(model, dataset, plan)
