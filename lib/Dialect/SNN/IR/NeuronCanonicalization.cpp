@@ -33,20 +33,19 @@ struct SpecializeKnownNeuron : public OpRewritePattern<NeuronOp> {
     Operation *named = nullptr;
     switch (known->kind) {
     case schema::KnownNeuronKind::IF:
-      named = rewriter.create<IFNodeOp>(op.getLoc(), op.getType(), op.getInput(), threshold, reset,
-                                        detach, op.getSurrogateAttr(), op.getAlphaAttr(),
-                                        op.getBetaAttr());
+      named = IFNodeOp::create(rewriter, op.getLoc(), op.getType(), op.getInput(), threshold, reset,
+                               detach, op.getSurrogateAttr(), op.getAlphaAttr(), op.getBetaAttr());
       break;
     case schema::KnownNeuronKind::LIF:
-      named = rewriter.create<LIFNodeOp>(op.getLoc(), op.getType(), op.getInput(),
-                                         rewriter.getF32FloatAttr(float(known->tau)), decayInput,
-                                         threshold, reset, detach, op.getSurrogateAttr(),
-                                         op.getAlphaAttr(), op.getBetaAttr());
+      named = LIFNodeOp::create(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                                rewriter.getF32FloatAttr(float(known->tau)), decayInput, threshold,
+                                reset, detach, op.getSurrogateAttr(), op.getAlphaAttr(),
+                                op.getBetaAttr());
       break;
     case schema::KnownNeuronKind::PLIF:
-      named = rewriter.create<PLIFNodeOp>(
-          op.getLoc(), op.getType(), op.getInput(), op.getParams().front(), decayInput, threshold,
-          reset, detach, op.getSurrogateAttr(), op.getAlphaAttr(), op.getBetaAttr());
+      named = PLIFNodeOp::create(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                                 op.getParams().front(), decayInput, threshold, reset, detach,
+                                 op.getSurrogateAttr(), op.getAlphaAttr(), op.getBetaAttr());
       break;
     }
     named->setDiscardableAttrs(op->getDiscardableAttrDictionary());
