@@ -9,12 +9,12 @@
 #include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/SurrogateAttributes.h"
 #include "snn/Runtime/Kernels/GenericNeuronKernels.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
 #include "snn/Schema/NeuronProgram.h"
-#include "snn/Schema/Surrogates.h"
 
 #include <c10/core/GradMode.h>
 
@@ -47,18 +47,10 @@ std::shared_ptr<const GenericNeuron> compileNode(const Node &node) {
   if (!compiled.error.empty())
     attributes.fail(compiled.error);
 
-  std::string name = attributes.getString(attr::kSurrogate, "sigmoid");
-  const schema::SurrogateSpec *spec = schema::findSurrogate(name);
-  if (!spec)
-    attributes.fail("unknown surrogate '" + name + "' (expected one of " +
-                    schema::surrogateNames() + ")");
-  float alpha = attributes.getFloat(attr::kAlpha, spec->alpha.defaultValue);
-  float beta = attributes.getFloat(attr::kBeta, spec->beta.defaultValue);
-  if (std::string error = schema::surrogateParameterError(*spec, alpha, beta); !error.empty())
-    attributes.fail(error);
-  return std::make_shared<const GenericNeuron>(
-      std::move(compiled.program), described.description.stateInit,
-      Surrogate(spec - schema::surrogateSpecs().data()), alpha, beta);
+  SpikeSurrogate surrogate = readSurrogate(attributes, "sigmoid");
+  return std::make_shared<const GenericNeuron>(std::move(compiled.program),
+                                               described.description.stateInit, surrogate.kind,
+                                               surrogate.alpha, surrogate.beta);
 }
 
 Kernel buildDescribedNeuron(const Node &node) {

@@ -5,16 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Autograd/NeuronAutograd.h"
-#include "snn/Runtime/Kernels/NeuronKernels.h"
 #include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/SurrogateAttributes.h"
+#include "snn/Runtime/Kernels/NeuronKernels.h"
+#include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
-#include "snn/Schema/Surrogates.h"
 
 #include <c10/core/GradMode.h>
 
@@ -30,22 +30,6 @@ namespace {
 
 using Inputs = std::vector<at::Tensor>;
 
-/// The surrogate and its parameters (schema::surrogateSpecs(): the name, the
-/// defaults, the ranges).
-void parseSurrogate(const NodeAttributes &attributes, NeuronConfig &config) {
-  std::string name = attributes.getString(attr::kSurrogate, "sigmoid");
-  const schema::SurrogateSpec *spec = schema::findSurrogate(name);
-  if (!spec)
-    attributes.fail("unknown surrogate '" + name + "' (expected one of " +
-                    schema::surrogateNames() + ")");
-  config.surrogate = Surrogate(spec - schema::surrogateSpecs().data());
-  config.alpha = attributes.getFloat(attr::kAlpha, spec->alpha.defaultValue);
-  config.beta = attributes.getFloat(attr::kBeta, spec->beta.defaultValue);
-  if (std::string error = schema::surrogateParameterError(*spec, config.alpha, config.beta);
-      !error.empty())
-    attributes.fail(error);
-}
-
 /// The attributes every neuron has (SpikingJelly's defaults when absent).
 NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
   NodeAttributes attributes(node);
@@ -57,7 +41,10 @@ NeuronConfig parseCommon(const Node &node, NeuronKind kind) {
   config.hardReset = vReset.has_value();
   config.vReset = vReset.value_or(0.0f);
   config.detachReset = attributes.getBool(attr::kDetachReset, false);
-  parseSurrogate(attributes, config);
+  SpikeSurrogate surrogate = readSurrogate(attributes, "sigmoid");
+  config.surrogate = surrogate.kind;
+  config.alpha = surrogate.alpha;
+  config.beta = surrogate.beta;
   if (!std::isfinite(config.vThreshold) || !std::isfinite(config.vReset))
     attributes.fail("v_threshold and v_reset must be finite");
   if (kind != NeuronKind::IF)

@@ -12,10 +12,10 @@
 #include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
+#include "snn/Runtime/Execution/SurrogateAttributes.h"
 #include "snn/Runtime/Support/Error.h"
 #include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/ArtifactOps.h"
-#include "snn/Schema/Surrogates.h"
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/addmm.h>
@@ -48,22 +48,6 @@ struct ParallelNeuron {
   SpikeSurrogate surrogate;
 };
 
-SpikeSurrogate parseSurrogate(const NodeAttributes &attributes) {
-  std::string name = attributes.getString(attr::kSurrogate, "atan");
-  const schema::SurrogateSpec *spec = schema::findSurrogate(name);
-  if (!spec)
-    attributes.fail("unknown surrogate '" + name + "' (expected one of " +
-                    schema::surrogateNames() + ")");
-  SpikeSurrogate surrogate;
-  surrogate.kind = Surrogate(spec - schema::surrogateSpecs().data());
-  surrogate.alpha = attributes.getFloat(attr::kAlpha, spec->alpha.defaultValue);
-  surrogate.beta = attributes.getFloat(attr::kBeta, spec->beta.defaultValue);
-  if (std::string error = schema::surrogateParameterError(*spec, surrogate.alpha, surrogate.beta);
-      !error.empty())
-    attributes.fail(error);
-  return surrogate;
-}
-
 ParallelNeuron parseNode(const Node &node) {
   NodeAttributes attributes(node);
   ParallelNeuron neuron;
@@ -83,7 +67,7 @@ ParallelNeuron parseNode(const Node &node) {
     if (!std::isfinite(neuron.lambda))
       attributes.fail("lambda must be finite");
   }
-  neuron.surrogate = parseSurrogate(attributes);
+  neuron.surrogate = readSurrogate(attributes, "atan");
   return neuron;
 }
 
