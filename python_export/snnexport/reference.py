@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import models, neuron
+from . import models
 from .export import export_onnx
 from .functional import reset_net
 from .weights import save_state_npz
