@@ -2,11 +2,11 @@
 #include "snn/Driver/Compile.h"
 
 #include "snn/Conversion/ONNXToSNN/ONNXToSNN.h"
-#include "snn/Dialect/SNN/Transforms/PlanReport.h"
-#include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Export/ArtifactExporter.h"
-#include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Import/Model/ImportModel.h"
 #include "snn/Support/ToolDiagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -72,7 +72,10 @@ CompileResult snn::driver::compileModel(const CompileRequest &request) {
     return mlir::success();
   });
 
-  auto module = importONNXFile(&context, request.onnxPath);
+  NIRImportOptions nir;
+  nir.dt = request.nirDt;
+  nir.steps = request.nirSteps;
+  auto module = importModelFile(&context, request.modelPath, nir);
   if (!module)
     return result;
   mlir::PassManager pm(&context);

@@ -24,3 +24,7 @@ config.substitutions.append(
     ("%dump-onnx", config.python + " " + os.path.join(tools, "dump_onnx.py")))
 config.substitutions.append(
     ("%check-pipeline", config.python + " " + os.path.join(tools, "check_pipeline_artifact.py")))
+config.substitutions.append(
+    ("%nir-from-json", config.python + " " + os.path.join(tools, "nir_from_json.py")))
+config.substitutions.append(
+    ("%nir-files", os.path.join(config.snn_src_root, "test", "import", "nir")))

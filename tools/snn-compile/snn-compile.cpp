@@ -1,4 +1,5 @@
-// snn-compile: the user-facing driver. model.onnx -> import -> legalize [-> analyze -> plan
+// snn-compile: the user-facing driver. model.onnx or model.nir -> import -> legalize [-> analyze ->
+// plan
 // -> partition (tp, fsdp_tp) or split into stages (pp)] -> artifact DIR. Without planning
 // flags it behaves exactly as before planning existed.
 #include "mlir/IR/AsmState.h"
@@ -14,10 +15,11 @@
 
 #include "snn/Conversion/ONNXToSNN/ONNXToSNN.h"
 #include "snn/Dialect/SNN/Interfaces/ShardingInterfaceImpl.h"
-#include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Dialect/SNN/Transforms/PlanReport.h"
 #include "snn/Export/ArtifactExporter.h"
-#include "snn/Import/ONNX/ONNXImporter.h"
+#include "snn/Import/Model/ImportModel.h"
+#include "snn/Import/NIR/NIRFlags.h"
 #include "snn/Schema/UserDeviceProfile.h"
 #include "snn/Support/MirroredOptions.h"
 #include "snn/Support/ToolCommandLine.h"
@@ -26,12 +28,15 @@
 using namespace llvm;
 
 static cl::OptionCategory general("Output");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::cat(general));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx | model.nir>"),
+                                      cl::cat(general));
 static cl::opt<std::string> outputDir("o", cl::desc("Artifact directory to write"),
                                       cl::value_desc("DIR"), cl::cat(general));
 static cl::opt<std::string> emitMLIR("emit-mlir",
                                      cl::desc("Also write the compiled snn IR to this file"),
                                      cl::value_desc("FILE"), cl::init(""), cl::cat(general));
+static cl::OptionCategory nirInput("NIR input (a file with HDF5's signature, whatever its name)");
+static snn::NIRFlags nirFlags(nirInput);
 
 // Planning flags: the options of --snn-analyze and --snn-plan themselves (Passes.td), offered
 // as top-level flags; any of them runs both passes (docs/planner.md). The passes' own report
@@ -115,13 +120,14 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerPassManagerCLOptions();
   PlanningPasses planningPasses;
-  if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh compiler: ONNX SNN model -> runtime artifact\n",
-                                 {&general, &planning}))
+  if (!snn::parseToolCommandLine(argc, argv,
+                                 "SpikeMesh compiler: ONNX or NIR SNN model -> runtime artifact\n",
+                                 {&general, &nirInput, &planning}))
     return 1;
   bool plan = planningPasses.requested();
   bool explainOnly = explain || !explainJSON.empty();
   if (inputFile.empty() || (outputDir.empty() && !explainOnly)) {
-    errs() << "error: usage: snn-compile MODEL.onnx -o DIR (see --help)\n";
+    errs() << "error: usage: snn-compile MODEL.onnx|MODEL.nir -o DIR (see --help)\n";
     return 1;
   }
   mlir::DialectRegistry registry;
@@ -130,7 +136,13 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   snn::ToolDiagnosticHandler diagnostics(&context);
 
-  auto module = snn::importONNXFile(&context, inputFile);
+  snn::NIRImportOptions nirOptions;
+  std::string nirError;
+  if (!nirFlags.read(nirOptions, nirError)) {
+    errs() << "error: " << nirError << "\n";
+    return 1;
+  }
+  auto module = snn::importModelFile(&context, inputFile, nirOptions);
   if (!module)
     return 1;
   mlir::PassManager pm(&context);

@@ -1,5 +1,5 @@
-// snn-translate: ONNX -> snn IR (--import-onnx) and snn IR -> runtime artifact
-// (--export-artifact). Developer tool; users normally run snn-compile.
+// snn-translate: ONNX -> snn IR (--import-onnx), NIR -> snn IR (--import-nir) and snn IR ->
+// runtime artifact (--export-artifact). Developer tool; users normally run snn-compile.
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -13,6 +13,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Export/ArtifactExporter.h"
+#include "snn/Import/NIR/NIRFlags.h"
 #include "snn/Import/ONNX/ONNXImporter.h"
 #include "snn/Support/ShardAPI.h"
 #include "snn/Support/ToolCommandLine.h"
@@ -21,13 +22,15 @@
 using namespace llvm;
 
 namespace {
-enum class Mode { ImportONNX, ExportArtifact };
+enum class Mode { ImportONNX, ImportNIR, ExportArtifact };
 
 cl::OptionCategory toolOptions("snn-translate options");
 
 cl::opt<Mode> mode(cl::desc("Translation:"), cl::cat(toolOptions),
                    cl::values(clEnumValN(Mode::ImportONNX, "import-onnx",
                                          "ONNX model -> snn IR (generic, before legalization)"),
+                              clEnumValN(Mode::ImportNIR, "import-nir",
+                                         "NIR graph -> snn IR (legal snn ops)"),
                               clEnumValN(Mode::ExportArtifact, "export-artifact",
                                          "legal snn IR -> artifact directory (-o DIR)")));
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input file>"), cl::cat(toolOptions));
@@ -36,10 +39,22 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (import) or directory
 cl::opt<bool> verifyDiagnostics("verify-diagnostics",
                                 cl::desc("Check expected-* diagnostics in the MLIR input"),
                                 cl::init(false), cl::cat(toolOptions));
+snn::NIRFlags nirFlags(toolOptions);
 
-int importONNX(mlir::MLIRContext &context) {
+int import(mlir::MLIRContext &context) {
   snn::ToolDiagnosticHandler diagnostics(&context);
-  auto module = snn::importONNXFile(&context, inputFile);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (mode == Mode::ImportNIR) {
+    snn::NIRImportOptions options;
+    std::string error;
+    if (!nirFlags.read(options, error)) {
+      errs() << "error: " << error << "\n";
+      return 1;
+    }
+    module = snn::importNIRFile(&context, inputFile, options);
+  } else {
+    module = snn::importONNXFile(&context, inputFile);
+  }
   if (!module)
     return 1;
   std::string error;
@@ -88,7 +103,8 @@ int main(int argc, char **argv) {
   if (!snn::parseToolCommandLine(argc, argv, "SpikeMesh translation tool\n", {&toolOptions}))
     return 1;
   if (mode.getNumOccurrences() == 0 || inputFile.empty()) {
-    errs() << "error: usage: snn-translate --import-onnx|--export-artifact INPUT [-o OUTPUT] "
+    errs() << "error: usage: snn-translate --import-onnx|--import-nir|--export-artifact INPUT [-o "
+              "OUTPUT] "
               "(see --help)\n";
     return 1;
   }
@@ -99,5 +115,5 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   snn::shardapi::registerShardDialect(registry);
   context.appendDialectRegistry(registry);
-  return mode == Mode::ImportONNX ? importONNX(context) : exportArtifact(context);
+  return mode == Mode::ExportArtifact ? exportArtifact(context) : import(context);
 }

@@ -1,6 +1,7 @@
 //===- Compile.h - The compile pipeline as a library call -------*- C++ -*-===//
 //
-// model.onnx -> import -> legalize [-> analyze -> plan -> partition or split into stages]
+// model.onnx or model.nir -> import -> legalize [-> analyze -> plan -> partition or split into
+// stages]
 // -> artifact directory, in the calling process, with every diagnostic returned as a line
 // instead of printed. The Python API calls it; the header names no MLIR type, so a caller
 // built with exceptions and LibTorch (the Python extension) includes it as plain C++.
@@ -9,14 +10,17 @@
 #ifndef SNN_DRIVER_COMPILE_H
 #define SNN_DRIVER_COMPILE_H
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace snn::driver {
 
 struct CompileRequest {
-  /// The ONNX model to compile (the profile of docs/onnx-profile.md).
-  std::string onnxPath;
+  /// The model to compile: an ONNX model (the profile of docs/onnx-profile.md) or a NIR
+  /// graph (docs/nir.md), told apart by content.
+  std::string modelPath;
   /// The artifact directory to write; empty: nothing is written (an explanation only).
   std::string artifactDir;
   /// Runs --snn-analyze and --snn-plan after legalization, with these options: the passes'
@@ -25,6 +29,10 @@ struct CompileRequest {
   bool plan = false;
   std::string analyzeOptions;
   std::string planOptions;
+  /// A NIR model's time step (none: the file's own, where it has one) and number of time
+  /// steps (0: left open); see NIRImportOptions.
+  std::optional<double> nirDt;
+  int64_t nirSteps = 0;
 };
 
 struct CompileResult {
@@ -37,7 +45,7 @@ struct CompileResult {
   std::string explanationText;
 };
 
-/// Compiles `request.onnxPath`; never throws and never prints.
+/// Compiles `request.modelPath`; never throws and never prints.
 CompileResult compileModel(const CompileRequest &request);
 
 } // namespace snn::driver

@@ -14,9 +14,11 @@ namespace {
 
 /// Compiles with the GIL released (the pipeline takes seconds on a large model); a failure
 /// raises SpikeMeshError whose message is the diagnostics' lines.
-py::dict compile(const std::string &onnxPath, const std::string &artifactDir, bool plan,
-                 const std::string &analyzeOptions, const std::string &planOptions) {
-  driver::CompileRequest request{onnxPath, artifactDir, plan, analyzeOptions, planOptions};
+py::dict compile(const std::string &modelPath, const std::string &artifactDir, bool plan,
+                 const std::string &analyzeOptions, const std::string &planOptions,
+                 std::optional<double> nirDt, int64_t nirSteps) {
+  driver::CompileRequest request{modelPath,   artifactDir, plan,    analyzeOptions,
+                                 planOptions, nirDt,       nirSteps};
   driver::CompileResult result;
   {
     py::gil_scoped_release release;
@@ -29,8 +31,8 @@ py::dict compile(const std::string &onnxPath, const std::string &artifactDir, bo
     for (std::string line : result.diagnostics) {
       if (line.rfind("error: ", 0) == 0)
         line = line.substr(7);
-      if (line.rfind(onnxPath + ": ", 0) == 0)
-        line = line.substr(onnxPath.size() + 2);
+      if (line.rfind(modelPath + ": ", 0) == 0)
+        line = line.substr(modelPath.size() + 2);
       message += (message.empty() ? "" : "; ") + line;
     }
     throw runtime::Error(message.empty() ? "compilation failed" : message);
@@ -45,12 +47,13 @@ py::dict compile(const std::string &onnxPath, const std::string &artifactDir, bo
 } // namespace
 
 void snn::python::bindCompiler(py::module_ &m, py::exception<runtime::Error> &) {
-  m.def("compile", &compile, py::arg("onnx_path"), py::arg("artifact_dir") = "",
-        py::arg("plan") = false, py::arg("analyze_options") = "",
-        py::arg("plan_options") = "",
-        "Compile an ONNX model (snn-compile in process). With plan=True the analyze and plan "
-        "passes run with the given pass options; returns the diagnostics and, with a plan, "
-        "the explanation as JSON and text. Raises SpikeMeshError on any error.");
+  m.def("compile", &compile, py::arg("model_path"), py::arg("artifact_dir") = "",
+        py::arg("plan") = false, py::arg("analyze_options") = "", py::arg("plan_options") = "",
+        py::arg("nir_dt") = py::none(), py::arg("nir_steps") = 0,
+        "Compile an ONNX or NIR model (snn-compile in process). With plan=True the analyze "
+        "and plan passes run with the given pass options; nir_dt and nir_steps are a NIR "
+        "file's --nir-dt and --nir-steps. Returns the diagnostics and, with a plan, the "
+        "explanation as JSON and text. Raises SpikeMeshError on any error.");
   m.def("user_device_profile_path", &schema::userDeviceProfilePath,
         "This user's device profile file (empty when SPIKEMESH_DEVICE_PROFILE is 'none').");
   m.def(

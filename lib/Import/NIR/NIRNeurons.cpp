@@ -1,0 +1,212 @@
+//===- NIRNeurons.cpp - NIR's neuron primitives as step programs ----------===//
+//
+// Forward Euler with step dt, each equation written in the neuron language:
+//   IF          v' = r I                        h = v + (dt r) x
+//   I           v' = r I                        h = v + (dt r) x, output h
+//   LI          tau v' = (v_leak - v) + r I     h = v + (r x - (v - v_leak)) / (tau / dt)
+//   LIF         LI, then the threshold          as LI, fire h - v_threshold, hard reset
+//   CubaLI(F)   tau_syn i' = -i + w_in S        i = i + (w_in x - i) / (tau_syn / dt),
+//               then LI(F) driven by r i        h = v + (r i - (v - v_leak)) / (tau_mem / dt)
+//   Threshold   H(I - threshold)                h = x, fire h - threshold
+// (v_leak - v) + r x and r x - (v - v_leak) are the same float32 number, so the forms are
+// NIR's equations to the bit. The synaptic current is updated before the membrane reads it.
+// Membranes start at v_leak (IF at v_reset, I at 0), currents at 0.
+//
+//===----------------------------------------------------------------------===//
+#include "NIRNeurons.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+using namespace snn::nir;
+
+namespace {
+
+std::string formatNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  return buffer;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Reads a node's per-neuron parameters, each one number for every neuron.
+class ParameterReader {
+public:
+  ParameterReader(const NirNode &node, const std::vector<int64_t> &shape)
+      : node(node), shape(shape) {}
+
+  /// Parameter `key`, or `fallback` where the node does not have it (none: required).
+  std::optional<double> read(const std::string &key, std::optional<double> fallback = {}) {
+    const NirArray *array = node.param(key);
+    if (!array) {
+      if (!fallback)
+        fail("has no parameter '" + key + "'");
+      return fallback;
+    }
+    if (array->size() != 1 && array->shape != shape) {
+      fail("parameter '" + key + "' has shape " + formatShape(array->shape) +
+           ", but its input gives the neurons the shape " + formatShape(shape));
+      return std::nullopt;
+    }
+    if (array->size() == 0 || !std::isfinite(array->values[0])) {
+      fail("parameter '" + key + "' is not a finite number");
+      return std::nullopt;
+    }
+    if (!array->uniform()) {
+      fail("parameter '" + key +
+           "' differs between neurons (only one value for all the neurons of a node is "
+           "supported)");
+      return std::nullopt;
+    }
+    return array->values[0];
+  }
+
+  /// The time constant `key` over the step dt: tau / dt, which must be > 0.
+  std::optional<double> steps(const std::string &key, double dt) {
+    std::optional<double> tau = read(key);
+    if (tau && !(*tau > 0)) {
+      fail("parameter '" + key + "' is " + formatNumber(*tau) + " (a time constant is > 0)");
+      return std::nullopt;
+    }
+    return tau ? std::optional<double>(*tau / dt) : std::nullopt;
+  }
+
+  void fail(const std::string &message) {
+    if (error.empty())
+      error = message;
+  }
+
+  std::string error;
+
+private:
+  const NirNode &node;
+  const std::vector<int64_t> &shape;
+};
+
+std::string constant(const std::string &name, double value) {
+  return name + "=" + formatNumber(value);
+}
+
+/// h = v + (r * x - (v - v_leak)) / tau, or SpikingJelly's LIF charge where it is the same.
+/// `vReset`: the reset potential of a neuron that fires.
+std::string leakyCharge(const std::string &drive, double r, double vLeak,
+                        std::optional<double> vReset) {
+  if (drive == "x" && r == 1.0 && vReset && vLeak == *vReset)
+    return "h = v + (x - (v - v_reset)) / tau";
+  return "h = v + (r * " + drive + " - (v - v_leak)) / tau";
+}
+
+using Describe = std::function<void(ParameterReader &, std::optional<double>, NeuronParts &)>;
+
+void describeIntegrator(ParameterReader &p, double dt, NeuronParts &out, bool fires) {
+  std::optional<double> r = p.read("r");
+  std::optional<double> vReset = fires ? p.read("v_reset", 0.0) : 0.0;
+  std::optional<double> vThreshold = fires ? p.read("v_threshold") : 0.0;
+  if (!r || !vReset || !vThreshold)
+    return;
+  double gain = dt * *r;
+  out.states = {constant("v", fires ? *vReset : 0.0)};
+  out.charge = {gain == 1.0 ? "h = v + x" : "h = v + k * x"};
+  if (gain != 1.0)
+    out.constants.push_back(constant("k", gain));
+  if (fires) {
+    out.constants.push_back(constant("v_threshold", *vThreshold));
+    out.constants.push_back(constant("v_reset", *vReset));
+    out.fire = "h - v_threshold";
+    out.reset = "hard";
+  } else {
+    out.output = "h";
+  }
+}
+
+/// LI, LIF, CubaLI, CubaLIF: `current` adds the synapse before the membrane.
+void describeLeaky(ParameterReader &p, double dt, NeuronParts &out, bool fires, bool current) {
+  std::optional<double> tauMem = p.steps(current ? "tau_mem" : "tau", dt);
+  std::optional<double> tauSyn = current ? p.steps("tau_syn", dt) : 1.0;
+  std::optional<double> wIn = current ? p.read("w_in", 1.0) : 1.0;
+  std::optional<double> r = p.read("r");
+  std::optional<double> vLeak = p.read("v_leak");
+  std::optional<double> vReset = fires ? p.read("v_reset", 0.0) : 0.0;
+  std::optional<double> vThreshold = fires ? p.read("v_threshold") : 0.0;
+  if (!tauMem || !tauSyn || !wIn || !r || !vLeak || !vReset || !vThreshold)
+    return;
+  std::string drive = current ? "i" : "x";
+  std::string charge = leakyCharge(drive, *r, *vLeak, fires ? vReset : std::optional<double>());
+  bool canonical = charge.find("v_reset") != std::string::npos;
+  out.states = {constant("v", *vLeak)};
+  if (current) {
+    out.states.push_back(constant("i", 0.0));
+    out.constants.push_back(constant("tau_syn", *tauSyn));
+    out.constants.push_back(constant("w_in", *wIn));
+    out.charge.push_back("i = i + (w_in * x - i) / tau_syn");
+  }
+  out.charge.push_back(charge);
+  out.constants.push_back(constant("tau", *tauMem));
+  if (!canonical) {
+    out.constants.push_back(constant("r", *r));
+    out.constants.push_back(constant("v_leak", *vLeak));
+  }
+  if (!fires) {
+    out.output = "h";
+    return;
+  }
+  out.constants.push_back(constant("v_threshold", *vThreshold));
+  out.constants.push_back(constant("v_reset", *vReset));
+  out.fire = "h - v_threshold";
+  out.reset = "hard";
+}
+
+void describeThreshold(ParameterReader &p, NeuronParts &out) {
+  std::optional<double> threshold = p.read("threshold");
+  if (!threshold)
+    return;
+  out.states = {constant("v", 0.0)};
+  out.constants = {constant("threshold", *threshold)};
+  out.charge = {"h = x"};
+  out.fire = "h - threshold";
+}
+
+const std::map<std::string, Describe> &primitives() {
+  static const std::map<std::string, Describe> table = {
+      {"IF", [](auto &p, auto dt, auto &out) { describeIntegrator(p, *dt, out, true); }},
+      {"I", [](auto &p, auto dt, auto &out) { describeIntegrator(p, *dt, out, false); }},
+      {"LI", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, false, false); }},
+      {"LIF", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, true, false); }},
+      {"CubaLI", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, false, true); }},
+      {"CubaLIF", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, true, true); }},
+      {"Threshold", [](auto &p, auto, auto &out) { describeThreshold(p, out); }},
+  };
+  return table;
+}
+
+} // namespace
+
+bool snn::nir::isNeuronPrimitive(const std::string &type) { return primitives().count(type); }
+
+NeuronPartsResult snn::nir::describeNeuronPrimitive(const NirNode &node,
+                                                    const std::vector<int64_t> &shape,
+                                                    std::optional<double> dt) {
+  NeuronPartsResult result;
+  auto it = primitives().find(node.type);
+  if (it == primitives().end()) {
+    result.error = "is not a neuron primitive";
+    return result;
+  }
+  if (!dt && node.type != "Threshold") {
+    result.error = "needs the time step its equations are stepped by, which the file does not "
+                   "give: pass --nir-dt SECONDS";
+    return result;
+  }
+  ParameterReader reader(node, shape);
+  it->second(reader, dt, result.parts);
+  result.error = reader.error;
+  return result;
+}
