@@ -201,12 +201,14 @@ class NirGraph:
     def run(self, x):
         """x [T, N, ...] for the one Input. Returns (outputs [T, N, ...] per Output node,
         per spiking node its spike rate, and per sample whether every spike of every step is
-        decided beyond float32 roundoff: |v - threshold| above its error bound)."""
+        decided beyond float32 roundoff: |v - threshold| above its error bound). Sets
+        output_errors: per Output node, the bound on each output's float32 roundoff."""
         assert len(self.inputs) == 1
         T, N = x.shape[:2]
         states, rates = {}, {}
         safe = np.ones(N, dtype=bool)
         outputs = {name: [] for name in self.outputs}
+        self.output_errors = {name: [] for name in self.outputs}
         for t in range(T):
             values = {self.inputs[0]: x[t].astype(np.float64)}
             errors = {self.inputs[0]: np.zeros(x[t].shape)}
@@ -219,6 +221,7 @@ class NirGraph:
                 err = sum(errors[s] for s in src) + (len(src) - 1) * EPS32 * np.abs(value)
                 if node["type"] == "Output":
                     outputs[name].append(value)
+                    self.output_errors[name].append(err)
                     continue
                 if node["type"] not in NEURONS:
                     values[name], errors[name] = self.rounding(node, value, err)
@@ -232,6 +235,8 @@ class NirGraph:
                     decided = (np.abs(distance) > bound).reshape(N, -1).all(axis=1)
                     safe &= decided
         outs = {name: np.stack(v) for name, v in outputs.items()}
+        self.output_errors = {k: np.stack(v) * np.ones_like(outs[k])
+                              for k, v in self.output_errors.items()}
         return outs, rates, safe
 
 

@@ -32,13 +32,9 @@ def array(key, value):
     return np.asarray(value, dtype=dtype)
 
 
-def main(argv):
-    if len(argv) != 3:
-        print("usage: nir_from_json.py IN.json OUT.nir", file=sys.stderr)
-        return 2
-    with open(argv[1]) as f:
-        graph = json.load(f)
-    with h5py.File(argv[2], "w") as out:
+def write(graph, path):
+    """Writes `graph` (the JSON description above, as Python values) to the NIR file `path`."""
+    with h5py.File(path, "w") as out:
         out.create_dataset("version", data=graph.get("version", "0.2.0"),
                            dtype=h5py.string_dtype())
         root = out.create_group("node")
@@ -56,6 +52,14 @@ def main(argv):
         edges = np.asarray(graph["edges"], dtype=object).reshape(-1, 2)
         root.create_dataset("edges", data=edges.astype(h5py.string_dtype()),
                             dtype=h5py.string_dtype())
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: nir_from_json.py IN.json OUT.nir", file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        write(json.load(f), argv[2])
     return 0
 
 
