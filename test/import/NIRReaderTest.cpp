@@ -1,6 +1,6 @@
 //===- NIRReaderTest.cpp - NIR files of other libraries, and damaged ones -===//
 
-#include "snn/Import/NIR/NIRGraph.h"
+#include "snn/NIR/NIRGraph.h"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>

@@ -378,14 +378,23 @@ void addEvalCommand(CLI::App &app, EvalOptions &o, Commands &commands) {
 void addExportCommand(CLI::App &app, ExportOptions &o) {
   CLI::App *command = app.add_subcommand(
       "export", "Write trained weights (a checkpoint, also a sharded one, or "
-                "--save-params) into one ONNX model");
+                "--save-params) into one ONNX model, or the model as a NIR graph");
   command->add_option("DIR", o.artifactDir, "Artifact directory")->required();
   command->add_option("--checkpoint", o.checkpointDir,
                       "Weights of the latest checkpoint in DIR");
   command->add_option("--params", o.paramsDir,
                       "Weights from a --save-params directory");
-  command->add_option("-o,--output", o.outputPath, "The ONNX file to write")
-      ->required();
+  command->add_option("-o,--output", o.outputPath, "The ONNX (or NIR) file to write")->required();
+  command
+      ->add_option("--format", o.format,
+                   "onnx: the program with its trained weights (default); nir: the "
+                   "model as a NIR graph (docs/nir.md)")
+      ->check(CLI::IsMember({"onnx", "nir"}));
+  command
+      ->add_option("--nir-dt", o.nirDt,
+                   "--format nir: the time step the neurons' equations are written for "
+                   "(default 1; snn-compile --nir-dt must match to re-import)")
+      ->check(CLI::PositiveNumber);
 }
 
 void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {

@@ -1,9 +1,9 @@
 //===- NIRImporter.cpp - A NIR graph as snn IR ----------------------------===//
 #include "snn/Import/NIR/NIRImporter.h"
 
-#include "NIRNeurons.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
-#include "snn/Import/NIR/NIRGraph.h"
+#include "snn/NIR/NIRGraph.h"
+#include "snn/NIR/NIRNeurons.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

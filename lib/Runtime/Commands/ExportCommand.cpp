@@ -1,12 +1,13 @@
 //===- ExportCommand.cpp - The `snn-run export` command -------------------===//
 
-#include "snn/Runtime/Execution/Artifact.h"
+#include "snn/Runtime/Commands/ExportCommand.h"
+#include "snn/Runtime/Checkpoint/NirExport.h"
+#include "snn/Runtime/Checkpoint/OnnxExport.h"
 #include "snn/Runtime/Commands/CommandSupport.h"
+#include "snn/Runtime/Execution/Artifact.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/PipelineLayout.h"
 #include "snn/Runtime/Support/Error.h"
-#include "snn/Runtime/Commands/ExportCommand.h"
-#include "snn/Runtime/Checkpoint/OnnxExport.h"
 
 #include <ATen/ops/zeros.h>
 
@@ -49,6 +50,20 @@ void exportPipeline(const Artifact &artifact, const ExportOptions &options) {
             << " pipeline stages joined; weights of '" << source << "')" << std::endl;
 }
 
+/// One program of the whole model (none or the data-parallel family) as a NIR graph.
+void exportNir(const Artifact &artifact, const ExportOptions &options) {
+  if (isPipeline(artifact.manifest) || isPartitioned(artifact.manifest))
+    throw Error("--format nir: the artifact is split into " +
+                std::string(isPipeline(artifact.manifest) ? "pipeline stages" : "tp parts") +
+                "; export its weights from an artifact of the whole model (compiled without "
+                "a plan or with dp, zero or fsdp), or as ONNX");
+  ParameterStore store(artifact.manifest, artifact.program);
+  std::string source = loadTrainedWeights(options.paramsDir, options.checkpointDir, store);
+  exportTrainedNir(artifact.program, store, options.nirDt, options.outputPath);
+  std::cerr << "snn-run: wrote " << options.outputPath << " (NIR, dt " << options.nirDt
+            << "; weights of '" << source << "')" << std::endl;
+}
+
 } // namespace
 
 void runExport(const ExportOptions &options) {
@@ -59,6 +74,10 @@ void runExport(const ExportOptions &options) {
   // a partitioned artifact's programs hold a part of each split one, and
   // the exported initializers are the whole trained tensors.
   Artifact artifact = loadArtifact(options.artifactDir, 0);
+  if (options.format == "nir") {
+    exportNir(artifact, options);
+    return;
+  }
   if (isPipeline(artifact.manifest)) {
     exportPipeline(artifact, options);
     return;

@@ -5,7 +5,7 @@
 // edges become data flow (edges into one node add up); Affine/Linear become snn.linear,
 // Conv2d snn.conv2d, SumPool2d an all-ones depthwise snn.conv2d, AvgPool2d snn.avg_pool2d,
 // Flatten snn.flatten or snn.reshape, and the neuron primitives `snn.neuron` descriptions
-// stepped by forward Euler (lib/Import/NIR/NIRNeurons.h). The result is legal snn IR, ready
+// stepped by forward Euler (snn/NIR/NIRNeurons.h). The result is legal snn IR, ready
 // for the import pipeline's canonicalization.
 //
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,10 @@ struct ExportOptions {
   std::string checkpointDir;
   std::string paramsDir;
   std::string outputPath;
+  /// "onnx" (the program with its trained weights) or "nir" (docs/nir.md).
+  std::string format = "onnx";
+  /// NIR: the time step its neurons' equations are written for.
+  double nirDt = 1.0;
 };
 
 void runExport(const ExportOptions &options);

@@ -5,11 +5,11 @@
 // group per node: its `type` and its parameters as datasets) and `edges`
 // (pairs of node names). This is that graph as read, before any meaning is
 // given to it: every parameter an array of doubles with its shape.
-// Plain C++: the reader and its tests need no MLIR.
+// Plain C++ (no MLIR, no LibTorch): the compiler's importer and the runtime's exporter share it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_IMPORT_NIR_NIRGRAPH_H
-#define SNN_IMPORT_NIR_NIRGRAPH_H
+#ifndef SNN_NIR_NIRGRAPH_H
+#define SNN_NIR_NIRGRAPH_H
 
 #include <cstdint>
 #include <map>
@@ -61,10 +61,15 @@ struct NirReadResult {
 };
 NirReadResult readNIRFile(const std::string &path);
 
+/// Writes `graph` to `path` as NIR's own writer lays it out (whole-number parameters such as
+/// shapes and strides as int64, every other as float32). Returns "" or a one-line error
+/// naming the file; a failed write leaves no file.
+std::string writeNIRFile(const NirGraph &graph, const std::string &path);
+
 /// Whether `path` starts with HDF5's signature (a NIR file, as opposed to an
 /// ONNX protobuf): the format is chosen by content, not by the extension.
 bool isHDF5File(const std::string &path);
 
 } // namespace snn::nir
 
-#endif // SNN_IMPORT_NIR_NIRGRAPH_H
+#endif // SNN_NIR_NIRGRAPH_H

@@ -8,10 +8,10 @@
 // snn.lif_node).
 //
 //===----------------------------------------------------------------------===//
-#ifndef SNN_LIB_IMPORT_NIR_NIRNEURONS_H
-#define SNN_LIB_IMPORT_NIR_NIRNEURONS_H
+#ifndef SNN_NIR_NIRNEURONS_H
+#define SNN_NIR_NIRNEURONS_H
 
-#include "snn/Import/NIR/NIRGraph.h"
+#include "snn/NIR/NIRGraph.h"
 
 #include <cstdint>
 #include <optional>
@@ -42,6 +42,11 @@ struct NeuronPartsResult {
 NeuronPartsResult describeNeuronPrimitive(const NirNode &node, const std::vector<int64_t> &shape,
                                           std::optional<double> dt);
 
+/// The NIR neuron node whose step program, stepped by `dt`, is `parts`: the inverse of
+/// describeNeuronPrimitive, for writing a compiled model back to NIR. Its parameters are
+/// scalars (shape []); its name is empty. None when no primitive steps that way.
+std::optional<NirNode> matchNeuronPrimitive(const NeuronParts &parts, double dt);
+
 } // namespace snn::nir
 
-#endif // SNN_LIB_IMPORT_NIR_NIRNEURONS_H
+#endif // SNN_NIR_NIRNEURONS_H

@@ -13,10 +13,12 @@
 // Membranes start at v_leak (IF at v_reset, I at 0), currents at 0.
 //
 //===----------------------------------------------------------------------===//
-#include "NIRNeurons.h"
+#include "snn/NIR/NIRNeurons.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -209,4 +211,93 @@ NeuronPartsResult snn::nir::describeNeuronPrimitive(const NirNode &node,
   it->second(reader, dt, result.parts);
   result.error = reader.error;
   return result;
+}
+
+namespace {
+
+/// "name=value" strings as a map; false for one that is not.
+bool readAssignments(const std::vector<std::string> &items, std::map<std::string, double> &out) {
+  for (const std::string &item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      return false;
+    char *end = nullptr;
+    double value = std::strtod(item.c_str() + eq + 1, &end);
+    if (end == item.c_str() + eq + 1 || *end != '\0')
+      return false;
+    out[item.substr(0, eq)] = value;
+  }
+  return true;
+}
+
+bool sameNumbers(const std::vector<std::string> &a, const std::vector<std::string> &b) {
+  std::map<std::string, double> x, y;
+  if (a.size() != b.size() || !readAssignments(a, x) || !readAssignments(b, y) ||
+      x.size() != y.size())
+    return false;
+  for (const auto &[name, value] : x) {
+    auto it = y.find(name);
+    if (it == y.end() || std::fabs(it->second - value) > 1e-9 * std::max(1.0, std::fabs(value)))
+      return false;
+  }
+  return true;
+}
+
+bool sameParts(const NeuronParts &a, const NeuronParts &b) {
+  return a.charge == b.charge && a.update == b.update && a.fire == b.fire && a.reset == b.reset &&
+         a.output == b.output && sameNumbers(a.states, b.states) &&
+         sameNumbers(a.constants, b.constants);
+}
+
+/// The candidate node of `type` whose parameters the constants `c` give, or none.
+std::optional<NirNode> candidate(const std::string &type, const std::map<std::string, double> &c,
+                                 double dt) {
+  NirNode node;
+  node.type = type;
+  auto get = [&](const char *name, std::optional<double> fallback = {}) {
+    auto it = c.find(name);
+    return it != c.end() ? std::optional<double>(it->second) : fallback;
+  };
+  auto set = [&](const char *key, std::optional<double> value) {
+    if (value)
+      node.params[key] = NirArray{{}, {*value}};
+    return value.has_value();
+  };
+  bool ok = true;
+  if (type == "IF" || type == "I") {
+    ok = set("r", *get("k", 1.0) / dt);
+    if (type == "IF")
+      ok = set("v_threshold", get("v_threshold")) && set("v_reset", get("v_reset"));
+  } else if (type == "Threshold") {
+    ok = set("threshold", get("threshold"));
+  } else {
+    bool cuba = type.rfind("Cuba", 0) == 0, fires = type.back() == 'F';
+    std::optional<double> tau = get("tau");
+    ok = tau && set(cuba ? "tau_mem" : "tau", *tau * dt) && set("r", get("r", 1.0)) &&
+         set("v_leak", get("v_leak", get("v_reset")));
+    if (cuba) {
+      std::optional<double> tauSyn = get("tau_syn");
+      ok = ok && tauSyn && set("tau_syn", *tauSyn * dt) && set("w_in", get("w_in"));
+    }
+    if (fires)
+      ok = ok && set("v_threshold", get("v_threshold")) && set("v_reset", get("v_reset"));
+  }
+  return ok ? std::optional<NirNode>(node) : std::nullopt;
+}
+
+} // namespace
+
+std::optional<NirNode> snn::nir::matchNeuronPrimitive(const NeuronParts &parts, double dt) {
+  std::map<std::string, double> constants;
+  if (!readAssignments(parts.constants, constants))
+    return std::nullopt;
+  for (const auto &[type, describe] : primitives()) {
+    std::optional<NirNode> node = candidate(type, constants, dt);
+    if (!node)
+      continue;
+    NeuronPartsResult described = describeNeuronPrimitive(*node, {}, dt);
+    if (described.error.empty() && sameParts(described.parts, parts))
+      return node;
+  }
+  return std::nullopt;
 }
