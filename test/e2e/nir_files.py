@@ -44,14 +44,15 @@ def chain(nodes):
     return {"nodes": dict(nodes), "edges": [[a, b] for a, b in zip(names, names[1:])]}
 
 
-# The neuron primitives no file of test/import/nir has: CubaLIF into an LI read out as
-# potentials; a Conv2d into a LIF whose leak and reset differ, AvgPool2d, Flatten, Linear, an
-# Integrator and a Threshold; an edge summing two Affines into a CubaLI.
+# The primitives no file of test/import/nir has: Scale per feature and CubaLIF into an LI read
+# out as potentials; a Conv2d into a LIF whose leak and reset differ, AvgPool2d, Scale per
+# channel, Flatten, Linear, an Integrator and a Threshold; two Affines summed into a CubaLI.
 SYNTHETIC = {
     "cuba_li.nir": chain([
         ("input", {"type": "Input", "shape": [12]}),
         ("fc1", {"type": "Affine", "weight": {"seed": 1, "shape": [16, 12], "scale": 0.6},
                  "bias": fill(0.05, [16])}),
+        ("scale", {"type": "Scale", "scale": np.linspace(0.5, 1.5, 16).tolist()}),
         ("cuba", {"type": "CubaLIF", "tau_syn": fill(2e-4, [16]), "tau_mem": fill(1e-3, [16]),
                   "r": fill(10.0, [16]), "v_leak": fill(0.0, [16]), "w_in": fill(2.0, [16]),
                   "v_threshold": fill(1.0, [16])}),
@@ -70,6 +71,8 @@ SYNTHETIC = {
                  "v_threshold": fill(1.0, [4, 8, 8])}),
         ("avg", {"type": "AvgPool2d", "kernel_size": [2, 2], "stride": [2, 2],
                  "padding": [0, 0]}),
+        ("scale", {"type": "Scale",
+                   "scale": np.repeat([0.8, 1.2, 1.0, 1.5], 16).reshape(4, 4, 4).tolist()}),
         ("flat", {"type": "Flatten", "start_dim": 0, "end_dim": -1}),
         ("lin", {"type": "Linear", "weight": {"seed": 4, "shape": [8, 64], "scale": 0.5}}),
         ("int", {"type": "I", "r": fill(50.0, [8])}),

@@ -10,7 +10,7 @@ SumPool2d, Flatten and Affine, with the sigmoid surrogate of alpha 4 the importe
   LIF       LI, then z and the reset as IF                              (from v_leak)
   CubaLI(F) i += dt / tau_syn (-i + w_in x), then LI(F) driven by r i   (i from 0)
   Threshold z = x > threshold
-  Affine W x + b; Linear W x; Conv2d; SumPool2d the window's sum; AvgPool2d its mean;
+  Affine W x + b; Linear W x; Scale s x; Conv2d; SumPool2d the window's sum; AvgPool2d its mean;
   Flatten over start_dim..end_dim of one sample; edges into one node add up.
 """
 import h5py
@@ -131,6 +131,9 @@ class NirGraph:
             out = conv2d(x, ones, None, pair(node, "stride", k), pair(node, "padding", 0),
                          (1, 1), x.shape[1])
             return out / (k[0] * k[1]) if kind == "AvgPool2d" and mode != "count" else out
+        if kind == "Scale":
+            scale = np.asarray(node["scale"], np.float64)
+            return x * (np.abs(scale) if mode == "abs" else 1.0 if mode == "count" else scale)
         if kind == "Flatten":
             start, end = int(node.get("start_dim", 0)), int(node.get("end_dim", -1))
             rank = x.ndim - 1

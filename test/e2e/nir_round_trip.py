@@ -153,13 +153,17 @@ def described(bin_dir, work):
         nf.nir_from_json.write(nf.SYNTHETIC[name], path)
         flags = ["--nir-dt", repr(dt), "--nir-steps", steps]
         first = compile_(bin_dir, path, os.path.join(work, name + ".1"), *flags)
+        x = np.stack([draw(np.random.default_rng(5), N) for _ in range(steps)])
+        x_path = os.path.join(work, name + ".x.npy")
+        np.save(x_path, x)
+        # Every parameter and frozen weight as the artifact holds it: one step at rate 0.
+        data = os.path.join(work, name + ".data.npy")
+        np.save(data, np.ascontiguousarray(x.transpose(1, 0, *range(2, x.ndim))))
+        np.save(data + ".y.npy", np.zeros(N, np.int64))
         params = os.path.join(work, name + ".params")
-        os.makedirs(params)
-        for node, fields in ref.read_nir(path)[0].items():
-            for field in ("weight", "bias"):
-                if field in fields:
-                    np.save(os.path.join(params, f"{node}.{field}.npy"),
-                            fields[field].astype(np.float32))
+        tc.run([os.path.join(bin_dir, "snn-run"), "train", os.path.join(work, name + ".1"),
+                "--data-npy", f"{data},{data}.y.npy", "--steps", 1, "--batch-size", N,
+                "--lr", 0, "--save-params", params, "--progress", "none"])
         back = os.path.join(work, "back_" + name)
         tc.run([os.path.join(bin_dir, "snn-run"), "export", os.path.join(work, name + ".1"),
                 "--params", params, "--format", "nir", "--nir-dt", repr(dt), "-o", back])
@@ -167,9 +171,6 @@ def described(bin_dir, work):
         if first != second:
             raise tc.Failure(f"{name}: written back and re-imported, another program:\n"
                              f"{first}\n{second}")
-        x = np.stack([draw(np.random.default_rng(5), N) for _ in range(steps)])
-        x_path = os.path.join(work, name + ".x.npy")
-        np.save(x_path, x)
         a = infer(bin_dir, os.path.join(work, name + ".1"), x_path, x_path + ".a.npy")
         b = infer(bin_dir, os.path.join(work, name + ".2"), x_path, x_path + ".b.npy")
         if not np.array_equal(a, b):

@@ -42,8 +42,8 @@ std::string formatNumber(double value) {
 
 /// The primitives the importer knows, for the error about one it does not.
 constexpr const char *kSupported = "Input, Output, Affine, Linear, Conv2d, SumPool2d, "
-                                   "AvgPool2d, Flatten, IF, I, LI, LIF, CubaLI, CubaLIF, "
-                                   "Threshold";
+                                   "AvgPool2d, Flatten, Scale, IF, I, LI, LIF, CubaLI, "
+                                   "CubaLIF, Threshold";
 
 /// Builds `func.func @main` from a NIR graph, node by node in an order where every node
 /// follows its inputs.
@@ -65,6 +65,7 @@ private:
   FailureOr<Value> importConv2d(const NirNode &node, Value input);
   FailureOr<Value> importPool(const NirNode &node, Value input);
   FailureOr<Value> importFlatten(const NirNode &node, Value input);
+  FailureOr<Value> importScale(const NirNode &node, Value input);
   FailureOr<Value> importNeuron(const NirNode &node, Value input);
   FailureOr<SmallVector<int64_t>> declaredShape(const NirNode &node, StringRef key);
   FailureOr<SmallVector<int64_t>> pair(const NirNode &node, StringRef key,
@@ -374,6 +375,51 @@ FailureOr<Value> NIRImporter::importFlatten(const NirNode &node, Value input) {
   return Value(snn::ReshapeOp::create(builder, nodeLoc(node), stepType(out), input, out));
 }
 
+/// Scale (s I, s per neuron): a frozen weight that multiplies each value by its own factor
+/// and adds nothing else, exactly: [F] features through a diagonal snn.linear, [C, H, W]
+/// through a 1x1 depthwise snn.conv2d (s the same across each channel's plane).
+FailureOr<Value> NIRImporter::importScale(const NirNode &node, Value input) {
+  SmallVector<int64_t> in = sampleShape(input);
+  const NirArray *scale = node.param("scale");
+  if (!scale || scale->size() == 0)
+    return nodeError(node, "has no parameter 'scale'"), failure();
+  auto at = [&](int64_t i) { return float(scale->values[scale->size() == 1 ? 0 : size_t(i)]); };
+  int64_t count = 1;
+  for (int64_t d : in)
+    count *= d;
+  if (scale->size() != 1 && scale->size() != count)
+    return nodeError(node, "parameter 'scale' has " + Twine(scale->size()) +
+                               " values for an input of shape " + formatShape(in)),
+           failure();
+  if (in.size() == 1) {
+    SmallVector<float> diagonal(size_t(in[0] * in[0]), 0.0f);
+    for (int64_t i = 0; i < in[0]; ++i)
+      diagonal[size_t(i * in[0] + i)] = at(i);
+    Value weight = parameter(node, "scale", {in[0], in[0]}, diagonal, /*frozen=*/true);
+    return Value(
+        snn::LinearOp::create(builder, nodeLoc(node), input.getType(), input, weight, Value()));
+  }
+  int64_t plane = in.size() == 3 ? in[1] * in[2] : 0;
+  SmallVector<float> factors;
+  for (int64_t c = 0; plane && c < in[0]; ++c) {
+    factors.push_back(at(c * plane));
+    for (int64_t k = 1; k < plane; ++k)
+      if (at(c * plane + k) != factors.back())
+        return nodeError(node, "its scale differs within channel " + Twine(c) +
+                                   " (a [channels, height, width] input takes one factor per "
+                                   "channel)"),
+               failure();
+  }
+  if (!plane)
+    return nodeError(node, "scales a [features] or [channels, height, width] input, not " +
+                               formatShape(in)),
+           failure();
+  Value weight = parameter(node, "scale", {in[0], 1, 1, 1}, factors, /*frozen=*/true);
+  return Value(snn::Conv2dOp::create(builder, nodeLoc(node), input.getType(), input, weight,
+                                     Value(), ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{0, 0},
+                                     ArrayRef<int64_t>{1, 1}, in[0]));
+}
+
 ArrayAttr strings(Builder &builder, const std::vector<std::string> &items) {
   return builder.getStrArrayAttr(SmallVector<StringRef>(items.begin(), items.end()));
 }
@@ -405,6 +451,8 @@ FailureOr<Value> NIRImporter::importLayer(const NirNode &node, Value input) {
     return importPool(node, input);
   if (type == "Flatten")
     return importFlatten(node, input);
+  if (type == "Scale")
+    return importScale(node, input);
   if (snn::nir::isNeuronPrimitive(type))
     return importNeuron(node, input);
   return nodeError(node, "the primitive is not supported (supported: " + Twine(kSupported) + ")"),

@@ -16,7 +16,10 @@
 #include "snn/Schema/NeuronProgram.h"
 
 #include <ATen/ops/all.h>
+#include <ATen/ops/diagonal.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/expand.h>
+#include <ATen/ops/reshape.h>
 
 #include <cmath>
 #include <functional>
@@ -100,20 +103,32 @@ void NirBuilder::connect(const std::string &value, const std::string &target) {
     graph.edges.emplace_back(source, target);
 }
 
+/// Whether `name` is the frozen factor weight the importer makes of a Scale node.
+bool isScaleWeight(const std::string &name) {
+  const std::string suffix = ".scale";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 Shape NirBuilder::linear(const Node &node, const Shape &in, NirNode &out) {
   at::Tensor weight = value(node.inputs[1]);
   if (in.size() != 1)
     throw Error(node.describe() + ": NIR's Affine takes one dimension, its input has " +
                 std::to_string(in.size()));
-  out.params["weight"] = arrayOf(weight);
   bool bias = node.inputs.size() > 2 && !node.inputs[2].empty();
+  if (!bias && isScaleWeight(node.inputs[1]) && weight.size(0) == weight.size(1)) {
+    out.type = "Scale";
+    out.params["scale"] = arrayOf(weight.diagonal());
+    return in;
+  }
+  out.params["weight"] = arrayOf(weight);
   out.type = bias ? "Affine" : "Linear";
   if (bias)
     out.params["bias"] = arrayOf(value(node.inputs[2]));
   return {weight.size(0)};
 }
 
-/// Conv2d, or SumPool2d for the depthwise all-ones kernel without bias the importer writes.
+/// Conv2d, or SumPool2d / Scale for the frozen depthwise kernels the importer makes of them.
 Shape NirBuilder::conv2d(const Node &node, const Shape &in, NirNode &out) {
   NodeAttributes attributes(node);
   auto stride = attributes.getPair(attr::kStride, {1, 1});
@@ -131,6 +146,12 @@ Shape NirBuilder::conv2d(const Node &node, const Shape &in, NirNode &out) {
   Shape kernel{weight.size(2), weight.size(3)};
   bool sum = !bias && groups == in[0] && weight.size(0) == in[0] && weight.size(1) == 1 &&
              dilation == std::array<int64_t, 2>{1, 1} && at::all(at::eq(weight, 1.0)).item<bool>();
+  if (!bias && isScaleWeight(node.inputs[1]) && groups == in[0] && weight.size(1) == 1 &&
+      kernel == Shape{1, 1}) {
+    out.type = "Scale";
+    out.params["scale"] = arrayOf(weight.reshape({in[0], 1, 1}).expand({in[0], in[1], in[2]}));
+    return in;
+  }
   out.params["stride"] = wholeNumbers({stride[0], stride[1]});
   out.params["padding"] = wholeNumbers({padding[0], padding[1]});
   if (sum) {
