@@ -32,13 +32,6 @@ std::string formatNumber(double value) {
   return buffer;
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 /// Reads a node's per-neuron parameters, each one number for every neuron.
 class ParameterReader {
 public:
@@ -190,6 +183,13 @@ const std::map<std::string, Describe> &primitives() {
 }
 
 } // namespace
+
+std::string snn::nir::formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
 
 bool snn::nir::isNeuronPrimitive(const std::string &type) { return primitives().count(type); }
 

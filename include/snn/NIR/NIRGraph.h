@@ -66,6 +66,9 @@ NirReadResult readNIRFile(const std::string &path);
 /// naming the file; a failed write leaves no file.
 std::string writeNIRFile(const NirGraph &graph, const std::string &path);
 
+/// "[2, 34, 34]", for messages.
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// Whether `path` starts with HDF5's signature (a NIR file, as opposed to an
 /// ONNX protobuf): the format is chosen by content, not by the extension.
 bool isHDF5File(const std::string &path);

@@ -26,12 +26,7 @@ using snn::nir::NirNode;
 namespace {
 
 std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << '[';
-  llvm::interleaveComma(shape, os);
-  os << ']';
-  return text;
+  return snn::nir::formatShape(std::vector<int64_t>(shape.begin(), shape.end()));
 }
 
 std::string formatNumber(double value) {
