@@ -218,8 +218,8 @@ FailureOr<Value> NIRImporter::nodeInput(const NirNode &node) {
 
 FailureOr<Value> NIRImporter::importAffine(const NirNode &node, Value input) {
   const NirArray *weight = node.param("weight");
-  if (!weight || weight->shape.size() != 2)
-    return nodeError(node, "needs a 2-D 'weight' [out, in]"), failure();
+  if (!weight || weight->shape.size() != 2 || weight->shape[0] < 1 || weight->shape[1] < 1)
+    return nodeError(node, "needs a 2-D 'weight' [out, in] of at least one value"), failure();
   SmallVector<int64_t> in = sampleShape(input);
   if (in.size() != 1 || in[0] != weight->shape[1])
     return nodeError(node, "its weight takes " + Twine(weight->shape[1]) +
@@ -259,6 +259,12 @@ FailureOr<Value> NIRImporter::importConv2d(const NirNode &node, Value input) {
   auto dilation = pair(node, "dilation", 1);
   if (failed(stride) || failed(padding) || failed(dilation))
     return failure();
+  if (llvm::any_of(weight->shape, [](int64_t d) { return d < 1; }) ||
+      llvm::any_of(*stride, [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(*dilation, [](int64_t v) { return v < 1; }))
+    return nodeError(node, "its weight " + formatShape(weight->shape) +
+                               ", strides and dilations must be at least 1"),
+           failure();
   const NirArray *groupsParam = node.param("groups");
   int64_t groups = groupsParam && groupsParam->size() == 1 ? int64_t(groupsParam->values[0]) : 1;
   SmallVector<int64_t> in = sampleShape(input);
@@ -317,7 +323,7 @@ FailureOr<Value> NIRImporter::importPool(const NirNode &node, Value input) {
   for (int axis = 0; axis < 2; ++axis) {
     out.push_back(
         windowExtent(in[axis + 1], (*kernel)[axis], (*stride)[axis], (*padding)[axis], 1));
-    if (out.back() == 0 || (*kernel)[axis] == 0)
+    if (out.back() == 0 || (*kernel)[axis] == 0 || (*stride)[axis] == 0)
       return nodeError(node, "its window does not fit its input " + formatShape(in)), failure();
   }
   Location loc = nodeLoc(node);
@@ -325,6 +331,12 @@ FailureOr<Value> NIRImporter::importPool(const NirNode &node, Value input) {
     return Value(snn::AvgPool2dOp::create(builder, loc, stepType(out), input, *kernel, *stride,
                                           *padding, /*ceil_mode=*/false,
                                           /*count_include_pad=*/true));
+  // The frozen kernel holds C * kh * kw values: a window beyond any real pooling is refused
+  // before it is allocated.
+  if (in[0] * (*kernel)[0] * (*kernel)[1] > (int64_t(1) << 26))
+    return nodeError(node, "its window of " + formatShape(*kernel) + " over " + Twine(in[0]) +
+                               " channels is too large"),
+           failure();
   SmallVector<int64_t> shape{in[0], 1, (*kernel)[0], (*kernel)[1]};
   SmallVector<float> ones(size_t(in[0] * (*kernel)[0] * (*kernel)[1]), 1.0f);
   Value sumKernel = parameter(node, "sum_kernel", shape, ones, /*frozen=*/true);
@@ -387,6 +399,12 @@ FailureOr<Value> NIRImporter::importScale(const NirNode &node, Value input) {
                                " values for an input of shape " + formatShape(in)),
            failure();
   if (in.size() == 1) {
+    // A diagonal [F, F] weight: beyond 8192 features it would outweigh any layer around it.
+    if (in[0] > 8192)
+      return nodeError(node, "scales " + Twine(in[0]) +
+                                 " features (at most 8192 are "
+                                 "supported)"),
+             failure();
     SmallVector<float> diagonal(size_t(in[0] * in[0]), 0.0f);
     for (int64_t i = 0; i < in[0]; ++i)
       diagonal[size_t(i * in[0] + i)] = at(i);
