@@ -9,7 +9,6 @@ epsilon, carried through the steps), so the comparison is exact. Every spiking n
 
 Usage: nir_files.py --bin BUILD/bin --work DIR
 """
-import argparse
 import os
 import sys
 
@@ -164,13 +163,9 @@ def graph_source(graph, output):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
-    work = tc.fresh_dir(args.work)
+    bin_dir, work = tc.bin_and_work(__doc__)
     for case in CASES:
-        check_file(args.bin, work, *case)
+        check_file(bin_dir, work, *case)
     print("PASS: " + ", ".join(c[0] for c in CASES) + " equal NIR's equations")
 
 

@@ -9,7 +9,6 @@ outputs. Bad input is a ValueError naming the node: no dt, a cycle (snnTorch's B
 
 Usage: nir_python.py --bin BUILD/bin --work DIR
 """
-import argparse
 import os
 import re
 
@@ -88,14 +87,10 @@ def errors(work):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
+    bin_dir, work = tc.bin_and_work(__doc__)
     torch.set_num_threads(2)
-    work = tc.fresh_dir(args.work)
     for case in nf.CASES:
-        check(args.bin, work, *case)
+        check(bin_dir, work, *case)
     errors(work)
     print("PASS: snnexport.nir.load equals the compiled NIR files")
 

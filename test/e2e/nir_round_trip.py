@@ -14,7 +14,6 @@ Every spiking layer compared fires at a non-trivial rate on the input (the NumPy
 
 Usage: nir_round_trip.py --bin BUILD/bin --work DIR
 """
-import argparse
 import json
 import os
 import re
@@ -205,16 +204,12 @@ def refused(bin_dir, work):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
+    bin_dir, work = tc.bin_and_work(__doc__)
     torch.set_num_threads(2)
-    work = tc.fresh_dir(args.work)
-    onnx_and_nir(args.bin, work)
-    trained(args.bin, work)
-    described(args.bin, work)
-    refused(args.bin, work)
+    onnx_and_nir(bin_dir, work)
+    trained(bin_dir, work)
+    described(bin_dir, work)
+    refused(bin_dir, work)
     print("PASS: ONNX and NIR compile alike; a trained model round-trips through NIR")
 
 

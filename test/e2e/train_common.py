@@ -1,6 +1,7 @@
 """Shared pieces of the training end-to-end tests (train_*.py): running the tools, building a
 reference case + artifact, synthetic datasets, reading logs and parameter directories, and the
 relative comparison of docs/training.md (max|a - b| / max(max|b|, 1e-6) per tensor)."""
+import argparse
 import json
 import os
 import shutil
@@ -45,6 +46,16 @@ def _tail(text, lines=30):
     if len(rows) > lines:
         rows = [f"... ({len(rows) - lines} lines)"] + rows[-lines:]
     return "\n".join(rows) + "\n"
+
+
+def bin_and_work(doc):
+    """(BIN, WORK) of a script whose only arguments are --bin (the tools' directory) and
+    --work (emptied here); `doc` is the script's docstring, its first line the description."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--bin", required=True, help="directory with snn-compile and snn-run")
+    p.add_argument("--work", required=True, help="scratch directory (emptied)")
+    args = p.parse_args()
+    return args.bin, fresh_dir(args.work)
 
 
 def fresh_dir(path):

@@ -11,7 +11,6 @@ every IF node fires at a non-trivial rate and the loss moves.
 
 Usage: train_nir.py --bin BUILD/bin --work DIR
 """
-import argparse
 import os
 
 import numpy as np
@@ -29,14 +28,10 @@ FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "import", 
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
+    bin_dir, work = tc.bin_and_work(__doc__)
     torch.set_num_threads(2)
-    work = tc.fresh_dir(args.work)
     art = os.path.join(work, "artifact")
-    tc.run([os.path.join(args.bin, "snn-compile"), FILE, "--nir-dt", "1", "--nir-steps", T,
+    tc.run([os.path.join(bin_dir, "snn-compile"), FILE, "--nir-dt", "1", "--nir-steps", T,
             "--mode", "dp", "--topology", f"dp={RANKS}", "--batch-size", B, "-o", art])
     x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
     data_arg = tc.event_sequences(x, y, 2 * B, T, (2, 34, 34), seed=3, p=0.3)
@@ -49,7 +44,7 @@ def main():
     c = tr.TrainConfig(batch_size=B, steps=STEPS, optimizer="sgd", lr=0.05, momentum=0.9,
                        schedule="constant", loss="ce", seed=5)
     log, params = os.path.join(work, "log.jsonl"), os.path.join(work, "params")
-    tc.run([os.path.join(args.bin, "snn-run"), "--nproc", RANKS, "train", art, "--data-npy",
+    tc.run([os.path.join(bin_dir, "snn-run"), "--nproc", RANKS, "train", art, "--data-npy",
             data_arg, *tt.cli_flags(c), "--log", log, "--save-params", params, "--threads", 1,
             "--progress", "none", "--dist-timeout", 120])
     model = ref.TorchNirModel(FILE, 1.0)
