@@ -51,26 +51,47 @@ public:
            ", but its input gives the neurons the shape " + formatShape(shape));
       return std::nullopt;
     }
-    if (array->size() == 0 || !std::isfinite(array->values[0])) {
+    if (array->size() == 0 || !std::all_of(array->values.begin(), array->values.end(),
+                                           [](double v) { return std::isfinite(v); })) {
       fail("parameter '" + key + "' is not a finite number");
       return std::nullopt;
     }
-    if (!array->uniform()) {
-      fail("parameter '" + key +
-           "' differs between neurons (only one value for all the neurons of a node is "
-           "supported)");
-      return std::nullopt;
+    if (array->uniform())
+      return array->values[0];
+    // One value per channel (dim 0 of the neurons' shape), the same over its plane.
+    int64_t channels = shape.empty() ? 1 : shape[0];
+    size_t plane = size_t(array->size() / channels);
+    std::vector<double> values;
+    for (int64_t c = 0; c < channels; ++c) {
+      values.push_back(array->values[size_t(c) * plane]);
+      for (size_t k = 1; k < plane; ++k)
+        if (array->values[size_t(c) * plane + k] != values.back()) {
+          fail("parameter '" + key + "' differs within channel " + std::to_string(c) +
+               " (one value per channel, dim 0 of the neurons' shape, is supported)");
+          return std::nullopt;
+        }
     }
-    return array->values[0];
+    varying[key] = values;
+    return values[0];
   }
+
+  bool varies(const std::string &key) const { return general || varying.count(key) > 0; }
+
+  /// Write the general forms (h = v + k * x, h = v + (r * x - (v - v_leak)) / tau) even where
+  /// the parameters would allow the short ones: what a per-channel description holds.
+  bool general = false;
 
   /// The time constant `key` over the step dt: tau / dt, which must be > 0.
   std::optional<double> steps(const std::string &key, double dt) {
     std::optional<double> tau = read(key);
-    if (tau && !(*tau > 0)) {
-      fail("parameter '" + key + "' is " + formatNumber(*tau) + " (a time constant is > 0)");
-      return std::nullopt;
-    }
+    auto channels = varying.find(key);
+    std::vector<double> all =
+        channels != varying.end() ? channels->second : std::vector<double>{tau.value_or(1)};
+    for (double value : all)
+      if (tau && !(value > 0)) {
+        fail("parameter '" + key + "' is " + formatNumber(value) + " (a time constant is > 0)");
+        return std::nullopt;
+      }
     return tau ? std::optional<double>(*tau / dt) : std::nullopt;
   }
 
@@ -80,6 +101,8 @@ public:
   }
 
   std::string error;
+  /// The parameters with one value per channel, by name.
+  std::map<std::string, std::vector<double>> varying;
 
 private:
   const NirNode &node;
@@ -108,9 +131,10 @@ void describeIntegrator(ParameterReader &p, double dt, NeuronParts &out, bool fi
   if (!r || !vReset || !vThreshold)
     return;
   double gain = dt * *r;
+  bool unit = gain == 1.0 && !p.varies("r");
   out.states = {constant("v", fires ? *vReset : 0.0)};
-  out.charge = {gain == 1.0 ? "h = v + x" : "h = v + k * x"};
-  if (gain != 1.0)
+  out.charge = {unit ? "h = v + x" : "h = v + k * x"};
+  if (!unit)
     out.constants.push_back(constant("k", gain));
   if (fires) {
     out.constants.push_back(constant("v_threshold", *vThreshold));
@@ -134,7 +158,9 @@ void describeLeaky(ParameterReader &p, double dt, NeuronParts &out, bool fires, 
   if (!tauMem || !tauSyn || !wIn || !r || !vLeak || !vReset || !vThreshold)
     return;
   std::string drive = current ? "i" : "x";
-  std::string charge = leakyCharge(drive, *r, *vLeak, fires ? vReset : std::optional<double>());
+  bool uniform = !p.varies("r") && !p.varies("v_reset");
+  std::string charge =
+      leakyCharge(drive, uniform ? *r : 0.0, *vLeak, fires ? vReset : std::optional<double>());
   bool canonical = charge.find("v_reset") != std::string::npos;
   out.states = {constant("v", *vLeak)};
   if (current) {
@@ -169,6 +195,49 @@ void describeThreshold(ParameterReader &p, NeuronParts &out) {
   out.fire = "h - threshold";
 }
 
+/// The parameters that vary per channel become operands [C] of the statements naming the
+/// constants they give (tau / dt, dt r, ...); "" or why they cannot.
+std::string moveVaryingToOperands(const std::string &type,
+                                  const std::map<std::string, std::vector<double>> &varying,
+                                  double dt, NeuronParts &parts) {
+  if (varying.empty())
+    return "";
+  for (const char *start : {"v_leak", type == "IF" ? "v_reset" : ""})
+    if (varying.count(start))
+      return std::string("parameter '") + start +
+             "' differs between channels, but the membrane starts at it (one value is "
+             "supported)";
+  auto same = [](double v) { return v; };
+  auto perStep = [dt](double t) { return t / dt; };
+  bool cuba = type.rfind("Cuba", 0) == 0;
+  const std::map<std::string, std::pair<std::string, std::function<double(double)>>> sources = {
+      {"k", {"r", [dt](double r) { return dt * r; }}},
+      {"tau", {cuba ? "tau_mem" : "tau", perStep}},
+      {"tau_syn", {"tau_syn", perStep}},
+      {"r", {"r", same}},
+      {"w_in", {"w_in", same}},
+      {"v_threshold", {"v_threshold", same}},
+      {"v_reset", {"v_reset", same}},
+      {"threshold", {"threshold", same}}};
+  std::vector<std::string> constants;
+  for (const std::string &item : parts.constants) {
+    std::string name = item.substr(0, item.find('='));
+    auto source = sources.find(name);
+    auto values = source == sources.end() ? varying.end() : varying.find(source->second.first);
+    if (values == varying.end()) {
+      constants.push_back(item);
+      continue;
+    }
+    std::vector<double> operand;
+    for (double v : values->second)
+      operand.push_back(source->second.second(v));
+    parts.operands.push_back(name);
+    parts.operandValues.push_back(std::move(operand));
+  }
+  parts.constants = std::move(constants);
+  return "";
+}
+
 const std::map<std::string, Describe> &primitives() {
   static const std::map<std::string, Describe> table = {
       {"IF", [](auto &p, auto dt, auto &out) { describeIntegrator(p, *dt, out, true); }},
@@ -195,7 +264,7 @@ bool snn::nir::isNeuronPrimitive(const std::string &type) { return primitives().
 
 NeuronPartsResult snn::nir::describeNeuronPrimitive(const NirNode &node,
                                                     const std::vector<int64_t> &shape,
-                                                    std::optional<double> dt) {
+                                                    std::optional<double> dt, bool general) {
   NeuronPartsResult result;
   auto it = primitives().find(node.type);
   if (it == primitives().end()) {
@@ -208,8 +277,11 @@ NeuronPartsResult snn::nir::describeNeuronPrimitive(const NirNode &node,
     return result;
   }
   ParameterReader reader(node, shape);
+  reader.general = general;
   it->second(reader, dt, result.parts);
   result.error = reader.error;
+  if (result.error.empty())
+    result.error = moveVaryingToOperands(node.type, reader.varying, dt.value_or(1.0), result.parts);
   return result;
 }
 
@@ -295,9 +367,11 @@ std::optional<NirNode> snn::nir::matchNeuronPrimitive(const NeuronParts &parts, 
     std::optional<NirNode> node = candidate(type, constants, dt);
     if (!node)
       continue;
-    NeuronPartsResult described = describeNeuronPrimitive(*node, {}, dt);
-    if (described.error.empty() && sameParts(described.parts, parts))
-      return node;
+    for (bool general : {false, true}) {
+      NeuronPartsResult described = describeNeuronPrimitive(*node, {}, dt, general);
+      if (described.error.empty() && sameParts(described.parts, parts))
+        return node;
+    }
   }
   return std::nullopt;
 }

@@ -12,7 +12,9 @@ Reading needs h5py (Debian's python3-h5py).
 """
 from __future__ import annotations
 
+import keyword
 import math
+import re
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -52,31 +54,69 @@ def read(path: str) -> Tuple[Dict[str, dict], List[Tuple[str, str]]]:
     return nodes, edges
 
 
-def _one(node: dict, name: str, key: str, default: Optional[float] = None) -> float:
-    """A per-neuron parameter's one value (the compiler takes no other)."""
+def _param(node: dict, name: str, key: str, default: Optional[float] = None):
+    """A per-neuron parameter: one float for all neurons, or a list of one value per channel
+    (dim 0 of the neurons' shape) where it is the same over each channel's plane."""
+    where = f"NIR node '{name}' ({node['type']})"
     if key not in node:
         if default is None:
-            raise ValueError(f"NIR node '{name}' ({node['type']}): has no parameter '{key}'")
+            raise ValueError(f"{where}: has no parameter '{key}'")
         return float(default)
-    values = np.unique(np.asarray(node[key], dtype=np.float64))
-    if values.size != 1 or not math.isfinite(values[0]):
-        raise ValueError(f"NIR node '{name}' ({node['type']}): parameter '{key}' differs between "
-                         "neurons or is not finite (only one value for all is supported)")
-    return float(values[0])
+    values = np.asarray(node[key], dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{where}: parameter '{key}' is not a finite number")
+    if np.unique(values).size == 1:
+        return float(values.reshape(-1)[0])
+    planes = values.reshape(values.shape[0] if values.ndim else 1, -1)
+    if not np.all(planes == planes[:, :1]):
+        raise ValueError(f"{where}: parameter '{key}' differs within a channel (one value per "
+                         "channel, dim 0 of the neurons' shape, is supported)")
+    return planes[:, 0].tolist()
+
+
+# The constant each parameter gives a description, and how (the compiler's table).
+_SOURCES = {"k": ("r", lambda v, dt: dt * v), "tau_syn": ("tau_syn", lambda v, dt: v / dt),
+            "r": ("r", None), "w_in": ("w_in", None), "v_threshold": ("v_threshold", None),
+            "v_reset": ("v_reset", None), "threshold": ("threshold", None)}
 
 
 def neuron_parts(kind: str, node: dict, dt: float, name: str = "") -> dict:
     """The description snn-compile --nir-dt writes for NIR neuron `node` (docs/nir.md):
-    the same statements, the same constants (lib/NIR/NIRNeurons.cpp is the compiler's)."""
-    p = lambda key, default=None: _one(node, name, key, default)  # noqa: E731
+    the same statements, the same constants, the same per-channel operands
+    (lib/NIR/NIRNeurons.cpp is the compiler's)."""
+    raw = {key: _param(node, name, key) for key, value in node.items()
+           if key != "type" and not isinstance(value, str)}
+    varying = {key for key, value in raw.items() if isinstance(value, list)}
+    for start in ("v_leak",) + (("v_reset",) if kind == "IF" else ()):
+        if start in varying:
+            raise ValueError(f"NIR node '{name}' ({kind}): parameter '{start}' differs between "
+                             "channels, but the membrane starts at it (one value is supported)")
+    first = dict(node, **{k: (v[0] if isinstance(v, list) else v) for k, v in raw.items()})
+    parts = _uniform_parts(kind, first, dt, name, varying)
+    sources = dict(_SOURCES, tau=("tau_mem" if kind.startswith("Cuba") else "tau",
+                                  lambda v, dt: v / dt))
+    for constant in list(parts["constants"]):
+        param, transform = sources.get(constant, (None, None))
+        if param in varying:
+            parts["constants"].pop(constant)
+            parts["operands"].append(constant)
+            parts["values"] = parts.get("values", []) + [
+                [transform(v, dt) if transform else v for v in raw[param]]]
+    return parts
+
+
+def _uniform_parts(kind: str, node: dict, dt: float, name: str, varying: set) -> dict:
+    """neuron_parts with one value per parameter; `varying` forces the general forms."""
+    p = lambda key, default=None: float(_param(node, name, key, default))  # noqa: E731
     fires = kind in ("IF", "LIF", "CubaLIF")
     if kind == "Threshold":
         return description({"v": 0.0}, {"threshold": p("threshold")}, ["h = x"],
                            fire="h - threshold", reset="none")
     if kind in ("IF", "I"):
         gain, v_reset = dt * p("r"), p("v_reset", 0.0) if fires else 0.0
-        constants = {} if gain == 1.0 else {"k": gain}
-        charge = ["h = v + x" if gain == 1.0 else "h = v + k * x"]
+        unit = gain == 1.0 and "r" not in varying
+        constants = {} if unit else {"k": gain}
+        charge = ["h = v + x" if unit else "h = v + k * x"]
         if not fires:
             return description({"v": 0.0}, constants, charge, fire="", reset="none", output="h")
         constants.update(v_threshold=p("v_threshold"), v_reset=v_reset)
@@ -90,7 +130,8 @@ def neuron_parts(kind: str, node: dict, dt: float, name: str = "") -> dict:
         constants.update(tau_syn=p("tau_syn") / dt, w_in=p("w_in", 1.0))
         charge.append("i = i + (w_in * x - i) / tau_syn")
     v_reset = p("v_reset", 0.0) if fires else None
-    canonical = not cuba and r == 1.0 and fires and v_leak == v_reset
+    canonical = (not cuba and r == 1.0 and fires and v_leak == v_reset and
+                 not varying & {"r", "v_reset"})
     charge.append("h = v + (x - (v - v_reset)) / tau" if canonical else
                   f"h = v + (r * {'i' if cuba else 'x'} - (v - v_leak)) / tau")
     constants["tau"] = tau
@@ -113,6 +154,12 @@ class NirNeuron(DescribedNode):
         super().__init__(constants.get("v_threshold", constants.get("threshold", 1.0)),
                          constants.get("v_reset", 0.0), _surrogate.Sigmoid(alpha=4.0),
                          False, step_mode)
+        # Per-channel values: frozen [C] parameters under the names the statements use.
+        for operand, values in zip(parts["operands"], parts.get("values", [])):
+            if operand in self.__dict__:
+                delattr(self, operand)
+            self.register_parameter(operand, nn.Parameter(
+                torch.tensor(values, dtype=torch.float32), requires_grad=False))
 
     def reset(self) -> None:
         self.state: Optional[Dict[str, torch.Tensor]] = None
@@ -131,6 +178,8 @@ class NirNeuron(DescribedNode):
         if self.state is None:
             self.state = {k: torch.full_like(x, v) for k, v in self.parts["states"].items()}
         names = dict(self.parts["constants"], **self.state, x=x)
+        for operand in self.parts["operands"]:  # [C] on the channel dim of a step's [N, C, ...]
+            names[operand] = getattr(self, operand).reshape(-1, *[1] * (x.dim() - 2))
         self._run(self.parts["charge"], names)
         h = names["h"]
         self._log_h(h)
@@ -213,6 +262,8 @@ def _neuron(name: str, node: dict, dt: Optional[float]) -> nn.Module:
     parts = neuron_parts(kind, node, dt or 1.0, name)
     c = parts["constants"]
     sigmoid = _surrogate.Sigmoid(alpha=4.0)
+    if parts["operands"]:
+        return NirNeuron(kind, parts)
     if parts["charge"] == ["h = v + x"] and parts["reset"] == "hard":
         return neuron.IFNode(c["v_threshold"], c["v_reset"], sigmoid)
     if parts["charge"] == ["h = v + (x - (v - v_reset)) / tau"] and c["tau"] > 1.0:
@@ -220,16 +271,31 @@ def _neuron(name: str, node: dict, dt: Optional[float]) -> nn.Module:
     return NirNeuron(kind, parts)
 
 
+def _module_names(nodes: List[str]) -> Dict[str, str]:
+    """A submodule name for each node: its name with every character that cannot stand in a
+    Python name written '_', a keyword ('if') followed by '_', a clash numbered."""
+    names: Dict[str, str] = {}
+    for node in nodes:
+        name = re.sub(r"[^0-9A-Za-z_]", "_", node)
+        name = name + "_" if keyword.iskeyword(name) else name
+        base, k = name, 1
+        while name in names.values():
+            name, k = f"{base}_{k}", k + 1
+        names[node] = name
+    return names
+
+
 class NirGraphModule(nn.Module):
     """A NIR graph's nodes in an order where each follows its inputs; edges into one node add
-    up. Submodules are named after the nodes ('.' written '_')."""
+    up. Submodules are named after the nodes (_module_names)."""
 
     def __init__(self, order: List[str], sources: Dict[str, List[str]], input_name: str,
                  output_source: List[str], modules: Dict[str, nn.Module]) -> None:
         super().__init__()
         self.order, self.sources = order, sources
         self.input_name, self.output_source = input_name, output_source
-        self.nodes = nn.ModuleDict({k.replace(".", "_"): m for k, m in modules.items()})
+        self.names = _module_names(order)
+        self.nodes = nn.ModuleDict({self.names[k]: m for k, m in modules.items()})
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         values = {self.input_name: x}
@@ -238,7 +304,7 @@ class NirGraphModule(nn.Module):
             total = inputs[0]
             for other in inputs[1:]:
                 total = total + other
-            values[name] = self.nodes[name.replace(".", "_")](total)
+            values[name] = self.nodes[self.names[name]](total)
         out = [values[s] for s in self.output_source]
         total = out[0]
         for other in out[1:]:
@@ -250,7 +316,7 @@ def load(path: str, *, dt: Optional[float] = None) -> NirGraphModule:
     """The NIR file `path` as a multi-step module on [T, N, ...], its neurons stepped by `dt`
     (the unit of the file's time constants; needed unless the only neuron is Threshold).
     Raises ValueError naming the node for what the compiler would refuse: a cycle of edges, a
-    primitive it does not support, a parameter that differs between neurons."""
+    primitive it does not support, a parameter that differs within a channel."""
     if dt is not None and not (isinstance(dt, (int, float)) and dt > 0 and math.isfinite(dt)):
         raise ValueError(f"dt must be a number > 0, got {dt!r}")
     nodes, edges = read(path)

@@ -91,6 +91,35 @@ SYNTHETIC = {
                   ["cubali", "output"]]},
 }
 
+def per_channel(values, plane):
+    """One value per channel, repeated over each channel's plane."""
+    return np.repeat(np.asarray(values, float), int(np.prod(plane))).reshape(
+        len(values), *plane).tolist()
+
+
+# Parameters with one value per channel: a conv LIF's, a CubaLIF's and an IF's per feature.
+SYNTHETIC["per_channel.nir"] = chain([
+    ("input", {"type": "Input", "shape": [3, 6, 6]}),
+    ("conv", {"type": "Conv2d", "weight": {"seed": 7, "shape": [4, 3, 3, 3], "scale": 0.8},
+              "bias": fill(0.1, [4]), "stride": [1, 1], "padding": [1, 1], "dilation": [1, 1],
+              "groups": 1}),
+    ("lif", {"type": "LIF", "tau": per_channel([2e-3, 3e-3, 4e-3, 6e-3], (6, 6)),
+             "r": per_channel([1.0, 2.0, 1.5, 3.0], (6, 6)), "v_leak": fill(0.0, [4, 6, 6]),
+             "v_threshold": per_channel([1.0, 0.8, 1.2, 1.0], (6, 6)),
+             "v_reset": per_channel([0.0, -0.2, 0.1, 0.0], (6, 6))}),
+    ("flat", {"type": "Flatten", "start_dim": 0, "end_dim": -1}),
+    ("fc1", {"type": "Affine", "weight": {"seed": 8, "shape": [10, 144], "scale": 0.5},
+             "bias": fill(0.1, [10])}),
+    ("cuba", {"type": "CubaLIF", "tau_syn": np.linspace(1.5e-3, 3e-3, 10).tolist(),
+              "tau_mem": fill(4e-3, [10]), "r": fill(2.0, [10]), "v_leak": fill(0.0, [10]),
+              "w_in": np.linspace(0.5, 1.5, 10).tolist(),
+              "v_threshold": np.linspace(0.6, 1.2, 10).tolist()}),
+    ("fc2", {"type": "Affine", "weight": {"seed": 9, "shape": [5, 10], "scale": 0.8},
+             "bias": fill(0.3, [5])}),
+    ("if", {"type": "IF", "r": [300.0, 400.0, 500.0, 600.0, 700.0],
+            "v_threshold": fill(1.0, [5])}),
+    ("output", {"type": "Output", "shape": [5]})])
+
 # file, dt (the writer's convention), T, the input of one step, the rate range per node.
 CASES = [
     ("cnn_sinabs.nir", 1.0, 8, spikes((2, 34, 34), 0.3), (0.01, 0.6)),
@@ -98,6 +127,7 @@ CASES = [
     ("cuba_li.nir", 1e-4, 12, spikes((12,), 0.3), (0.05, 0.6)),
     ("conv_lif_threshold.nir", 1e-3, 10, currents((2, 8, 8), 0.0, 1.0), (0.05, 0.6)),
     ("sum_cubali.nir", 1e-3, 10, currents((5,), -1.0, 1.0), (0.05, 0.6)),
+    ("per_channel.nir", 1e-3, 10, spikes((3, 6, 6), 0.4), (0.05, 0.6)),
 ]
 
 

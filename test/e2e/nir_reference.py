@@ -61,14 +61,20 @@ def topological(nodes, edges):
 
 
 def one(node, key, default=None):
-    """A per-neuron parameter's single value (these files hold one value per node)."""
+    """A per-neuron parameter's single value (the node holds one value for all)."""
+    values = np.unique(param(node, key, default))
+    assert values.size == 1, f"{key} varies across neurons"
+    return float(values[0])
+
+
+def param(node, key, default=None):
+    """A per-neuron parameter as float64, one value per neuron (NIR's arrays of the neurons'
+    shape broadcast against a step's [N, ...] values) or one for all."""
     if key not in node:
         if default is None:
             raise KeyError(key)
-        return float(default)
-    values = np.unique(np.asarray(node[key], dtype=np.float64))
-    assert values.size == 1, f"{key} varies across neurons"
-    return float(values[0])
+        return np.float64(default)
+    return np.asarray(node[key], dtype=np.float64)
 
 
 def pair(node, key, default):
@@ -157,13 +163,13 @@ class NirGraph:
     def initial(self, node, shape):
         kind = node["type"]
         if kind == "IF":
-            v = one(node, "v_reset", 0.0)
+            v = param(node, "v_reset", 0.0)
         elif kind in ("I", "Threshold"):
             v = 0.0
         else:
-            v = one(node, "v_leak")
+            v = param(node, "v_leak")
         zero = np.zeros(shape)
-        return {"v": np.full(shape, v), "i": zero, "ev": zero, "ei": zero}
+        return {"v": np.broadcast_to(v, shape).copy(), "i": zero, "ev": zero, "ei": zero}
 
     def neuron(self, node, x, err, state):
         """One Euler step. Returns (output, its error bound, the distance of v to the
@@ -172,32 +178,32 @@ class NirGraph:
         reset sets v exactly."""
         kind, dt = node["type"], self.dt
         if kind == "Threshold":
-            thr = one(node, "threshold")
+            thr = param(node, "threshold")
             return (x > thr).astype(np.float64), 0.0, x - thr, err + EPS32 * np.abs(x - thr)
         drive, edrive = x, err
         if kind in ("CubaLI", "CubaLIF"):
-            i, a = state["i"], dt / one(node, "tau_syn")
-            w_in = one(node, "w_in", 1.0)
+            i, a = state["i"], dt / param(node, "tau_syn")
+            w_in = param(node, "w_in", 1.0)
             state["i"] = i + a * (-i + w_in * x)
-            state["ei"] = state["ei"] + a * abs(w_in) * err + 6 * EPS32 * (
+            state["ei"] = state["ei"] + a * np.abs(w_in) * err + 6 * EPS32 * (
                 np.abs(i) + np.abs(w_in * x) + np.abs(state["i"]))
             drive, edrive = state["i"], state["ei"]
         v, ev = state["v"], state["ev"]
         if kind in ("IF", "I"):
-            gain = dt * one(node, "r")
+            gain = dt * param(node, "r")
             h = v + gain * drive
         else:
-            tau = one(node, "tau_mem" if kind.startswith("Cuba") else "tau")
-            gain = dt / tau * one(node, "r")
-            h = v + dt / tau * ((one(node, "v_leak") - v) + one(node, "r") * drive)
-        eh = ev + abs(gain) * edrive + 6 * EPS32 * (
-            np.abs(v) + np.abs(gain * drive) + np.abs(h) + abs(one(node, "v_leak", 0.0)))
+            tau = param(node, "tau_mem" if kind.startswith("Cuba") else "tau")
+            gain = dt / tau * param(node, "r")
+            h = v + dt / tau * ((param(node, "v_leak") - v) + param(node, "r") * drive)
+        eh = ev + np.abs(gain) * edrive + 6 * EPS32 * (
+            np.abs(v) + np.abs(gain * drive) + np.abs(h) + np.abs(param(node, "v_leak", 0.0)))
         if kind not in SPIKING:
             state["v"], state["ev"] = h, eh
             return h, eh, None, None
-        thr = one(node, "v_threshold")
+        thr = param(node, "v_threshold")
         z = h > thr
-        state["v"] = np.where(z, one(node, "v_reset", 0.0), h)
+        state["v"] = np.where(z, param(node, "v_reset", 0.0), h)
         state["ev"] = np.where(z, 0.0, eh)
         return z.astype(np.float64), 0.0, h - thr, eh + EPS32 * np.abs(h - thr)
 

@@ -147,7 +147,9 @@ def described(bin_dir, work):
                                     "conv_lif_threshold.nir": (
                                         1e-3, 10, nf.currents((2, 8, 8), 0.0, 1.0)),
                                     "sum_cubali.nir": (
-                                        1e-3, 10, nf.currents((5,), -1.0, 1.0))}.items():
+                                        1e-3, 10, nf.currents((5,), -1.0, 1.0)),
+                                    "per_channel.nir": (
+                                        1e-3, 10, nf.spikes((3, 6, 6), 0.4))}.items():
         path = os.path.join(work, name)
         nf.nir_from_json.write(nf.SYNTHETIC[name], path)
         flags = ["--nir-dt", repr(dt), "--nir-steps", steps]

@@ -26,6 +26,10 @@ struct NeuronParts {
   std::optional<std::string> fire; // none: the neuron does not spike (LI, Integrator)
   std::string reset = "none";
   std::string output = "s";
+  /// Parameters with one value per channel (dim 0 of the neurons' shape): operands `[C]` of
+  /// the statements that name them, with their values.
+  std::vector<std::string> operands;
+  std::vector<std::vector<double>> operandValues;
 };
 
 /// Whether `type` is a NIR neuron primitive this file discretises.
@@ -33,16 +37,19 @@ bool isNeuronPrimitive(const std::string &type);
 
 /// The step program of neuron node `node` whose neurons have the per-sample shape `shape`,
 /// stepped by `dt` (none: the graph did not say and no --nir-dt was given), or a one-line
-/// error (a parameter missing, of another shape, varying across neurons, not finite; a time
-/// step needed but unknown).
+/// error (a parameter missing, of another shape, not finite, varying within a channel or, for
+/// the membrane's starting value, between channels; a time step needed but unknown).
 struct NeuronPartsResult {
   NeuronParts parts;
   std::string error;
 };
+/// `general`: the general forms of the charge even where the short ones would do (what a
+/// description with per-channel operands holds, one channel of it).
 NeuronPartsResult describeNeuronPrimitive(const NirNode &node, const std::vector<int64_t> &shape,
-                                          std::optional<double> dt);
+                                          std::optional<double> dt, bool general = false);
 
-/// The NIR neuron node whose step program, stepped by `dt`, is `parts`: the inverse of
+/// The NIR neuron node whose step program, stepped by `dt`, is `parts` (without operands:
+/// a per-channel description is matched one channel at a time): the inverse of
 /// describeNeuronPrimitive, for writing a compiled model back to NIR. Its parameters are
 /// scalars (shape []); its name is empty. None when no primitive steps that way.
 std::optional<NirNode> matchNeuronPrimitive(const NeuronParts &parts, double dt);

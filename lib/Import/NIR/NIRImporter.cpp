@@ -447,9 +447,15 @@ FailureOr<Value> NIRImporter::importNeuron(const NirNode &node, Value input) {
   StringAttr fire = p.fire ? builder.getStringAttr(*p.fire) : StringAttr();
   // NIR says nothing of gradients: SpikingJelly's default surrogate, sigmoid with alpha 4.
   auto surrogate = snn::SurrogateKindAttr::get(context, snn::SurrogateKind::sigmoid);
+  // A parameter with one value per channel: a frozen [C] weight NODE.NAME.
+  SmallVector<Value> operands;
+  for (auto [name, values] : llvm::zip(p.operands, p.operandValues))
+    operands.push_back(parameter(node, name, {int64_t(values.size())},
+                                 SmallVector<float>(values.begin(), values.end()),
+                                 /*frozen=*/true));
   return Value(snn::NeuronOp::create(
-      builder, nodeLoc(node), input.getType(), input, ValueRange(), strings(builder, p.states),
-      strings(builder, p.constants), builder.getStrArrayAttr({}), strings(builder, p.charge), fire,
+      builder, nodeLoc(node), input.getType(), input, operands, strings(builder, p.states),
+      strings(builder, p.constants), strings(builder, p.operands), strings(builder, p.charge), fire,
       builder.getStringAttr(p.reset), builder.getBoolAttr(false), strings(builder, p.update),
       builder.getStringAttr(p.output), surrogate, builder.getF32FloatAttr(4.0f), FloatAttr()));
 }

@@ -22,6 +22,7 @@
 #include <ATen/ops/reshape.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -198,11 +199,11 @@ NirNode NirBuilder::lifNeuron(double tau, bool decayInput, double vThreshold, do
   return out;
 }
 
+/// A description with per-channel operands is matched one channel at a time (the operands'
+/// values as constants); the node's parameters are then [C] arrays of the channels' values.
 NirNode NirBuilder::describedNeuron(const Node &node) {
   NodeAttributes attributes(node);
   namespace na = schema::neuron_attr;
-  if (!attributes.getStrings(na::kOperands).empty())
-    throw Error(node.describe() + ": a neuron with learnable operands has no NIR primitive");
   nir::NeuronParts parts;
   parts.states = attributes.getStrings(na::kStates);
   parts.constants = attributes.getStrings(na::kConstants);
@@ -212,11 +213,35 @@ NirNode NirBuilder::describedNeuron(const Node &node) {
     parts.fire = attributes.getString(na::kFire, "");
   parts.reset = attributes.getString(na::kReset, "none");
   parts.output = attributes.getString(na::kOutput, "s");
-  std::optional<NirNode> matched = nir::matchNeuronPrimitive(parts, dt);
-  if (!matched)
-    throw Error(node.describe() + ": its description is none of NIR's neurons (IF, I, LI, "
-                                  "LIF, CubaLI, CubaLIF, Threshold stepped by --nir-dt)");
-  return *matched;
+  std::vector<std::string> operands = attributes.getStrings(na::kOperands);
+  std::vector<at::Tensor> values;
+  int64_t channels = 1;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    values.push_back(value(node.inputs[k + 1]).to(at::kDouble).contiguous().reshape({-1}));
+    if (operands[k].find('[') != std::string::npos || (k && values[k].numel() != channels))
+      throw Error(node.describe() + ": a per-step operand has no NIR parameter");
+    channels = values[k].numel();
+  }
+  NirNode result;
+  for (int64_t c = 0; c < channels; ++c) {
+    nir::NeuronParts channel = parts;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      char text[40];
+      std::snprintf(text, sizeof(text), "%.17g", values[k][c].item<double>());
+      channel.constants.push_back(operands[k] + "=" + text);
+    }
+    std::optional<NirNode> matched = nir::matchNeuronPrimitive(channel, dt);
+    if (!matched || (c && matched->type != result.type))
+      throw Error(node.describe() + ": its description is none of NIR's neurons (IF, I, LI, "
+                                    "LIF, CubaLI, CubaLIF, Threshold stepped by --nir-dt)");
+    result.type = matched->type;
+    for (const auto &[key, array] : matched->params) {
+      NirArray &into = result.params[key];
+      into.shape = {c + 1};
+      into.values.push_back(array.values[0]);
+    }
+  }
+  return result;
 }
 
 void NirBuilder::neuron(const Node &node, const Shape &in, NirNode &out) {
@@ -241,8 +266,14 @@ void NirBuilder::neuron(const Node &node, const Shape &in, NirNode &out) {
     scalar = describedNeuron(node);
   }
   out.type = scalar.type;
-  for (const auto &[key, array] : scalar.params)
-    out.params[key] = filled(in, array.values[0]);
+  // One value for all neurons, or one per channel (dim 0) repeated over its plane.
+  int64_t count = int64_t(filled(in, 0).values.size());
+  for (const auto &[key, array] : scalar.params) {
+    NirArray &into = out.params[key] = filled(in, array.values[0]);
+    int64_t plane = count / array.size();
+    for (int64_t i = 0; i < count && array.size() > 1; ++i)
+      into.values[size_t(i)] = array.values[size_t(i / plane)];
+  }
 }
 
 void NirBuilder::layer(const Node &node, const Shape &in) {
