@@ -45,11 +45,15 @@ NirArray arrayOf(const at::Tensor &tensor) {
                   std::vector<double>(data, data + t.numel())};
 }
 
-NirArray filled(const Shape &shape, double value) {
+int64_t elementCount(const Shape &shape) {
   int64_t count = 1;
   for (int64_t d : shape)
     count *= d;
-  return NirArray{shape, std::vector<double>(size_t(count), value)};
+  return count;
+}
+
+NirArray filled(const Shape &shape, double value) {
+  return NirArray{shape, std::vector<double>(size_t(elementCount(shape)), value)};
 }
 
 NirArray wholeNumbers(const Shape &values) {
@@ -267,7 +271,7 @@ void NirBuilder::neuron(const Node &node, const Shape &in, NirNode &out) {
   }
   out.type = scalar.type;
   // One value for all neurons, or one per channel (dim 0) repeated over its plane.
-  int64_t count = int64_t(filled(in, 0).values.size());
+  int64_t count = elementCount(in);
   for (const auto &[key, array] : scalar.params) {
     NirArray &into = out.params[key] = filled(in, array.values[0]);
     int64_t plane = count / array.size();
@@ -300,7 +304,7 @@ void NirBuilder::layer(const Node &node, const Shape &in) {
     out.params["start_dim"] = wholeNumber(0);
     out.params["end_dim"] = wholeNumber(-1);
     out.params["input_type"] = wholeNumbers(in);
-    result = {int64_t(filled(in, 0).values.size())};
+    result = {elementCount(in)};
   } else if (schema::isStatefulOp(kind))
     neuron(node, in, out);
   else
