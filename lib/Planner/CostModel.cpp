@@ -46,6 +46,9 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
   case OpKind::LIFNode:
   case OpKind::PLIFNode: return 7.0;
   case OpKind::Neuron: return 12.0; // a step program of about a dozen instructions
+  // The fed-back product over F features, its bias, and the step program.
+  case OpKind::RecurrentNeuron:
+    return op.weightShape.size() == 2 ? 2.0 * double(op.weightShape[1]) + 13.0 : 13.0;
   // Each output is a dot product over the T steps (2 T), plus the bias and the fire.
   case OpKind::ParallelNeuron: return 2.0 * double(model.timeSteps) + 2.0;
   case OpKind::SpikingAttention: {
@@ -71,7 +74,9 @@ bool readsAlone(const ModelInfo &model, int producer, int user) {
 
 /// A neuron the runtime may fuse with a BatchNorm before it or a max pool after it: not a
 /// parallel neuron, which needs all T steps of its input at once.
-bool fusesInBlock(OpKind kind) { return isNeuron(kind) && kind != OpKind::ParallelNeuron; }
+bool fusesInBlock(OpKind kind) {
+  return isNeuron(kind) && kind != OpKind::ParallelNeuron && kind != OpKind::RecurrentNeuron;
+}
 
 bool fusesWithNeuron(const ModelInfo &model, int norm, int neuron) {
   const OpInfo &op = model.ops[size_t(norm)];
@@ -117,6 +122,8 @@ int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused
         fusesWithNeuron(model, op.inputs.front(), opIndex))
       return 0;
     return (op.kind == OpKind::PLIFNode ? out + in : out) * kBytesPerElement;
+  case OpKind::RecurrentNeuron: // autograd keeps each step's intermediates (about six for a
+    return (in + 6 * out) * kBytesPerElement; // CubaLIF step) and the input
   case OpKind::Neuron: // the states of every step and the input
   case OpKind::ParallelNeuron: // H for the surrogate and the input for the weight's gradient
     return (out + in) * kBytesPerElement;
@@ -210,6 +217,7 @@ std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t 
   case OpKind::Linear:
   case OpKind::SpikingAttention:
   case OpKind::ParallelNeuron: // its [T, T] x [T, N ...] product dominates
+  case OpKind::RecurrentNeuron: // its [N, F] x [F, F] product each step
     return {WorkKind::Gemm, output * flopsPerOutputElement(model, opIndex, batch)};
   case OpKind::Conv2d:
     return {WorkKind::Conv2d, output * flopsPerOutputElement(model, opIndex, batch)};

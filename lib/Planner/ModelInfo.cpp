@@ -22,6 +22,7 @@ const char *opKindName(OpKind kind) {
   case OpKind::LIFNode: return "lif_node";
   case OpKind::PLIFNode: return "plif_node";
   case OpKind::Neuron: return "neuron";
+  case OpKind::RecurrentNeuron: return "recurrent_neuron";
   case OpKind::ParallelNeuron: return "parallel_neuron";
   case OpKind::SpikingAttention: return "spiking_attention";
   case OpKind::Other: return "other";
@@ -31,7 +32,8 @@ const char *opKindName(OpKind kind) {
 
 bool isNeuron(OpKind kind) {
   return kind == OpKind::IFNode || kind == OpKind::LIFNode || kind == OpKind::PLIFNode ||
-         kind == OpKind::Neuron || kind == OpKind::ParallelNeuron;
+         kind == OpKind::Neuron || kind == OpKind::RecurrentNeuron ||
+         kind == OpKind::ParallelNeuron;
 }
 
 int64_t elementsAt(const std::vector<int64_t> &shape, int batchDim, int64_t batch) {

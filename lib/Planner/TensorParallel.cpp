@@ -29,6 +29,8 @@ namespace {
 /// conv's channels also pass a channel-keeping reshape and a spiking attention (split by
 /// whole heads: its q, k and v channels are relaid out per rank before the split).
 bool allowedBetween(OpKind layer, const OpInfo &op) {
+  if (op.kind == OpKind::RecurrentNeuron) // its weight mixes every feature
+    return false;
   if (isNeuron(op.kind) || op.kind == OpKind::Dropout)
     return true;
   if (layer != OpKind::Conv2d)
@@ -193,7 +195,8 @@ Communication tensorParallelCommunication(const ModelInfo &model, const TPLayout
   for (size_t i = 0; i < model.ops.size(); ++i)
     if (layout.roles[i] == TPRole::Sharded && counted(int(i)) &&
         (model.ops[i].kind == OpKind::PLIFNode ||
-         ((model.ops[i].kind == OpKind::Neuron || model.ops[i].kind == OpKind::ParallelNeuron) &&
+         ((model.ops[i].kind == OpKind::Neuron || model.ops[i].kind == OpKind::ParallelNeuron ||
+          model.ops[i].kind == OpKind::RecurrentNeuron) &&
           model.ops[i].paramElements > 0)))
       total += allReduce(model.ops[i].paramElements * kBytesPerElement, tpSize);
   return total;

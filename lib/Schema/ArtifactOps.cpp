@@ -7,7 +7,22 @@ bool isNeuronOp(std::string_view opType) {
   return opType == op::kIFNode || opType == op::kLIFNode || opType == op::kPLIFNode;
 }
 
-bool isStatefulOp(std::string_view opType) { return isNeuronOp(opType) || opType == op::kNeuron; }
+bool isStatefulOp(std::string_view opType) {
+  return isNeuronOp(opType) || opType == op::kNeuron || opType == op::kRecurrentNeuron;
+}
+
+namespace {
+
+/// The attributes of a neuron described by its parts.
+std::vector<const char *> describedNeuronAttributes() {
+  using namespace attr;
+  return {neuron_attr::kStates, neuron_attr::kConstants, neuron_attr::kOperands,
+          neuron_attr::kCharge, neuron_attr::kFire,      neuron_attr::kReset,
+          kDetachReset,         neuron_attr::kUpdate,    neuron_attr::kOutput,
+          kSurrogate,           kAlpha,                  kBeta};
+}
+
+} // namespace
 
 const std::vector<ArtifactOp> &artifactOps() {
   using namespace attr;
@@ -34,12 +49,8 @@ const std::vector<ArtifactOp> &artifactOps() {
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kBeta, kTau, kDecayInput}},
       {op::kPLIFNode, 2, 2,
        {kVThreshold, kVReset, kDetachReset, kSurrogate, kAlpha, kBeta, kDecayInput}},
-      {op::kNeuron,
-       1,
-       1024,
-       {neuron_attr::kStates, neuron_attr::kConstants, neuron_attr::kOperands, neuron_attr::kCharge,
-        neuron_attr::kFire, neuron_attr::kReset, kDetachReset, neuron_attr::kUpdate,
-        neuron_attr::kOutput, kSurrogate, kAlpha, kBeta}},
+      {op::kNeuron, 1, 1024, describedNeuronAttributes()},
+      {op::kRecurrentNeuron, 3, 1024, describedNeuronAttributes()},
       {op::kParallelNeuron, 3, 3, {kVariant, kK, kLambda, kSurrogate, kAlpha, kBeta}},
       {op::kBiasAdd, 2, 2, {kAxis}},
       {op::kAllReduce, 1, 1, {kMeshAxis}},

@@ -634,4 +634,11 @@ NeuronCompileResult compileNeuron(const NeuronDescription &description) {
   return Builder(description).run();
 }
 
+std::string recurrentProgramError(const NeuronProgram &program) {
+  for (const NeuronInstr &in : program.code)
+    if (in.op == NeuronOp::SpikeCount)
+      return "spike_count is not supported in a recurrent neuron";
+  return "";
+}
+
 } // namespace snn::schema

@@ -3,6 +3,17 @@
 
 namespace snn::schema::profile {
 
+namespace {
+
+/// The attributes of a neuron described by its parts, in name order.
+std::vector<const char *> describedNeuronAttributes() {
+  using namespace attr;
+  return {kAlpha,        kBeta,   kCharge, kConstants, kDetachReset, kFire,
+          kOperandNames, kOutput, kReset,  kStates,    kSurrogate,   kUpdate};
+}
+
+} // namespace
+
 const std::vector<ProfileOp> &profileOps() {
   using namespace attr;
   static const std::vector<ProfileOp> ops = {
@@ -14,9 +25,8 @@ const std::vector<ProfileOp> &profileOps() {
       {op::kAdaptiveAvgPool2d, {kOutputSize}},
       {op::kGroupNorm, {kEpsilon, kNumGroups}},
       {op::kSpikingAttention, {kNumHeads, kScale}},
-      {op::kNeuron,
-       {kAlpha, kBeta, kCharge, kConstants, kDetachReset, kFire, kOperandNames, kOutput, kReset,
-        kStates, kSurrogate, kUpdate}},
+      {op::kNeuron, describedNeuronAttributes()},
+      {op::kRecurrentNeuron, describedNeuronAttributes()},
       {op::kParallelSpikingNeuron, {kAlpha, kBeta, kK, kLambda, kSurrogate, kVariant}},
   };
   return ops;

@@ -7,8 +7,10 @@ stepped by forward Euler with the time step ``dt`` exactly as ``snn-compile --ni
 them: IF with ``dt r = 1`` is ``neuron.IFNode``, a LIF with ``r`` 1 and
 ``v_leak == v_reset`` is ``neuron.LIFNode(tau=tau / dt)``, every other neuron a
 ``NirNeuron`` whose description is the one the compiler writes for the file (the same
-statements and constants), run eagerly by evaluating those statements with PyTorch ops.
-Reading needs h5py (Debian's python3-h5py).
+statements and constants), run eagerly by evaluating those statements with PyTorch ops. A
+neuron fed back its output through an Affine or Linear is a ``recurrent.RecurrentNeuron``
+around its ``NirNeuron`` (the feedback one step late, as the compiler's
+``snn.recurrent_neuron``). Reading needs h5py (Debian's python3-h5py).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from . import described_neurons as _described
 from . import functional, layer, neuron
 from . import surrogate as _surrogate
 from .described_neurons import DescribedNode, description
+from .recurrent import RecurrentNeuron
 
 __all__ = ["load", "read", "NirNeuron", "NirGraphModule", "neuron_parts"]
 
@@ -271,6 +274,46 @@ def _neuron(name: str, node: dict, dt: Optional[float]) -> nn.Module:
     return NirNeuron(kind, parts)
 
 
+def _feedback(nodes: Dict[str, dict], edges: List[Tuple[str, str]]) -> Dict[str, str]:
+    """neuron -> the Affine or Linear that reads only it and feeds only it back (the loops
+    the compiler takes as recurrent neurons)."""
+    found: Dict[str, str] = {}
+    for name, node in nodes.items():
+        src = [a for a, b in edges if b == name]
+        dst = [b for a, b in edges if a == name]
+        if (node["type"] in ("Affine", "Linear") and len(src) == 1 and dst == src and
+                nodes[src[0]]["type"] in NEURONS and src[0] not in found):
+            found[src[0]] = name
+    return found
+
+
+def _recurrent(name: str, node: dict, rec_name: str, rec: dict, shape: Tuple[int, ...],
+               dt: Optional[float]) -> nn.Module:
+    """Neuron `name` fed back through `rec_name` as a RecurrentNeuron."""
+    if len(shape) != 1:
+        raise ValueError(f"NIR node '{name}' ({node['type']}): is fed back through "
+                         f"'{rec_name}', which needs neurons of one dimension, not {list(shape)}")
+    w = np.asarray(rec.get("weight", np.zeros(0)), np.float32)
+    if w.shape != (shape[0], shape[0]):
+        raise ValueError(f"NIR node '{rec_name}' ({rec['type']}): feeds '{name}' back into "
+                         f"itself, so its 'weight' must be [{shape[0]}, {shape[0]}]")
+    affine = rec["type"] == "Affine"
+    if affine and np.asarray(rec.get("bias", np.zeros(0))).size != shape[0]:
+        raise ValueError(f"NIR node '{rec_name}' ({rec['type']}): needs a 'bias' of "
+                         f"{shape[0]} values")
+    if dt is None and node["type"] != "Threshold":
+        raise ValueError(f"NIR node '{name}' ({node['type']}): needs the time step its "
+                         "equations are stepped by, which the file does not give: pass "
+                         "dt=SECONDS")
+    cell = NirNeuron(node["type"], neuron_parts(node["type"], node, dt or 1.0, name))
+    m = RecurrentNeuron(cell, shape[0], bias=affine)
+    with torch.no_grad():
+        m.recurrent.weight.copy_(torch.from_numpy(w))
+        if affine:
+            m.recurrent.bias.copy_(torch.from_numpy(np.asarray(rec["bias"], np.float32)))
+    return m
+
+
 def _module_names(nodes: List[str]) -> Dict[str, str]:
     """A submodule name for each node: its name with every character that cannot stand in a
     Python name written '_', a keyword ('if') followed by '_', a clash numbered."""
@@ -315,7 +358,8 @@ class NirGraphModule(nn.Module):
 def load(path: str, *, dt: Optional[float] = None) -> NirGraphModule:
     """The NIR file `path` as a multi-step module on [T, N, ...], its neurons stepped by `dt`
     (the unit of the file's time constants; needed unless the only neuron is Threshold).
-    Raises ValueError naming the node for what the compiler would refuse: a cycle of edges, a
+    A neuron fed back its output through an Affine or Linear is a RecurrentNeuron. Raises
+    ValueError naming the node for what the compiler would refuse: another cycle of edges, a
     primitive it does not support, a parameter that differs within a channel."""
     if dt is not None and not (isinstance(dt, (int, float)) and dt > 0 and math.isfinite(dt)):
         raise ValueError(f"dt must be a number > 0, got {dt!r}")
@@ -324,18 +368,28 @@ def load(path: str, *, dt: Optional[float] = None) -> NirGraphModule:
     outputs = [n for n, v in nodes.items() if v["type"] == "Output"]
     if len(inputs) != 1 or len(outputs) != 1:
         raise ValueError(f"{path}: a graph of one Input and one Output is supported")
+    feedback = _feedback(nodes, edges)
+    loops = set(feedback.values())
     sources: Dict[str, List[str]] = {n: [] for n in nodes}
     for a, b in edges:
-        sources[b].append(a)
+        if a not in loops and b not in loops:
+            sources[b].append(a)
     order, shapes, modules = [], {inputs[0]: tuple(int(d) for d in nodes[inputs[0]]["shape"])}, {}
-    pending = [n for n in nodes if n not in inputs + outputs]
+    pending = [n for n in nodes if n not in inputs + outputs and n not in loops]
     while pending:
         ready = [n for n in pending if sources[n] and all(s in shapes for s in sources[n])]
         if not ready:
             raise ValueError(f"NIR node '{pending[0]}' ({nodes[pending[0]]['type']}): has no "
-                             "input or is on a cycle of edges (not supported)")
+                             "input or is on a cycle of edges (the cycles supported are a "
+                             "neuron's output fed back to it through one Affine or Linear)")
         for name in ready:
-            modules[name], shapes[name] = _layer(name, nodes[name], shapes[sources[name][0]], dt)
+            shape = shapes[sources[name][0]]
+            if name in feedback:
+                modules[name] = _recurrent(name, nodes[name], feedback[name],
+                                           nodes[feedback[name]], shape, dt)
+                shapes[name] = shape
+            else:
+                modules[name], shapes[name] = _layer(name, nodes[name], shape, dt)
             order.append(name)
             pending.remove(name)
     model = NirGraphModule(order, {n: sources[n] for n in order}, inputs[0],

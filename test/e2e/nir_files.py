@@ -33,6 +33,10 @@ def currents(shape, low, high):
     return lambda g, n: g.uniform(low, high, (n, *shape)).astype(np.float32)
 
 
+def normal(shape, scale):
+    return lambda g, n: (g.standard_normal((n, *shape)) * scale).astype(np.float32)
+
+
 def fill(value, shape):
     return {"fill": value, "shape": shape}
 
@@ -120,6 +124,24 @@ SYNTHETIC["per_channel.nir"] = chain([
             "v_threshold": fill(1.0, [5])}),
     ("output", {"type": "Output", "shape": [5]})])
 
+# A LIF fed back its spikes through a Linear (no bias), per-feature thresholds, read out by a
+# Threshold.
+SYNTHETIC["recurrent_lif.nir"] = {
+    "nodes": {"input": {"type": "Input", "shape": [8]},
+              "fc": {"type": "Affine", "weight": {"seed": 10, "shape": [10, 8], "scale": 0.8},
+                     "bias": fill(0.1, [10])},
+              "lif": {"type": "LIF", "tau": fill(2e-3, [10]), "r": fill(1.5, [10]),
+                      "v_leak": fill(0.0, [10]), "v_reset": fill(0.0, [10]),
+                      "v_threshold": np.linspace(0.5, 1.0, 10).tolist()},
+              "lif_rec": {"type": "Linear", "weight": {"seed": 11, "shape": [10, 10],
+                                                       "scale": 0.6}},
+              "fc2": {"type": "Affine", "weight": {"seed": 12, "shape": [4, 10], "scale": 1.0},
+                      "bias": fill(0.0, [4])},
+              "thr": {"type": "Threshold", "threshold": fill(0.3, [4])},
+              "output": {"type": "Output", "shape": [4]}},
+    "edges": [["input", "fc"], ["fc", "lif"], ["lif", "lif_rec"], ["lif_rec", "lif"],
+              ["lif", "fc2"], ["fc2", "thr"], ["thr", "output"]]}
+
 # file, dt (the writer's convention), T, the input of one step, the rate range per node.
 CASES = [
     ("cnn_sinabs.nir", 1.0, 8, spikes((2, 34, 34), 0.3), (0.01, 0.6)),
@@ -128,6 +150,8 @@ CASES = [
     ("conv_lif_threshold.nir", 1e-3, 10, currents((2, 8, 8), 0.0, 1.0), (0.05, 0.6)),
     ("sum_cubali.nir", 1e-3, 10, currents((5,), -1.0, 1.0), (0.05, 0.6)),
     ("per_channel.nir", 1e-3, 10, spikes((3, 6, 6), 0.4), (0.05, 0.6)),
+    ("braille_noDelay_bias_zero.nir", 1e-4, 16, normal((12,), 3.0), (0.05, 0.6)),
+    ("recurrent_lif.nir", 1e-3, 12, normal((8,), 1.0), (0.05, 0.6)),
 ]
 
 
@@ -166,6 +190,7 @@ def check_file(bin_dir, work, name, dt, T, draw, rate_range):
         if not low <= rate <= high:
             raise tc.Failure(f"{name}: node {node} fires at {rate:.2%}, outside "
                              f"[{low:.0%}, {high:.0%}]: the comparison would prove little")
+    check_feedback_matters(graph, x, outputs)
     np.save(os.path.join(d, "x.npy"), x)
     out = os.path.join(d, "out.npy")
     tc.run([os.path.join(bin_dir, "snn-run"), "infer", art, "--input",
@@ -185,6 +210,25 @@ def check_file(bin_dir, work, name, dt, T, draw, rate_range):
     if differ:
         raise tc.Failure(f"{name}: {differ} of {want.size} outputs differ from NIR's equations")
     print(f"{name}: {x.shape[1]} inputs x {T} steps, {want.size} outputs {what}")
+
+
+def check_feedback_matters(graph, x, outputs):
+    """For a graph with a cycle: its outputs without the fed-back edges must differ, so equal
+    outputs prove the feedback computed."""
+    # An edge against the order reaches a node that reads the step before; its edges out
+    # carry the feedback.
+    late = {b for a, b in graph.edges if graph.order.index(a) > graph.order.index(b)}
+    back = [(a, b) for a, b in graph.edges if a in late]
+    if not back:
+        return
+    cut = ref.NirGraph.__new__(ref.NirGraph)
+    cut.__dict__.update(graph.__dict__, edges=[e for e in graph.edges if e not in back])
+    plain, _, _ = cut.run(x)
+    ((name, want),) = outputs.items()
+    changed = int(np.count_nonzero(plain[name] != want))
+    if changed < want.size // 100:
+        raise tc.Failure(f"the feedback {back} changes only {changed} outputs")
+    print(f"feedback {back}: changes {changed} of {want.size} outputs")
 
 
 def graph_source(graph, output):

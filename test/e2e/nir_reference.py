@@ -12,6 +12,13 @@ SumPool2d, Flatten and Affine, with the sigmoid surrogate of alpha 4 the importe
   Threshold z = x > threshold
   Affine W x + b; Linear W x; Scale s x; Conv2d; SumPool2d the window's sum; AvgPool2d its mean;
   Flatten over start_dim..end_dim of one sample; edges into one node add up.
+
+A cycle (a neuron fed back its own output through an Affine) is broken at the node of the
+cycle that is not a neuron: that node reads the neuron's output of the step before (zeros at
+step 0), so the neuron's input at step t adds W out[t-1] + b.
+
+The module (TorchNirModel) holds IF and CubaLIF neurons, a CubaLIF with such a feedback
+stepped one step at a time.
 """
 import h5py
 import numpy as np
@@ -41,22 +48,45 @@ def read_nir(path):
     return nodes, edges
 
 
+def on_cycle(name, edges, among):
+    """Whether `name` reaches itself through nodes of `among`."""
+    seen, todo = set(), [b for a, b in edges if a == name and b in among]
+    while todo:
+        n = todo.pop()
+        if n == name:
+            return True
+        if n not in seen:
+            seen.add(n)
+            todo += [b for a, b in edges if a == n and b in among]
+    return False
+
+
 def topological(nodes, edges):
+    """Each node after its inputs; a cycle broken at its node that is not a neuron, which then
+    comes first and reads the cycle's neuron from the step before (its input not yet
+    computed this step)."""
     pending = {name: 0 for name in nodes}
     for _, b in edges:
         pending[b] += 1
     ready = sorted(n for n, k in pending.items() if k == 0)
     order = []
-    while ready:
-        name = ready.pop(0)
-        order.append(name)
-        for a, b in edges:
-            if a == name:
-                pending[b] -= 1
-                if pending[b] == 0:
-                    ready.append(b)
-    if len(order) != len(nodes):
-        raise ValueError("the graph has a cycle")
+    while len(order) < len(nodes):
+        while ready:
+            name = ready.pop(0)
+            order.append(name)
+            for a, b in edges:
+                if a == name and b not in order:
+                    pending[b] -= 1
+                    if pending[b] == 0:
+                        ready.append(b)
+        rest = {n for n in nodes if n not in order}
+        feedback = sorted(n for n in rest if nodes[n]["type"] not in NEURONS
+                          and on_cycle(n, edges, rest))
+        if rest and not feedback:
+            raise ValueError("the graph has a cycle through neurons only")
+        if feedback:
+            pending[feedback[0]] = 0
+            ready.append(feedback[0])
     return order
 
 
@@ -214,11 +244,12 @@ class NirGraph:
         output_errors: per Output node, the bound on each output's float32 roundoff."""
         assert len(self.inputs) == 1
         T, N = x.shape[:2]
-        states, rates = {}, {}
+        states, rates, values, errors = {}, {}, {}, {}
         safe = np.ones(N, dtype=bool)
         outputs = {name: [] for name in self.outputs}
         self.output_errors = {name: [] for name in self.outputs}
         for t in range(T):
+            before, before_errors = values, errors
             values = {self.inputs[0]: x[t].astype(np.float64)}
             errors = {self.inputs[0]: np.zeros(x[t].shape)}
             for name in self.order:
@@ -226,8 +257,12 @@ class NirGraph:
                 if node["type"] == "Input":
                     continue
                 src = [a for a, b in self.edges if b == name]
-                value = sum(values[s] for s in src)
-                err = sum(errors[s] for s in src) + (len(src) - 1) * EPS32 * np.abs(value)
+                # A source not yet computed this step: a fed-back neuron, as it was before.
+                late = lambda s, known, old: known[s] if s in known else old.get(  # noqa: E731
+                    s, np.zeros((N, np.asarray(node["weight"]).shape[1])))
+                value = sum(late(s, values, before) for s in src)
+                err = sum(late(s, errors, before_errors) for s in src) + \
+                    (len(src) - 1) * EPS32 * np.abs(value)
                 if node["type"] == "Output":
                     outputs[name].append(value)
                     self.output_errors[name].append(err)
@@ -284,6 +319,66 @@ class IFNeurons(nn.Module):
         return torch.stack(out)
 
 
+class CubaLIFNeurons(nn.Module):
+    """NIR's CubaLIF stepped by dt, multi-step on [T, N, F], its constants Python floats (as
+    the compiler's description holds them); with `feedback` (an nn.Linear that is not a
+    submodule: its weights live under the feedback node's own name) step t's input adds
+    feedback(s[t-1]), s[-1] = 0."""
+
+    def __init__(self, node, dt, feedback=None):
+        super().__init__()
+        self.tau_syn, self.w_in = one(node, "tau_syn") / dt, one(node, "w_in", 1.0)
+        self.tau, self.r, self.v_leak = one(node, "tau_mem") / dt, one(node, "r"), one(
+            node, "v_leak")
+        self.threshold, self.reset = one(node, "v_threshold"), one(node, "v_reset", 0.0)
+        self.feedback = [feedback]
+
+    def forward(self, x):
+        v, i = torch.full_like(x[0], self.v_leak), torch.zeros_like(x[0])
+        s, out = torch.zeros_like(x[0]), []
+        (rec,) = self.feedback
+        for t in range(x.shape[0]):
+            drive = x[t] + rec(s) if rec is not None else x[t]
+            i = i + (self.w_in * drive - i) / self.tau_syn
+            h = v + (self.r * i - (v - self.v_leak)) / self.tau
+            s = SigmoidSpike.apply(h - self.threshold)
+            v = s * self.reset + (1 - s) * h
+            out.append(s)
+        return torch.stack(out)
+
+
+def feedback_nodes(nodes, edges):
+    """neuron -> the Affine/Linear that reads only it and feeds only it back."""
+    found = {}
+    for name, node in nodes.items():
+        src = [a for a, b in edges if b == name]
+        dst = [b for a, b in edges if a == name]
+        if (node["type"] in ("Affine", "Linear") and len(src) == 1 and dst == src and
+                nodes[src[0]]["type"] in NEURONS):
+            found[src[0]] = name
+    return found
+
+
+def attach(root, dotted, module):
+    """root's submodule at the dotted path (NIR node names hold dots)."""
+    *path, leaf = dotted.split(".")
+    for part in path:
+        if not hasattr(root, part):
+            root.add_module(part, nn.Module())
+        root = getattr(root, part)
+    root.add_module(leaf, module)
+
+
+def linear_of(node):
+    w = np.asarray(node["weight"], np.float32)
+    m = nn.Linear(w.shape[1], w.shape[0], bias=node["type"] == "Affine")
+    with torch.no_grad():
+        m.weight.copy_(torch.from_numpy(w))
+        if m.bias is not None:
+            m.bias.copy_(torch.from_numpy(np.asarray(node["bias"], np.float32)))
+    return m
+
+
 class SumPool(nn.Module):
     def __init__(self, node, channels):
         super().__init__()
@@ -297,14 +392,17 @@ class SumPool(nn.Module):
 
 
 class TorchNirModel(nn.Module):
-    """A feed-forward NIR graph of Conv2d, SumPool2d, Flatten, Affine and IF nodes as a
-    PyTorch module on [T, N, ...], its state_dict keyed NODE.weight / NODE.bias."""
+    """A NIR graph of Conv2d, SumPool2d, Flatten, Affine, IF and CubaLIF nodes (a CubaLIF
+    may be fed back through an Affine) in a chain as a PyTorch module on [T, N, ...], its
+    state_dict keyed NODE.weight / NODE.bias."""
 
     def __init__(self, path, dt):
         super().__init__()
         nodes, edges = read_nir(path)
+        feedback = feedback_nodes(nodes, edges)
         self.chain = [n for n in topological(nodes, edges)
-                      if nodes[n]["type"] not in ("Input", "Output")]
+                      if nodes[n]["type"] not in ("Input", "Output")
+                      and n not in feedback.values()]
         self.kinds = {n: nodes[n]["type"] for n in self.chain}
         channels = int(nodes[[n for n in nodes if nodes[n]["type"] == "Input"][0]]["shape"][0])
         for name in self.chain:
@@ -315,28 +413,32 @@ class TorchNirModel(nn.Module):
                 m = nn.Conv2d(w.shape[1], w.shape[0], w.shape[2:], pair(node, "stride", 1),
                               pair(node, "padding", 0), pair(node, "dilation", 1))
                 channels = w.shape[0]
-            elif kind == "Affine":
-                w = node["weight"]
-                m = nn.Linear(w.shape[1], w.shape[0])
+                with torch.no_grad():
+                    m.weight.copy_(torch.from_numpy(np.asarray(node["weight"], np.float32)))
+                    m.bias.copy_(torch.from_numpy(np.asarray(node["bias"], np.float32)))
+            elif kind in ("Affine", "Linear"):
+                m = linear_of(node)
             elif kind == "IF":
                 m = IFNeurons(node, dt)
+            elif kind == "CubaLIF":
+                rec = None
+                if name in feedback:
+                    rec = linear_of(nodes[feedback[name]])
+                    attach(self, feedback[name], rec)
+                m = CubaLIFNeurons(node, dt, rec)
             elif kind == "SumPool2d":
                 m = SumPool(node, channels)
             elif kind == "Flatten":
                 m = nn.Flatten(2)
             else:
                 raise ValueError(f"TorchNirModel has no {kind}")
-            if kind in ("Conv2d", "Affine"):
-                with torch.no_grad():
-                    m.weight.copy_(torch.from_numpy(np.asarray(node["weight"], np.float32)))
-                    m.bias.copy_(torch.from_numpy(np.asarray(node["bias"], np.float32)))
-            self.add_module(name, m)
+            attach(self, name, m)
 
     def forward(self, x):
         T, N = x.shape[:2]
         for name in self.chain:
-            m = getattr(self, name)
-            if self.kinds[name] in ("IF", "Flatten"):
+            m = self.get_submodule(name)
+            if self.kinds[name] in ("IF", "CubaLIF", "Flatten"):
                 x = m(x)
             else:
                 y = m(x.reshape(T * N, *x.shape[2:]))

@@ -5,10 +5,11 @@ written as NIR re-imports with identical outputs; what NIR cannot express is ref
    exported to ONNX and compiled; `snn-run export --format nir` writes it as NIR with its
    weights; the NIR compiles back to the same program (the same op kinds in the same order) and
    `snn-run infer` gives identical outputs from both artifacts on the same input.
-2. Sinabs' CNN (test/import/nir/cnn_sinabs.nir) trained here for 5 SGD steps and written as NIR
-   re-imports with the trained weights (bit-equal) and identical outputs.
-3. The graphs of nir_files.py (every neuron primitive as a description) written back and
-   re-imported: the same program, identical outputs.
+2. Sinabs' CNN (test/import/nir/cnn_sinabs.nir) and snnTorch's Braille network (a CubaLIF fed
+   back through an Affine) trained here for 5 SGD steps and written as NIR re-import with the
+   trained weights (bit-equal, the feedback's among them) and identical outputs.
+3. The graphs of nir_files.py (every neuron primitive as a description, a LIF fed back through
+   a Linear) written back and re-imported: the same program, identical outputs.
 4. A soft-reset IF and a max pool are refused with one line naming the node, leaving no file.
 Every spiking layer compared fires at a non-trivial rate on the input (the NumPy reference).
 
@@ -32,7 +33,7 @@ from snnexport import train as tr
 
 T, N = 4, 16
 HERE = os.path.dirname(os.path.abspath(__file__))
-SINABS = os.path.join(HERE, "..", "import", "nir", "cnn_sinabs.nir")
+FILES = os.path.join(HERE, "..", "import", "nir")
 
 
 def compile_(bin_dir, model, art, *nir_flags):
@@ -50,13 +51,13 @@ def infer(bin_dir, art, x_path, out):
     return np.load(out)
 
 
-def export_nir(bin_dir, art, params, out, expect_ok=True):
+def export_nir(bin_dir, art, params, out, expect_ok=True, dt=1.0):
     return tc.run([os.path.join(bin_dir, "snn-run"), "export", art, "--params", params,
-                   "--format", "nir", "--nir-dt", "1", "-o", out], expect_ok=expect_ok)
+                   "--format", "nir", "--nir-dt", repr(dt), "-o", out], expect_ok=expect_ok)
 
 
-def check_rates(path, x, what):
-    _, rates, _ = ref.NirGraph(path, 1.0).run(x)
+def check_rates(path, x, what, dt=1.0):
+    _, rates, _ = ref.NirGraph(path, dt).run(x)
     quiet = {k: r for k, r in rates.items() if not 0.02 <= r <= 0.6}
     if quiet:
         raise tc.Failure(f"{what}: spiking nodes outside 2-60 % firing: {quiet}")
@@ -95,48 +96,66 @@ def onnx_and_nir(bin_dir, work):
           f"and parameters; {a.size} outputs identical ({a.mean():.1%} spikes)")
 
 
-def trained(bin_dir, work):
-    art = os.path.join(work, "sinabs")
-    compile_(bin_dir, SINABS, art, "--nir-dt", "1", "--nir-steps", T)
-    x, y = os.path.join(work, "ex.npy"), os.path.join(work, "ey.npy")
-    data_arg = tc.event_sequences(x, y, 2 * N, T, (2, 34, 34), seed=4, p=0.3)
-    c = tr.TrainConfig(batch_size=8, steps=5, optimizer="sgd", lr=0.05, momentum=0.9,
+def sinabs_data(x, y):
+    tc.event_sequences(x, y, 2 * N, T, (2, 34, 34), seed=4, p=0.3)
+
+
+def braille_data(x, y):
+    g = np.random.default_rng(6)
+    np.save(x, (g.standard_normal((2 * N, 16, 12)) * 3.0).astype(np.float32))
+    np.save(y, g.integers(0, 7, 2 * N).astype(np.int32))
+
+
+# file, dt, T, the data writer, learning rate
+TRAINED = [("cnn_sinabs.nir", 1.0, T, sinabs_data, 0.05),
+           ("braille_noDelay_bias_zero.nir", 1e-4, 16, braille_data, 0.02)]
+
+
+def trained(bin_dir, work, name, dt, steps, data, lr):
+    source, label = os.path.join(FILES, name), name[:-4]
+    flags = ["--nir-dt", repr(dt), "--nir-steps", steps]
+    art = os.path.join(work, label)
+    compile_(bin_dir, source, art, *flags)
+    x, y = os.path.join(work, label + ".x.npy"), os.path.join(work, label + ".y.npy")
+    data(x, y)
+    c = tr.TrainConfig(batch_size=8, steps=5, optimizer="sgd", lr=lr, momentum=0.9,
                        schedule="constant", loss="ce", seed=2)
-    params = os.path.join(work, "trained")
-    tc.run([os.path.join(bin_dir, "snn-run"), "train", art, "--data-npy", data_arg,
+    params = os.path.join(work, label + ".trained")
+    tc.run([os.path.join(bin_dir, "snn-run"), "train", art, "--data-npy", f"{x},{y}",
             *tt.cli_flags(c), "--save-params", params, "--threads", 1, "--progress", "none"])
-    nir_path = os.path.join(work, "trained.nir")
-    export_nir(bin_dir, art, params, nir_path)
-    events = np.load(x)[:N].transpose(1, 0, 2, 3, 4)
-    check_rates(nir_path, events, "trained Sinabs CNN")
-    again = os.path.join(work, "again")
-    compile_(bin_dir, nir_path, again, "--nir-dt", "1", "--nir-steps", T)
-    x_path = os.path.join(work, "events.npy")
-    np.save(x_path, np.ascontiguousarray(events))
+    nir_path = os.path.join(work, label + ".trained.nir")
+    export_nir(bin_dir, art, params, nir_path, dt=dt)
+    inputs = np.swapaxes(np.load(x)[:N], 0, 1)
+    check_rates(nir_path, inputs, f"trained {label}", dt)
+    again = os.path.join(work, label + ".again")
+    compile_(bin_dir, nir_path, again, *flags)
+    x_path = os.path.join(work, label + ".inputs.npy")
+    np.save(x_path, np.ascontiguousarray(inputs))
     want = tc.load_params(params)
-    original, _ = ref.read_nir(SINABS)
-    moved = [k for k, v in want.items()
-             if not np.array_equal(v, original[k.split(".")[0]].get(k.split(".")[1], v))]
+    original, _ = ref.read_nir(source)
+    fields = {k: k.rsplit(".", 1) for k in want}
+    moved = [k for k, (node, field) in fields.items()
+             if not np.array_equal(want[k], original[node].get(field, want[k]))]
     if not moved:
-        raise tc.Failure("training changed no weight")
+        raise tc.Failure(f"{label}: training changed no weight")
     nodes, _ = ref.read_nir(nir_path)
-    for name, value in want.items():
-        node, field = name.split(".")
-        if field != "sum_kernel" and not np.array_equal(nodes[node][field], value):
-            raise tc.Failure(f"{nir_path}: {name} is not the trained value")
+    for name_, (node, field) in fields.items():
+        if field != "sum_kernel" and not np.array_equal(nodes[node][field], want[name_]):
+            raise tc.Failure(f"{nir_path}: {name_} is not the trained value")
     # The trained artifact: the program with its trained weights (snn-run export, ONNX).
-    trained_art = os.path.join(work, "sinabs_trained")
+    trained_art = os.path.join(work, label + ".trained_art")
     shutil.copytree(art, trained_art)
     with open(os.path.join(art, "manifest.json")) as f:
         (program,) = [p["file"] for p in json.load(f)["programs"]]
     tc.run([os.path.join(bin_dir, "snn-run"), "export", art, "--params", params, "-o",
             os.path.join(trained_art, program)])
-    a = infer(bin_dir, trained_art, x_path, os.path.join(work, "ta.npy"))
-    b = infer(bin_dir, again, x_path, os.path.join(work, "tb.npy"))
+    a = infer(bin_dir, trained_art, x_path, os.path.join(work, label + ".a.npy"))
+    b = infer(bin_dir, again, x_path, os.path.join(work, label + ".b.npy"))
     if not np.array_equal(a, b):
-        raise tc.Failure(f"trained vs re-imported: {np.count_nonzero(a != b)} outputs differ")
-    print(f"trained Sinabs CNN: {len(moved)} trained weights written bit-equal; re-imported, "
-          f"{a.size} outputs identical")
+        raise tc.Failure(f"{label}: trained vs re-imported: {np.count_nonzero(a != b)} outputs "
+                         "differ")
+    print(f"trained {label}: {len(moved)} trained weights written bit-equal ({', '.join(moved)}); "
+          f"re-imported, {a.size} outputs identical")
 
 
 def described(bin_dir, work):
@@ -149,7 +168,9 @@ def described(bin_dir, work):
                                     "sum_cubali.nir": (
                                         1e-3, 10, nf.currents((5,), -1.0, 1.0)),
                                     "per_channel.nir": (
-                                        1e-3, 10, nf.spikes((3, 6, 6), 0.4))}.items():
+                                        1e-3, 10, nf.spikes((3, 6, 6), 0.4)),
+                                    "recurrent_lif.nir": (
+                                        1e-3, 12, nf.normal((8,), 1.0))}.items():
         path = os.path.join(work, name)
         nf.nir_from_json.write(nf.SYNTHETIC[name], path)
         flags = ["--nir-dt", repr(dt), "--nir-steps", steps]
@@ -209,7 +230,8 @@ def main():
     bin_dir, work = tc.bin_and_work(__doc__)
     torch.set_num_threads(2)
     onnx_and_nir(bin_dir, work)
-    trained(bin_dir, work)
+    for case in TRAINED:
+        trained(bin_dir, work, *case)
     described(bin_dir, work)
     refused(bin_dir, work)
     print("PASS: ONNX and NIR compile alike; a trained model round-trips through NIR")

@@ -24,6 +24,20 @@ TEST(TensorParallel, PairsLinearNeuronLinear) {
   EXPECT_TRUE(layout.notes.empty());
 }
 
+TEST(TensorParallel, ARecurrentNeuronIsNeverSplitOnItsFeatures) {
+  // Its fed-back product mixes every feature: a pair cannot cross it.
+  ModelBuilder b({2, -1, 8}, 2);
+  int x = b.linear(-1, 8, false, "a");
+  x = b.neuron(x, OpKind::RecurrentNeuron, "rec");
+  x = b.linear(x, 4, false, "b");
+  x = b.neuron(x, OpKind::IFNode, "out");
+  ModelInfo model = b.build(x);
+  TPLayout layout = planTensorParallel(model);
+  for (const TPPair &pair : layout.pairs)
+    EXPECT_NE(pair.rowwise, 2) << "a pair across the recurrent neuron";
+  EXPECT_NE(layout.roles[1], TPRole::Sharded);
+}
+
 TEST(TensorParallel, ThirdLinearIsGatheredNotFedASlice) {
   ModelBuilder b({2, -1, 8}, 2);
   int x = b.linear(-1, 8, false, "a");

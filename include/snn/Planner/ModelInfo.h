@@ -29,6 +29,9 @@ enum class OpKind {
   LIFNode,
   PLIFNode,
   Neuron,         ///< a neuron described by its parts (snn.neuron)
+  /// a described neuron fed back its own output through a Linear (snn.recurrent_neuron):
+  /// weightShape [F, F]; the steps run in order, so it is never split but on the batch
+  RecurrentNeuron,
   ParallelNeuron, ///< PSN, MaskedPSN, SlidingPSN (snn.parallel_neuron): a [T, T] GEMM and a fire
   SpikingAttention,
   Other,

@@ -54,6 +54,8 @@ inline constexpr const char *kIFNode = "if_node";
 inline constexpr const char *kLIFNode = "lif_node";
 inline constexpr const char *kPLIFNode = "plif_node";
 inline constexpr const char *kNeuron = "neuron";
+/// A described neuron with a recurrent Linear: inputs x, weight [F, F], bias [F], operands.
+inline constexpr const char *kRecurrentNeuron = "recurrent_neuron";
 inline constexpr const char *kParallelNeuron = "parallel_neuron";
 inline constexpr const char *kBiasAdd = "bias_add";
 // Collectives of a partitioned (per-rank) program, over one mesh axis' group
@@ -119,8 +121,9 @@ struct ArtifactOp {
 /// Whether `opType` is one of the artifact's neuron ops named by their class (if_node,
 /// lif_node, plif_node).
 bool isNeuronOp(std::string_view opType);
-/// Whether `opType` keeps a state across time steps: those and the described `neuron`
-/// (not `parallel_neuron`, which mixes its whole input over time in one product).
+/// Whether `opType` keeps a state across time steps: those, the described `neuron` and
+/// `recurrent_neuron` (not `parallel_neuron`, which mixes its whole input over time in one
+/// product).
 bool isStatefulOp(std::string_view opType);
 
 /// Every op an artifact program may hold, in a fixed order.

@@ -187,6 +187,10 @@ struct NeuronCompileResult {
 };
 NeuronCompileResult compileNeuron(const NeuronDescription &description);
 
+/// Why a neuron of `program` cannot run fed back its own output (a recurrent neuron, whose
+/// steps the runtime evaluates with tensor ops), or empty.
+std::string recurrentProgramError(const NeuronProgram &program);
+
 } // namespace snn::schema
 
 #endif // SNN_SCHEMA_NEURONPROGRAM_H

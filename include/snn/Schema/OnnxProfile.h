@@ -44,6 +44,9 @@ inline constexpr const char *kGroupNorm = "GroupNorm";
 inline constexpr const char *kSpikingAttention = "SpikingAttention";
 /// A neuron described by its parts (NeuronProgram.h), any class but IF, LIF and PLIF.
 inline constexpr const char *kNeuron = "Neuron";
+/// A described neuron fed back its output through a Linear: x, weight [F, F], bias [F],
+/// then the description's operands; the attributes of kNeuron.
+inline constexpr const char *kRecurrentNeuron = "RecurrentNeuron";
 /// SpikingJelly's parallel spiking neurons (PSN, MaskedPSN, SlidingPSN): x, weight, bias.
 inline constexpr const char *kParallelSpikingNeuron = "ParallelSpikingNeuron";
 } // namespace op

@@ -156,7 +156,33 @@ struct DescribedNeuronPlan {
   RankedTensorType inputType;
 };
 
-bool isDescribedNeuron(Operation *op) { return isNode(op, profile::op::kNeuron, kNeuronDomain); }
+bool isRecurrentNeuron(Operation *op) {
+  return isNode(op, profile::op::kRecurrentNeuron, kNeuronDomain);
+}
+
+bool isDescribedNeuron(Operation *op) {
+  return isNode(op, profile::op::kNeuron, kNeuronDomain) || isRecurrentNeuron(op);
+}
+
+/// A recurrent neuron's input is [T, N, F], its feedback weight [F, F] and bias [F].
+LogicalResult checkFeedback(ONNXNodeOp node, RankedTensorType input, NodeErrors &errors) {
+  if (input.getRank() != 3)
+    return errors.report(node, llvm::formatv("input must be [T, N, F] features, got {0}", input));
+  int64_t features = input.getDimSize(2);
+  auto weight = dyn_cast<RankedTensorType>(node.getInputs()[1].getType());
+  auto bias = dyn_cast<RankedTensorType>(node.getInputs()[2].getType());
+  if (!weight || !weight.getElementType().isF32() || weight.getRank() != 2 ||
+      weight.getDimSize(0) != features || weight.getDimSize(1) != features)
+    return errors.report(node, llvm::formatv("the feedback weight (input #1) must be a float32 "
+                                             "[{0}, {0}], got {1}",
+                                             features, node.getInputs()[1].getType()));
+  if (!bias || !bias.getElementType().isF32() || bias.getRank() != 1 ||
+      bias.getDimSize(0) != features)
+    return errors.report(node, llvm::formatv("the feedback bias (input #2) must be a float32 "
+                                             "[{0}], got {1}",
+                                             features, node.getInputs()[2].getType()));
+  return success();
+}
 
 FailureOr<DescribedNeuronPlan> planDescribedNeuron(ONNXNodeOp node, Builder &builder,
                                                    NodeErrors &errors) {
@@ -166,19 +192,25 @@ FailureOr<DescribedNeuronPlan> planDescribedNeuron(ONNXNodeOp node, Builder &bui
   auto inputType = timeMajorInput(node, node.getInputs()[0], errors);
   if (failed(inputType))
     return failure();
-  for (auto [index, operand] : llvm::enumerate(node.getInputs().drop_front())) {
+  size_t leading = 1;
+  if (isRecurrentNeuron(node)) {
+    if (failed(checkFeedback(node, *inputType, errors)))
+      return failure();
+    leading = 3;
+  }
+  for (auto [index, operand] : llvm::enumerate(node.getInputs().drop_front(leading))) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     if (!type || !type.getElementType().isF32())
       return errors.report(node,
                            llvm::formatv("operand '{0}' (input #{1}) must be a float32 "
                                          "tensor, got {2}",
                                          cast<StringAttr>(params->operandNames[index]).getValue(),
-                                         index + 1, operand.getType()));
+                                         index + leading, operand.getType()));
   }
   return DescribedNeuronPlan{*params, *inputType};
 }
 
-/// spikemesh.Neuron -> snn.neuron.
+/// spikemesh.Neuron -> snn.neuron, spikemesh.RecurrentNeuron -> snn.recurrent_neuron.
 struct DescribedNeuronPattern : OpRewritePattern<ONNXNodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -190,10 +222,18 @@ struct DescribedNeuronPattern : OpRewritePattern<ONNXNodeOp> {
     if (failed(plan))
       return rewriter.notifyMatchFailure(node, "input not legalized yet, or invalid");
     const DescribedNeuronParams &p = plan->params;
-    Value result = NeuronOp::create(rewriter, node.getLoc(), plan->inputType, node.getInputs()[0],
-                                    node.getInputs().drop_front(), p.states, p.constants,
-                                    p.operandNames, p.charge, p.fire, p.reset, p.detach, p.update,
-                                    p.output, p.surrogate, p.alpha, p.beta);
+    ValueRange in = node.getInputs();
+    Value result =
+        isRecurrentNeuron(node)
+            ? Value(RecurrentNeuronOp::create(rewriter, node.getLoc(), plan->inputType, in[0],
+                                              in[1], in[2], in.drop_front(3), p.states,
+                                              p.constants, p.operandNames, p.charge, p.fire,
+                                              p.reset, p.detach, p.update, p.output, p.surrogate,
+                                              p.alpha, p.beta))
+            : Value(NeuronOp::create(rewriter, node.getLoc(), plan->inputType, in[0],
+                                     in.drop_front(), p.states, p.constants, p.operandNames,
+                                     p.charge, p.fire, p.reset, p.detach, p.update, p.output,
+                                     p.surrogate, p.alpha, p.beta));
     rewriter.replaceOp(node, result);
     return success();
   }

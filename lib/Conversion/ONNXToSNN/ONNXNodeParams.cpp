@@ -381,12 +381,17 @@ FailureOr<DescribedNeuronParams> readDescribedNeuron(ONNXNodeOp node, Builder &b
   schema::NeuronDescriptionResult described = schema::describeNeuron(parts);
   if (!described.error.empty())
     return errors.report(node, described.error);
-  if (parts.operands.size() + 1 != node.getInputs().size())
+  size_t leading = node.getOpType() == profile::op::kRecurrentNeuron ? 3 : 1;
+  if (parts.operands.size() + leading != node.getInputs().size())
     return errors.report(node, llvm::formatv("{0} operand names for {1} operand inputs",
-                                             parts.operands.size(), node.getInputs().size() - 1));
+                                             parts.operands.size(),
+                                             node.getInputs().size() - leading));
   schema::NeuronCompileResult compiled = schema::compileNeuron(described.description);
   if (!compiled.error.empty())
     return errors.report(node, compiled.error);
+  if (leading == 3)
+    if (std::string error = schema::recurrentProgramError(compiled.program); !error.empty())
+      return errors.report(node, error);
 
   auto strings = [&](const std::vector<std::string> &list) {
     SmallVector<Attribute> out;

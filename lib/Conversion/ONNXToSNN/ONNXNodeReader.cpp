@@ -218,6 +218,7 @@ constexpr NodeKind kNodeKinds[] = {
     {kNeuronDomain, profile::op::kGroupNorm, 3, 3, "X, scale, B", ""},
     {kNeuronDomain, profile::op::kSpikingAttention, 1, 1, "qkv", ""},
     {kNeuronDomain, profile::op::kNeuron, 1, 1024, "x, operands...", ""},
+    {kNeuronDomain, profile::op::kRecurrentNeuron, 3, 1024, "x, weight, bias, operands...", ""},
     {kNeuronDomain, profile::op::kParallelSpikingNeuron, 3, 3, "x, weight, bias", ""},
 };
 
@@ -285,7 +286,8 @@ LogicalResult checkParameters(ONNXNodeOp node, NodeErrors &errors) {
     return readGroupNorm(node, errors);
   if (node.getDomain() == kNeuronDomain && type == profile::op::kSpikingAttention)
     return readSpikingAttention(node, errors);
-  if (node.getDomain() == kNeuronDomain && type == profile::op::kNeuron) {
+  if (node.getDomain() == kNeuronDomain &&
+      (type == profile::op::kNeuron || type == profile::op::kRecurrentNeuron)) {
     Builder builder(node.getContext());
     return readDescribedNeuron(node, builder, errors);
   }

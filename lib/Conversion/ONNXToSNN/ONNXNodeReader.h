@@ -196,8 +196,10 @@ struct NeuronParams {
 mlir::FailureOr<NeuronParams> readNeuron(ONNXNodeOp node, mlir::Builder &builder,
                                          NodeErrors &errors);
 
-/// A described neuron's (spikemesh.Neuron) attributes as the snn.neuron op takes them,
-/// read and compiled (schema::compileNeuron) to check them.
+/// A described neuron's (spikemesh.Neuron, spikemesh.RecurrentNeuron) attributes as the
+/// snn.neuron and snn.recurrent_neuron ops take them, read and compiled
+/// (schema::compileNeuron) to check them. The operands follow the input (a recurrent
+/// neuron's: the input, the feedback weight and bias).
 struct DescribedNeuronParams {
   mlir::ArrayAttr states, constants, operandNames, charge, update;
   mlir::StringAttr fire, reset, output; // fire: null for a neuron that does not spike

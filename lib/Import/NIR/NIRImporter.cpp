@@ -52,6 +52,7 @@ public:
   OwningOpRef<ModuleOp> import();
 
 private:
+  void findFeedback();
   FailureOr<SmallVector<const NirNode *>> order();
   LogicalResult importNode(const NirNode &node);
   FailureOr<Value> nodeInput(const NirNode &node);
@@ -62,6 +63,8 @@ private:
   FailureOr<Value> importFlatten(const NirNode &node, Value input);
   FailureOr<Value> importScale(const NirNode &node, Value input);
   FailureOr<Value> importNeuron(const NirNode &node, Value input);
+  FailureOr<std::pair<Value, Value>> feedbackWeights(const NirNode &neuron, const NirNode &affine,
+                                                     ArrayRef<int64_t> shape);
   FailureOr<SmallVector<int64_t>> declaredShape(const NirNode &node, StringRef key);
   FailureOr<SmallVector<int64_t>> pair(const NirNode &node, StringRef key,
                                        std::optional<int64_t> fallback = std::nullopt);
@@ -83,8 +86,14 @@ private:
   Location fileLoc;
   /// Each imported node's output.
   llvm::StringMap<Value> values;
-  /// The nodes each node reads, in edge order.
+  /// The nodes each node reads, in edge order (feedback loops left out).
   std::map<std::string, std::vector<std::string>> sources;
+  /// The graph's edges less those of the feedback loops.
+  std::vector<std::pair<std::string, std::string>> edges;
+  /// Each neuron whose output comes back to it through an Affine or Linear: that node,
+  /// which the neuron's op takes in (it is not imported on its own).
+  std::map<std::string, const NirNode *> feedback;
+  std::set<std::string> absorbed;
 };
 
 /// The per-sample shape of a [T, N, shape...] value.
@@ -148,28 +157,54 @@ Value NIRImporter::parameter(const NirNode &node, StringRef field, ArrayRef<int6
   return op;
 }
 
+/// A neuron -> Affine/Linear -> the same neuron loop, the Affine reading only the neuron and
+/// read only by it, is a recurrent neuron: its two edges leave the graph's data flow.
+void NIRImporter::findFeedback() {
+  std::map<std::string, std::vector<std::string>> in, out;
+  for (const auto &[from, to] : graph.edges) {
+    in[to].push_back(from);
+    out[from].push_back(to);
+  }
+  for (const NirNode &node : graph.nodes) {
+    if (node.type != "Affine" && node.type != "Linear")
+      continue;
+    const std::vector<std::string> &from = in[node.name], &to = out[node.name];
+    if (from.size() != 1 || to.size() != 1 || from.front() != to.front())
+      continue;
+    const NirNode *neuron = graph.node(from.front());
+    if (neuron && snn::nir::isNeuronPrimitive(neuron->type) && !feedback.count(neuron->name)) {
+      feedback[neuron->name] = &node;
+      absorbed.insert(node.name);
+    }
+  }
+  for (const auto &edge : graph.edges)
+    if (!absorbed.count(edge.first) && !absorbed.count(edge.second))
+      edges.push_back(edge);
+}
+
 /// Every edge's source is imported before its target; a node on a cycle is refused.
 FailureOr<SmallVector<const NirNode *>> NIRImporter::order() {
+  findFeedback();
   std::map<std::string, int> pending;
   for (const NirNode &node : graph.nodes)
     pending[node.name] = 0;
-  for (const auto &[from, to] : graph.edges) {
+  for (const auto &[from, to] : edges) {
     sources[to].push_back(from);
     ++pending[to];
   }
   SmallVector<const NirNode *> sorted, ready;
   for (const NirNode &node : graph.nodes)
-    if (pending[node.name] == 0)
+    if (pending[node.name] == 0 && !absorbed.count(node.name))
       ready.push_back(&node);
   while (!ready.empty()) {
     const NirNode *node = ready.front();
     ready.erase(ready.begin());
     sorted.push_back(node);
-    for (const auto &[from, to] : graph.edges)
+    for (const auto &[from, to] : edges)
       if (from == node->name && --pending[to] == 0)
         ready.push_back(graph.node(to));
   }
-  if (sorted.size() == graph.nodes.size())
+  if (sorted.size() + absorbed.size() == graph.nodes.size())
     return sorted;
   // Walk back through nodes still waiting on an input: the first one met twice is on a cycle.
   std::vector<std::string> path;
@@ -190,7 +225,8 @@ FailureOr<SmallVector<const NirNode *>> NIRImporter::order() {
     cycle += " -> " + *it;
   const NirNode &node = *graph.node(at);
   return nodeError(node, "is on a cycle of edges (" + cycle + " -> " + at +
-                             "): recurrent connections are not supported yet"),
+                             "): the cycles supported are a neuron's output fed back to it "
+                             "through one Affine or Linear"),
          failure();
 }
 
@@ -437,6 +473,34 @@ ArrayAttr strings(Builder &builder, const std::vector<std::string> &items) {
   return builder.getStrArrayAttr(SmallVector<StringRef>(items.begin(), items.end()));
 }
 
+/// The recurrent weight [F, F] and bias [F] of `affine`, fed back into `neuron` of `shape`;
+/// a Linear's bias a frozen zero.
+FailureOr<std::pair<Value, Value>> NIRImporter::feedbackWeights(const NirNode &neuron,
+                                                                const NirNode &affine,
+                                                                ArrayRef<int64_t> shape) {
+  if (shape.size() != 1)
+    return nodeError(neuron, "is fed back through '" + affine.name +
+                                 "', which needs neurons of one dimension, not " +
+                                 formatShape(shape)),
+           failure();
+  int64_t features = shape[0];
+  const NirArray *weight = affine.param("weight");
+  if (!weight || weight->shape != std::vector<int64_t>{features, features})
+    return nodeError(affine, "feeds '" + neuron.name + "' back into itself, so its 'weight' must be [" +
+                                 Twine(features) + ", " + Twine(features) + "]"),
+           failure();
+  const NirArray *bias = affine.param("bias");
+  if (affine.type == "Affine" && (!bias || bias->size() != features))
+    return nodeError(affine, "needs a 'bias' of " + Twine(features) + " values"), failure();
+  SmallVector<float> w(weight->values.begin(), weight->values.end());
+  SmallVector<float> b(size_t(features), 0.0f);
+  if (bias && affine.type == "Affine")
+    b.assign(bias->values.begin(), bias->values.end());
+  Value weightValue = parameter(affine, "weight", {features, features}, w);
+  Value biasValue = parameter(affine, "bias", {features}, b, /*frozen=*/affine.type == "Linear");
+  return std::make_pair(weightValue, biasValue);
+}
+
 FailureOr<Value> NIRImporter::importNeuron(const NirNode &node, Value input) {
   SmallVector<int64_t> in = sampleShape(input);
   auto described = snn::nir::describeNeuronPrimitive(
@@ -453,6 +517,18 @@ FailureOr<Value> NIRImporter::importNeuron(const NirNode &node, Value input) {
     operands.push_back(parameter(node, name, {int64_t(values.size())},
                                  SmallVector<float>(values.begin(), values.end()),
                                  /*frozen=*/true));
+  auto fedBack = feedback.find(node.name);
+  if (fedBack != feedback.end()) {
+    auto weights = feedbackWeights(node, *fedBack->second, in);
+    if (failed(weights))
+      return failure();
+    return Value(snn::RecurrentNeuronOp::create(
+        builder, nodeLoc(node), input.getType(), input, weights->first, weights->second, operands,
+        strings(builder, p.states), strings(builder, p.constants), strings(builder, p.operands),
+        strings(builder, p.charge), fire, builder.getStringAttr(p.reset),
+        builder.getBoolAttr(false), strings(builder, p.update), builder.getStringAttr(p.output),
+        surrogate, builder.getF32FloatAttr(4.0f), FloatAttr()));
+  }
   return Value(snn::NeuronOp::create(
       builder, nodeLoc(node), input.getType(), input, operands, strings(builder, p.states),
       strings(builder, p.constants), strings(builder, p.operands), strings(builder, p.charge), fire,

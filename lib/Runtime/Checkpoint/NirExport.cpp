@@ -82,6 +82,7 @@ private:
   Shape conv2d(const Node &node, const Shape &in, NirNode &out);
   Shape avgPool(const Node &node, const Shape &in, NirNode &out);
   void neuron(const Node &node, const Shape &in, NirNode &out);
+  void feedback(const Node &node, const Shape &in);
   NirNode describedNeuron(const Node &node);
   NirNode lifNeuron(double tau, bool decayInput, double vThreshold, double vReset);
 
@@ -220,8 +221,10 @@ NirNode NirBuilder::describedNeuron(const Node &node) {
   std::vector<std::string> operands = attributes.getStrings(na::kOperands);
   std::vector<at::Tensor> values;
   int64_t channels = 1;
+  // A recurrent neuron's operands follow its input, weight and bias.
+  size_t first = node.opType == op::kRecurrentNeuron ? 3 : 1;
   for (size_t k = 0; k < operands.size(); ++k) {
-    values.push_back(value(node.inputs[k + 1]).to(at::kDouble).contiguous().reshape({-1}));
+    values.push_back(value(node.inputs[k + first]).to(at::kDouble).contiguous().reshape({-1}));
     if (operands[k].find('[') != std::string::npos || (k && values[k].numel() != channels))
       throw Error(node.describe() + ": a per-step operand has no NIR parameter");
     channels = values[k].numel();
@@ -251,7 +254,8 @@ NirNode NirBuilder::describedNeuron(const Node &node) {
 void NirBuilder::neuron(const Node &node, const Shape &in, NirNode &out) {
   NodeAttributes attributes(node);
   std::optional<float> vReset = attributes.findFloat(attr::kVReset);
-  if (node.opType != op::kNeuron && !vReset)
+  bool described = node.opType == op::kNeuron || node.opType == op::kRecurrentNeuron;
+  if (!described && !vReset)
     throw Error(node.describe() + ": a soft reset has no NIR primitive (NIR's neurons reset "
                                   "to v_reset)");
   NirNode scalar;
@@ -278,6 +282,30 @@ void NirBuilder::neuron(const Node &node, const Shape &in, NirNode &out) {
     for (int64_t i = 0; i < count && array.size() > 1; ++i)
       into.values[size_t(i)] = array.values[size_t(i / plane)];
   }
+}
+
+/// A recurrent neuron's feedback as the Affine (a Linear where its bias is a frozen zero)
+/// from the neuron back to itself, named as the importer named its weight NODE.weight.
+void NirBuilder::feedback(const Node &node, const Shape &in) {
+  const std::string &weightName = node.inputs[1], &biasName = node.inputs[2];
+  const std::string suffix = ".weight";
+  bool named = weightName.size() > suffix.size() &&
+               weightName.compare(weightName.size() - suffix.size(), suffix.size(), suffix) == 0;
+  NirNode rec;
+  rec.name = named ? weightName.substr(0, weightName.size() - suffix.size()) : node.name + ".rec";
+  for (const NirNode &existing : graph.nodes)
+    if (existing.name == rec.name || rec.name == node.name)
+      rec.name = node.name + ".rec";
+  at::Tensor bias = value(biasName);
+  bool linear = !store.contains(biasName) && at::all(at::eq(bias, 0.0)).item<bool>();
+  rec.type = linear ? "Linear" : "Affine";
+  rec.params["weight"] = arrayOf(value(weightName));
+  if (!linear)
+    rec.params["bias"] = arrayOf(bias);
+  shapes[rec.name] = in;
+  graph.edges.emplace_back(node.name, rec.name);
+  graph.edges.emplace_back(rec.name, node.name);
+  graph.nodes.push_back(std::move(rec));
 }
 
 void NirBuilder::layer(const Node &node, const Shape &in) {
@@ -312,6 +340,8 @@ void NirBuilder::layer(const Node &node, const Shape &in) {
                                   "SumPool2d, AvgPool2d, Flatten and its neurons)");
   connect(node.inputs[0], node.name);
   graph.nodes.push_back(std::move(out));
+  if (kind == op::kRecurrentNeuron)
+    feedback(node, in);
   producers[output] = {node.name};
   shapes[output] = result;
 }

@@ -1,11 +1,13 @@
-//===- DescribedNeuronOps.cpp - neuron: any neuron described by its parts -===//
+//===- DescribedNeuronOps.cpp - neuron, recurrent_neuron: described neurons -===//
 //
 // Compiles the node's description once at build time (schema::compileNeuron)
-// and runs it through the neuron program evaluator on every call.
+// and runs it through the neuron program evaluator on every call; a
+// recurrent_neuron steps it one step at a time with its feedback.
 //
 //===----------------------------------------------------------------------===//
 
 #include "snn/Runtime/Autograd/GenericNeuronAutograd.h"
+#include "snn/Runtime/Autograd/RecurrentNeuronAutograd.h"
 #include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Execution/NodeAttributes.h"
 #include "snn/Runtime/Execution/OpRegistry.h"
@@ -24,8 +26,9 @@ namespace attr = schema::attr;
 
 namespace {
 
-/// The node's neuron, compiled; errors name the node.
-std::shared_ptr<const GenericNeuron> compileNode(const Node &node) {
+/// The node's neuron, compiled; errors name the node. The description's operands follow
+/// `leadingInputs` inputs (the neuron's input, and a recurrent neuron's weight and bias).
+std::shared_ptr<const GenericNeuron> compileNode(const Node &node, size_t leadingInputs) {
   NodeAttributes attributes(node);
   schema::NeuronParts parts;
   parts.states = attributes.getStrings(schema::neuron_attr::kStates);
@@ -40,9 +43,9 @@ std::shared_ptr<const GenericNeuron> compileNode(const Node &node) {
   schema::NeuronDescriptionResult described = schema::describeNeuron(parts);
   if (!described.error.empty())
     attributes.fail(described.error);
-  if (parts.operands.size() + 1 != node.inputs.size())
+  if (parts.operands.size() + leadingInputs != node.inputs.size())
     attributes.fail(std::to_string(parts.operands.size()) + " operand names for " +
-                    std::to_string(node.inputs.size() - 1) + " operand inputs");
+                    std::to_string(node.inputs.size() - leadingInputs) + " operand inputs");
   schema::NeuronCompileResult compiled = schema::compileNeuron(described.description);
   if (!compiled.error.empty())
     attributes.fail(compiled.error);
@@ -54,7 +57,7 @@ std::shared_ptr<const GenericNeuron> compileNode(const Node &node) {
 }
 
 Kernel buildDescribedNeuron(const Node &node) {
-  std::shared_ptr<const GenericNeuron> neuron = compileNode(node);
+  std::shared_ptr<const GenericNeuron> neuron = compileNode(node, 1);
   return [neuron, layer = node.name](const std::vector<at::Tensor> &in, const RunContext &context) {
     if (in[0].dim() < 2)
       throw Error("expects a [T, N, ...] input, got " + formatShape(in[0].sizes()));
@@ -78,10 +81,24 @@ Kernel buildDescribedNeuron(const Node &node) {
   };
 }
 
+Kernel buildRecurrentNeuron(const Node &node) {
+  std::shared_ptr<const GenericNeuron> neuron = compileNode(node, 3);
+  if (std::string error = schema::recurrentProgramError(neuron->program()); !error.empty())
+    NodeAttributes(node).fail(error);
+  return [neuron, layer = node.name](const std::vector<at::Tensor> &in, const RunContext &context) {
+    std::vector<at::Tensor> operands(in.begin() + 3, in.end());
+    RecurrentNeuronResult result = recurrentNeuronSteps(*neuron, in[0], in[1], in[2], operands);
+    if (context.firing && !context.keepRunningStatistics && neuron->program().spikes >= 0)
+      context.firing->add(layer, result.fired, result.output.numel(), "neuron (recurrent)");
+    return result.output;
+  };
+}
+
 } // namespace
 
 void registerDescribedNeuronOps(OpRegistry &registry) {
   registry.add(schema::op::kNeuron, buildDescribedNeuron);
+  registry.add(schema::op::kRecurrentNeuron, buildRecurrentNeuron);
 }
 
 } // namespace snn::runtime

@@ -160,7 +160,8 @@ Shape concatShape(const Node &node, const std::vector<StaticShape> &in) {
 bool keepsShape(const std::string &type) {
   for (const char *name :
        {op::kBatchNorm, op::kGroupNorm, op::kDropout, op::kIFNode, op::kLIFNode, op::kPLIFNode,
-        op::kParallelNeuron, op::kBiasAdd, op::kAllReduce, op::kBackwardAllReduce})
+        op::kNeuron, op::kRecurrentNeuron, op::kParallelNeuron, op::kBiasAdd, op::kAllReduce,
+        op::kBackwardAllReduce})
     if (type == name)
       return true;
   return false;

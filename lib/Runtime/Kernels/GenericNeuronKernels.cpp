@@ -585,9 +585,9 @@ GenericNeuronBackwardResult backwardTyped(const GenericNeuron &neuron, const at:
   return result;
 }
 
-/// One operand-only instruction with ATen ops, as PyTorch evaluates the
-/// Python expression: a Python float on either side is a Scalar.
-at::Tensor evaluateUniform(const NeuronProgram &p, const NeuronInstr &in,
+} // namespace
+
+at::Tensor evaluateInstruction(const NeuronProgram &p, const NeuronInstr &in,
                            const std::vector<at::Tensor> &values,
                            const std::vector<at::Tensor> &operands) {
   auto isConst = [&](int32_t r) { return constantRegister(p, r); };
@@ -630,11 +630,10 @@ at::Tensor evaluateUniform(const NeuronProgram &p, const NeuronInstr &in,
     return a.detach();
   default:
     throw Error(std::string("neuron: '") + schema::neuronOpName(in.op) +
-                "' of operands only is not supported");
+                "' is not evaluated with ATen ops");
   }
 }
 
-} // namespace
 
 GenericNeuron::GenericNeuron(NeuronProgram program, std::vector<double> stateInit,
                              Surrogate surrogate, float alpha, float beta)
@@ -668,7 +667,7 @@ GenericNeuron::evaluateUniforms(const std::vector<at::Tensor> &operands) const {
     const NeuronInstr &in = program_.code[r];
     if (program_.varies[r] || in.op == NeuronOp::Const)
       continue;
-    values[r] = evaluateUniform(program_, in, values, operands);
+    values[r] = evaluateInstruction(program_, in, values, operands);
   }
   std::vector<at::Tensor> uniforms;
   for (int32_t r : uniformRegisters_)

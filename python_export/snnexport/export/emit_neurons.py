@@ -1,6 +1,7 @@
 """Neurons as spikemesh nodes with their attributes: IFNode, LIFNode and ParametricLIFNode by
-class, the parallel spiking neurons (PSN, MaskedPSN, SlidingPSN) as ParallelSpikingNeuron, any
-other class as a Neuron described by its parts."""
+class, the parallel spiking neurons (PSN, MaskedPSN, SlidingPSN) as ParallelSpikingNeuron, a
+RecurrentNeuron as RecurrentNeuron (its cell's description and the feedback's weight and bias),
+any other class as a Neuron described by its parts."""
 from __future__ import annotations
 
 import math
@@ -11,9 +12,11 @@ from torch import nn
 from .graph import Graph, Shape
 from .kinds import describe
 from ..described_neurons import DESCRIBED
+from ..recurrent import RecurrentNeuron
 from .names import (ALPHA, BETA, CHARGE, CONSTANTS, DECAY_INPUT, DETACH_RESET, DOMAIN, FIRE,
                     INIT_TAU, K, LAMBDA, LIF_NODE, NEURON, NEURON_TYPES, OPERAND_NAMES, OUTPUT,
-                    PARALLEL_NEURON, PARALLEL_VARIANTS, PLIF_NODE, RESET, STATES, SURROGATE,
+                    PARALLEL_NEURON, PARALLEL_VARIANTS, PLIF_NODE, RECURRENT_NEURON, RESET,
+                    STATES, SURROGATE,
                     SURROGATE_PARAMETERS, SURROGATES, TAU, UPDATE, V_RESET, V_THRESHOLD,
                     VARIANT)
 
@@ -133,6 +136,8 @@ class NeuronEmitter:
         if path in self.seen:
             raise ValueError(f"neuron '{where}' is called twice; its state would be shared")
         self.seen.add(path)
+        if isinstance(m, RecurrentNeuron):
+            return self.emit_recurrent(path, m, x, shape)
         if type(m).__name__ in DESCRIBED:
             decode = getattr(m, "decode", None)
             if type(m).__name__.startswith("NonSpiking") and decode != "mean-mem":
@@ -146,6 +151,21 @@ class NeuronEmitter:
         if kind == PLIF_NODE:
             ins.append(self.g.param(path, "w", m.w))
         return self.g.node(kind, ins, self.g.unique(where), shape, domain=DOMAIN, **attrs)
+
+    def emit_recurrent(self, path: str, m: RecurrentNeuron, x: str, shape: Shape) -> str:
+        """A RecurrentNeuron: x, the feedback's weight and bias, then its cell's operands."""
+        where = self.g.name(path)
+        if len(shape) != 3:
+            raise ValueError(f"neuron '{where}': a RecurrentNeuron takes [T, N, features], got "
+                             f"{len(shape)} dimensions")
+        attrs, operands = described_attrs(m.cell, where)
+        rec = f"{path}.recurrent" if path else "recurrent"
+        cell = f"{path}.cell" if path else "cell"
+        ins = [x, self.g.param(rec, "weight", m.recurrent.weight),
+               self.g.param(rec, "bias", m.recurrent.bias)]
+        ins += [self.g.param(cell, name, getattr(m.cell, name)) for name in operands]
+        return self.g.node(RECURRENT_NEURON, ins, self.g.unique(where), shape, domain=DOMAIN,
+                           **attrs)
 
     def emit_parallel(self, path: str, m: nn.Module, x: str, shape: Shape) -> str:
         """A parallel spiking neuron. It keeps no state between calls, so unlike the other

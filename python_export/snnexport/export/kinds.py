@@ -12,6 +12,7 @@ from .. import layer as _layer
 from .. import described_neurons as _described
 from .. import neuron as _neuron
 from .. import psn as _psn
+from .. import recurrent as _recurrent
 
 # The package this exporter belongs to ("snnexport"): its classes count like SpikingJelly's.
 _PACKAGE = __name__.rsplit(".", 2)[0]
@@ -37,7 +38,8 @@ def module_kind(m: object) -> Optional[str]:
     if named(m, "SpikingSelfAttention"):
         return "attention"
     if (isinstance(m, (_neuron.BaseNode, _described._NonSpikingNode, _described.GatedLIFNode,
-                       _psn.PSN, _psn.MaskedPSN, _psn.SlidingPSN)) or sj_module(m, "neuron")):
+                       _psn.PSN, _psn.MaskedPSN, _psn.SlidingPSN, _recurrent.RecurrentNeuron))
+            or sj_module(m, "neuron")):
         return "neuron"
     if named(m, "SeqToANNContainer"):
         return "container"

@@ -30,6 +30,9 @@ SPIKING_ATTENTION = "SpikingAttention"
 NEURON_TYPES = (IF_NODE, LIF_NODE, PLIF_NODE)
 # Any other neuron class, described by its parts (docs/neuron-programs.md).
 NEURON = "Neuron"
+# A described neuron fed back its output through a Linear (recurrent.RecurrentNeuron): inputs
+# x, the feedback weight and bias, then the operands; the attributes of NEURON.
+RECURRENT_NEURON = "RecurrentNeuron"
 # SpikingJelly's parallel spiking neurons (PSN, MaskedPSN, SlidingPSN): inputs x, weight, bias.
 PARALLEL_NEURON = "ParallelSpikingNeuron"
 
@@ -75,6 +78,8 @@ OP_ATTRIBUTES = {
     SPIKING_ATTENTION: (NUM_HEADS, SCALE),
     NEURON: (ALPHA, BETA, CHARGE, CONSTANTS, DETACH_RESET, FIRE, OPERAND_NAMES, OUTPUT, RESET,
              STATES, SURROGATE, UPDATE),
+    RECURRENT_NEURON: (ALPHA, BETA, CHARGE, CONSTANTS, DETACH_RESET, FIRE, OPERAND_NAMES, OUTPUT,
+                       RESET, STATES, SURROGATE, UPDATE),
     PARALLEL_NEURON: (ALPHA, BETA, K, LAMBDA, SURROGATE, VARIANT),
 }
 

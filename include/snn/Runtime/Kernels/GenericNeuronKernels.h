@@ -58,6 +58,14 @@ private:
   std::vector<int32_t> uniformRegisters_;
 };
 
+/// Instruction `in` (an operand read or an arithmetic or function instruction, not Input,
+/// State, Const, Fire or spike_count) with ATen ops on the registers `values`, as PyTorch
+/// evaluates the Python expression: a constant on either side is a Scalar. A per-step [T]
+/// operand is read as [T, 1].
+at::Tensor evaluateInstruction(const schema::NeuronProgram &p, const schema::NeuronInstr &in,
+                               const std::vector<at::Tensor> &values,
+                               const std::vector<at::Tensor> &operands);
+
 struct GenericNeuronForwardResult {
   at::Tensor output; ///< x's shape
   /// Each state's value at the start of every step, [S, T, ...] (when saved).

@@ -510,37 +510,43 @@ static std::vector<std::string> stringsOf(ArrayAttr array) {
   return out;
 }
 
-snn::schema::NeuronParts NeuronOp::getParts() {
+/// The description attributes snn.neuron and snn.recurrent_neuron share.
+template <typename DescribedOp> static snn::schema::NeuronParts partsOf(DescribedOp op) {
   snn::schema::NeuronParts parts;
-  parts.states = stringsOf(getStates());
-  parts.constants = stringsOf(getConstants());
-  parts.operands = stringsOf(getOperandNames());
-  parts.charge = stringsOf(getCharge());
-  parts.update = stringsOf(getUpdate());
-  parts.fire = getFire().value_or("").str();
-  parts.reset = getReset().str();
-  parts.output = getOutput().str();
-  parts.detachReset = getDetachReset();
+  parts.states = stringsOf(op.getStates());
+  parts.constants = stringsOf(op.getConstants());
+  parts.operands = stringsOf(op.getOperandNames());
+  parts.charge = stringsOf(op.getCharge());
+  parts.update = stringsOf(op.getUpdate());
+  parts.fire = op.getFire().value_or("").str();
+  parts.reset = op.getReset().str();
+  parts.output = op.getOutput().str();
+  parts.detachReset = op.getDetachReset();
   return parts;
 }
 
-LogicalResult NeuronOp::verify() {
-  if (failed(verifyInputAndSurrogate(*this)))
+snn::schema::NeuronParts NeuronOp::getParts() { return partsOf(*this); }
+snn::schema::NeuronParts RecurrentNeuronOp::getParts() { return partsOf(*this); }
+
+/// The description compiles and each operand fits the input: [] or [C], [T] or [T, C] for
+/// one read per step (C the input's dim 2).
+template <typename DescribedOp> static LogicalResult verifyDescription(DescribedOp op) {
+  if (failed(verifyInputAndSurrogate(op)))
     return failure();
-  snn::schema::NeuronDescriptionResult described = snn::schema::describeNeuron(getParts());
+  snn::schema::NeuronDescriptionResult described = snn::schema::describeNeuron(op.getParts());
   if (!described.error.empty())
-    return emitOpError(described.error);
-  if (getOperandNames().size() != getParams().size())
-    return emitOpError() << getOperandNames().size() << " operand names for " << getParams().size()
-                         << " operands";
+    return op.emitOpError(described.error);
+  if (op.getOperandNames().size() != op.getParams().size())
+    return op.emitOpError() << op.getOperandNames().size() << " operand names for "
+                            << op.getParams().size() << " operands";
   snn::schema::NeuronCompileResult compiled = snn::schema::compileNeuron(described.description);
   if (!compiled.error.empty())
-    return emitOpError(compiled.error);
-  RankedTensorType input = getInput().getType();
+    return op.emitOpError(compiled.error);
+  RankedTensorType input = op.getInput().getType();
   int64_t steps = input.getDimSize(0);
   int64_t channels = input.getRank() > 2 ? input.getDimSize(2) : 1;
   const snn::schema::NeuronDescription &d = described.description;
-  for (auto [i, param] : llvm::enumerate(getParams())) {
+  for (auto [i, param] : llvm::enumerate(op.getParams())) {
     auto type = cast<RankedTensorType>(param.getType());
     ArrayRef<int64_t> shape = type.getShape();
     bool hasChannels = input.getRank() > 2;
@@ -550,10 +556,34 @@ LogicalResult NeuronOp::verify() {
                  (perStep ? shape[0] == steps : hasChannels && shape[0] == channels)) ||
                 (hasChannels && type.getRank() == 2 && shape[0] == steps && shape[1] == channels);
     if (!fits)
-      return emitOpError("operand '")
+      return op.emitOpError("operand '")
              << d.operands[i] << "' must be " << (perStep ? "[T] or [T, C]" : "[], [C] or [T, C]")
              << " of the input " << input << " (C its dim 2), got " << type;
   }
+  return success();
+}
+
+LogicalResult NeuronOp::verify() { return verifyDescription(*this); }
+
+LogicalResult RecurrentNeuronOp::verify() {
+  if (failed(verifyDescription(*this)))
+    return failure();
+  RankedTensorType input = getInput().getType();
+  if (input.getRank() != 3)
+    return emitOpError("input must be [T, N, F] features, got ") << input;
+  int64_t features = input.getDimSize(2);
+  RankedTensorType weight = getRecurrentWeight().getType();
+  RankedTensorType bias = getRecurrentBias().getType();
+  if (weight.getRank() != 2 || weight.getDimSize(0) != features ||
+      weight.getDimSize(1) != features)
+    return emitOpError("recurrent_weight must be [F, F] for the input ")
+           << input << ", got " << weight;
+  if (bias.getRank() != 1 || bias.getDimSize(0) != features)
+    return emitOpError("recurrent_bias must be [F] for the input ") << input << ", got " << bias;
+  snn::schema::NeuronCompileResult compiled = snn::schema::compileNeuron(
+      snn::schema::describeNeuron(getParts()).description);
+  if (std::string error = snn::schema::recurrentProgramError(compiled.program); !error.empty())
+    return emitOpError(error);
   return success();
 }
 

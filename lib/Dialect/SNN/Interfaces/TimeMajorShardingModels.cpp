@@ -112,6 +112,38 @@ struct DescribedNeuronModel : public TimeMajorModel<DescribedNeuronModel, Neuron
   }
 };
 
+/// snn.recurrent_neuron [T, N, F]: loops T, N, F and the fed-back features G that the
+/// recurrent weight [F, G] sums over. The steps run in order and every feature reads every
+/// other one's last output, so only the batch is ever split.
+struct RecurrentNeuronModel : public TimeMajorModel<RecurrentNeuronModel, RecurrentNeuronOp> {
+  IteratorTypes getLoopIteratorTypes(Operation *) const { return IteratorTypes(4, kParallel); }
+
+  SmallVector<WholeLoop> getWholeLoops(Operation *) const {
+    constexpr const char *kFeedbackWhy = "the recurrent weight mixes every feature";
+    return {{0, kTimeWhy}, {2, kFeedbackWhy}, {3, kFeedbackWhy}};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    AffineExpr time = getAffineDimExpr(0, ctx), batch = getAffineDimExpr(1, ctx);
+    AffineExpr feature = getAffineDimExpr(2, ctx), fedBack = getAffineDimExpr(3, ctx);
+    AffineMap features = AffineMap::get(4, 0, {time, batch, feature}, ctx);
+    SmallVector<AffineMap> maps = {features, AffineMap::get(4, 0, {feature, fedBack}, ctx),
+                                   AffineMap::get(4, 0, {feature}, ctx)};
+    auto neuron = cast<RecurrentNeuronOp>(op);
+    for (auto [spelled, param] : llvm::zip(neuron.getOperandNames(), neuron.getParams())) {
+      int64_t paramRank = rankOf(param);
+      bool perStep = snn::schema::parseOperandName(cast<StringAttr>(spelled).getValue()).second;
+      maps.push_back(paramRank == 0   ? AffineMap::get(4, 0, ctx)
+                     : paramRank == 2 ? AffineMap::get(4, 0, {time, feature}, ctx)
+                     : perStep        ? AffineMap::get(4, 0, {time}, ctx)
+                                      : AffineMap::get(4, 0, {feature}, ctx));
+    }
+    maps.push_back(features);
+    return maps;
+  }
+};
+
 /// snn.parallel_neuron: out[t, n, ...] sums weight[t, s] x[s, n, ...] over the input steps s,
 /// so it is elementwise over every dim but time. Loops: one parallel per result dim, then s
 /// (a sum); T and s stay whole. The weight and bias index only T and s (SlidingPSN's [k]
@@ -388,6 +420,7 @@ void registerTimeMajorShardingModels(MLIRContext *ctx) {
   LIFNodeOp::attachInterface<ElementwiseModel<LIFNodeOp>>(*ctx);
   PLIFNodeOp::attachInterface<ElementwiseModel<PLIFNodeOp>>(*ctx);
   NeuronOp::attachInterface<DescribedNeuronModel>(*ctx);
+  RecurrentNeuronOp::attachInterface<RecurrentNeuronModel>(*ctx);
   ParallelNeuronOp::attachInterface<ParallelNeuronModel>(*ctx);
 }
 

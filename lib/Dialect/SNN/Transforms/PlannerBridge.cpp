@@ -32,6 +32,7 @@ pl::OpKind kindOf(Operation *op) {
       .Case([](LIFNodeOp) { return pl::OpKind::LIFNode; })
       .Case([](PLIFNodeOp) { return pl::OpKind::PLIFNode; })
       .Case([](NeuronOp) { return pl::OpKind::Neuron; })
+      .Case([](RecurrentNeuronOp) { return pl::OpKind::RecurrentNeuron; })
       .Case([](ParallelNeuronOp) { return pl::OpKind::ParallelNeuron; })
       .Case([](SpikingAttentionOp) { return pl::OpKind::SpikingAttention; })
       .Default([](Operation *) { return pl::OpKind::Other; });
@@ -125,6 +126,9 @@ void Bridge::addLayerDetails(Operation *op, pl::OpInfo &info) {
     info.weightShape = shapeOf(conv.getWeight().getType());
     info.hasBias = bool(conv.getBias());
     info.groups = int64_t(conv.getGroups());
+  } else if (auto recurrent = dyn_cast<RecurrentNeuronOp>(op)) {
+    info.weightShape = shapeOf(recurrent.getRecurrentWeight().getType());
+    info.hasBias = true;
   } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     auto in = cast<RankedTensorType>(reshape.getInput().getType());
     auto out = cast<RankedTensorType>(reshape.getResult().getType());

@@ -461,6 +461,41 @@ def SNN_NeuronOp : SNN_Op<"neuron", [Pure, AllTypesMatch<["input", "result"]>,
   }];
 }
 
+def SNN_RecurrentNeuronOp : SNN_Op<"recurrent_neuron", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<StatefulNeuronOpInterface, ["getNeuronInput"]>]> {
+  let summary = "A described neuron whose output feeds back into its input through a Linear";
+  let description = [{
+    The neuron of `snn.neuron` (the same description attributes) on [T, N, F] features, with
+    a recurrent Linear: the input of step t is `input[t] + output[t-1] W^T + b`, `output[-1]`
+    zero (so step 0 receives the bias). `recurrent_weight` is [F, F], `recurrent_bias` [F]
+    (a frozen zero for a feedback without bias); `params` are the description's operands.
+    The feedback is one step late: the neuron's output at t reaches its input at t + 1.
+    The steps run in order, so only the batch is ever split; the op is one unit that no
+    pipeline cut divides.
+  }];
+  let arguments = (ins SNN_F32Tensor:$input, SNN_F32Tensor:$recurrent_weight,
+                       SNN_F32Tensor:$recurrent_bias, Variadic<SNN_F32Tensor>:$params,
+                       StrArrayAttr:$states, StrArrayAttr:$constants,
+                       StrArrayAttr:$operand_names, StrArrayAttr:$charge,
+                       OptionalAttr<StrAttr>:$fire, StrAttr:$reset, BoolAttr:$detach_reset,
+                       StrArrayAttr:$update, StrAttr:$output, SNN_SurrogateAttr:$surrogate,
+                       F32Attr:$alpha, OptionalAttr<F32Attr>:$beta);
+  let results = (outs SNN_F32Tensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input `,` $recurrent_weight `,` $recurrent_bias (`(` $params^ `:` type($params) `)`)?
+    attr-dict `:` type($result) `,` type($recurrent_weight) `,` type($recurrent_bias)
+  }];
+  let extraClassDeclaration = [{
+    /// The description's attributes as schema::describeNeuron reads them.
+    ::snn::schema::NeuronParts getParts();
+  }];
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getNeuronInput() { return getInput(); }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Parallel spiking neurons
 //===----------------------------------------------------------------------===//
