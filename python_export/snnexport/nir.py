@@ -206,7 +206,7 @@ def _pair(node: dict, key: str, default) -> Tuple[int, int]:
 
 
 def _frozen(module: nn.Module, weight: np.ndarray) -> nn.Module:
-    module.weight.data.copy_(torch.from_numpy(np.asarray(weight, np.float32)))
+    module.weight.data.copy_(torch.from_numpy(np.array(weight, np.float32)))
     module.weight.requires_grad_(False)
     return module
 

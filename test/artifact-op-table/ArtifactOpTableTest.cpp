@@ -52,6 +52,7 @@ bool hasAtLeastOperands(RegisteredOperationName name, int n) {
   switch (n) {
   case 1: return name.hasTrait<OpTrait::AtLeastNOperands<1>::Impl>();
   case 2: return name.hasTrait<OpTrait::AtLeastNOperands<2>::Impl>();
+  case 3: return name.hasTrait<OpTrait::AtLeastNOperands<3>::Impl>();
   }
   return false;
 }

@@ -198,6 +198,9 @@ def described(bin_dir, work):
         if not np.array_equal(a, b):
             raise tc.Failure(f"{name}: re-imported outputs differ in {np.count_nonzero(a != b)}")
         kinds = sorted({f["type"] for f in ref.read_nir(back)[0].values()})
+        source = sorted({f["type"] for f in ref.read_nir(path)[0].values()})
+        if kinds != source:
+            raise tc.Failure(f"{name}: written back as {kinds}, the file holds {source}")
         print(f"{name}: written back as {', '.join(kinds)}; re-imported, the same program and "
               f"{a.size} outputs identical")
 

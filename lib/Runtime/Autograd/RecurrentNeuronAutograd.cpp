@@ -88,8 +88,8 @@ RecurrentNeuronResult recurrentNeuronSteps(const GenericNeuron &neuron, const at
   for (int64_t t = 0; t < x.size(0); ++t) {
     at::Tensor input = at::add(x.select(0, t), at::linear(fedBack, weight, bias));
     at::Tensor spikes;
-    fedBack = evaluateStep(neuron, input, states, operandsAt(neuron.program(), operands, t),
-                           spikes);
+    fedBack =
+        evaluateStep(neuron, input, states, operandsAt(neuron.program(), operands, t), spikes);
     if (spikes.defined())
       result.fired += spikes.detach().count_nonzero().item<int64_t>();
     outputs.push_back(fedBack);

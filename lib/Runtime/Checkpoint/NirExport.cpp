@@ -297,7 +297,8 @@ void NirBuilder::feedback(const Node &node, const Shape &in) {
     if (existing.name == rec.name || rec.name == node.name)
       rec.name = node.name + ".rec";
   at::Tensor bias = value(biasName);
-  bool linear = !store.contains(biasName) && at::all(at::eq(bias, 0.0)).item<bool>();
+  bool frozen = !store.contains(biasName) || store.entry(biasName).kind != ParameterKind::Parameter;
+  bool linear = frozen && at::all(at::eq(bias, 0.0)).item<bool>();
   rec.type = linear ? "Linear" : "Affine";
   rec.params["weight"] = arrayOf(value(weightName));
   if (!linear)

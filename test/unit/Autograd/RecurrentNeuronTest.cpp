@@ -31,7 +31,7 @@ NeuronDescription cubaLif() {
   NeuronDescription d;
   d.states = {"v", "i"};
   d.stateInit = {0.0, 0.0};
-  d.constants = {{"tau_syn", 2.5}, {"w_in", 1.5}, {"tau", 4.0},        {"r", 2.0},
+  d.constants = {{"tau_syn", 2.5}, {"w_in", 1.5},        {"tau", 4.0},    {"r", 2.0},
                  {"v_leak", 0.0},  {"v_threshold", 1.0}, {"v_reset", 0.0}};
   d.charge = {"i = i + (w_in * x - i) / tau_syn", "h = v + (r * i - (v - v_leak)) / tau"};
   d.fire = "h - v_threshold";
@@ -131,9 +131,9 @@ TEST(RecurrentNeuron, ShapesThatDoNotFitAreOneLine) {
     EXPECT_EQ(std::string(e.what()),
               "the recurrent weight [3, 2] and bias [3] do not fit the input [4, 2, 3]");
   }
-  EXPECT_THROW(recurrentNeuronSteps(neuron, at::zeros({4, 2, 3, 1}), at::zeros({3, 3}),
-                                    at::zeros({3}), {}),
-               std::exception);
+  EXPECT_THROW(
+      recurrentNeuronSteps(neuron, at::zeros({4, 2, 3, 1}), at::zeros({3, 3}), at::zeros({3}), {}),
+      std::exception);
 }
 
 } // namespace
