@@ -302,6 +302,7 @@ class ProfileNamesTest(ExportCase):
 
     def test_every_op_type_writes_only_its_listed_attributes(self):
         from snnexport.layer.attention import SpikingSelfAttention
+        from snnexport.recurrent import RecurrentNeuron
         torch.manual_seed(0)
         convs = nn.Sequential(layer.Conv2d(2, 4, 1), layer.GroupNorm(2, 4),
                               neuron.IFNode(v_reset=None), layer.AdaptiveAvgPool2d((3, 3)),
@@ -315,9 +316,13 @@ class ProfileNamesTest(ExportCase):
                                  neuron.MaskedPSN(k=2, T=T), layer.Linear(4, 4),
                                  neuron.SlidingPSN(k=2))
         functional.set_step_mode(parallel, "m")
+        recurrent = nn.Sequential(layer.Linear(4, 4), RecurrentNeuron(
+            described_neurons.QIFNode(), 4))
+        functional.set_step_mode(recurrent, "m")
         cases = [(convs, torch.rand(T, 2, 2, 2, 2)),
                  (SpikingSelfAttention(8, num_heads=2), torch.rand(T, 2, 8, 4)),
-                 (described, torch.rand(T, 2, 4)), (parallel, torch.rand(T, 2, 4))]
+                 (described, torch.rand(T, 2, 4)), (parallel, torch.rand(T, 2, 4)),
+                 (recurrent, torch.rand(T, 2, 4))]
         written = {}
         for model, x in cases:
             for n in self.export(model, x).graph.node:
