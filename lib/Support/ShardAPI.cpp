@@ -35,9 +35,8 @@ Value createSharding(OpBuilder &builder, Location loc, StringRef grid, const Spl
       .getResult();
 }
 
-Value annotate(OpBuilder &builder, Location loc, Value value, Value sharding) {
-  return shard::ShardOp::create(builder, loc, value, sharding, /*annotate_for_users=*/false)
-      .getResult();
+Value annotate(OpBuilder &builder, Location loc, Value value, Value sharding, bool forUsers) {
+  return shard::ShardOp::create(builder, loc, value, sharding, forUsers).getResult();
 }
 
 bool isShardOp(Operation *op) {

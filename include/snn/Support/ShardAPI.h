@@ -36,9 +36,10 @@ void createGrid(mlir::OpBuilder &builder, mlir::Location loc, llvm::StringRef na
 mlir::Value createSharding(mlir::OpBuilder &builder, mlir::Location loc, llvm::StringRef grid,
                            const SplitAxes &axes);
 
-/// Annotates `value` with `sharding` (`shard.shard`) and returns the annotated value.
+/// Annotates `value` with `sharding` (`shard.shard`) and returns the annotated value; with
+/// `forUsers`, the sharding its users take (`annotate_for_users`).
 mlir::Value annotate(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value value,
-                     mlir::Value sharding);
+                     mlir::Value sharding, bool forUsers = false);
 
 /// True for any op of the shard dialect (grids, shardings, annotations, collectives).
 bool isShardOp(mlir::Operation *op);

@@ -39,6 +39,7 @@ private:
   SplitAxes activationAxes(Value value, int batchDim, int splitDim) const;
   SplitAxes parameterAxes(ParameterOp param, Operation *user, int userIndex);
   void annotateActivations();
+  void gatherReturnedSplits();
   void annotateParameters();
   LogicalResult relayoutSplitAttention();
   void setStages();
@@ -116,6 +117,27 @@ void Annotator::annotateActivations() {
     int split = plan.tensorParallel.splitDims.empty() ? -1 : plan.tensorParallel.splitDims[i];
     annotate(op->getResult(0), activationAxes(op->getResult(0), model.ops[i].batchDim, split),
              op);
+  }
+  gatherReturnedSplits();
+}
+
+/// An unpaired colwise layer gathered after the model's last op (a neuron the function
+/// returns): the return takes that op's result whole over tp.
+void Annotator::gatherReturnedSplits() {
+  const pl::ModelInfo &model = *bridged.input.structure;
+  Operation *ret = main.getBody().front().getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Operation *annotation = operand.get().getDefiningOp();
+    Value source = annotation ? shardapi::annotatedSource(annotation) : Value();
+    Operation *op = source ? source.getDefiningOp() : nullptr;
+    auto it = op ? indexOf.find(op) : indexOf.end();
+    if (it == indexOf.end() || plan.tensorParallel.splitDims.empty() ||
+        plan.tensorParallel.splitDims[it->second] < 0)
+      continue;
+    Value whole = sharding(activationAxes(source, model.ops[it->second].batchDim, -1));
+    builder.setInsertionPoint(ret);
+    operand.set(shardapi::annotate(builder, ret->getLoc(), operand.get(), whole,
+                                   /*forUsers=*/true));
   }
 }
 
