@@ -205,6 +205,23 @@ def _pair(node: dict, key: str, default) -> Tuple[int, int]:
     return int(value[0]), int(value[-1])
 
 
+def _padding(name: str, node: dict) -> Tuple[int, int]:
+    """A Conv2d's padding: numbers, "valid" or "same" (stride 1, half the dilated kernel's
+    extra span on each side), as the compiler reads it."""
+    value = node.get("padding", 0)
+    if not isinstance(value, str):
+        return _pair(node, "padding", 0)
+    if value == "valid":
+        return 0, 0
+    kernel = np.asarray(node["weight"]).shape[2:]
+    dilation, stride = _pair(node, "dilation", 1), _pair(node, "stride", 1)
+    spans = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    if value != "same" or stride != (1, 1) or any(s % 2 for s in spans):
+        raise ValueError(f"NIR node '{name}' (Conv2d): padding {value!r} is not supported "
+                         "(numbers, 'valid', or 'same' with stride 1 and an even span)")
+    return spans[0] // 2, spans[1] // 2
+
+
 def _frozen(module: nn.Module, weight: np.ndarray) -> nn.Module:
     module.weight.data.copy_(torch.from_numpy(np.array(weight, np.float32)))
     module.weight.requires_grad_(False)
@@ -224,7 +241,7 @@ def _layer(name: str, node: dict, shape: Tuple[int, ...], dt: float) -> Tuple[nn
     if kind == "Conv2d":
         w = np.asarray(node["weight"], np.float32)
         m = layer.Conv2d(w.shape[1] * int(node.get("groups", 1)), w.shape[0], w.shape[2:],
-                         _pair(node, "stride", 1), _pair(node, "padding", 0),
+                         _pair(node, "stride", 1), _padding(name, node),
                          _pair(node, "dilation", 1), int(node.get("groups", 1)),
                          bias="bias" in node)
         m.weight.data.copy_(torch.from_numpy(w))

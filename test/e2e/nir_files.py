@@ -48,8 +48,9 @@ def chain(nodes):
 
 
 # The primitives no file of test/import/nir has: Scale per feature and CubaLIF into an LI read
-# out as potentials; a Conv2d into a LIF whose leak and reset differ, AvgPool2d, Scale per
-# channel, Flatten, Linear, an Integrator and a Threshold; two Affines summed into a CubaLI.
+# out as potentials; a Conv2d (padding "same") into a LIF whose leak and reset differ,
+# AvgPool2d, Scale per channel, Flatten, Linear, an Integrator and a Threshold; two Affines
+# summed into a CubaLI.
 SYNTHETIC = {
     "cuba_li.nir": chain([
         ("input", {"type": "Input", "shape": [12]}),
@@ -67,7 +68,7 @@ SYNTHETIC = {
     "conv_lif_threshold.nir": chain([
         ("input", {"type": "Input", "shape": [2, 8, 8]}),
         ("conv", {"type": "Conv2d", "weight": {"seed": 3, "shape": [4, 2, 3, 3], "scale": 0.4},
-                  "bias": fill(0.1, [4]), "stride": [1, 1], "padding": [1, 1],
+                  "bias": fill(0.1, [4]), "stride": [1, 1], "padding": "same",
                   "dilation": [1, 1], "groups": 1}),
         ("lif", {"type": "LIF", "tau": fill(3e-3, [4, 8, 8]), "r": fill(2.0, [4, 8, 8]),
                  "v_leak": fill(0.2, [4, 8, 8]), "v_reset": fill(-0.1, [4, 8, 8]),

@@ -112,6 +112,19 @@ def pair(node, key, default):
     return (int(value[0]), int(value[-1]))
 
 
+def padding(node):
+    """A Conv2d's padding: numbers, "valid" (none) or "same" (stride 1: half of the dilated
+    kernel's extra span on each side, as PyTorch's padding="same")."""
+    value = node.get("padding", 0)
+    if not isinstance(value, str):
+        return pair(node, "padding", 0)
+    if value == "valid":
+        return (0, 0)
+    assert value == "same" and pair(node, "stride", 1) == (1, 1), value
+    kernel, dilation = np.asarray(node["weight"]).shape[2:], pair(node, "dilation", 1)
+    return tuple(d * (k - 1) // 2 for k, d in zip(kernel, dilation))
+
+
 def conv2d(x, w, b, stride, padding, dilation, groups):
     """x [N, C, H, W] (float64) correlated with w [O, C/g, kh, kw], as PyTorch's conv2d."""
     n, c, h, wd = x.shape
@@ -159,7 +172,7 @@ class NirGraph:
             return out + bias if kind == "Affine" and bias is not None else out
         if kind == "Conv2d":
             return conv2d(x, np.asarray(w, np.float64), bias, pair(node, "stride", 1),
-                          pair(node, "padding", 0), pair(node, "dilation", 1),
+                          padding(node), pair(node, "dilation", 1),
                           int(np.asarray(node.get("groups", 1))))
         if kind in ("SumPool2d", "AvgPool2d"):
             k = pair(node, "kernel_size", None)
@@ -411,7 +424,7 @@ class TorchNirModel(nn.Module):
             if kind == "Conv2d":
                 w = node["weight"]
                 m = nn.Conv2d(w.shape[1], w.shape[0], w.shape[2:], pair(node, "stride", 1),
-                              pair(node, "padding", 0), pair(node, "dilation", 1))
+                              padding(node), pair(node, "dilation", 1))
                 channels = w.shape[0]
                 with torch.no_grad():
                     m.weight.copy_(torch.from_numpy(np.asarray(node["weight"], np.float32)))

@@ -66,6 +66,9 @@ private:
   FailureOr<std::pair<Value, Value>> feedbackWeights(const NirNode &neuron, const NirNode &affine,
                                                      ArrayRef<int64_t> shape);
   FailureOr<SmallVector<int64_t>> declaredShape(const NirNode &node, StringRef key);
+  FailureOr<SmallVector<int64_t>> convPadding(const NirNode &node, ArrayRef<int64_t> kernel,
+                                              ArrayRef<int64_t> stride,
+                                              ArrayRef<int64_t> dilation);
   FailureOr<SmallVector<int64_t>> pair(const NirNode &node, StringRef key,
                                        std::optional<int64_t> fallback = std::nullopt);
   Value parameter(const NirNode &node, StringRef field, ArrayRef<int64_t> shape,
@@ -277,6 +280,36 @@ FailureOr<Value> NIRImporter::importAffine(const NirNode &node, Value input) {
                                      biasValue));
 }
 
+/// A convolution's padding: numbers, or the string "valid" (none) or "same" (PyTorch's
+/// meaning: stride 1, each side padded by half the dilated kernel's extra span; a span that
+/// does not halve would pad one side more, which snn.conv2d cannot).
+FailureOr<SmallVector<int64_t>> NIRImporter::convPadding(const NirNode &node,
+                                                         ArrayRef<int64_t> kernel,
+                                                         ArrayRef<int64_t> stride,
+                                                         ArrayRef<int64_t> dilation) {
+  auto text = node.strings.find("padding");
+  if (node.param("padding") || text == node.strings.end())
+    return pair(node, "padding", 0);
+  if (text->second == "valid")
+    return SmallVector<int64_t>{0, 0};
+  if (text->second != "same")
+    return nodeError(node, "parameter 'padding' is the string '" + text->second +
+                               "' (numbers, 'valid' or 'same' are supported)"),
+           failure();
+  SmallVector<int64_t> padding;
+  for (int axis = 0; axis < 2; ++axis) {
+    int64_t span = dilation[axis] * (kernel[axis] - 1);
+    if (stride[axis] != 1 || span % 2 != 0)
+      return nodeError(node, "padding 'same' needs stride 1 and a kernel whose dilated span "
+                             "is even on each side (stride " +
+                                 formatShape(stride) + ", kernel " + formatShape(kernel) +
+                                 ", dilation " + formatShape(dilation) + ")"),
+             failure();
+    padding.push_back(span / 2);
+  }
+  return padding;
+}
+
 /// The output extent of a 2-D window over `size`, or 0 where the window does not fit.
 int64_t windowExtent(int64_t size, int64_t kernel, int64_t stride, int64_t padding,
                      int64_t dilation) {
@@ -291,9 +324,8 @@ FailureOr<Value> NIRImporter::importConv2d(const NirNode &node, Value input) {
   if (!weight || weight->shape.size() != 4)
     return nodeError(node, "needs a 4-D 'weight' [out, in / groups, kh, kw]"), failure();
   auto stride = pair(node, "stride", 1);
-  auto padding = pair(node, "padding", 0);
   auto dilation = pair(node, "dilation", 1);
-  if (failed(stride) || failed(padding) || failed(dilation))
+  if (failed(stride) || failed(dilation))
     return failure();
   if (llvm::any_of(weight->shape, [](int64_t d) { return d < 1; }) ||
       llvm::any_of(*stride, [](int64_t v) { return v < 1; }) ||
@@ -301,6 +333,10 @@ FailureOr<Value> NIRImporter::importConv2d(const NirNode &node, Value input) {
     return nodeError(node, "its weight " + formatShape(weight->shape) +
                                ", strides and dilations must be at least 1"),
            failure();
+  auto padding = convPadding(node, ArrayRef<int64_t>(weight->shape).drop_front(2), *stride,
+                             *dilation);
+  if (failed(padding))
+    return failure();
   const NirArray *groupsParam = node.param("groups");
   int64_t groups = groupsParam && groupsParam->size() == 1 ? int64_t(groupsParam->values[0]) : 1;
   SmallVector<int64_t> in = sampleShape(input);
