@@ -8,6 +8,8 @@
 //   CubaLI(F)   tau_syn i' = -i + w_in S        i = i + (w_in x - i) / (tau_syn / dt),
 //               then LI(F) driven by r i        h = v + (r i - (v - v_leak)) / (tau_mem / dt)
 //   Threshold   H(I - threshold)                h = x, fire h - threshold
+//   Delay       O(t) = I(t - delay)             K = delay / dt steps: m = h = x, then the
+//                                               chain o = dK, dK = dK-1, ..., d1 = m; output o
 // (v_leak - v) + r x and r x - (v - v_leak) are the same float32 number, so the forms are
 // NIR's equations to the bit. The synaptic current is updated before the membrane reads it.
 // Membranes start at v_leak (IF at v_reset, I at 0), currents at 0.
@@ -185,6 +187,47 @@ void describeLeaky(ParameterReader &p, double dt, NeuronParts &out, bool fires, 
   out.reset = "hard";
 }
 
+/// The longest delay, in steps, a Delay may hold (one state per step).
+constexpr int64_t kMaxDelaySteps = 256;
+
+/// Delay by K = delay / dt whole steps: the input goes into state m (the "membrane" the reset
+/// none sets to h = x), and along d1 .. dK one step each; the output reads dK before the
+/// step moves it, the input of K steps before (0 for the first K steps).
+void describeDelayOfSteps(int64_t steps, NeuronParts &out) {
+  out.states = {constant("m", 0.0)};
+  out.charge = {"h = x"};
+  out.reset = "none";
+  out.output = steps ? "o" : "h";
+  if (steps)
+    out.update.push_back("o = d" + std::to_string(steps));
+  for (int64_t k = steps; k >= 1; --k) {
+    out.states.push_back(constant("d" + std::to_string(k), 0.0));
+    out.update.push_back("d" + std::to_string(k) + " = " +
+                         (k == 1 ? std::string("m") : "d" + std::to_string(k - 1)));
+  }
+  std::reverse(out.states.begin() + 1, out.states.end());
+}
+
+void describeDelay(ParameterReader &p, double dt, NeuronParts &out) {
+  std::optional<double> delay = p.read("delay");
+  if (!delay)
+    return;
+  if (p.varies("delay") && !p.general) {
+    p.fail("parameter 'delay' differs between neurons (one delay for all is supported)");
+    return;
+  }
+  double steps = *delay / dt, whole = std::round(steps);
+  if (!(steps >= 0) || std::fabs(steps - whole) > 1e-6 * std::max(1.0, whole) ||
+      whole > double(kMaxDelaySteps)) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "delay %g is %g steps", *delay, steps);
+    p.fail(std::string(text) + " of --nir-dt; a whole number of steps up to " +
+           std::to_string(kMaxDelaySteps) + " is supported");
+    return;
+  }
+  describeDelayOfSteps(int64_t(whole), out);
+}
+
 void describeThreshold(ParameterReader &p, NeuronParts &out) {
   std::optional<double> threshold = p.read("threshold");
   if (!threshold)
@@ -247,6 +290,7 @@ const std::map<std::string, Describe> &primitives() {
       {"CubaLI", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, false, true); }},
       {"CubaLIF", [](auto &p, auto dt, auto &out) { describeLeaky(p, *dt, out, true, true); }},
       {"Threshold", [](auto &p, auto, auto &out) { describeThreshold(p, out); }},
+      {"Delay", [](auto &p, auto dt, auto &out) { describeDelay(p, *dt, out); }},
   };
   return table;
 }
@@ -272,6 +316,7 @@ NeuronPartsResult snn::nir::describeNeuronPrimitive(const NirNode &node,
     return result;
   }
   if (!dt && node.type != "Threshold") {
+    // A Delay's steps, like a neuron's equations, need the step.
     result.error = "needs the time step its equations are stepped by, which the file does not "
                    "give: pass --nir-dt SECONDS";
     return result;
@@ -363,6 +408,17 @@ std::optional<NirNode> snn::nir::matchNeuronPrimitive(const NeuronParts &parts, 
   std::map<std::string, double> constants;
   if (!readAssignments(parts.constants, constants))
     return std::nullopt;
+  // A Delay holds its steps in its states (m and one per step), not in constants.
+  if (!parts.states.empty() && parts.states.size() <= size_t(kMaxDelaySteps) + 1) {
+    NeuronParts delay;
+    describeDelayOfSteps(int64_t(parts.states.size()) - 1, delay);
+    if (sameParts(delay, parts)) {
+      NirNode node;
+      node.type = "Delay";
+      node.params["delay"] = NirArray{{}, {double(parts.states.size() - 1) * dt}};
+      return node;
+    }
+  }
   for (const auto &[type, describe] : primitives()) {
     std::optional<NirNode> node = candidate(type, constants, dt);
     if (!node)

@@ -31,7 +31,7 @@ from .recurrent import RecurrentNeuron
 
 __all__ = ["load", "read", "NirNeuron", "NirGraphModule", "neuron_parts"]
 
-NEURONS = ("IF", "I", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold")
+NEURONS = ("IF", "I", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold", "Delay")
 
 
 def read(path: str) -> Tuple[Dict[str, dict], List[Tuple[str, str]]]:
@@ -112,6 +112,8 @@ def _uniform_parts(kind: str, node: dict, dt: float, name: str, varying: set) ->
     """neuron_parts with one value per parameter; `varying` forces the general forms."""
     p = lambda key, default=None: float(_param(node, name, key, default))  # noqa: E731
     fires = kind in ("IF", "LIF", "CubaLIF")
+    if kind == "Delay":
+        return _delay_parts(name, p("delay"), dt, "delay" in varying)
     if kind == "Threshold":
         return description({"v": 0.0}, {"threshold": p("threshold")}, ["h = x"],
                            fire="h - threshold", reset="none")
@@ -144,6 +146,22 @@ def _uniform_parts(kind: str, node: dict, dt: float, name: str, varying: set) ->
         return description(states, constants, charge, fire="", reset="none", output="h")
     constants.update(v_threshold=p("v_threshold"), v_reset=v_reset)
     return description(states, constants, charge)
+
+
+def _delay_parts(name: str, delay: float, dt: float, varies: bool) -> dict:
+    """A Delay of K = delay / dt whole steps: the input into state m, along d1 .. dK one step
+    each; the output reads dK before it moves (the compiler's description)."""
+    steps = delay / dt
+    if varies or not steps >= 0 or abs(steps - round(steps)) > 1e-6 * max(1.0, round(steps)) \
+            or round(steps) > 256:
+        raise ValueError(f"NIR node '{name}' (Delay): the delay must be one whole number of "
+                         f"steps of dt (up to 256) for all neurons, got {delay!r} over {dt!r}")
+    k = int(round(steps))
+    states = {"m": 0.0, **{f"d{i}": 0.0 for i in range(1, k + 1)}}
+    update = ([f"o = d{k}"] if k else []) + [f"d{i} = d{i - 1}" if i > 1 else "d1 = m"
+                                               for i in range(k, 0, -1)]
+    return description(states, {}, ["h = x"], fire="", reset="none", update=update,
+                       output="o" if k else "h")
 
 
 class NirNeuron(DescribedNode):

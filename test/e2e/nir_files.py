@@ -143,6 +143,21 @@ SYNTHETIC["recurrent_lif.nir"] = {
     "edges": [["input", "fc"], ["fc", "lif"], ["lif", "lif_rec"], ["lif_rec", "lif"],
               ["lif", "fc2"], ["fc2", "thr"], ["thr", "output"]]}
 
+# Delays of 2 steps (currents into a LIF) and of 1 step (the LIF's spikes).
+SYNTHETIC["delay.nir"] = chain([
+    ("input", {"type": "Input", "shape": [6]}),
+    ("fc", {"type": "Affine", "weight": {"seed": 13, "shape": [8, 6], "scale": 0.8},
+            "bias": fill(0.1, [8])}),
+    ("wait", {"type": "Delay", "delay": fill(2e-3, [8])}),
+    ("lif", {"type": "LIF", "tau": fill(2e-3, [8]), "r": fill(1.5, [8]),
+             "v_leak": fill(0.0, [8]), "v_reset": fill(0.0, [8]),
+             "v_threshold": fill(0.6, [8])}),
+    ("late", {"type": "Delay", "delay": fill(1e-3, [8])}),
+    ("fc2", {"type": "Affine", "weight": {"seed": 14, "shape": [4, 8], "scale": 1.0},
+             "bias": fill(0.0, [4])}),
+    ("thr", {"type": "Threshold", "threshold": fill(0.3, [4])}),
+    ("output", {"type": "Output", "shape": [4]})])
+
 # file, dt (the writer's convention), T, the input of one step, the rate range per node.
 CASES = [
     ("cnn_sinabs.nir", 1.0, 8, spikes((2, 34, 34), 0.3), (0.01, 0.6)),
@@ -153,6 +168,7 @@ CASES = [
     ("per_channel.nir", 1e-3, 10, spikes((3, 6, 6), 0.4), (0.05, 0.6)),
     ("braille_noDelay_bias_zero.nir", 1e-4, 16, normal((12,), 3.0), (0.05, 0.6)),
     ("recurrent_lif.nir", 1e-3, 12, normal((8,), 1.0), (0.05, 0.6)),
+    ("delay.nir", 1e-3, 10, normal((6,), 1.0), (0.05, 0.6)),
 ]
 
 

@@ -10,6 +10,7 @@ SumPool2d, Flatten and Affine, with the sigmoid surrogate of alpha 4 the importe
   LIF       LI, then z and the reset as IF                              (from v_leak)
   CubaLI(F) i += dt / tau_syn (-i + w_in x), then LI(F) driven by r i   (i from 0)
   Threshold z = x > threshold
+  Delay     y[t] = x[t - K], K = delay / dt steps (0 before the first K steps)
   Affine W x + b; Linear W x; Scale s x; Conv2d; SumPool2d the window's sum; AvgPool2d its mean;
   Flatten over start_dim..end_dim of one sample; edges into one node add up.
 
@@ -28,7 +29,7 @@ from torch import nn
 
 EPS32 = float(np.finfo(np.float32).eps)
 
-NEURONS = {"IF", "I", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold"}
+NEURONS = {"IF", "I", "LI", "LIF", "CubaLI", "CubaLIF", "Threshold", "Delay"}
 SPIKING = {"IF", "LIF", "CubaLIF", "Threshold"}
 
 
@@ -207,7 +208,7 @@ class NirGraph:
         kind = node["type"]
         if kind == "IF":
             v = param(node, "v_reset", 0.0)
-        elif kind in ("I", "Threshold"):
+        elif kind in ("I", "Threshold", "Delay"):
             v = 0.0
         else:
             v = param(node, "v_leak")
@@ -220,6 +221,12 @@ class NirGraph:
         rounds by eps of its operands' magnitude; errors carry from step to step until a
         reset sets v exactly."""
         kind, dt = node["type"], self.dt
+        if kind == "Delay":  # a queue of the last K inputs and their error bounds
+            steps = int(round(one(node, "delay") / dt))
+            queue = state.setdefault("queue", [(np.zeros_like(x), np.zeros_like(x))] * steps)
+            queue.append((x, err * np.ones_like(x)))
+            out, out_err = queue.pop(0)
+            return out, out_err, None, None
         if kind == "Threshold":
             thr = param(node, "threshold")
             return (x > thr).astype(np.float64), 0.0, x - thr, err + EPS32 * np.abs(x - thr)

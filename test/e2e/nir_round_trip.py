@@ -170,7 +170,9 @@ def described(bin_dir, work):
                                     "per_channel.nir": (
                                         1e-3, 10, nf.spikes((3, 6, 6), 0.4)),
                                     "recurrent_lif.nir": (
-                                        1e-3, 12, nf.normal((8,), 1.0))}.items():
+                                        1e-3, 12, nf.normal((8,), 1.0)),
+                                    "delay.nir": (
+                                        1e-3, 10, nf.normal((6,), 1.0))}.items():
         path = os.path.join(work, name)
         nf.nir_from_json.write(nf.SYNTHETIC[name], path)
         flags = ["--nir-dt", repr(dt), "--nir-steps", steps]

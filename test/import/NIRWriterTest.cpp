@@ -85,7 +85,9 @@ TEST(NIRNeurons, EveryPrimitiveMatchesBackToItsParameters) {
                              {"w_in", 2},
                              {"v_threshold", 1},
                              {"v_reset", 0}}),
-      neuronNode("Threshold", {{"threshold", 0.3}})};
+      neuronNode("Threshold", {{"threshold", 0.3}}),
+      neuronNode("Delay", {{"delay", 3e-3}}),
+      neuronNode("Delay", {{"delay", 0.0}})};
   for (const NirNode &node : nodes) {
     NeuronPartsResult described = describeNeuronPrimitive(node, {4}, dt);
     ASSERT_EQ(described.error, "") << node.type;

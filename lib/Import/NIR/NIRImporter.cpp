@@ -38,7 +38,7 @@ std::string formatNumber(double value) {
 /// The primitives the importer knows, for the error about one it does not.
 constexpr const char *kSupported = "Input, Output, Affine, Linear, Conv2d, SumPool2d, "
                                    "AvgPool2d, Flatten, Scale, IF, I, LI, LIF, CubaLI, "
-                                   "CubaLIF, Threshold";
+                                   "CubaLIF, Threshold, Delay";
 
 /// Builds `func.func @main` from a NIR graph, node by node in an order where every node
 /// follows its inputs.

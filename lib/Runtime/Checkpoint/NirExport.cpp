@@ -240,7 +240,8 @@ NirNode NirBuilder::describedNeuron(const Node &node) {
     std::optional<NirNode> matched = nir::matchNeuronPrimitive(channel, dt);
     if (!matched || (c && matched->type != result.type))
       throw Error(node.describe() + ": its description is none of NIR's neurons (IF, I, LI, "
-                                    "LIF, CubaLI, CubaLIF, Threshold stepped by --nir-dt)");
+                                    "LIF, CubaLI, CubaLIF, Threshold, Delay stepped by "
+                                    "--nir-dt)");
     result.type = matched->type;
     for (const auto &[key, array] : matched->params) {
       NirArray &into = result.params[key];
