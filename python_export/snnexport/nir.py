@@ -292,12 +292,17 @@ def _layer(name: str, node: dict, shape: Tuple[int, ...], dt: float) -> Tuple[nn
     return m, tuple(out)
 
 
-def _neuron(name: str, node: dict, dt: Optional[float]) -> nn.Module:
+def _stepped_parts(name: str, node: dict, dt: Optional[float]) -> dict:
+    """neuron_parts of `node`, which needs `dt` unless it is a Threshold."""
     kind = node["type"]
     if dt is None and kind != "Threshold":
         raise ValueError(f"NIR node '{name}' ({kind}): needs the time step its equations are "
                          "stepped by, which the file does not give: pass dt=SECONDS")
-    parts = neuron_parts(kind, node, dt or 1.0, name)
+    return neuron_parts(kind, node, dt or 1.0, name)
+
+
+def _neuron(name: str, node: dict, dt: Optional[float]) -> nn.Module:
+    kind, parts = node["type"], _stepped_parts(name, node, dt)
     c = parts["constants"]
     sigmoid = _surrogate.Sigmoid(alpha=4.0)
     if parts["operands"]:
@@ -336,11 +341,7 @@ def _recurrent(name: str, node: dict, rec_name: str, rec: dict, shape: Tuple[int
     if affine and np.asarray(rec.get("bias", np.zeros(0))).size != shape[0]:
         raise ValueError(f"NIR node '{rec_name}' ({rec['type']}): needs a 'bias' of "
                          f"{shape[0]} values")
-    if dt is None and node["type"] != "Threshold":
-        raise ValueError(f"NIR node '{name}' ({node['type']}): needs the time step its "
-                         "equations are stepped by, which the file does not give: pass "
-                         "dt=SECONDS")
-    cell = NirNeuron(node["type"], neuron_parts(node["type"], node, dt or 1.0, name))
+    cell = NirNeuron(node["type"], _stepped_parts(name, node, dt))
     m = RecurrentNeuron(cell, shape[0], bias=affine)
     with torch.no_grad():
         m.recurrent.weight.copy_(torch.from_numpy(w))

@@ -3,6 +3,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "snn/NIR/NIRGraph.h"
+#include "snn/NIR/NIRGraphOrder.h"
 #include "snn/NIR/NIRNeurons.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
 
 using namespace mlir;
 using snn::nir::NirArray;
@@ -52,7 +52,6 @@ public:
   OwningOpRef<ModuleOp> import();
 
 private:
-  void findFeedback();
   FailureOr<SmallVector<const NirNode *>> order();
   LogicalResult importNode(const NirNode &node);
   FailureOr<Value> nodeInput(const NirNode &node);
@@ -89,14 +88,10 @@ private:
   Location fileLoc;
   /// Each imported node's output.
   llvm::StringMap<Value> values;
-  /// The nodes each node reads, in edge order (feedback loops left out).
-  std::map<std::string, std::vector<std::string>> sources;
-  /// The graph's edges less those of the feedback loops.
-  std::vector<std::pair<std::string, std::string>> edges;
-  /// Each neuron whose output comes back to it through an Affine or Linear: that node,
-  /// which the neuron's op takes in (it is not imported on its own).
-  std::map<std::string, const NirNode *> feedback;
-  std::set<std::string> absorbed;
+  /// The import order, each node's sources, and the neurons fed back through an Affine or
+  /// Linear (the neuron's op takes that node in; it is not imported on its own).
+  snn::nir::NirGraphOrder graphOrder;
+  std::map<std::string, std::vector<std::string>> &sources = graphOrder.sources;
 };
 
 /// The per-sample shape of a [T, N, shape...] value.
@@ -160,76 +155,16 @@ Value NIRImporter::parameter(const NirNode &node, StringRef field, ArrayRef<int6
   return op;
 }
 
-/// A neuron -> Affine/Linear -> the same neuron loop, the Affine reading only the neuron and
-/// read only by it, is a recurrent neuron: its two edges leave the graph's data flow.
-void NIRImporter::findFeedback() {
-  std::map<std::string, std::vector<std::string>> in, out;
-  for (const auto &[from, to] : graph.edges) {
-    in[to].push_back(from);
-    out[from].push_back(to);
-  }
-  for (const NirNode &node : graph.nodes) {
-    if (node.type != "Affine" && node.type != "Linear")
-      continue;
-    const std::vector<std::string> &from = in[node.name], &to = out[node.name];
-    if (from.size() != 1 || to.size() != 1 || from.front() != to.front())
-      continue;
-    const NirNode *neuron = graph.node(from.front());
-    if (neuron && snn::nir::isNeuronPrimitive(neuron->type) && !feedback.count(neuron->name)) {
-      feedback[neuron->name] = &node;
-      absorbed.insert(node.name);
-    }
-  }
-  for (const auto &edge : graph.edges)
-    if (!absorbed.count(edge.first) && !absorbed.count(edge.second))
-      edges.push_back(edge);
-}
-
-/// Every edge's source is imported before its target; a node on a cycle is refused.
+/// Every edge's source is imported before its target; a cycle other than a neuron's feedback
+/// loop is refused.
 FailureOr<SmallVector<const NirNode *>> NIRImporter::order() {
-  findFeedback();
-  std::map<std::string, int> pending;
-  for (const NirNode &node : graph.nodes)
-    pending[node.name] = 0;
-  for (const auto &[from, to] : edges) {
-    sources[to].push_back(from);
-    ++pending[to];
-  }
-  SmallVector<const NirNode *> sorted, ready;
-  for (const NirNode &node : graph.nodes)
-    if (pending[node.name] == 0 && !absorbed.count(node.name))
-      ready.push_back(&node);
-  while (!ready.empty()) {
-    const NirNode *node = ready.front();
-    ready.erase(ready.begin());
-    sorted.push_back(node);
-    for (const auto &[from, to] : edges)
-      if (from == node->name && --pending[to] == 0)
-        ready.push_back(graph.node(to));
-  }
-  if (sorted.size() + absorbed.size() == graph.nodes.size())
-    return sorted;
-  // Walk back through nodes still waiting on an input: the first one met twice is on a cycle.
-  std::vector<std::string> path;
-  std::string at;
-  for (const NirNode &node : graph.nodes)
-    if (pending[node.name] > 0 && at.empty())
-      at = node.name;
-  while (llvm::find(path, at) == path.end()) {
-    path.push_back(at);
-    for (const std::string &from : sources[at])
-      if (pending[from] > 0) {
-        at = from;
-        break;
-      }
-  }
-  std::string cycle = at;
-  for (auto it = path.rbegin(); *it != at; ++it)
-    cycle += " -> " + *it;
-  const NirNode &node = *graph.node(at);
-  return nodeError(node, "is on a cycle of edges (" + cycle + " -> " + at +
-                             "): the cycles supported are a neuron's output fed back to it "
-                             "through one Affine or Linear"),
+  graphOrder = snn::nir::orderNirGraph(graph);
+  if (graphOrder.cycleNode.empty())
+    return SmallVector<const NirNode *>(graphOrder.sorted.begin(), graphOrder.sorted.end());
+  return nodeError(*graph.node(graphOrder.cycleNode),
+                   "is on a cycle of edges (" + graphOrder.cycle +
+                       "): the cycles supported are a neuron's output fed back to it "
+                       "through one Affine or Linear"),
          failure();
 }
 
@@ -553,8 +488,8 @@ FailureOr<Value> NIRImporter::importNeuron(const NirNode &node, Value input) {
     operands.push_back(parameter(node, name, {int64_t(values.size())},
                                  SmallVector<float>(values.begin(), values.end()),
                                  /*frozen=*/true));
-  auto fedBack = feedback.find(node.name);
-  if (fedBack != feedback.end()) {
+  auto fedBack = graphOrder.feedback.find(node.name);
+  if (fedBack != graphOrder.feedback.end()) {
     auto weights = feedbackWeights(node, *fedBack->second, in);
     if (failed(weights))
       return failure();
