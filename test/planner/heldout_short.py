@@ -27,7 +27,8 @@ def main():
     rows_path = os.path.join(args.work, "rows.json")
     cmd = [sys.executable, os.path.join(ROOT, "bench", "planner_heldout.py"), "--bin", args.bin,
            "--work", os.path.join(args.work, "bench"), "--models", "3", "--ranks", "2",
-           "--batch", "16", "--steps", "4", "--warmup", "1", "--quick", "--json", rows_path]
+           "--batch", "16", "--steps", "4", "--warmup", "1", "--steady-seconds", "0.02",
+           "--max-steps", "6", "--quick", "--json", rows_path]
     run = subprocess.run(cmd, capture_output=True, text=True)
     print(run.stdout[-4000:])
     if run.returncode != 0:
@@ -52,6 +53,9 @@ def main():
             if "failed" in r:
                 failures.append(f"{what}: the run failed: {r['failed']}")
                 continue
+            if not 4 <= r["steps"] <= 6:
+                failures.append(f"{what}: {r['steps']} steps, not within --steps 4 and "
+                                 "--max-steps 6")
             if not (r["predicted_s"] > 0 and r["builtin_s"] > 0 and r["measured_s"] > 0):
                 failures.append(f"{what}: a step time is not positive: {r}")
             ratio = r["measured_mem"] / max(1, r["predicted_mem"])
