@@ -45,16 +45,21 @@ MeasuredCurve curveOf(const std::vector<schema::ProfilePoint> &points) {
   return curve;
 }
 
+/// curveOf, each time at least 1 ns: the curves interpolate in log space, and a CPU time
+/// the clock saw as zero is the smallest one it could have missed.
+MeasuredCurve positiveCurveOf(const std::vector<schema::ProfilePoint> &points) {
+  MeasuredCurve curve = curveOf(points);
+  for (auto &[size, seconds] : curve.points)
+    seconds = std::max(seconds, 1e-9);
+  return curve;
+}
+
 /// A communication curve as a non-decreasing function of the bytes: more
 /// bytes never take less time, so a point under a smaller size's time is
 /// measurement noise (the 4-rank send_recv of a loaded 2-CPU machine gave
 /// 1.2 ms at 256 KiB and 0.47 ms at 1 MiB) and takes that time instead.
 MeasuredCurve nonDecreasingCurveOf(const std::vector<schema::ProfilePoint> &points) {
-  MeasuredCurve curve = curveOf(points);
-  // The curves interpolate in log space: a CPU time the clock saw as zero is the
-  // smallest one it could have missed.
-  for (auto &[size, seconds] : curve.points)
-    seconds = std::max(seconds, 1e-9);
+  MeasuredCurve curve = positiveCurveOf(points);
   for (size_t i = 1; i < curve.points.size(); ++i)
     curve.points[i].second = std::max(curve.points[i].second, curve.points[i - 1].second);
   return curve;
@@ -68,9 +73,7 @@ MeasuredCurve nonDecreasingCurveOf(const std::vector<schema::ProfilePoint> &poin
 /// message at 1.5 ms; between the ticks of 20 random models' pp=2 a message took 0.66 ms
 /// (the median over their 1f1b runs).
 MeasuredCurve lowerEnvelopeCurveOf(const std::vector<schema::ProfilePoint> &points) {
-  MeasuredCurve curve = curveOf(points);
-  for (auto &[size, seconds] : curve.points)
-    seconds = std::max(seconds, 1e-9);
+  MeasuredCurve curve = positiveCurveOf(points);
   for (size_t i = curve.points.size(); i-- > 1;)
     curve.points[i - 1].second = std::min(curve.points[i - 1].second, curve.points[i].second);
   return curve;

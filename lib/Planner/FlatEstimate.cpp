@@ -12,6 +12,15 @@
 
 namespace snn::planner {
 
+/// The calls of `kind` in `comm`.
+static Communication callsOfKind(const Communication &comm, CollectiveKind kind) {
+  Communication selected;
+  for (const CollectiveCall &call : comm.calls)
+    if (call.kind == kind)
+      selected.calls.push_back(call);
+  return selected;
+}
+
 double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples) const {
   if (!step_ || step_->replicated.empty() || samples < 1)
     return 0.0;
@@ -120,33 +129,25 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     e.replicaSyncSeconds = replicaSyncSeconds(
         ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)));
   double flatSeconds = comm.seconds(hw_, ranks);
-  // fsdp reduce-scatters each layer's gradients between the backward's computes: on a job
-  // that takes every CPU, each waits for its peer as calibrate measured between computes
-  // (20 random models' fsdp on 2 ranks of 2 CPUs measured 0.9-2.4x their predicted step
-  // without it; charging the prefetched all-gathers too put them at 0.4-1.2x).
-  if (sharded && config.tp <= 1 && hw_.ranksFillCpus(ranks)) {
-    int64_t calls = std::max<int64_t>(1, groupCalls(comm));
-    Communication scatters;
-    for (const CollectiveCall &call : comm.calls)
-      if (call.kind == CollectiveKind::ReduceScatter)
-        scatters.calls.push_back(call);
-    double lag =
-        subgroupCollectives(scatters, e.computeSeconds / double(calls), ranks).second;
+  // On a job that takes every CPU, the collectives between the layers' computes wait for
+  // their peer as calibrate measured between computes, each after the step's compute over
+  // the calls that divide it: fsdp's reduce-scatters of each layer's gradients (20 random
+  // models' fsdp on 2 ranks of 2 CPUs measured 0.9-2.4x their predicted step without it;
+  // charging the prefetched all-gathers too put them at 0.4-1.2x), and tp's all-reduces,
+  // forward and backward (the held-out MLPs' tp=2 measured 1.5-2.7x without it).
+  auto waitsBetweenComputes = [&](const Communication &waiting, int64_t calls) {
+    double lag = subgroupCollectives(
+                     waiting, e.computeSeconds / double(std::max<int64_t>(1, calls)), ranks)
+                     .second;
     e.peerWaitSeconds += lag;
-    flatSeconds += lag;
-  }
-  // tp's all-reduces sit between the layers' computes the same way, forward and backward:
-  // on a job that takes every CPU each waits for its peer as measured between computes
-  // (the held-out MLPs' tp=2 on 2 ranks of 2 CPUs measured 1.5-2.7x their predicted step
-  // without it).
-  if (config.mode == Mode::TP && config.tp == ranks && hw_.ranksFillCpus(ranks)) {
-    double lag =
-        subgroupCollectives(tp, e.computeSeconds / double(std::max<int64_t>(1, groupCalls(tp))),
-                            ranks)
-            .second;
-    e.peerWaitSeconds += lag;
-    tpSeconds += lag;
-  }
+    return lag;
+  };
+  bool fillsCpus = hw_.ranksFillCpus(ranks);
+  if (fillsCpus && sharded && config.tp <= 1)
+    flatSeconds += waitsBetweenComputes(callsOfKind(comm, CollectiveKind::ReduceScatter),
+                                        groupCalls(comm));
+  if (fillsCpus && config.mode == Mode::TP && config.tp == ranks)
+    tpSeconds += waitsBetweenComputes(tp, groupCalls(tp));
   e.commSeconds = flatSeconds + tpSeconds + e.replicaSyncSeconds;
   comm += tp;
   // Where calibrate measured the collectives' CPU: every rank's compute and its share of

@@ -92,7 +92,6 @@ TEST(CalibratedCostModel, TheMessageFloorIsTheFastestAllReduceStep) {
   EXPECT_DOUBLE_EQ(c->collectiveSeconds(CollectiveKind::AllReduce, 2, 262144), 2.9e-3);
 }
 
-
 // A wait between computes grows with the compute before the call: a wait above one
 // measured after a longer compute is noise, and takes that smaller wait, so one slow
 // sample after the shortest compute does not price every pipeline message.
@@ -115,6 +114,7 @@ TEST(CalibratedCostModel, AWaitBetweenComputesIsTheLowerEnvelopeOfItsCurve) {
   EXPECT_DOUBLE_EQ(c->waitsBetweenComputes.at(2).waits.points[0].second, 3e-3);
   EXPECT_DOUBLE_EQ(c->waitsBetweenComputes.at(2).waits.points[1].second, 5e-3);
 }
+
 // A profile measured while the hypervisor ran other tenants says so wherever the planner
 // names its times; a quiet one does not.
 TEST(CalibratedCostModel, AProfileMeasuredInASlowSpellSaysSo) {
@@ -921,8 +921,8 @@ TEST(CalibratedCostModel, AMeasuredSlowLinkTurnsTheChoiceToWhatSendsLess) {
 }
 
 // 2 ranks of 1 thread on 2 CPUs take every CPU: a pipeline's messages, fsdp's
-// reduce-scatters and tp's all-reduces wait for the peer as the 2-rank waits between computes say; on 4 CPUs, or
-// without that curve, they cost the curves alone.
+// reduce-scatters and tp's all-reduces wait for the peer as the 2-rank waits between
+// computes say; on 4 CPUs, or without that curve, they cost the curves alone.
 TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasured) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
