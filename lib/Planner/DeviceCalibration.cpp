@@ -126,6 +126,8 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
                          {}};
     for (const schema::ReplicatedStepCurve &replicas : curve.replicated)
       times.replicated[replicas.ranks] = curveOf(replicas.points);
+    if (!curve.coldPoints.empty())
+      times.cold = curveOf(curve.coldPoints);
     calibration->modelSteps.push_back(std::move(times));
   }
   return calibration;

@@ -39,18 +39,18 @@ Estimator::Estimator(const ModelInfo &model, const Hardware &hardware, int64_t b
     step_ = hardware.calibration->modelStepOf(model);
 }
 
-double Estimator::stepScale(int64_t batch, bool fused) const {
+double Estimator::stepScale(int64_t batch, bool fused, bool cold) const {
   if (!step_ || batch < 1)
     return 1.0;
-  auto cached = stepScales_.find({batch, fused});
+  auto cached = stepScales_.find({batch, fused, cold});
   if (cached != stepScales_.end())
     return cached->second;
   double ops = 0;
   for (size_t i = 0; i < model_.ops.size(); ++i)
     ops += opTrainingSeconds(model_, int(i), batch, 1.0, hw_);
-  double measured = step_->curveFor(fused).secondsAt(double(batch));
+  double measured = step_->curveFor(fused, cold).secondsAt(double(batch));
   double scale = ops > 0 && measured > 0 ? measured / ops : 1.0;
-  stepScales_.emplace(std::make_pair(batch, fused), scale);
+  stepScales_.emplace(std::make_tuple(batch, fused, cold), scale);
   return scale;
 }
 
@@ -64,11 +64,11 @@ Estimator::Scales Estimator::scalesFor(int64_t tpSize) const {
 }
 
 double Estimator::computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch,
-                                 bool fused) const {
+                                 bool fused, bool cold) const {
   double total = 0;
   for (int op : ops)
     total += opTrainingSeconds(model_, op, batch, s.compute[op], hw_);
-  return total * stepScale(batch, fused);
+  return total * stepScale(batch, fused, cold);
 }
 
 int64_t Estimator::params(const std::vector<int> &ops, const Scales &s) const {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -61,8 +62,9 @@ public:
   /// sum of its ops' curves (1 without a measured step): every compute time is scaled by
   /// it, so what the op curves leave out is charged in proportion to the ops. `fused`:
   /// whether the run's spiking blocks are fused (the step measured node by node
-  /// otherwise, where the profile has it).
-  double stepScale(int64_t batch, bool fused = true) const;
+  /// otherwise, where the profile has it); `cold`: of compute that follows other work
+  /// (ModelStepTimes::curveFor).
+  double stepScale(int64_t batch, bool fused = true, bool cold = false) const;
   /// Whether the calibration measured this model's whole step.
   bool hasMeasuredStep() const { return step_ != nullptr; }
   /// ... and the step with its spiking blocks taken apart.
@@ -83,9 +85,10 @@ private:
     std::vector<double> compute, activation, param;
   };
   Scales scalesFor(int64_t tpSize) const;
-  /// Seconds of one training forward and backward of `ops` at `batch`.
+  /// Seconds of one training forward and backward of `ops` at `batch` (`cold`: right
+  /// after other work, stepScale()).
   double computeSeconds(const std::vector<int> &ops, const Scales &s, int64_t batch,
-                        bool fused) const;
+                        bool fused, bool cold = false) const;
   int64_t params(const std::vector<int> &ops, const Scales &s) const;
   /// The parameter bytes of the largest op among `ops` this rank holds.
   int64_t largestLayer(const std::vector<int> &ops, const Scales &s) const;
@@ -149,7 +152,7 @@ private:
   TPLayout tp_;
   std::vector<int> blockStart_; ///< spikingBlockStart of every op
   const ModelStepTimes *step_ = nullptr;
-  mutable std::map<std::pair<int64_t, bool>, double> stepScales_;
+  mutable std::map<std::tuple<int64_t, bool, bool>, double> stepScales_;
 };
 
 } // namespace snn::planner

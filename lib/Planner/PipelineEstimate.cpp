@@ -84,9 +84,10 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   PipelineTicks computeTicks(stages), ticks(stages), laggedTicks(stages);
   RankTotals totals(stages);
   for (int64_t k = 0; k < chunks; ++k) {
-    // A recomputed stage runs its forward twice.
-    double compute = computeSeconds(chunk.ops[k], s, micro, true) * (recomputes(k) ? 4.0 / 3.0
-                                                                                   : 1.0);
+    // A recomputed stage runs its forward twice. A tick follows other microbatches' ticks
+    // (their activations, the sends): its compute is a cold one.
+    double compute = computeSeconds(chunk.ops[k], s, micro, /*fused=*/true, /*cold=*/true) *
+                     (recomputes(k) ? 4.0 / 3.0 : 1.0);
     int64_t sent = 0;
     double messagesCpu = 0, messageLag = 0;
     auto send = [&](int64_t bytes) {

@@ -29,7 +29,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kPoints = "points", *kSize = "size", *kSeconds = "seconds",
                      *kModelSteps = "model_steps", *kModel = "model",
                      *kParameters = "parameters", *kInput = "input",
-                     *kNodeByNodePoints = "node_by_node_points",
+                     *kNodeByNodePoints = "node_by_node_points", *kColdPoints = "cold_points",
                      *kReplicated = "replicated", *kCpuPoints = "cpu_points",
                      *kSteal = "steal", *kWaitsBetweenComputes = "waits_between_computes",
                      *kBytes = "bytes";
@@ -161,6 +161,8 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
     c.points = parsePoints(curve, at);
     if (curve.find(key::kNodeByNodePoints))
       c.nodeByNodePoints = parsePoints(curve, at, key::kNodeByNodePoints);
+    if (curve.find(key::kColdPoints))
+      c.coldPoints = parsePoints(curve, at, key::kColdPoints);
     c.replicated = parseReplicated(curve, at);
     profile.modelSteps.push_back(std::move(c));
   }
@@ -309,6 +311,8 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
                    {key::kPoints, pointsJson(c.points)}};
       if (!c.nodeByNodePoints.empty())
         step[key::kNodeByNodePoints] = pointsJson(c.nodeByNodePoints);
+      if (!c.coldPoints.empty())
+        step[key::kColdPoints] = pointsJson(c.coldPoints);
       if (!c.replicated.empty()) {
         json replicated = json::array();
         for (const ReplicatedStepCurve &r : c.replicated)

@@ -2,8 +2,9 @@
 
   calibrate --quick --ranks 2 --model ART --model-batches 1,2,4
       -> exit 0; the profile's model_steps holds ART's trainable parameter count (the
-         manifest's parameters), its input shape, 3 ascending points, and as many
-         node_by_node_points (its spiking blocks taken apart), and its training steps as 2
+         manifest's parameters), its input shape, 3 ascending points, as many cold_points
+         (each step timed right after other work), as many node_by_node_points (its spiking
+         blocks taken apart), and its training steps as 2
          data-parallel replicas (replicated: ranks 2, the same sizes); a summary row
   ... --model MLP (no spiking blocks, no BatchNorm)
       -> its entry has no node_by_node_points, and its replicated steps too
@@ -76,11 +77,14 @@ def check_step(step, art, proc, blocks):
     if blocks != (apart is not None):
         raise Failure(f"{art}: node_by_node_points {apart}, the model "
                       f"{'has' if blocks else 'has no'} spiking blocks")
+    cold = step.get("cold_points")
+    if not cold:
+        raise Failure(f"{art}: no cold_points")
     replicated = step.get("replicated")
     if not replicated or [r["ranks"] for r in replicated] != [2]:
         raise Failure(f"{art}: replicated steps over {[r['ranks'] for r in replicated]} ranks, "
                       "calibrated --ranks 2")
-    for points in [step["points"]] + ([apart] if apart else []) + \
+    for points in [step["points"], cold] + ([apart] if apart else []) + \
             [r["points"] for r in replicated]:
         if [p["size"] for p in points] != sizes or not all(p["seconds"] > 0 for p in points):
             raise Failure(f"{art}: points {points}")

@@ -333,6 +333,30 @@ TEST(CalibratedCostModel, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode
   EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
 }
 
+TEST(CalibratedCostModel, APipelinesTicksUseTheStepMeasuredAfterOtherWork) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  Hardware hw;
+  hw.calibration = calibration;
+  Estimate tpAlone = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
+  Estimate ppAlone = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  // Steady, the step is 3x the ops' sum; right after other work, 4x.
+  MeasuredCurve steady = stepCurve(model, hw, 3.0);
+  calibration->modelSteps.push_back(
+      {"mine", parameterCount(model), model.inputShape, steady, MeasuredCurve{}});
+  calibration->modelSteps.back().cold = stepCurve(model, hw, 4.0);
+  // A tensor-parallel rank's step follows its own last step; a pipeline stage's tick
+  // follows other microbatches' ticks.
+  Estimate tp = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
+  Estimate pp = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_NEAR(tp.computeSeconds, 3.0 * tpAlone.computeSeconds, 1e-9 * tp.computeSeconds);
+  EXPECT_NEAR(pp.computeSeconds, 4.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+  // A profile without cold steps: the steady one for every run.
+  calibration->modelSteps.back().cold = MeasuredCurve{};
+  Estimate older = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
+  EXPECT_NEAR(older.computeSeconds, 3.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+}
+
 TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
   ModelInfo model = test::csnn(8); // 2 BatchNorms: 4 SyncBatchNorm all-reduces a step
   auto calibration = uniformCalibration(1e-9);

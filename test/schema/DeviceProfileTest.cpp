@@ -132,6 +132,13 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
   back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
   ASSERT_EQ(back.modelSteps[0].nodeByNodePoints.size(), 2u);
   EXPECT_DOUBLE_EQ(back.modelSteps[0].nodeByNodePoints[1].seconds, 5e-3);
+  EXPECT_TRUE(back.modelSteps[0].coldPoints.empty()); // optional: not written
+  EXPECT_EQ(formatDeviceProfile(profile).find("cold_points"), std::string::npos);
+  profile.modelSteps[0].coldPoints = {{1, 3e-3}, {8, 6e-3}};
+  back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.modelSteps[0].coldPoints.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.modelSteps[0].coldPoints[0].seconds, 3e-3);
+  EXPECT_DOUBLE_EQ(back.modelSteps[0].coldPoints[1].seconds, 6e-3);
 
   auto refused = [&](const std::function<void(ModelStepCurve &)> &edit) {
     DeviceProfile bad = profile;
@@ -155,6 +162,9 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
   EXPECT_NE(refused([](ModelStepCurve &c) { c.nodeByNodePoints = {{4, -1.0}}; })
                 .find("'model_steps[0].node_by_node_points[0]': size and seconds must be "
                       "positive"),
+            std::string::npos);
+  EXPECT_NE(refused([](ModelStepCurve &c) { c.coldPoints = {{8, 1e-3}, {2, 2e-3}}; })
+                .find("'model_steps[0].cold_points[1].size' must be larger"),
             std::string::npos);
   DeviceProfile twice = profile;
   twice.modelSteps.push_back(profile.modelSteps[0]);

@@ -52,10 +52,15 @@ struct ModelStepTimes {
   /// trainer makes them (SyncBatchNorm, step metrics, gradient buckets), by samples per
   /// rank; by ranks.
   std::map<int64_t, MeasuredCurve> replicated;
+  /// Its fused steps each right after other work (no points in profiles without them).
+  MeasuredCurve cold;
 
   /// The curve of a run whose blocks are fused or not (the fused one where only it
-  /// was measured).
-  const MeasuredCurve &curveFor(bool fused) const {
+  /// was measured); `cold`: of compute that follows other work, as a pipeline stage's
+  /// microbatch follows the others' (the steady one where it was not measured).
+  const MeasuredCurve &curveFor(bool fused, bool cold = false) const {
+    if (cold && fused && !this->cold.points.empty())
+      return this->cold;
     return fused || nodeByNode.points.empty() ? curve : nodeByNode;
   }
 };

@@ -115,6 +115,10 @@ struct ModelStepCurve {
   /// The same steps with every spiking block run node by node (as SyncBatchNorm,
   /// fsdp's gathering and recomputation run them); empty when no block ran.
   std::vector<ProfilePoint> nodeByNodePoints;
+  /// The same fused steps each right after other work (other models' and sizes' steps):
+  /// their data out of the caches, as a pipeline stage's tick follows other microbatches'
+  /// ticks; empty in profiles that did not measure them.
+  std::vector<ProfilePoint> coldPoints;
   /// Ascending ranks (what the one-process steps lack: the replicas' waits for
   /// each other in their collectives).
   std::vector<ReplicatedStepCurve> replicated;

@@ -184,6 +184,7 @@ void takeOneProcessSteps(std::vector<schema::ModelStepCurve> sampled,
   for (size_t i = 0; i < sampled.size() && i < profile.size(); ++i) {
     profile[i].points = std::move(sampled[i].points);
     profile[i].nodeByNodePoints = std::move(sampled[i].nodeByNodePoints);
+    profile[i].coldPoints = std::move(sampled[i].coldPoints);
   }
 }
 

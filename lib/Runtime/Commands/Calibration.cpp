@@ -182,7 +182,8 @@ InterleavedSampler::InterleavedSampler(std::vector<std::function<void()>> calls,
                                        std::vector<int64_t> callsPerSample,
                                        std::function<void()> beforeSample)
     : calls(std::move(calls)), callsPerSample(std::move(callsPerSample)),
-      beforeSample(std::move(beforeSample)), samples(this->calls.size()) {
+      firstCallApart(timing.firstCallApart), beforeSample(std::move(beforeSample)),
+      samples(this->calls.size()), firstCalls(firstCallApart ? this->calls.size() : 0) {
   bool sized = this->callsPerSample.empty();
   for (const std::function<void()> &call : this->calls) {
     for (int w = 0; w < timing.warmups; ++w)
@@ -202,18 +203,29 @@ void InterleavedSampler::round() {
     if (beforeSample)
       beforeSample();
     Clock::time_point start = Clock::now();
+    if (firstCallApart) {
+      calls[i]();
+      firstCalls[i].push_back(secondsSince(start));
+      start = Clock::now();
+    }
     for (int64_t k = 0; k < callsPerSample[i]; ++k)
       calls[i]();
     samples[i].push_back(secondsSince(start) / double(callsPerSample[i]));
   }
 }
 
-std::vector<double> InterleavedSampler::medians() const {
+namespace {
+std::vector<double> mediansOf(const std::vector<std::vector<double>> &samples) {
   std::vector<double> medians;
   for (const std::vector<double> &sampled : samples)
     medians.push_back(median(sampled));
   return medians;
 }
+} // namespace
+
+std::vector<double> InterleavedSampler::medians() const { return mediansOf(samples); }
+
+std::vector<double> InterleavedSampler::firstCallMedians() const { return mediansOf(firstCalls); }
 
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,

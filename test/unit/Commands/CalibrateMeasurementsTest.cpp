@@ -63,6 +63,38 @@ TEST(CalibrateMeasurements, FixedSamplesRunWarmupsAndEverySample) {
   EXPECT_GE(seconds, 0.0);
 }
 
+TEST(CalibrateMeasurements, TheFirstCallOfASampleIsTimedApartFromTheSteadyOnes) {
+  // Each call is slow right after the other one (its data out of the caches, as a model's
+  // step after another model's) and fast after itself.
+  int last = -1;
+  std::vector<int> calls(2, 0);
+  auto call = [&](int which) {
+    return [&, which] {
+      ++calls[size_t(which)];
+      bool cold = last != which;
+      last = which;
+      std::this_thread::sleep_for(std::chrono::microseconds(cold ? 8000 : 1000));
+    };
+  };
+  CalibrationTiming timing{1, 5, 0.0};
+  timing.firstCallApart = true;
+  InterleavedSampler sampler({call(0), call(1)}, timing, {2, 2});
+  for (int round = 0; round < timing.repeats; ++round)
+    sampler.round();
+  EXPECT_EQ(calls, (std::vector<int>{1 + 5 * 3, 1 + 5 * 3}));
+  std::vector<double> steady = sampler.medians(), cold = sampler.firstCallMedians();
+  ASSERT_EQ(cold.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GE(cold[i], 0.008) << i;
+    EXPECT_GE(steady[i], 0.001) << i;
+    EXPECT_LT(steady[i], 0.006) << i; // the cold call is not in the sample
+  }
+  // Without it there are no first calls apart.
+  InterleavedSampler plain({call(0)}, CalibrationTiming{0, 1, 0.0}, {1});
+  plain.round();
+  EXPECT_TRUE(plain.firstCallMedians().empty());
+}
+
 TEST(CalibrateMeasurements, MedianSecondsMeasuresTheCall) {
   auto sleep = [] { std::this_thread::sleep_for(std::chrono::microseconds(2000)); };
   double seconds = medianSeconds(sleep, CalibrationTiming{1, 3, 0.001});

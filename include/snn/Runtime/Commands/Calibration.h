@@ -33,6 +33,11 @@ struct CalibrationTiming {
   /// A sample repeats the call until it lasts about this long, so that the
   /// clock's resolution and one-off jitter do not dominate small calls.
   double minSampleSeconds = 0.002;
+  /// Interleaved samples: each sample starts with one call timed by itself (the call
+  /// cold: after the other calls of the round, its data out of the caches and its freed
+  /// buffers reused by them), the sample being the calls after it (warm, as a loop of
+  /// the same call runs).
+  bool firstCallApart = false;
 };
 
 /// The median of `values` (the mean of the middle two of an even count); not empty.
@@ -44,9 +49,9 @@ double medianSeconds(const std::function<void()> &call, const CalibrationTiming 
 /// host spreads over every call instead of landing on a few. Each call runs
 /// `timing.warmups` times first; a sample repeats it `callsPerSample[i]` times (fixed:
 /// ranks of a collective must agree on every count), or, when that is empty, as often as
-/// `timing.minSampleSeconds` needs by one timed call. `onRound` (may be empty) is told each
-/// round's index before it runs; `beforeSample` (may be empty) runs untimed before each
-/// sample.
+/// `timing.minSampleSeconds` needs by one timed call (after the first call timed apart,
+/// with `timing.firstCallApart`). `onRound` (may be empty) is told each round's index
+/// before it runs; `beforeSample` (may be empty) runs untimed before each sample.
 std::vector<double> interleavedMedianSeconds(const std::vector<std::function<void()>> &calls,
                                              const CalibrationTiming &timing,
                                              const std::function<void(int)> &onRound,
@@ -56,7 +61,8 @@ std::vector<double> interleavedMedianSeconds(const std::vector<std::function<voi
 /// interleavedMedianSeconds' rounds, which may be taken at several times of a calibration
 /// (a shared host's slow spells last tens of seconds): each call runs `timing.warmups`
 /// times and its samples are sized on construction, a round() takes one sample of every
-/// call in turn, medians() is each call's median over all its samples so far.
+/// call in turn, medians() is each call's median over all its samples so far (and
+/// firstCallMedians() that of the samples' first calls, with `timing.firstCallApart`).
 class InterleavedSampler {
 public:
   InterleavedSampler(std::vector<std::function<void()>> calls, const CalibrationTiming &timing,
@@ -64,12 +70,15 @@ public:
                      std::function<void()> beforeSample = {});
   void round();
   std::vector<double> medians() const;
+  /// Empty without `timing.firstCallApart`.
+  std::vector<double> firstCallMedians() const;
 
 private:
   std::vector<std::function<void()>> calls;
   std::vector<int64_t> callsPerSample;
+  bool firstCallApart = false;
   std::function<void()> beforeSample;
-  std::vector<std::vector<double>> samples;
+  std::vector<std::vector<double>> samples, firstCalls;
 };
 
 /// x [rows, in] through a Linear layer with bias to [rows, out].

@@ -42,7 +42,10 @@ void checkModelToCalibrate(const std::string &dir);
 /// of rounds as the caller asks for, so that they may be spread over a calibration: a
 /// shared host's slow spells last tens of seconds. Construction loads the models (Error,
 /// one line naming DIR, for a model without trainable parameters and for two directories
-/// of one model: same parameter count and input shape) and warms their steps up.
+/// of one model: same parameter count and input shape) and warms their steps up. A sample
+/// is the steps after the round's first step of that point, which is timed apart: the
+/// cold step (after other models' and sizes' steps) of the fused points is the curve's
+/// `coldPoints`.
 class ModelStepSampler {
 public:
   ModelStepSampler(const std::vector<std::string> &dirs, const std::vector<int64_t> &batches,
