@@ -12,7 +12,11 @@ seeds from 1000 on.
    --steps batches, and compiled for one process.
 2. `snn-run calibrate --model ART ... --model-batches 1,4,16,B` over every model's
    one-process artifact, as a user would (docs/planner.md); or --profile FILE is used as given.
-3. For each model and each rank count in --ranks: `snn-compile --topology dp=R
+3. Before each model's runs, its one-process artifact trains as many steps as its runs
+   (`snn-run --nproc 1 train`): that step over the profile's is how far the machine's speed
+   moved since calibration (a shared host's slow spells last minutes); the summary also
+   gives the step predictions of the models within 15 % of it.
+   For each model and each rank count in --ranks: `snn-compile --topology dp=R
    --explain-json` lists the feasible candidates; each is compiled forced (`--mode`,
    `--topology` from its mesh) with the profile and again with the built-in one (the
    prediction a user without a profile gets); the best-predicted pipeline also runs under
@@ -32,7 +36,7 @@ seeds from 1000 on.
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
   bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
-                           [--steps 6] [--warmup 2] [--steady-seconds 0.3] [--max-steps 40]
+                           [--steps 6] [--warmup 2] [--steady-seconds 0.3] [--max-steps 30]
                            [--profile FILE | --quick] [--json FILE]
                            [--repredict ROWS]
 """
@@ -50,6 +54,7 @@ import train_distributed as td
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALTERNATIVE_SCHEDULE = {1: "gpipe", 2: "zero_bubble"}  # the one beside each v's default
+DRIFT = 1.15  # a model's one-process step off the profile's by more: the machine moved
 
 
 def run_args(args):
@@ -118,13 +123,30 @@ def variants(candidate, other_schedule):
 def set_steps(models, args):
     """Each model's steps a run: --steps, or enough to fill --steady-seconds after the
     warm-up at its one-process training step at the batch (the profile's curve of its
-    artifact, where the profile has it), at most --max-steps."""
+    artifact, where the profile has it), at most --max-steps. The profile's step is kept
+    as the model's "calibrated_s" (None without it)."""
     with open(args.profile) as f:
         curves = {c["model"]: c["points"] for c in json.load(f).get("model_steps", [])}
     for m in models:
         points = [p["seconds"] for p in curves.get(m["whole"], []) if p["size"] == args.batch]
+        m["calibrated_s"] = points[0] if points else None
         wanted = args.warmup + int(np.ceil(args.steady_seconds / points[0])) if points else 0
         m["steps"] = int(np.clip(wanted, args.steps, args.max_steps))
+
+
+def machine_drift(model, args, env):
+    """The model's one-process training step measured now (its whole artifact, as many
+    steps as its runs take) over the profile's: how far the machine's speed moved since it
+    was calibrated. A shared host's slow spells last minutes: 20 models' steps calibrated
+    in one measured 1.2-1.6x their steps an hour later, on both CPUs alike. None without
+    the profile's step."""
+    if not model["calibrated_s"]:
+        return None
+    rargs = run_args(args)
+    rargs.ranks, rargs.T, rargs.steps = 1, model["T"], model["steps"]
+    got = pc.measure(rargs, env, model["whole"], model["data"], model["static"], model["dir"],
+                     "drift")
+    return got["step_seconds"] / model["calibrated_s"]
 
 
 def bench_candidates(model, ranks, args, env):
@@ -139,6 +161,7 @@ def bench_candidates(model, ranks, args, env):
             rargs = run_args(args)
             rargs.ranks, rargs.T, rargs.steps = ranks, model["T"], model["steps"]
             r = {"seed": model["seed"], "family": model["spec"]["family"], "ranks": ranks,
+                 "drift": model.get("drift"),
                  "planner_rank": planner_rank if not schedule else None, "mode": c["mode"],
                  "mesh": c["mesh"], "schedule": plan.get("pp_schedule", "none"),
                  "predicted_s": plan["prediction"]["step_seconds"],
@@ -241,6 +264,15 @@ def summary(rows):
     for r in failed:
         print(f"  seed {r['seed']} on {r['ranks']} ranks: {r['mode']} {r['mesh']} "
               f"{r['schedule']}: {r['failed']}")
+    steady = [r for r in rows if r.get("drift") and max(r["drift"], 1 / r["drift"]) <= DRIFT]
+    seeds = {r["seed"] for r in rows if r.get("drift")}
+    if seeds:
+        ratios = [r["measured_s"] / r["predicted_s"] for r in steady]
+        inside = sum(max(x, 1 / x) <= 1.25 for x in ratios)
+        print(f"models whose one-process step measured before their runs within "
+              f"{(DRIFT - 1) * 100:.0f} % of the profile's: {len({r['seed'] for r in steady})} "
+              f"of {len(seeds)}; their steps: {inside} of {len(ratios)} within 1.25x, "
+              f"{sum(max(x, 1 / x) > 2 for x in ratios)} beyond 2x")
     picks = first_choices(rows)
     good = sum(ratio <= 1.10 for *_, ratio in picks)
     print(f"first choice the fastest measured or within 10 %: {good} of {len(picks)} "
@@ -267,7 +299,7 @@ def main():
     p.add_argument("--steady-seconds", type=float, default=0.3,
                    help="a model with a short step runs more than --steps: enough to fill "
                         "this long after the warm-up, by its one-process step")
-    p.add_argument("--max-steps", type=int, default=40,
+    p.add_argument("--max-steps", type=int, default=30,
                    help="the most steps a run takes (with --steady-seconds)")
     p.add_argument("--profile", help="a device profile to use instead of calibrating")
     p.add_argument("--quick", action="store_true",
@@ -304,8 +336,10 @@ def main():
     set_steps(models, args)
     rows = []
     for m in models:
+        m["drift"] = machine_drift(m, args, env)
         print(f"== seed {m['seed']}: {m['spec']['family']}, T={m['T']}, {m['steps']} steps "
-              f"a run", flush=True)
+              f"a run; one process now / calibrated: "
+              + (f"{m['drift']:.2f}" if m["drift"] else "-"), flush=True)
         for ranks in rank_counts:
             rows += bench_candidates(m, ranks, args, env)
     report(rows)

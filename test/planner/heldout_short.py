@@ -4,7 +4,7 @@ every model is written, calibrated, planned, and each candidate the planner list
 trained and measured; the summary lines are printed.
 
 Checked: no run failed; each model has rows for dp, fsdp and a pipeline with both schedules, exactly one
-first choice, positive predictions with the calibrated and the built-in profile, measured steps and memory; the
+first choice, its one-process step measured before its runs over the profile's (the machine's drift), positive predictions with the calibrated and the built-in profile, measured steps and memory; the
 predicted memory of every candidate within 2x of the measured peak (the times are the
 benchmark's to judge: this machine is shared while the suite runs).
 
@@ -34,6 +34,7 @@ def main():
     if run.returncode != 0:
         sys.exit(f"FAIL: planner_heldout.py exited {run.returncode}:\n{run.stderr[-3000:]}")
     for line in ("step: measured / predicted", "built-in profile step:",
+                 "models whose one-process step measured before their runs",
                  "first choice the fastest measured"):
         if line not in run.stdout:
             sys.exit(f"FAIL: the summary has no line starting {line!r}")
@@ -56,6 +57,8 @@ def main():
             if not 4 <= r["steps"] <= 6:
                 failures.append(f"{what}: {r['steps']} steps, not within --steps 4 and "
                                  "--max-steps 6")
+            if not (r.get("drift") or 0) > 0:
+                failures.append(f"{what}: no one-process step over the profile's: {r}")
             if not (r["predicted_s"] > 0 and r["builtin_s"] > 0 and r["measured_s"] > 0):
                 failures.append(f"{what}: a step time is not positive: {r}")
             ratio = r["measured_mem"] / max(1, r["predicted_mem"])
