@@ -85,6 +85,32 @@ def prepare(seed, args, env):
             "static": encoding == "direct", "whole": whole}
 
 
+def identity(model):
+    """What a device profile knows a model by: its trainable parameter count and input
+    shape (two seeds may draw the same, e.g. attention stacks of other neuron options)."""
+    with open(os.path.join(model["whole"], "manifest.json")) as f:
+        manifest = json.load(f)
+    parameters = sum(int(np.prod(p["shape"])) for p in manifest["parameters"]
+                     if p.get("kind", "parameter") == "parameter")
+    return parameters, tuple(manifest["input"]["shape"])
+
+
+def prepare_models(args, env):
+    """--models models from --first-seed on, a seed whose model a profile could not tell
+    from an earlier seed's (identity()) skipped for the next."""
+    models, seen, seed = [], set(), args.first_seed
+    while len(models) < args.models:
+        model = prepare(seed, args, env)
+        seed += 1
+        if identity(model) in seen:
+            print(f"   seed {model['seed']}: the same parameters and input shape as an "
+                  "earlier seed's model, skipped", flush=True)
+            continue
+        seen.add(identity(model))
+        models.append(model)
+    return models
+
+
 def compile_forced(model, args, env, tag, flags, profile):
     art = os.path.join(model["dir"], f"art_{tag}")
     cmd = [os.path.join(args.bin, "snn-compile"), os.path.join(model["case"], "model.onnx"),
@@ -326,8 +352,7 @@ def main():
     t0 = time.monotonic()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    models = [prepare(s, args, env)
-              for s in range(args.first_seed, args.first_seed + args.models)]
+    models = prepare_models(args, env)
     if not args.profile:
         args.profile = os.path.join(args.work, "device-profile.json")
         flags = [a for m in models for a in ("--model", m["whole"])]
