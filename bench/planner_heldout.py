@@ -9,7 +9,8 @@ seeds 0-999 only (and on the benchmark models of bench/planner_check.py); nothin
 seeds from 1000 on.
 
 1. Each seed's case is written by random_snn.py (batch --batch), with a synthetic dataset of
-   --steps batches, and compiled for one process.
+   --steps batches, and compiled for one process; a seed whose model has an earlier seed's
+   parameter count and input shape (a profile cannot tell them apart) is skipped.
 2. `snn-run calibrate --model ART ... --model-batches 1,4,16,B` over every model's
    one-process artifact, as a user would (docs/planner.md); or --profile FILE is used as given.
 3. Before each model's runs, its one-process artifact trains as many steps as its runs
