@@ -165,7 +165,7 @@ def machine_drift(model, args, env):
     """The model's one-process training step measured now (its whole artifact, as many
     steps as its runs take) over the profile's: how far the machine's speed moved since it
     was calibrated. A shared host's slow spells last minutes: 20 models' steps calibrated
-    in one measured 1.2-1.6x their steps an hour later, on both CPUs alike. None without
+    in one measured 1.2-1.6x their steps a day later, on both CPUs alike. None without
     the profile's step."""
     if not model["calibrated_s"]:
         return None
