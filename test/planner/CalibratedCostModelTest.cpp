@@ -310,27 +310,37 @@ TEST(CalibratedCostModel, TheModelsMeasuredStepScalesItsOps) {
   EXPECT_EQ(timesSource(Hardware{}, model), "default constants");
 }
 
+namespace {
+/// `topology`'s compute on `hw` over its compute with the op curves alone (`hw` without
+/// its measured model steps).
+double computeOverOpsAlone(const ModelInfo &model, const std::string &topology,
+                           snn::schema::RequestedMode mode, const Hardware &hw) {
+  auto without = std::make_shared<Calibration>(*hw.calibration);
+  without->modelSteps.clear();
+  Hardware alone = hw;
+  alone.calibration = without;
+  return forcedEstimate(model, topology, mode, hw).computeSeconds /
+         forcedEstimate(model, topology, mode, alone).computeSeconds;
+}
+} // namespace
+
 TEST(CalibratedCostModel, RunsThatTakeTheBlocksApartUseTheStepMeasuredNodeByNode) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
   hw.calibration = calibration;
-  Estimate dpAlone = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
-  Estimate ppAlone = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
   // Fused, the step is 3x the ops' sum; with its blocks taken apart, 5x.
   MeasuredCurve fused = stepCurve(model, hw, 3.0), apart = stepCurve(model, hw, 5.0);
   calibration->modelSteps.push_back(
       {"mine", parameterCount(model), model.inputShape, fused, apart});
   // dp replicas synchronise their BatchNorms, which takes the blocks apart; a pipeline's
   // stages keep them.
-  Estimate dp = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
-  Estimate pp = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
-  EXPECT_NEAR(dp.computeSeconds, 5.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
-  EXPECT_NEAR(pp.computeSeconds, 3.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+  using snn::schema::RequestedMode;
+  EXPECT_NEAR(computeOverOpsAlone(model, "dp=2", RequestedMode::DP, hw), 5.0, 1e-9);
+  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw), 3.0, 1e-9);
   // A profile measured before node-by-node steps were: the fused step for every run.
   calibration->modelSteps.back().nodeByNode = MeasuredCurve{};
-  Estimate older = forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw);
-  EXPECT_NEAR(older.computeSeconds, 3.0 * dpAlone.computeSeconds, 1e-9 * dp.computeSeconds);
+  EXPECT_NEAR(computeOverOpsAlone(model, "dp=2", RequestedMode::DP, hw), 3.0, 1e-9);
 }
 
 TEST(CalibratedCostModel, APipelinesTicksUseTheStepMeasuredAfterOtherWork) {
@@ -338,23 +348,18 @@ TEST(CalibratedCostModel, APipelinesTicksUseTheStepMeasuredAfterOtherWork) {
   auto calibration = uniformCalibration(1e-9);
   Hardware hw;
   hw.calibration = calibration;
-  Estimate tpAlone = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
-  Estimate ppAlone = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
   // Steady, the step is 3x the ops' sum; right after other work, 4x.
-  MeasuredCurve steady = stepCurve(model, hw, 3.0);
-  calibration->modelSteps.push_back(
-      {"mine", parameterCount(model), model.inputShape, steady, MeasuredCurve{}});
+  calibration->modelSteps.push_back({"mine", parameterCount(model), model.inputShape,
+                                     stepCurve(model, hw, 3.0), MeasuredCurve{}});
   calibration->modelSteps.back().cold = stepCurve(model, hw, 4.0);
   // A tensor-parallel rank's step follows its own last step; a pipeline stage's tick
   // follows other microbatches' ticks.
-  Estimate tp = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
-  Estimate pp = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
-  EXPECT_NEAR(tp.computeSeconds, 3.0 * tpAlone.computeSeconds, 1e-9 * tp.computeSeconds);
-  EXPECT_NEAR(pp.computeSeconds, 4.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+  using snn::schema::RequestedMode;
+  EXPECT_NEAR(computeOverOpsAlone(model, "tp=2", RequestedMode::TP, hw), 3.0, 1e-9);
+  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw), 4.0, 1e-9);
   // A profile without cold steps: the steady one for every run.
   calibration->modelSteps.back().cold = MeasuredCurve{};
-  Estimate older = forcedEstimate(model, "pp=2", snn::schema::RequestedMode::PP, hw);
-  EXPECT_NEAR(older.computeSeconds, 3.0 * ppAlone.computeSeconds, 1e-9 * pp.computeSeconds);
+  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw), 3.0, 1e-9);
 }
 
 TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
