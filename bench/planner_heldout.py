@@ -103,11 +103,12 @@ def prepare_models(args, env):
     while len(models) < args.models:
         model = prepare(seed, args, env)
         seed += 1
-        if identity(model) in seen:
+        key = identity(model)
+        if key in seen:
             print(f"   seed {model['seed']}: the same parameters and input shape as an "
                   "earlier seed's model, skipped", flush=True)
             continue
-        seen.add(identity(model))
+        seen.add(key)
         models.append(model)
     return models
 

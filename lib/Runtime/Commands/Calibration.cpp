@@ -155,6 +155,14 @@ schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shap
   return curve;
 }
 
+/// Each call's median over its samples.
+std::vector<double> mediansOf(const std::vector<std::vector<double>> &samples) {
+  std::vector<double> medians;
+  for (const std::vector<double> &sampled : samples)
+    medians.push_back(median(sampled));
+  return medians;
+}
+
 } // namespace
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
@@ -214,14 +222,6 @@ void InterleavedSampler::round() {
   }
 }
 
-namespace {
-std::vector<double> mediansOf(const std::vector<std::vector<double>> &samples) {
-  std::vector<double> medians;
-  for (const std::vector<double> &sampled : samples)
-    medians.push_back(median(sampled));
-  return medians;
-}
-} // namespace
 
 std::vector<double> InterleavedSampler::medians() const { return mediansOf(samples); }
 
