@@ -373,11 +373,7 @@ def main():
     prepared = {m: whole_model(m, args, env) for m in models}
     if not args.profile:
         args.profile = os.path.join(args.work, "device-profile.json")
-        flags = [a for m in models for a in ("--model", prepared[m][1])]
-        # Direct-encoded models train on one step repeated over T: calibrated so too.
-        flags += [a for m in models if MODEL_ARGS[m][2]
-                  for a in ("--repeated-input", prepared[m][1])]
-        calibrate(args, env, flags)
+        calibrate(args, env, [a for m in models for a in ("--model", prepared[m][1])])
     reference = {m: one_process_step(m, prepared[m][0], prepared[m][1], args, env,
                                      "one_process.calibrated") for m in models}
     rows = []

@@ -12,8 +12,7 @@ seeds from 1000 on.
    --steps batches, and compiled for one process; a seed whose model has an earlier seed's
    parameter count and input shape (a profile cannot tell them apart) is skipped.
 2. `snn-run calibrate --model ART ... --model-batches 1,4,16,B` over every model's
-   one-process artifact, the direct-encoded ones with --repeated-input, as a user would
-   (docs/planner.md); or --profile FILE is used as given.
+   one-process artifact, as a user would (docs/planner.md); or --profile FILE is used as given.
 3. Before each model's runs, its one-process artifact trains as many steps as its runs
    (`snn-run --nproc 1 train`): that step over the profile's is how far the machine's speed
    moved since calibration (a shared host's slow spells last minutes); the summary also
@@ -359,8 +358,6 @@ def main():
     if not args.profile:
         args.profile = os.path.join(args.work, "device-profile.json")
         flags = [a for m in models for a in ("--model", m["whole"])]
-        # Direct-encoded models train on one step repeated over T: calibrated so too.
-        flags += [a for m in models if m["static"] for a in ("--repeated-input", m["whole"])]
         flags += ["--model-batches", ",".join(str(b) for b in sorted({1, 4, 16, args.batch}))]
         pc.calibrate(run_args(args), env, flags + (["--quick"] if args.quick else []))
     set_steps(models, args)

@@ -30,7 +30,6 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kModelSteps = "model_steps", *kModel = "model",
                      *kParameters = "parameters", *kInput = "input",
                      *kNodeByNodePoints = "node_by_node_points", *kColdPoints = "cold_points",
-                     *kRepeatedInput = "repeated_input",
                      *kReplicated = "replicated", *kCpuPoints = "cpu_points",
                      *kSteal = "steal", *kWaitsBetweenComputes = "waits_between_computes",
                      *kBytes = "bytes";
@@ -160,7 +159,6 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
     if (!seen.insert({c.parameters, c.input}).second)
       curve.fail("'" + at + "': the same model (parameters and input) is measured twice");
     c.points = parsePoints(curve, at);
-    c.repeatedInput = curve.getBool(key::kRepeatedInput, false);
     if (curve.find(key::kNodeByNodePoints))
       c.nodeByNodePoints = parsePoints(curve, at, key::kNodeByNodePoints);
     if (curve.find(key::kColdPoints))
@@ -311,8 +309,6 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
                    {key::kParameters, c.parameters},
                    {key::kInput, c.input},
                    {key::kPoints, pointsJson(c.points)}};
-      if (c.repeatedInput)
-        step[key::kRepeatedInput] = true;
       if (!c.nodeByNodePoints.empty())
         step[key::kNodeByNodePoints] = pointsJson(c.nodeByNodePoints);
       if (!c.coldPoints.empty())

@@ -34,9 +34,7 @@ def _snn_run() -> str:
 
 def calibrate(*, out: Optional[Union[str, os.PathLike]] = None, quick: bool = False,
               ranks: Sequence[int] = (2, 4), threads: int = 1,
-              models: Sequence[Union[str, os.PathLike]] = (),
-              repeated_input: Sequence[Union[str, os.PathLike]] = (),
-              progress: str = "auto") -> str:
+              models: Sequence[Union[str, os.PathLike]] = (), progress: str = "auto") -> str:
     """Measures this machine's kernels and collectives (``snn-run calibrate``) and writes the
     device profile; returns its path.
 
@@ -47,9 +45,6 @@ def calibrate(*, out: Optional[Union[str, os.PathLike]] = None, quick: bool = Fa
             skipped).
         threads: intra-op threads of the measurements and of each rank.
         models: compiled artifacts whose whole training step is also timed (``--model``).
-        repeated_input: those of ``models`` trained on one step of input repeated over T
-            (direct encoding, ``snn-run train --repeat-time``): timed with such an input, whose
-            first layers run once for all steps (``--repeated-input``).
         progress: ``"auto"``, ``"bar"``, ``"lines"`` or ``"none"`` (on stderr).
 
     Raises:
@@ -61,14 +56,6 @@ def calibrate(*, out: Optional[Union[str, os.PathLike]] = None, quick: bool = Fa
         raise TypeError(f"ranks must be a sequence of integers, got {ranks!r}")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    for name, paths in (("models", models), ("repeated_input", repeated_input)):
-        if isinstance(paths, (str, bytes, os.PathLike)) or not all(
-                isinstance(p, (str, os.PathLike)) for p in paths):
-            raise TypeError(f"{name} must be a sequence of paths, got {paths!r}")
-    given = {os.path.realpath(m) for m in models}
-    for path in repeated_input:
-        if os.path.realpath(path) not in given:
-            raise ValueError(f"repeated_input: {os.fspath(path)!r} is not one of models")
     if progress not in ("auto", "bar", "lines", "none"):
         raise ValueError(f"progress must be auto, bar, lines or none, got {progress!r}")
     command = [_snn_run(), "calibrate", "--threads", str(threads), "--progress", progress,
@@ -77,8 +64,6 @@ def calibrate(*, out: Optional[Union[str, os.PathLike]] = None, quick: bool = Fa
         command.append("--quick")
     for model in models:
         command += ["--model", os.fspath(model)]
-    for model in repeated_input:
-        command += ["--repeated-input", os.fspath(model)]
     if out is not None:
         path = os.fspath(out)
         command += ["--out", path]

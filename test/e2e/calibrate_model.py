@@ -1,14 +1,13 @@
 """`snn-run calibrate --model` and what the planner does with it, end to end:
 
-  calibrate --quick --ranks 2 --model ART --repeated-input ART --model-batches 1,2,4
+  calibrate --quick --ranks 2 --model ART --model-batches 1,2,4
       -> exit 0; the profile's model_steps holds ART's trainable parameter count (the
          manifest's parameters), its input shape, 3 ascending points, as many cold_points
          (each step timed right after other work), as many node_by_node_points (its spiking
          blocks taken apart), and its training steps as 2
-         data-parallel replicas (replicated: ranks 2, the same sizes), repeated_input
-         true; a summary row
-  ... --model MLP (no spiking blocks, no BatchNorm; its input differs at every step)
-      -> its entry has no node_by_node_points nor repeated_input, and its replicated steps
+         data-parallel replicas (replicated: ranks 2, the same sizes); a summary row
+  ... --model MLP (no spiking blocks, no BatchNorm)
+      -> its entry has no node_by_node_points, and its replicated steps too
   snn-compile --device-profile P on the same model
       -> the rationale scales the op curves to the measured step (also node by node); the manifest's
          plan.prediction.times says so; --optimizer-states=1 is recorded
@@ -17,8 +16,7 @@
   snn-run train (SGD with momentum) of that artifact
       -> the end event's plan_check.optimizer_states is {planned 1, trained 1}
   --model of a missing directory, of a partitioned artifact, given twice, two copies of one
-  model, --repeated-input of a directory that is no --model, --model-batches 4,2,
-  --optimizer-states=3
+  model, --model-batches 4,2, --optimizer-states=3
       -> exit 1, one `error:` line naming the problem, no profile / artifact written
 
 Usage: calibrate_model.py --bin BUILD/bin --work DIR
@@ -70,11 +68,8 @@ def trainable_elements(art):
     return total, manifest["input"]["shape"]
 
 
-def check_step(step, art, proc, blocks, repeated):
+def check_step(step, art, proc, blocks):
     parameters, shape = trainable_elements(art)
-    if step.get("repeated_input", False) != repeated:
-        raise Failure(f"{art}: repeated_input {step.get('repeated_input')}, calibrated "
-                      f"{'with' if repeated else 'without'} --repeated-input")
     sizes = [p["size"] for p in step["points"]]
     if (step["parameters"], step["input"], sizes) != (parameters, shape, [1.0, 2.0, 4.0]):
         raise Failure(f"model step {step}, expected {parameters} parameters, input {shape}")
@@ -107,14 +102,13 @@ def check_profile(snn_run, art, mlp_art, work):
     MLP has none to take apart."""
     profile = os.path.join(work, "profile.json")
     proc = run([snn_run, "calibrate", "--quick", "--ranks", "2", "--model", art, "--model",
-                mlp_art, "--repeated-input", art + "/", "--model-batches", "1,2,4", "--out",
-                profile, "--progress", "none"])
+                mlp_art, "--model-batches", "1,2,4", "--out", profile, "--progress", "none"])
     with open(profile) as f:
         steps = json.load(f).get("model_steps", [])
     if len(steps) != 2:
         raise Failure(f"model_steps: {steps}")
-    check_step(steps[0], art, proc, blocks=True, repeated=True)
-    check_step(steps[1], mlp_art, proc, blocks=False, repeated=False)
+    check_step(steps[0], art, proc, blocks=True)
+    check_step(steps[1], mlp_art, proc, blocks=False)
     return profile
 
 
@@ -168,8 +162,6 @@ def check_errors(compile_, snn_run, onnx, art, work):
     shutil.copytree(art, copy, dirs_exist_ok=True)
     expect_error(base + ["--model", art, "--model", copy], "are the same model", out)
     expect_error(base + ["--model", art, "--model-batches", "4,2"], "ascending", out)
-    expect_error(base + ["--model", art, "--repeated-input", copy],
-                 "is not one of the --model directories", out)
     bad_art = os.path.join(work, "art_bad")
     expect_error([compile_, onnx, "--optimizer-states=3", "-o", bad_art],
                  "optimizer-states must be 0", bad_art)

@@ -139,11 +139,6 @@ TEST(DeviceProfile, ModelStepsRoundTripAndAreChecked) {
   ASSERT_EQ(back.modelSteps[0].coldPoints.size(), 2u);
   EXPECT_DOUBLE_EQ(back.modelSteps[0].coldPoints[0].seconds, 3e-3);
   EXPECT_DOUBLE_EQ(back.modelSteps[0].coldPoints[1].seconds, 6e-3);
-  EXPECT_FALSE(back.modelSteps[0].repeatedInput); // optional: not written
-  EXPECT_EQ(formatDeviceProfile(profile).find("repeated_input"), std::string::npos);
-  profile.modelSteps[0].repeatedInput = true;
-  EXPECT_TRUE(parseDeviceProfile(formatDeviceProfile(profile), "p.json")
-                  .modelSteps[0].repeatedInput);
 
   auto refused = [&](const std::function<void(ModelStepCurve &)> &edit) {
     DeviceProfile bad = profile;

@@ -108,10 +108,6 @@ class UserProfileTest(unittest.TestCase):
             spikemesh.calibrate(ranks="2")
         with self.assertRaisesRegex(ValueError, "threads"):
             spikemesh.calibrate(threads=0)
-        with self.assertRaisesRegex(TypeError, "models"):
-            spikemesh.calibrate(models="art")
-        with self.assertRaisesRegex(ValueError, "repeated_input: 'b' is not one of models"):
-            spikemesh.calibrate(models=["a"], repeated_input=["b"])
         with self.assertRaisesRegex(spikemesh.SpikeMeshError, "--ranks"):
             spikemesh.calibrate(out=os.path.join(self.work.name, "x.json"), ranks=[1],
                                 progress="none")

@@ -425,10 +425,6 @@ void addCalibrateCommand(CLI::App &app, CalibrateOptions &o) {
                       "artifact of one whole-model program; repeatable), which the planner "
                       "scales its op curves to; also as data-parallel replicas on each "
                       "--ranks group (the ranks' waits for each other)");
-  command->add_option("--repeated-input", o.repeatedInputModels,
-                      "A --model trained on one step of input repeated over T (direct "
-                      "encoding, train --repeat-time): its steps are timed with such an "
-                      "input, whose first layers run once for all steps (repeatable)");
   command
       ->add_option("--model-batches", o.modelBatches,
                    "Samples per step of the --model measurements, comma-separated and "
@@ -465,7 +461,6 @@ void addCalibrateRanksCommand(CLI::App &app, CalibrateRanksOptions &o) {
   command->add_flag("--quick", o.quick);
   command->add_flag("--send-recv", o.sendRecv);
   command->add_option("--model", o.models);
-  command->add_option("--repeated-input", o.repeatedInputModels);
   command->add_option("--model-batches", o.modelBatches)->delimiter(',');
   addNamed(command, "--progress", o.progress, kProgressSettingNames);
   command->add_option("--dist-timeout", o.distTimeout)->check(CLI::Range(0.001, 86400.0));

@@ -112,9 +112,6 @@ struct ModelStepCurve {
   int64_t parameters = 0;
   std::vector<int64_t> input;
   std::vector<ProfilePoint> points; ///< size: samples per step, ascending
-  /// Measured with one step of input repeated over T (direct encoding, as `snn-run train
-  /// --repeat-time` feeds it), whose first layers then run once for every step.
-  bool repeatedInput = false;
   /// The same steps with every spiking block run node by node (as SyncBatchNorm,
   /// fsdp's gathering and recomputation run them); empty when no block ran.
   std::vector<ProfilePoint> nodeByNodePoints;

@@ -150,8 +150,6 @@ std::vector<std::string> rankArguments(const CalibrateOptions &options,
     argv.push_back("--send-recv");
   for (const std::string &model : options.models)
     argv.insert(argv.end(), {"--model", model});
-  for (const std::string &model : options.repeatedInputModels)
-    argv.insert(argv.end(), {"--repeated-input", model});
   if (!options.models.empty())
     argv.insert(argv.end(), {"--model-batches", joinedSizes(options.modelBatches)});
   return argv;
@@ -286,20 +284,13 @@ SummaryRow waitRow(const schema::WaitBetweenComputesCurve &curve) {
           "waits up to " + formatSeconds(curve.points.back().seconds)};
 }
 
-/// One spelling of a directory ("a", "./a/" and a link to it alike).
-std::string directoryKey(const std::string &dir) {
-  fs::path path = fs::weakly_canonical(dir);
-  return (path.has_filename() ? path : path.parent_path()).string();
-}
-
 void validateModelOptions(const CalibrateOptions &options) {
   std::set<std::string> seen;
-  for (const std::string &dir : options.models)
-    if (!seen.insert(directoryKey(dir)).second)
+  for (const std::string &dir : options.models) {
+    if (!seen.insert(fs::weakly_canonical(dir).string()).second)
       throw Error("--model " + dir + " is given twice");
-  for (const ModelToCalibrate &model :
-       modelsToCalibrate(options.models, options.repeatedInputModels))
-    checkModelToCalibrate(model);
+    checkModelToCalibrate(dir);
+  }
   const std::vector<int64_t> &batches = options.modelBatches;
   for (size_t i = 0; i < batches.size(); ++i)
     if (batches[i] < 1 || (i > 0 && batches[i] <= batches[i - 1]))
@@ -326,22 +317,6 @@ void forgetMachineKernelCrossovers() {
 }
 
 } // namespace
-
-std::vector<ModelToCalibrate> modelsToCalibrate(const std::vector<std::string> &models,
-                                                const std::vector<std::string> &repeatedInput) {
-  auto same = [](const std::string &a, const std::string &b) {
-    return directoryKey(a) == directoryKey(b);
-  };
-  for (const std::string &dir : repeatedInput)
-    if (std::none_of(models.begin(), models.end(),
-                     [&](const std::string &m) { return same(m, dir); }))
-      throw Error("--repeated-input " + dir + " is not one of the --model directories");
-  std::vector<ModelToCalibrate> out;
-  for (const std::string &dir : models)
-    out.push_back({dir, std::any_of(repeatedInput.begin(), repeatedInput.end(),
-                                    [&](const std::string &r) { return same(r, dir); })});
-  return out;
-}
 
 void requireCalibrateGroupSize(int64_t ranks) {
   if (ranks < 2)
@@ -420,8 +395,7 @@ int runCalibrate(const CalibrateOptions &named) {
     profile.compute = measureCompute(defaultCalibrationSizes(options.quick),
                                      computeTiming(options.quick), reporter.callback());
     if (!options.models.empty()) {
-      steps = std::make_unique<ModelStepSampler>(
-          modelsToCalibrate(options.models, options.repeatedInputModels), options.modelBatches,
+      steps = std::make_unique<ModelStepSampler>(options.models, options.modelBatches,
                                                  computeTiming(options.quick));
       steps->sample(rounds.front(), reporter.callback());
       profile.modelSteps = steps->curves();
@@ -474,11 +448,9 @@ int runCalibrateRanks(const CalibrateRanksOptions &options) {
         *world, communicationTiming(options.quick), reporter.callback());
     if (!waits.points.empty())
       curves.push_back({kWaitsBetweenComputesResult, waits.ranks, std::move(waits.points)});
-    std::vector<ModelToCalibrate> models =
-        modelsToCalibrate(options.models, options.repeatedInputModels);
-    for (size_t i = 0; i < models.size(); ++i) {
+    for (size_t i = 0; i < options.models.size(); ++i) {
       std::vector<schema::ProfilePoint> points =
-          measureReplicatedSteps(models[i], world->group(), options.modelBatches,
+          measureReplicatedSteps(options.models[i], world->group(), options.modelBatches,
                                  computeTiming(options.quick), reporter.callback());
       if (!points.empty())
         curves.push_back({replicatedStepKind(i), world->size(), std::move(points)});

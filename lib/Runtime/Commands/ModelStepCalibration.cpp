@@ -10,7 +10,6 @@
 #include "snn/Runtime/Optim/Optimizer.h"
 #include "snn/Runtime/Sharding/ParameterSharding.h"
 #include "snn/Runtime/Support/Error.h"
-#include "snn/Runtime/Support/TensorIO.h"
 #include "snn/Schema/TrainingCommunication.h"
 
 #include <ATen/ops/empty.h>
@@ -28,8 +27,7 @@ namespace {
 constexpr int64_t kReplicatedStepsPerSample = 2;
 
 /// What calibrate asks of an artifact, with `dir` in every message.
-void checkManifest(const Manifest &manifest, const ModelToCalibrate &model) {
-  const std::string &dir = model.dir;
+void checkManifest(const Manifest &manifest, const std::string &dir) {
   const std::string prefix = "--model " + dir + ": ";
   if (manifest.plan.partitioned || manifest.programs.size() != 1 ||
       manifest.plan.mode == schema::ParallelMode::PP)
@@ -39,9 +37,6 @@ void checkManifest(const Manifest &manifest, const ModelToCalibrate &model) {
   const std::vector<int64_t> &shape = manifest.input.shape;
   if (std::count(shape.begin(), shape.end(), -1) != 1)
     throw Error(prefix + "the input shape needs exactly one free (batch) dimension");
-  if (model.repeatedInput && !manifest.input.timeMajor)
-    throw Error("--repeated-input " + dir + ": the model's input " + formatShape(shape) +
-                " has no time dimension to repeat over");
 }
 
 std::vector<int64_t> shapeAt(std::vector<int64_t> shape, int64_t batch) {
@@ -56,12 +51,11 @@ int64_t trainableElements(const Model &model) {
   return total;
 }
 
-/// One training step of `model` at `batch` samples of calibrationInput: forward in
+/// One training step of `model` at `batch` samples of uniform random input: forward in
 /// training mode, the MSE loss of the firing rate against class 0, backward, an SGD step.
-std::function<void()> trainingStep(Model &model, Optimizer &optimizer, int64_t batch,
-                                   bool repeatedInput) {
+std::function<void()> trainingStep(Model &model, Optimizer &optimizer, int64_t batch) {
   const Manifest &manifest = model.manifest();
-  at::Tensor input = calibrationInput(manifest.input, batch, repeatedInput);
+  at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
   at::Tensor labels = at::zeros({batch}, at::kLong);
   bool timeMajor = manifest.output.timeMajor;
   return [&model, &optimizer, input, labels, timeMajor] {
@@ -76,7 +70,6 @@ std::function<void()> trainingStep(Model &model, Optimizer &optimizer, int64_t b
 struct CalibratedModel {
   std::unique_ptr<Model> model;
   std::unique_ptr<Optimizer> optimizer;
-  bool repeatedInput = false;
 };
 
 OptimizerConfig calibrationSgd() {
@@ -85,15 +78,15 @@ OptimizerConfig calibrationSgd() {
   return sgd;
 }
 
-/// The model, checked as calibrate asks (checkManifest).
-std::unique_ptr<Model> loadCheckedModel(const ModelToCalibrate &model) {
-  Artifact artifact = loadArtifact(model.dir);
-  checkManifest(artifact.manifest, model);
+/// DIR's model, checked as calibrate asks (checkManifest).
+std::unique_ptr<Model> loadCheckedModel(const std::string &dir) {
+  Artifact artifact = loadArtifact(dir);
+  checkManifest(artifact.manifest, dir);
   return std::make_unique<Model>(artifact);
 }
 
-CalibratedModel loadCalibratedModel(const ModelToCalibrate &model) {
-  CalibratedModel loaded{loadCheckedModel(model), nullptr, model.repeatedInput};
+CalibratedModel loadCalibratedModel(const std::string &dir) {
+  CalibratedModel loaded{loadCheckedModel(dir), nullptr};
   loaded.optimizer =
       std::make_unique<Optimizer>(calibrationSgd(), loaded.model->params().parameterNames(),
                                   loaded.model->params().parameters());
@@ -105,12 +98,10 @@ CalibratedModel loadCalibratedModel(const ModelToCalibrate &model) {
 struct ReplicaModel {
   std::unique_ptr<Model> model;
   std::unique_ptr<ParameterSharding> sharding;
-  bool repeatedInput = false;
 };
 
-ReplicaModel loadReplicaModel(const ModelToCalibrate &model,
-                              const DataParallelContext &replicas) {
-  ReplicaModel loaded{loadCheckedModel(model), nullptr, model.repeatedInput};
+ReplicaModel loadReplicaModel(const std::string &dir, const DataParallelContext &replicas) {
+  ReplicaModel loaded{loadCheckedModel(dir), nullptr};
   loaded.model->setDataParallel(&replicas);
   loaded.sharding = makeReplicatedSharding(*loaded.model, calibrationSgd(), &replicas);
   return loaded;
@@ -122,7 +113,7 @@ ReplicaModel loadReplicaModel(const ModelToCalibrate &model,
 std::function<void()> replicaStep(ReplicaModel &replica, const DataParallelContext &replicas,
                                   int64_t batch) {
   const Manifest &manifest = replica.model->manifest();
-  at::Tensor input = calibrationInput(manifest.input, batch, replica.repeatedInput);
+  at::Tensor input = at::rand(shapeAt(manifest.input.shape, batch));
   at::Tensor labels = at::zeros({batch}, at::kLong);
   bool timeMajor = manifest.output.timeMajor;
   return [&replica, &replicas, input, labels, timeMajor] {
@@ -157,29 +148,19 @@ private:
 
 std::vector<int64_t> defaultModelBatches() { return {1, 2, 4, 8, 16, 32, 64}; }
 
-void checkModelToCalibrate(const ModelToCalibrate &model) {
-  checkManifest(loadArtifact(model.dir).manifest, model);
-}
-
-at::Tensor calibrationInput(const TensorSpec &spec, int64_t batch, bool repeatedInput) {
-  std::vector<int64_t> shape = shapeAt(spec.shape, batch);
-  if (!repeatedInput)
-    return at::rand(shape);
-  at::Tensor step = at::rand(at::IntArrayRef(shape).slice(1));
-  return step.unsqueeze(0).expand(shape).contiguous();
+void checkModelToCalibrate(const std::string &dir) {
+  checkManifest(loadArtifact(dir).manifest, dir);
 }
 
 /// The models, each with its parameter count and input shape (a model given twice, under
 /// two directories, is refused: the planner finds a model by those).
-std::vector<CalibratedModel> loadModels(const std::vector<ModelToCalibrate> &toCalibrate,
+std::vector<CalibratedModel> loadModels(const std::vector<std::string> &dirs,
                                         std::vector<schema::ModelStepCurve> &curves) {
   std::vector<CalibratedModel> models;
-  for (const ModelToCalibrate &given : toCalibrate) {
-    const std::string &dir = given.dir;
-    models.push_back(loadCalibratedModel(given));
+  for (const std::string &dir : dirs) {
+    models.push_back(loadCalibratedModel(dir));
     schema::ModelStepCurve curve;
     curve.model = dir;
-    curve.repeatedInput = given.repeatedInput;
     curve.parameters = trainableElements(*models.back().model);
     curve.input = models.back().model->manifest().input.shape;
     if (curve.parameters == 0)
@@ -206,11 +187,11 @@ struct ModelStepSampler::State {
   std::unique_ptr<InterleavedSampler> sampler;
 };
 
-ModelStepSampler::ModelStepSampler(const std::vector<ModelToCalibrate> &models,
+ModelStepSampler::ModelStepSampler(const std::vector<std::string> &dirs,
                                    const std::vector<int64_t> &batches,
                                    const CalibrationTiming &timing)
     : state(std::make_unique<State>()) {
-  state->models = loadModels(models, state->curves);
+  state->models = loadModels(dirs, state->curves);
   // Every (model, blocks on or off, batch) is one call, sampled in rounds over all of
   // them. Where blocks ran, the runs that take them apart (SyncBatchNorm over dp replicas,
   // fsdp, recomputation) take another time: measured, not scaled.
@@ -218,11 +199,10 @@ ModelStepSampler::ModelStepSampler(const std::vector<ModelToCalibrate> &models,
   for (size_t m = 0; m < state->models.size(); ++m) {
     Model &model = *state->models[m].model;
     Optimizer &optimizer = *state->models[m].optimizer;
-    bool repeated = state->models[m].repeatedInput;
     int64_t fusedBefore = spikingBlockCounts().fused;
     {
       SpikingBlocksSwitch on(true);
-      trainingStep(model, optimizer, batches.front(), repeated)();
+      trainingStep(model, optimizer, batches.front())();
     }
     bool blocks = spikingBlockCounts().fused > fusedBefore;
     for (bool fused : {true, false}) {
@@ -234,7 +214,7 @@ ModelStepSampler::ModelStepSampler(const std::vector<ModelToCalibrate> &models,
         points.push_back({double(batches[b]), 0.0});
         if (fused)
           state->curves[m].coldPoints.push_back({double(batches[b]), 0.0});
-        std::function<void()> step = trainingStep(model, optimizer, batches[b], repeated);
+        std::function<void()> step = trainingStep(model, optimizer, batches[b]);
         calls.push_back([step, fused] {
           SpikingBlocksSwitch switched(fused);
           step();
@@ -276,13 +256,12 @@ std::vector<schema::ModelStepCurve> ModelStepSampler::curves() const {
 }
 
 std::vector<schema::ProfilePoint>
-measureReplicatedSteps(const ModelToCalibrate &model, const dist::Group &group,
+measureReplicatedSteps(const std::string &dir, const dist::Group &group,
                        const std::vector<int64_t> &batches, const CalibrationTiming &timing,
                        const CalibrationProgressFn &progress) {
   DataParallelContext replicas;
   replicas.group = group;
-  ReplicaModel loaded = loadReplicaModel(model, replicas);
-  const std::string &dir = model.dir;
+  ReplicaModel loaded = loadReplicaModel(dir, replicas);
   // Every rank makes the same number of steps (each one's collectives), in rounds over the
   // batch sizes; a barrier starts each sample together, and a sample's second step starts
   // as training's do, from the first one's end (one step a sample gave 74 ms at 8 samples

@@ -12,7 +12,6 @@
 #include "snn/Runtime/Commands/CalibrateCommand.h"
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Runtime/Distributed/World.h"
-#include "snn/Runtime/Execution/TimeInvariance.h"
 
 #include <gtest/gtest.h>
 
@@ -253,33 +252,4 @@ TEST(CalibrateMeasurements, BadOptionsAreOneLineNamingTheFlag) {
             std::string::npos);
   EXPECT_NE(with([](CalibrateOptions &o) { o.outPath = "/proc/p.json"; }).find("--out"),
             std::string::npos);
-}
-
-TEST(CalibrateMeasurements, ARepeatedInputIsOneStepTheRuntimeRunsOnce) {
-  snn::schema::TensorSpec spec;
-  spec.name = "input";
-  spec.shape = {4, -1, 2, 6, 6};
-  spec.timeMajor = true;
-  at::Tensor repeated = calibrationInput(spec, 3, /*repeatedInput=*/true);
-  at::Tensor varying = calibrationInput(spec, 3, /*repeatedInput=*/false);
-  EXPECT_EQ(repeated.sizes(), (std::vector<int64_t>{4, 3, 2, 6, 6}));
-  EXPECT_EQ(varying.sizes(), repeated.sizes());
-  // The trainer's --repeat-time batches are copies, which the layers find equal.
-  EXPECT_TRUE(repeated.is_contiguous());
-  EXPECT_TRUE(timeInvariantStep(repeated).defined());
-  EXPECT_FALSE(timeInvariantStep(varying).defined());
-  EXPECT_GT(repeated.min().item<float>(), -1e-9f);
-  EXPECT_LT(repeated.max().item<float>(), 1.0f);
-}
-
-TEST(CalibrateMeasurements, RepeatedInputModelsAreAmongTheModels) {
-  snn::test::TempDir dir;
-  std::string a = dir.file("a"), b = dir.file("b");
-  std::vector<ModelToCalibrate> models = modelsToCalibrate({a, b}, {b + "/"});
-  ASSERT_EQ(models.size(), 2u);
-  EXPECT_EQ(models[0].dir, a);
-  EXPECT_FALSE(models[0].repeatedInput);
-  EXPECT_TRUE(models[1].repeatedInput);
-  EXPECT_EQ(errorOf([&] { modelsToCalibrate({a}, {b}); }),
-            "--repeated-input " + b + " is not one of the --model directories");
 }

@@ -43,8 +43,6 @@ struct CalibrateOptions {
   std::string createdBy = "snn-run calibrate";
   /// Artifacts whose whole training step is measured too (ModelStepCalibration.h).
   std::vector<std::string> models;
-  /// Of `models`, those trained on one step of input repeated over T.
-  std::vector<std::string> repeatedInputModels;
   /// Samples per step of those measurements, ascending.
   std::vector<int64_t> modelBatches = defaultModelBatches();
 };
@@ -78,16 +76,10 @@ struct CalibrateRanksOptions {
   /// calibrate's --model artifacts: each one's replicated steps too
   /// (measureReplicatedSteps), reported as curves of kind replicatedStepKind(i).
   std::vector<std::string> models;
-  std::vector<std::string> repeatedInputModels;
   std::vector<int64_t> modelBatches;
   ProgressSetting progress = ProgressSetting::Auto;
   double distTimeout = 60.0;
 };
-
-/// The --model directories, each marked whether it is among the --repeated-input ones
-/// (Error naming a --repeated-input directory that is not a --model).
-std::vector<ModelToCalibrate> modelsToCalibrate(const std::vector<std::string> &models,
-                                                const std::vector<std::string> &repeatedInput);
 
 /// The kind of the result lines of the replicated steps of calibrate's i-th --model.
 std::string replicatedStepKind(size_t model);

@@ -16,9 +16,6 @@
 
 #include "snn/Runtime/Commands/Calibration.h"
 #include "snn/Schema/DeviceProfile.h"
-#include "snn/Runtime/Execution/Manifest.h"
-
-#include <ATen/core/Tensor.h>
 
 namespace snn::dist {
 class Group;
@@ -34,26 +31,10 @@ namespace snn::runtime {
 /// --model-batches' default: 1, 2, 4, ... 64 samples per step.
 std::vector<int64_t> defaultModelBatches();
 
-/// A model whose training step is measured: an artifact directory, and how its training
-/// input varies over time.
-struct ModelToCalibrate {
-  std::string dir;
-  /// One step of input repeated over T (direct encoding, `snn-run train --repeat-time`):
-  /// its steps are timed with such an input, whose first layers run once for all steps
-  /// (TimeInvariance.h), as in training. Otherwise every step's input differs.
-  bool repeatedInput = false;
-};
-
 /// Throws Error (one line naming DIR) unless DIR is an artifact whose single
 /// program runs whole on one rank (not partitioned, not a pipeline) and whose
-/// input shape has exactly one free (batch) dimension, and (for a repeated input)
-/// is time-major.
-void checkModelToCalibrate(const ModelToCalibrate &model);
-
-/// The synthetic input of a calibrated step: the manifest input `spec` at `batch`
-/// samples, uniform in [0, 1); with `repeatedInput` (a time-major spec) its step 0
-/// copied to every step, as the trainer assembles a --repeat-time batch.
-at::Tensor calibrationInput(const TensorSpec &spec, int64_t batch, bool repeatedInput);
+/// input shape has exactly one free (batch) dimension.
+void checkModelToCalibrate(const std::string &dir);
 
 /// One training step of each DIR's model at each of `batches` (ascending, positive)
 /// samples, and node by node too where a spiking block ran, in one process. The samples
@@ -67,8 +48,7 @@ at::Tensor calibrationInput(const TensorSpec &spec, int64_t batch, bool repeated
 /// `coldPoints`.
 class ModelStepSampler {
 public:
-  ModelStepSampler(const std::vector<ModelToCalibrate> &models,
-                   const std::vector<int64_t> &batches,
+  ModelStepSampler(const std::vector<std::string> &dirs, const std::vector<int64_t> &batches,
                    const CalibrationTiming &timing);
   ~ModelStepSampler();
   ModelStepSampler(const ModelStepSampler &) = delete;
@@ -90,7 +70,7 @@ private:
 /// `batches` samples per rank, timed alike on every rank (a barrier starts each
 /// sample).
 std::vector<schema::ProfilePoint>
-measureReplicatedSteps(const ModelToCalibrate &model, const dist::Group &group,
+measureReplicatedSteps(const std::string &dir, const dist::Group &group,
                        const std::vector<int64_t> &batches, const CalibrationTiming &timing,
                        const CalibrationProgressFn &progress);
 
