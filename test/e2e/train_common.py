@@ -161,8 +161,10 @@ def rel_err(a, b):
 # 25-100 times its size: a gradient that is a sum of 16k terms which cancel (BatchNorm's
 # backward has zero mean per channel) then differs by its float32 bound between the ranks' and
 # one process's summation orders (6e-4 measured on fsdp2), and a spike flips within 3 steps of
-# tp2 (the losses equal to 8 digits before). At a hundredth of the rate the steps are about a
-# quarter of the weights and the checks mean what they do for the other models.
+# tp2 (the losses equal to 8 digits before), and so does one process's first convolution,
+# whose repeated input's gradient it sums over T before convolving (6e-4 measured after 5 SGD
+# steps). At a hundredth of the rate the steps are about a quarter of the weights and the
+# checks mean what they do for the other models.
 LR_SCALE = {"spikformer": 0.01}
 
 # The event-driven kernels (snn-run's default for a Linear or conv2d fed spikes at most its

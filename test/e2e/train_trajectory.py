@@ -185,6 +185,8 @@ def main():
             data_arg = tc.static_images(x, y, S, sample_shape, seed=S)
         else:
             data_arg = tc.event_sequences(x, y, S, T, sample_shape, seed=S)
+        if opts["optimizer"] == "sgd":  # SGD steps that are a fraction of the weights
+            opts = dict(opts, lr=opts["lr"] * tc.LR_SCALE.get(args.model, 1.0))
         c = tr.TrainConfig(batch_size=B, steps=STEPS, repeat_time=T if static else None,
                            **opts)
         cmd = [snn_run, "train", art, "--data-npy", data_arg, *cli_flags(c),

@@ -163,8 +163,12 @@ at::Tensor convOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::
   bool wantsGrad = c10::GradMode::is_enabled() &&
                    (step.requires_grad() || weight.requires_grad() ||
                     (bias.defined() && bias.requires_grad()));
+  // With NCHW convolutions (PyTorch's arithmetic, --no-channels-last) PyTorch's gradients too.
   if (wantsGrad)
-    return conv2dOfRepeatedInput(step, steps, weight, bias, shape);
+    return conv2dOfRepeatedInput(step, steps, weight, bias, shape,
+                                 channelsLastConvolutionEnabled()
+                                     ? RepeatedInputBackward::SumOfSteps
+                                     : RepeatedInputBackward::Fold);
   return repeatedOverTime(
       at::conv2d(step, weight, bias, shape.stride, shape.padding, shape.dilation, shape.groups),
       steps);

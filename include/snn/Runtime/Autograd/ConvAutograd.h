@@ -24,14 +24,23 @@ struct Conv2dShape {
   int64_t groups = 1;
 };
 
+/// How the backward of a conv2d of a repeated input (below) computes its gradients.
+enum class RepeatedInputBackward {
+  /// Convolves the step with the sum of the T steps' gradients: the same gradients as the
+  /// [T*N] fold's up to the order of their sums, at 1/T of the work and memory.
+  SumOfSteps,
+  /// Convolves the [T*N] fold, as PyTorch's node does: its gradients bit for bit (the
+  /// weight's is a sum over T*N samples whose order the fold fixes).
+  Fold,
+};
+
 /// The conv2d of x [T, N, C, H, W] whose steps all equal `step` [N, C, H,
 /// W] (TimeInvariance.h), recorded with grad mode on: the forward convolves
 /// `step` once and returns it repeated over T (a stride-0 view); the
-/// backward convolves the [T*N] fold, as PyTorch's node does, so the
-/// gradients are PyTorch's bit for bit (the weight's is a sum over T*N
-/// samples whose order the fold fixes).
+/// backward as `backward` says.
 at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
-                                 const at::Tensor &bias, const Conv2dShape &shape);
+                                 const at::Tensor &bias, const Conv2dShape &shape,
+                                 RepeatedInputBackward backward);
 
 /// at::conv2d(x, weight, bias, ...) for spikes x [N, C, H, W] (bias may be
 /// undefined), recorded with grad mode on, with x kept as `bits`

@@ -3,8 +3,8 @@
 // A directly encoded input repeats one image over the T steps. A conv2d on
 // such an input computes one step and returns it as a view repeated over T
 // (stride 0 along dim 0), so the first layer of a direct-encoded network
-// does 1/T of its forward work (its backward convolves the whole fold, to
-// keep PyTorch's gradients to the last bit; ConvAutograd.h), and a spiking
+// does 1/T of its forward and weight-gradient work (the backward convolves
+// the steps' summed gradient; ConvAutograd.h), and a spiking
 // block after it reads the one step in place. Layers that cannot use the
 // view read it through reshape or contiguous(), which materialise it: the
 // values are the same either way.
