@@ -7,7 +7,8 @@ batch and its data order stay the same); the checkpoint is resharded on load. Re
 rank of the last leg holds the parameters of the uninterrupted 4-rank job within 1e-4 relative
 (the ranks sum the gradients in another order: float32 rounding, not another trajectory; the
 learning rate is small enough that no spike flips over 30 steps, where 0.05 flips one by step
-15 and the runs part as any two summation orders would), the
+15 and 0.003 one by step 30 (with the first convolution's weight gradient taken from the sum
+over T), and the runs part as any two summation orders would), the
 loss moved, and the model's neuron layers fire at 5-50 % (make_case's measurement).
 --mode dp, zero, fsdp, fsdp_tp (dp=2 x tp=2: 4, then 2, then 6 ranks), or pp (dp=2 x pp=2:
 4, then 2, then 4 ranks). A layout whose fixed axes do not divide the ranks is refused before
@@ -49,7 +50,7 @@ def main():
     data = tc.static_images(w("x.npy"), w("y.npy"), 4 * B, [1, 28, 28], seed=5)
     snn_run = os.path.join(args.bin, "snn-run")
     common = ["train", art, "--data-npy", data, "--steps", STEPS, "--batch-size", B,
-              "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.003", "--loss", "ce",
+              "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.001", "--loss", "ce",
               "--seed", 2, "--repeat-time", T, "--threads", 1, "--progress", "none",
               "--dist-timeout", 60]
     tc.run([snn_run, "--nproc", legs[0], *common, "--save-params", w("straight")])
