@@ -159,9 +159,6 @@ struct RepeatedInputConvFunction
     p.shape = loadShape(ctx);
     if (hasBias)
       p.bias = at::empty({p.weight.size(0)}, p.weight.options());
-    if (grads[0].size(0) != steps)
-      throw Error("repeated-input conv2d: a gradient of " + std::to_string(grads[0].size(0)) +
-                  " steps for " + std::to_string(steps));
     std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
                              hasBias && ctx->needs_input_grad(2)};
     at::Tensor gradX, gradWeight, gradBias;
