@@ -124,22 +124,18 @@ struct SpikeBitsConvFunction : public torch::autograd::Function<SpikeBitsConvFun
   }
 };
 
-/// conv2d of an input that is the same at every step: the forward convolves
-/// one step; so does the backward, on the sum of the steps' gradients (the
-/// convolution's gradients are linear in its output's): 1/T of the fold's
-/// work, and no [T*N] copy of the gradient in oneDNN's layout (102 MB of a
-/// CSNN's 228 MB heap peak at T=32). The gradients are PyTorch's within the
-/// rounding of the reordered sums; RepeatedInputBackward::Fold convolves the
-/// [T*N] fold as PyTorch's node does, for its gradients bit for bit.
-struct RepeatedInputConvFunction
-    : public torch::autograd::Function<RepeatedInputConvFunction> {
+/// conv2d of an input that is the same at every step, with PyTorch's
+/// gradients bit for bit (RepeatedInputBackward::Fold): the forward convolves
+/// one step; the backward convolves the [T*N] fold as PyTorch's node does
+/// (the weight's gradient is a sum over T*N samples whose order the fold fixes).
+struct RepeatedInputFoldConvFunction
+    : public torch::autograd::Function<RepeatedInputFoldConvFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &step, const at::Tensor &weight,
                             const c10::optional<at::Tensor> &bias, int64_t steps,
-                            const Conv2dShape &shape, RepeatedInputBackward backward) {
+                            const Conv2dShape &shape) {
     at::Tensor b = bias ? *bias : at::Tensor();
     ctx->save_for_backward({step, weight});
     ctx->saved_data["steps"] = steps;
-    ctx->saved_data["fold"] = backward == RepeatedInputBackward::Fold;
     ctx->saved_data["bias"] = b.defined();
     saveShape(ctx, shape);
     at::Tensor y =
@@ -161,19 +157,14 @@ struct RepeatedInputConvFunction
       p.bias = at::empty({p.weight.size(0)}, p.weight.options());
     std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
                              hasBias && ctx->needs_input_grad(2)};
-    at::Tensor gradX, gradWeight, gradBias;
-    if (ctx->saved_data["fold"].toBool()) {
-      std::vector<int64_t> sizes{steps};
-      sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
-      at::Tensor fold = step.unsqueeze(0).expand(sizes).contiguous().flatten(0, 1);
-      std::tie(gradX, gradWeight, gradBias) =
-          convBackward(grads[0].contiguous().flatten(0, 1), fold, p, mask);
-      if (gradX.defined()) // the step stands for all T: their gradients add up
-        gradX = gradX.view(sizes).sum(0);
-    } else { // the step stands for all T: its gradients are the steps' summed gradient's
-      std::tie(gradX, gradWeight, gradBias) = convBackward(grads[0].sum(0), step, p, mask);
-    }
-    return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor(), at::Tensor()};
+    std::vector<int64_t> sizes{steps};
+    sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
+    at::Tensor fold = step.unsqueeze(0).expand(sizes).contiguous().flatten(0, 1);
+    auto [gradX, gradWeight, gradBias] =
+        convBackward(grads[0].contiguous().flatten(0, 1), fold, p, mask);
+    if (gradX.defined()) // the step stands for all T: their gradients add up
+      gradX = gradX.view(sizes).sum(0);
+    return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -230,10 +221,19 @@ at::Tensor eventConv2dWithGrad(const at::Tensor &x, const at::Tensor &weight,
 at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at::Tensor &weight,
                                  const at::Tensor &bias, const Conv2dShape &shape,
                                  RepeatedInputBackward backward) {
+  if (backward == RepeatedInputBackward::SumOfSteps) {
+    // Autograd's expand gives the step the steps' summed gradient, and a
+    // reader may take the step itself (TimeInvariance.h).
+    at::Tensor y =
+        at::conv2d(step, weight, bias, shape.stride, shape.padding, shape.dilation, shape.groups);
+    std::vector<int64_t> sizes{steps};
+    sizes.insert(sizes.end(), y.sizes().begin(), y.sizes().end());
+    return y.unsqueeze(0).expand(sizes);
+  }
   c10::optional<at::Tensor> b;
   if (bias.defined())
     b = bias;
-  return RepeatedInputConvFunction::apply(step, weight, b, steps, shape, backward);
+  return RepeatedInputFoldConvFunction::apply(step, weight, b, steps, shape);
 }
 
 at::Tensor conv2dSavingSpikeBits(const at::Tensor &x, const at::Tensor &bits,

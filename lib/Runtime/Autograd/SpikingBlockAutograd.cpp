@@ -39,22 +39,36 @@ BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &nor
 
 namespace {
 
+/// The block's input [T, N, C, H, W] from what its Function received: the
+/// input itself, or the step it repeats over `repeatSteps` (stride 0).
+at::Tensor blockInput(const at::Tensor &input, int64_t repeatSteps) {
+  if (repeatSteps == 0)
+    return input;
+  std::vector<int64_t> sizes{repeatSteps};
+  sizes.insert(sizes.end(), input.sizes().begin(), input.sizes().end());
+  return input.unsqueeze(0).expand(sizes);
+}
+
 /// The block's backward with its BatchNorm's plane sums taken in the BPTT
 /// pass; the BatchNorm backward (ATen's arithmetic, BatchNormBackwardKernels.h)
-/// reads a repeated input in place and overwrites the BPTT's gradient.
+/// overwrites the BPTT's gradient. `input`: what the Function received (x,
+/// or the step x repeats: then the BPTT sums its gradient over the steps and
+/// BatchNorm's backward is the step's, whose statistics are the fold's).
 SpikingBlockBackwardResult backwardWithFusedNorm(const at::Tensor &gradOutput,
-                                                 const variable_list &saved,
+                                                 const variable_list &saved, const at::Tensor &x,
                                                  const SpikingBlock &block,
                                                  std::array<bool, 3> mask, at::Tensor &gradX,
                                                  at::Tensor &gradWeight, at::Tensor &gradBias) {
-  const at::Tensor &x = saved[0], &mean = saved[2], &invstd = saved[3], &weight = saved[4];
-  std::vector<float> sums(size_t(x.size(0) * x.size(1) * x.size(2))), dots(sums.size());
+  const at::Tensor &input = saved[0], &mean = saved[2], &invstd = saved[3], &weight = saved[4];
+  bool summed = input.dim() != x.dim();
+  std::vector<float> sums(size_t((summed ? 1 : x.size(0)) * x.size(1) * x.size(2)));
+  std::vector<float> dots(sums.size());
   BlockNormSums norm{mean.data_ptr<float>(), sums.data(), dots.data()};
   SpikingBlockBackwardResult r =
-      spikingBlockBackward(gradOutput, saved[1], x, block, &norm);
+      spikingBlockBackward(gradOutput, saved[1], x, block, &norm, summed);
   BatchNormPlaneTotals totals{sums.data(), dots.data()};
-  BatchNormBackwardResult b = batchNormTrainingBackward(r.gradInput, x, weight, mean, invstd, mask,
-                                                        &totals, /*inPlace=*/true);
+  BatchNormBackwardResult b = batchNormTrainingBackward(
+      r.gradInput, summed ? input : x, weight, mean, invstd, mask, &totals, /*inPlace=*/true);
   gradX = b.gradInput;
   gradWeight = b.gradWeight;
   gradBias = b.gradBias;
@@ -65,32 +79,34 @@ SpikingBlockBackwardResult backwardWithFusedNorm(const at::Tensor &gradOutput,
 struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunction> {
   /// The BatchNorm's weight and bias and PLIF's w are optionals so that
   /// autograd sees them as inputs only when the block has them.
-  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
                             const c10::optional<at::Tensor> &normWeight,
                             const c10::optional<at::Tensor> &normBias,
                             const c10::optional<at::Tensor> &plifWeight,
-                            const BlockOperands &operands) {
+                            const BlockOperands &operands, int64_t repeatSteps) {
+    at::Tensor repeated = blockInput(input, repeatSteps);
     SpikingBlock block{std::nullopt, operands.neuron, 0.0, operands.pool};
     at::Tensor mean, invstd;
     if (operands.norm) {
       const BlockNorm &norm = *operands.norm;
-      BatchNormForwardResult stats = blockStatistics(x, norm);
+      BatchNormForwardResult stats = blockStatistics(repeated, norm);
       mean = stats.mean;
       invstd = stats.invstd;
       block.affine = batchNormTrainingAffine(mean, invstd, *normWeight, *normBias);
     }
     if (operands.neuron.kind == NeuronKind::PLIF)
       block.k = plifDecay(*plifWeight);
-    SpikingBlockForwardResult result = spikingBlockForward(x, block, /*save=*/true);
+    SpikingBlockForwardResult result = spikingBlockForward(repeated, block, /*save=*/true);
     if (operands.fired)
       *operands.fired = result.fired;
     at::Tensor scale = block.affine ? block.affine->scale : at::Tensor();
     at::Tensor shift = block.affine ? block.affine->shift : at::Tensor();
-    ctx->save_for_backward({x, result.argmax, mean, invstd,
+    ctx->save_for_backward({input, result.argmax, mean, invstd,
                             normWeight ? *normWeight : at::Tensor(), scale, shift,
                             plifWeight ? *plifWeight : at::Tensor()});
     saveConfig(ctx, operands.neuron, block.k);
     ctx->saved_data["eps"] = operands.norm ? operands.norm->eps : 0.0;
+    ctx->saved_data["repeat"] = repeatSteps;
     ctx->saved_data["fma"] = block.affine && block.affine->fma;
     ctx->saved_data["pooled"] = operands.pool.has_value();
     if (operands.pool) {
@@ -102,7 +118,10 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &mean = saved[2], &invstd = saved[3], &weight = saved[4];
+    const at::Tensor &input = saved[0], &mean = saved[2], &invstd = saved[3],
+                     &weight = saved[4];
+    int64_t repeatSteps = ctx->saved_data["repeat"].toInt();
+    at::Tensor x = blockInput(input, repeatSteps);
     SpikingBlock block{std::nullopt, loadConfig(ctx), ctx->saved_data["k"].toDouble(),
                        std::nullopt};
     if (saved[5].defined())
@@ -116,19 +135,22 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
                              mean.defined() && ctx->needs_input_grad(2)};
     at::Tensor gradX, gradWeight, gradBias, gradPlif;
     SpikingBlockBackwardResult r;
-    if (mean.defined() && fusedNormBackward(x)) {
-      r = backwardWithFusedNorm(grads[0], saved, block, mask, gradX, gradWeight, gradBias);
+    if (mean.defined() && fusedNormBackward(repeatSteps > 0 ? input : x)) {
+      r = backwardWithFusedNorm(grads[0], saved, x, block, mask, gradX, gradWeight, gradBias);
     } else {
-      r = spikingBlockBackward(grads[0], saved[1], x, block);
+      r = spikingBlockBackward(grads[0], saved[1], x, block, nullptr, repeatSteps > 0);
       if (mean.defined()) {
         // ATen's own BatchNorm backward on the [T*N, C, H, W] fold, as the
-        // layers one at a time call it: the gradients are PyTorch's bit for bit.
-        at::Tensor fold = (x.stride(0) == 0 ? x.contiguous() : x).flatten(0, 1);
+        // layers one at a time call it: the gradients are PyTorch's bit for bit
+        // (of a repeated step: the step's, on the BPTT's sum over the steps).
+        at::Tensor fold = repeatSteps > 0 ? input
+                          : (x.stride(0) == 0 ? x.contiguous() : x).flatten(0, 1);
         std::tie(gradX, gradWeight, gradBias) = at::native_batch_norm_backward(
-            r.gradInput.flatten(0, 1), fold, weight, at::Tensor(), at::Tensor(), mean, invstd,
+            repeatSteps > 0 ? r.gradInput : r.gradInput.flatten(0, 1), fold, weight,
+            at::Tensor(), at::Tensor(), mean, invstd,
             /*train=*/true, ctx->saved_data["eps"].toDouble(), mask);
         if (gradX.defined())
-          gradX = gradX.view(x.sizes());
+          gradX = gradX.view(input.sizes());
       } else if (ctx->needs_input_grad(0)) {
         gradX = r.gradInput;
       }
@@ -138,7 +160,7 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
     size_t plifInput = mean.defined() ? 3 : 1;
     if (block.neuron.kind == NeuronKind::PLIF && ctx->needs_input_grad(plifInput))
       gradPlif = at::full_like(saved[7], r.gradK);
-    return {gradX, gradWeight, gradBias, gradPlif, at::Tensor()};
+    return {gradX, gradWeight, gradBias, gradPlif, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -146,7 +168,8 @@ struct SpikingBlockFunction : public torch::autograd::Function<SpikingBlockFunct
 
 int64_t fusedNormBackwards() { return fusedNormRuns.load(); }
 
-at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands) {
+at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands,
+                                int64_t repeatSteps) {
   c10::optional<at::Tensor> normWeight, normBias, plif;
   if (operands.norm) {
     normWeight = operands.norm->weight;
@@ -154,7 +177,7 @@ at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operan
   }
   if (operands.neuron.kind == NeuronKind::PLIF)
     plif = operands.plifWeight;
-  return SpikingBlockFunction::apply(x, normWeight, normBias, plif, operands);
+  return SpikingBlockFunction::apply(x, normWeight, normBias, plif, operands, repeatSteps);
 }
 
 } // namespace snn::runtime

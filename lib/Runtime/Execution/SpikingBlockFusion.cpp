@@ -3,6 +3,7 @@
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
 #include "snn/Runtime/Execution/FiringCounts.h"
 #include "snn/Runtime/Autograd/SpikingBlockAutograd.h"
+#include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Execution/LayerAttributes.h"
 #include "snn/Runtime/Execution/TimeInvariance.h"
@@ -121,6 +122,13 @@ at::Tensor runBlock(const BlockSpec &spec, const std::vector<at::Tensor> &in,
   // gradients runs node by node.
   if (operands.norm && !context.training)
     return at::Tensor();
+  // After a layer of one repeated step (TimeInvariance.h) the block takes that
+  // step and gives it the steps' summed gradient: no [T, ...] gradient is held.
+  // PyTorch's arithmetic (--no-channels-last) sums the steps' gradients as
+  // autograd's expand does.
+  if (channelsLastConvolutionEnabled())
+    if (at::Tensor step = repeatedStepWithHistory(x); step.defined())
+      return spikingBlockWithGrad(step, operands, x.size(0));
   return spikingBlockWithGrad(x, operands);
 }
 

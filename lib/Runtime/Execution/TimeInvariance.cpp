@@ -40,4 +40,15 @@ at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps) {
   return step.unsqueeze(0).expand(sizes);
 }
 
+at::Tensor repeatedStepWithHistory(const at::Tensor &x) {
+  if (!x.defined() || x.dim() < 2 || x.stride(0) != 0 || !x.is_view())
+    return at::Tensor();
+  at::Tensor step(x._base());
+  // The base of a view of a view is the first tensor: it must be the step itself.
+  if (!step.requires_grad() || step.sizes() != x.sizes().slice(1) ||
+      step.strides() != x.strides().slice(1) || step.storage_offset() != x.storage_offset())
+    return at::Tensor();
+  return step;
+}
+
 } // namespace snn::runtime

@@ -131,7 +131,11 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x, const Spiking
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &argmax, const at::Tensor &x,
                                                 const SpikingBlock &block,
-                                                const BlockNormSums *norm) {
+                                                const BlockNormSums *norm,
+                                                bool sumOverSteps) {
+  if (sumOverSteps && x.stride(0) != 0)
+    throw Error("spiking block: a gradient summed over the steps of an input that is not one "
+                "step repeated");
   BlockDims dims = dimsOf(x, block);
   std::vector<int64_t> outShape{x.size(0), x.size(1), x.size(2), dims.outHeight, dims.outWidth};
   if (gradOutput.sizes() != at::IntArrayRef(outShape))
@@ -143,7 +147,12 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                             .view(outShape)
                                       : gradOutput.contiguous();
   SpikingBlockBackwardResult result;
-  result.gradInput = emptyLike5d(x.sizes(), x.options(), dims.channelsLast);
+  result.gradInput =
+      sumOverSteps
+          ? at::empty(x.sizes().slice(1),
+                      x.options().memory_format(dims.channelsLast ? at::MemoryFormat::ChannelsLast
+                                                                  : at::MemoryFormat::Contiguous))
+          : emptyLike5d(x.sizes(), x.options(), dims.channelsLast);
   AffineTensors affine = affineOf(block, dims.channels);
   BlockGradients grads{grad.data_ptr<float>(),
                        dims.pooled ? argmax.data_ptr<uint8_t>() : nullptr, x.data_ptr<float>(),
@@ -153,6 +162,7 @@ SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
     grads.normSum = norm->sum;
     grads.normDot = norm->dot;
   }
+  grads.sumSteps = sumOverSteps;
   auto k = float(block.k);
   result.gradK = useAvx2() ? avx2::blockBackward(block.neuron, k, dims, affine.raw(), grads)
                            : baseline::blockBackward(block.neuron, k, dims, affine.raw(), grads);

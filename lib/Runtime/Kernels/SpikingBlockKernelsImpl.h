@@ -436,6 +436,16 @@ SNN_BLOCK_TARGET double sumAsDouble(const float *values, int64_t n) {
   return total;
 }
 
+/// out = ((g_0 + g_1) + g_2) + ... over `steps` runs of `count` floats: a
+/// repeated input's gradient (BlockGradients::sumSteps), in step order.
+SNN_BLOCK_TARGET void sumOverSteps(const float *__restrict g, int64_t steps, int64_t count,
+                                   float *__restrict out) {
+  std::copy(g, g + count, out);
+  for (int64_t t = 1; t < steps; ++t)
+    for (int64_t i = 0; i < count; ++i)
+      out[i] += g[t * count + i];
+}
+
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma>
 double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGrad &charge,
                       float threshold, float keep, float vInit, const BlockDims &dims,
@@ -446,7 +456,8 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
   at::parallel_for(0, dims.planes, planesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> gv(static_cast<size_t>(image)), acc(static_cast<size_t>(image)),
         unpooled(dims.pooled ? static_cast<size_t>(image) : 0),
-        hs(static_cast<size_t>(dims.steps * image));
+        hs(static_cast<size_t>(dims.steps * image)),
+        stepGrads(grads.sumSteps ? static_cast<size_t>(dims.steps * image) : 0);
     for (int64_t p = begin; p < end; ++p) {
       int64_t c = p % dims.channels;
       // The plane's H of every step, in cache for the BPTT below (gv: scratch).
@@ -468,16 +479,24 @@ double backwardPlanes(const Surr &surrogate, const Reset &reset, const ChargeGra
                        affine.shift[c],
                        gv.data(),
                        acc.data(),
-                       grads.gradInput + plane * image};
+                       grads.sumSteps ? stepGrads.data() + t * image
+                                      : grads.gradInput + plane * image};
         if (t > 0)
           backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, false>(
               surrogate, reset, charge, threshold, keep, vInit, step, image);
         else
           backwardPlaneStepOf<Surr, Reset, ChargeGrad, Fma, true>(
               surrogate, reset, charge, threshold, keep, vInit, step, image);
-        if (grads.normSum) // while the plane's gradient is in cache
+        if (grads.normSum && !grads.sumSteps) // while the plane's gradient is in cache
           batchNormPlaneSums(step.gradInput, step.x, grads.normMean[c], image,
                              grads.normSum[plane], grads.normDot[plane]);
+      }
+      if (grads.sumSteps) {
+        float *gradStep = grads.gradInput + p * image;
+        sumOverSteps(stepGrads.data(), dims.steps, image, gradStep);
+        if (grads.normSum)
+          batchNormPlaneSums(gradStep, grads.x + p * image, grads.normMean[c], image,
+                             grads.normSum[p], grads.normDot[p]);
       }
       if constexpr (ChargeGrad::kLearnsK)
         planeK[size_t(p)] = sumAsDouble(acc.data(), image);
@@ -737,12 +756,14 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
   std::vector<double> sampleK(size_t(ChargeGrad::kLearnsK ? samples : 0));
   at::parallel_for(0, samples, samplesPerTask(dims), [&](int64_t begin, int64_t end) {
     std::vector<float> acc(static_cast<size_t>(bandSize)), hs(size_t(dims.steps * bandSize)),
-        unpooled(dims.pooled ? size_t(dims.steps * bandSize) : 0);
+        unpooled(dims.pooled ? size_t(dims.steps * bandSize) : 0),
+        stepGrads(grads.sumSteps ? size_t(dims.steps * bandSize) : 0);
     float gv[kChunkFloats];
-    // BatchNorm's plane sums of each step's image, a band at a time.
+    // BatchNorm's plane sums of each step's image (of the one summed step), a band at a time.
     std::vector<BatchNormPixelSums> norm;
     if (grads.normSum)
-      norm.assign(size_t(dims.steps), BatchNormPixelSums(channels, dims.image()));
+      norm.assign(size_t(grads.sumSteps ? 1 : dims.steps),
+                  BatchNormPixelSums(channels, dims.image()));
     for (int64_t n = begin; n < end; ++n) {
       double k = 0.0;
       for (int64_t r0 = 0; r0 < dims.height; r0 += band) {
@@ -750,9 +771,11 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
         const int64_t pixels = rows * dims.width, count = pixels * channels;
         // The band's H and dL/dspikes of every step, in cache for the BPTT.
         potentials.band(grads.x + n * imageSize + offset, pixels, hs.data());
+        float *gradInput = grads.gradInput + n * imageSize + offset;
         BandStep b{grads.gradOutput + n * outSize + offset, samples * outSize, hs.data(),
-                   grads.x + n * imageSize + offset, grads.gradInput + n * imageSize + offset,
-                   samples * imageSize, count, acc.data()};
+                   grads.x + n * imageSize + offset,
+                   grads.sumSteps ? stepGrads.data() : gradInput,
+                   grads.sumSteps ? count : samples * imageSize, count, acc.data()};
         if (dims.pooled) {
           auto [oyBegin, oyEnd] = pooledRowsOf(dims, r0, r0 + rows);
           for (int64_t t = 0; t < dims.steps; ++t) {
@@ -769,6 +792,10 @@ double backwardPixels(const Surr &surrogate, const Reset &reset, const ChargeGra
                                                           keep, vInit, dims, affine, b, chunk,
                                                           gv);
         });
+        if (grads.sumSteps) {
+          sumOverSteps(stepGrads.data(), dims.steps, count, gradInput);
+          b.gradInput = gradInput;
+        }
         for (int64_t t = 0; t < int64_t(norm.size()); ++t)
           norm[size_t(t)].add(b.gradInput + t * b.inputGradStepStride,
                               b.x + t * dims.inputStepStride, grads.normMean, r0 * dims.width,

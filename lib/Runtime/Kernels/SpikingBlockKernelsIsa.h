@@ -53,6 +53,10 @@ struct BlockGradients {
   /// plane of the [T * N, C] fold.
   const float *normMean = nullptr;
   float *normSum = nullptr, *normDot = nullptr;
+  /// The input repeats one step over T (inputStepStride 0) and gradInput is
+  /// that step's: the steps' gradients added in step order, ((g0 + g1) + g2)
+  /// ..., and the BatchNorm sums (per plane of the [N, C] fold) of that sum.
+  bool sumSteps = false;
 };
 
 #define SNN_DECLARE_BLOCK_KERNELS                                                  \

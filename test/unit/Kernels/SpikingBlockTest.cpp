@@ -17,17 +17,21 @@
 #include "snn/Runtime/Execution/ConvolutionLayout.h"
 #include "snn/Runtime/Execution/Executor.h"
 #include "snn/Runtime/Execution/OnnxLoader.h"
+#include "snn/Runtime/Execution/ParameterStore.h"
 #include "snn/Runtime/Execution/SpikingBlockFusion.h"
+#include "snn/Runtime/Execution/TimeInvariance.h"
 #include "snn/Runtime/Kernels/BatchNormBackwardKernels.h"
 #include "snn/Runtime/Kernels/SpikingBlockKernels.h"
 
 #include "snn/Schema/Surrogates.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 using namespace snn::runtime;
 using snn::test::float32Gamma;
@@ -307,6 +311,73 @@ TEST(SpikingBlock, ChannelsLastGradientsMatchThePlanes) {
     }
 }
 
+namespace {
+
+/// The block on one step repeated over T, given that step (repeatSteps), against
+/// the block on the repeated view with autograd's expand summing the steps'
+/// gradients: the same spikes and statistics; the step's gradient is the same
+/// sum in another order (the steps' BPTT gradients added before BatchNorm's
+/// backward instead of after).
+void expectRepeatedStepGradientsMatch(const Case &c, bool channelsLast) {
+  Operands base = operandsFor(c, 13);
+  const int64_t steps = base.x.size(0);
+  base.x = base.x.select(0, 0).contiguous(channelsLast ? at::MemoryFormat::ChannelsLast
+                                                       : at::MemoryFormat::Contiguous);
+  Operands a = cloneWithGrad(base, true), b = cloneWithGrad(base, true);
+  at::Tensor viewA = repeatedOverTime(a.x, steps);
+  at::Tensor perStep; // the view's gradient: each step's dL/dx
+  viewA.register_hook([&](const at::Tensor &g) { perStep = g.clone(); });
+  at::Tensor want = spikingBlockWithGrad(viewA, blockOperands(c, a));
+  at::Tensor got = spikingBlockWithGrad(b.x, blockOperands(c, b), steps);
+  ASSERT_TRUE(at::equal(got, want));
+  EXPECT_TRUE(at::equal(b.runningMean, a.runningMean));
+  double rate = firingRate(c, Operands{repeatedOverTime(base.x, steps).contiguous(), base.weight,
+                                       base.bias, base.runningMean.clone(),
+                                       base.runningVar.clone(), base.plif});
+  EXPECT_GT(rate, 0.05);
+  EXPECT_LT(rate, 0.5);
+  at::Tensor upstream = at::randn(want.sizes());
+  (want * upstream).sum().backward();
+  (got * upstream).sum().backward();
+  ASSERT_TRUE(perStep.defined() && b.x.grad().defined());
+  EXPECT_EQ(b.x.grad().sizes(), base.x.sizes());
+  // BatchNorm's backward sums over the n = T*N*H*W elements of a channel and
+  // the steps add up T terms: each side is within gamma(n) of the exact
+  // value for each of its three terms, bounded by the steps' |dL/dx| summed.
+  const int64_t n = steps * base.x.numel() / base.x.size(1);
+  at::Tensor magnitude = perStep.abs().to(at::kDouble).sum(0);
+  double tolerance = 3 * 2 * float32Gamma(n) * magnitude.max().item<double>();
+  EXPECT_LE((b.x.grad().to(at::kDouble) - a.x.grad().to(at::kDouble)).abs().max().item<double>(),
+            tolerance);
+  EXPECT_GT(a.x.grad().abs().max().item<double>(), 100 * tolerance);
+  if (!c.norm)
+    return;
+  // Its weight's and bias's gradients: sums of the same n terms (dL/dy and
+  // dL/dy * x-hat), each |dL/dy| about |dL/dx| / (weight * invstd).
+  at::Tensor step = base.x.to(at::kDouble);
+  at::Tensor invstd = (step.var({0, 2, 3}, /*unbiased=*/false) + 1e-5).rsqrt();
+  at::Tensor xhat = ((step - step.mean({0, 2, 3}, true)) * invstd.view({1, -1, 1, 1})).abs();
+  at::Tensor dy = magnitude / (base.weight.to(at::kDouble) * invstd).view({1, -1, 1, 1});
+  for (auto [mine, theirs, scale] :
+       {std::tuple{b.bias.grad(), a.bias.grad(), dy.sum({0, 2, 3})},
+        std::tuple{b.weight.grad(), a.weight.grad(), (dy * (xhat + 1)).sum({0, 2, 3})}}) {
+    at::Tensor diff = (mine.to(at::kDouble) - theirs.to(at::kDouble)).abs();
+    EXPECT_TRUE((diff <= scale * (2 * 2 * float32Gamma(n))).all().item<bool>())
+        << diff.max().item<double>();
+  }
+}
+
+} // namespace
+
+TEST(SpikingBlock, ARepeatedStepGetsTheStepsSummedGradient) {
+  forEachIsaAndCase([](const Case &c) {
+    for (bool channelsLast : {false, true}) {
+      SCOPED_TRACE(channelsLast ? "nhwc" : "nchw");
+      expectRepeatedStepGradientsMatch(c, channelsLast);
+    }
+  });
+}
+
 TEST(SpikingBlock, AOneSampleMicrobatchOnChannelsLastStepsRunsAsOneBlock) {
   // A pipeline's one-sample microbatch: the convolution writes [T, 1, C, H, W]
   // channels-last with N's stride the channel count's, not T's over N. The
@@ -408,3 +479,51 @@ TEST(SpikingBlock, ExecutorRunsTheBlockAndFallsBackWhenTurnedOff) {
   EXPECT_TRUE(at::equal(nhwcPlain, nhwc));
   EXPECT_TRUE(at::equal(nhwcPlainGrad, nhwcGrad));
 }
+
+namespace {
+
+/// The first autograd node from `output` back whose name contains `name`, or null.
+torch::autograd::Node *findNode(const at::Tensor &output, const std::string &name) {
+  std::vector<torch::autograd::Node *> todo{output.grad_fn().get()};
+  std::set<torch::autograd::Node *> seen;
+  while (!todo.empty()) {
+    torch::autograd::Node *node = todo.back();
+    todo.pop_back();
+    if (!node || !seen.insert(node).second)
+      continue;
+    if (node->name().find(name) != std::string::npos)
+      return node;
+    for (const torch::autograd::Edge &edge : node->next_edges())
+      todo.push_back(edge.function.get());
+  }
+  return nullptr;
+}
+
+} // namespace
+
+// A directly encoded input (one image at every step): the convolution runs one
+// step and the block takes that step, so the backward hands the convolution
+// the steps' summed gradient and never holds one of T steps.
+TEST(SpikingBlock, ABlockAfterAConvolutionOfARepeatedInputTakesItsStep) {
+  Graph graph = parseOnnxProgram(blockProgram().serialize(), "block.onnx");
+  std::vector<ParameterStore::Entry> entries;
+  for (const char *name : {"w", "gamma", "beta"})
+    entries.push_back({name, ParameterKind::Parameter,
+                       graph.initializers.at(name).clone().requires_grad_()});
+  ParameterStore store(std::move(entries));
+  Executor executor(graph, "input", "output", &store);
+  at::Tensor x = repeatedOverTime(at::rand({3, 2, 8, 8}), 4);
+  setChannelsLastConvolutionEnabled(true);
+  at::Tensor out = executor.run(x, /*training=*/true);
+  torch::autograd::Node *block = findNode(out, "SpikingBlock");
+  ASSERT_NE(block, nullptr);
+  ASSERT_GE(block->num_inputs(), 1u);
+  std::string reads = block->next_edges()[0].function->name();
+  EXPECT_NE(reads.find("Convolution"), std::string::npos) << reads;
+  double rate = out.mean().item<double>();
+  EXPECT_GT(rate, 0.05);
+  EXPECT_LT(rate, 0.9);
+  out.sum().backward();
+  EXPECT_GT(store.parameters()[0].grad().abs().max().item<double>(), 0.0);
+}
+

@@ -26,8 +26,9 @@ struct Conv2dShape {
 
 /// How the backward of a conv2d of a repeated input (below) computes its gradients.
 enum class RepeatedInputBackward {
-  /// Convolves the step with the sum of the T steps' gradients: the same gradients as the
-  /// [T*N] fold's up to the order of their sums, at 1/T of the work and memory.
+  /// Convolves the step with the sum of the T steps' gradients (autograd's: a
+  /// conv2d of the step, expanded): the same gradients as the [T*N] fold's up
+  /// to the order of their sums, at 1/T of the work and memory.
   SumOfSteps,
   /// Convolves the [T*N] fold, as PyTorch's node does: its gradients bit for bit (the
   /// weight's is a sum over T*N samples whose order the fold fixes).

@@ -37,8 +37,12 @@ BatchNormForwardResult blockStatistics(const at::Tensor &x, const BlockNorm &nor
 
 /// The training forward with gradients to x, the BatchNorm's weight and bias
 /// and PLIF's w (those that require one). Requires
-/// batchNormKernelAvailable() when there is a BatchNorm.
-at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands);
+/// batchNormKernelAvailable() when there is a BatchNorm. `repeatSteps` > 0:
+/// x is one step [N, C, H, W] that the block's input repeats over that many
+/// steps; its gradient is the steps' summed (a [T, ...] gradient is never
+/// held, and BatchNorm's backward runs on the step).
+at::Tensor spikingBlockWithGrad(const at::Tensor &x, const BlockOperands &operands,
+                                int64_t repeatSteps = 0);
 
 /// Block backwards so far whose BatchNorm backward took its plane sums in
 /// the BPTT pass (BatchNormBackwardKernels.h), for the logs and the tests.

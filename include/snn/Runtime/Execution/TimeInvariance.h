@@ -5,7 +5,9 @@
 // (stride 0 along dim 0), so the first layer of a direct-encoded network
 // does 1/T of its forward and weight-gradient work (the backward convolves
 // the steps' summed gradient; ConvAutograd.h), and a spiking
-// block after it reads the one step in place. Layers that cannot use the
+// block after it reads the one step in place and, in training, hands the
+// convolution that summed gradient itself (repeatedStepWithHistory): no
+// gradient of T steps is held. Layers that cannot use the
 // view read it through reshape or contiguous(), which materialise it: the
 // values are the same either way.
 //
@@ -30,6 +32,12 @@ void countTimeInvariantRun();
 
 /// `step` [N, ...] as the view [T, N, ...] repeated over `steps`.
 at::Tensor repeatedOverTime(const at::Tensor &step, int64_t steps);
+
+/// The step that x is repeatedOverTime() of, when that step has autograd
+/// history (a layer of one step, as conv2d's above): a node may take the step
+/// itself and give it the steps' summed gradient without holding T of them.
+/// Undefined otherwise.
+at::Tensor repeatedStepWithHistory(const at::Tensor &x);
 
 } // namespace snn::runtime
 

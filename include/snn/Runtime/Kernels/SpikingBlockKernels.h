@@ -69,7 +69,7 @@ SpikingBlockForwardResult spikingBlockForward(const at::Tensor &x,
                                               bool save);
 
 struct SpikingBlockBackwardResult {
-  at::Tensor gradInput; // dL/d(neuron input) [T, N, C, H, W]
+  at::Tensor gradInput; // dL/d(neuron input) [T, N, C, H, W], or [N, C, H, W] summed over T
   double gradK = 0.0;   // PLIF: dL/dw of k = sigmoid(w)
 };
 
@@ -81,17 +81,20 @@ struct SpikingBlockBackwardResult {
 /// over the gradient and the input.
 struct BlockNormSums {
   const float *mean; // [C]
-  float *sum, *dot;  // [T * N * C] each
+  float *sum, *dot;  // [T * N * C] each ([N * C] summed over T)
 };
 
 /// The unpooling and BPTT of the block from dL/d(output), with the forward's
 /// saved `argmax`. `x` is the block's input, from which the backward
 /// recomputes H (the forward's bits), and which PLIF's dL/dk and `norm`'s
-/// sums read.
+/// sums read. `sumOverSteps` (x one step repeated over T, stride 0): the
+/// gradient of that step, the T steps' gradients added in step order, and
+/// `norm`'s sums of it; no [T, ...] gradient is held, one band's at a time.
 SpikingBlockBackwardResult spikingBlockBackward(const at::Tensor &gradOutput,
                                                 const at::Tensor &argmax, const at::Tensor &x,
                                                 const SpikingBlock &block,
-                                                const BlockNormSums *norm = nullptr);
+                                                const BlockNormSums *norm = nullptr,
+                                                bool sumOverSteps = false);
 
 } // namespace snn::runtime
 
