@@ -723,23 +723,33 @@ TEST(CalibratedCostModel, GroupsBesideTheJobsOtherGroupsWaitLikeItsSteps) {
   EXPECT_DOUBLE_EQ(c.concurrentCollectiveSeconds(CollectiveKind::AllReduce, 2, 4, 4096), 4e-4);
 }
 
-TEST(CalibratedCostModel, APipelineTickWaitsForTheLaterOfItsTwoMessages) {
-  // Messages only cost (compute nearly free): a middle stage's tick of a 1F1B pipeline sends
-  // an activation and a gradient of the same size, which overlap.
+TEST(CalibratedCostModel, AMiddleStagesTickWaitsForBothOfItsMessages) {
+  // Messages only cost (compute nearly free): a middle stage's tick of a 1F1B pipeline
+  // receives an activation and a gradient of the same size, at different times of the
+  // schedule, and the middle stages are the busiest.
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-15, 1e-6));
   Hardware hw;
   hw.calibration = calibration;
   Estimate pipe = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
   ASSERT_GT(pipe.commSeconds, 0.0);
-  // Every boundary carries [T, micro, 32] floats: the larger message of a tick.
+  // Every boundary carries [T, micro, 32] floats.
   int64_t micro = (64 + pipe.microbatches - 1) / pipe.microbatches;
   double message = hw.sendSeconds(4 * micro * 32 * 4, 4);
   double ticks = double(pipe.microbatches * pipe.virtualStages + pipe.pp - 1);
   // After the drain, the last stage's metrics reach every stage (schema's pipeline step).
   double metrics = pipelineStepCommunication(4, 1, 0, 0, 0).seconds(hw, 4);
   ASSERT_GT(metrics, 0.0);
-  EXPECT_NEAR(pipe.commSeconds, ticks * message + metrics, 1e-9 * ticks * message);
+  EXPECT_NEAR(pipe.commSeconds, ticks * 2 * message + metrics, 1e-6 * ticks * message);
+  // Two stages have no middle one: a tick waits for one message.
+  Estimate two = forcedEstimate(model, "pp=2,vpp=1", snn::schema::RequestedMode::PP, hw);
+  ASSERT_EQ(two.virtualStages, 1) << two.microbatches;
+  int64_t twoMicro = (64 + two.microbatches - 1) / two.microbatches;
+  double twoTicks = double(two.microbatches * two.virtualStages + two.pp - 1);
+  EXPECT_NEAR(two.commSeconds,
+              twoTicks * hw.sendSeconds(4 * twoMicro * 32 * 4, 2) +
+                  pipelineStepCommunication(2, 1, 0, 0, 0).seconds(hw, 2),
+              1e-6 * twoTicks * message);
 }
 
 TEST(CalibratedCostModel, APipelineStepEndsWithTheRuntimesSynchronisation) {
