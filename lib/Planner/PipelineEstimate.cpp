@@ -108,13 +108,10 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       std::tie(collectives, lag) =
           subgroupCollectives(tp, compute / double(std::max<int64_t>(groupCalls(tp), 1)), jobRanks);
     }
-    // A chunk between two others waits for both of its messages each microbatch: the
-    // activation it receives and the gradient sent back to it arrive at different times of
-    // the schedule, each after a rank that must be scheduled to send it (the later of the two
-    // alone had the held-out models' 2-rank interleaved pipelines, whose second and third
-    // chunks exchange 6 messages a microbatch where 1F1B's exchange 2, at 1.40-1.54x their
-    // prediction; the sum: 1.13-1.39x, and their 4-rank ones from 1.12-1.34x to 0.90-1.19x,
-    // on seeds 3000-5019). The tp collectives block.
+    // A chunk between two others waits for both of its messages (activation in, gradient
+    // back), which arrive at different times of the schedule (the later alone had 2-rank
+    // interleaved pipelines at 1.40-1.54x their prediction; docs/planner.md). The tp
+    // collectives block.
     double transfer = forward + backward + collectives;
     // Messages and collectives take CPU from their ranks too (loopback copies, the
     // backend's threads): what calibrate measured, not their wall time (on 4 ranks of 2

@@ -63,25 +63,23 @@
 
 // Departure 3, pp for speed (the reference's plan() never picks pp): large weights and little
 // compute make dp's gradient all-reduce the bottleneck, while a 1F1B pipeline only sends
-// activations. Four stages hold a quarter of the weights each and reduce nothing; a middle
-// stage's two messages of a tick overlap (the runtime posts sends and receives without
-// waiting), so they beat two replicas of a 2-stage pipeline, which all-reduce their stage's
-// gradients. Interleaving (vpp 2, the table's rule) is estimated too, and is slower here: its
-// single-layer chunks are unbalanced.
+// activations. Two replicas of a 2-stage pipeline all-reduce only their stage's half of the
+// gradients, and no stage sits between two others; four stages reduce nothing but their
+// middle stages wait for two messages a tick, so they come second. Interleaving (vpp 2) is
+// estimated too, and is slower here: its single-layer chunks are unbalanced.
 // RUN: snn-opt %S/Inputs/deep_conv.mlir --snn-plan="topology=dp=4 batch-size=32 allow-pipeline explain=-" -o /dev/null | FileCheck %s --check-prefix=PIPE
-// PIPE:      Plan: pp on pp=4 (objective speed, decided by cost-model)
-// PIPE:        pipeline: 16 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 2|2|2|2
-// PIPE-NEXT:     stage 0 (rank 0): 0 1
-// PIPE-NEXT:     stage 1 (rank 1): 2 3
-// PIPE-NEXT:     stage 2 (rank 2): 4 5
-// PIPE-NEXT:     stage 3 (rank 3): 6 7
-// PIPE:        pp        dp=2 x pp=2
+// PIPE:      Plan: pp on dp=2 x pp=2 (objective speed, decided by cost-model)
+// PIPE:        pipeline: 8 microbatches, schedule 1f1b, 1 virtual stage(s) per rank, layout 4|4
+// PIPE-NEXT:     stage 0 (ranks 0, 2): 0 1 2 3
+// PIPE-NEXT:     stage 1 (ranks 1, 3): 4 5 6 7
+// PIPE:        pp        dp=2 x pp=2 [[PP:[0-9.]+ ms]]
 // PIPE-NEXT:   pp        dp=2 x pp=2 (vpp 2)
-// PIPE-NEXT:   pp        pp=4 [[PP:[0-9.]+ ms]]
+// PIPE-NEXT:   pp        pp=4
 // PIPE-NEXT:   pp        pp=4 (vpp 2)
-// PIPE:      - Chose pp on pp=4 for the speed objective: estimated [[PP]] per step
+// PIPE:      - Chose pp on dp=2 x pp=2 for the speed objective: estimated [[PP]] per step
+// PIPE:      - It is the fastest of 6 feasible candidates ([[PP]] per step); next is pp on pp=4
 // PIPE:      - The reference table would choose dp on dp=4 (speed objective: dp (ZeRO not allowed)); the cost model departs: it is estimated at {{.*}} ms per step against [[PP]] per step.
-// PIPE:      - Pipeline: 4 stages x 1 virtual, 16 microbatches of 2, schedule 1f1b, layout 2|2|2|2 over 8 units
+// PIPE:      - Pipeline: 2 stages x 1 virtual, 2 data-parallel replicas of 16 samples, each in 8 microbatches of 2, schedule 1f1b, layout 4|4 over 8 units
 
 // Capacity: pp keeps only its stage's activations for the microbatches in flight. The table
 // wants pp on pp=4 with 2 virtual stages; two replicas of a 2-stage pipeline keep fewer
