@@ -32,6 +32,13 @@ Conv2dShape loadShape(AutogradContext *ctx) {
   return {{g[0], g[1]}, {g[2], g[3]}, {g[4], g[5]}, g[6]};
 }
 
+/// `step` [N, ...] as the view [steps, N, ...] repeated over the time steps.
+at::Tensor repeatedOverSteps(const at::Tensor &step, int64_t steps) {
+  std::vector<int64_t> sizes{steps};
+  sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
+  return step.unsqueeze(0).expand(sizes);
+}
+
 /// The parameters and geometry, for the queued task that adds the
 /// parameters' gradients. The weight is also a (tracked) input, so that the
 /// output requires grad when x does not; backward gives it no gradient.
@@ -138,11 +145,9 @@ struct RepeatedInputFoldConvFunction
     ctx->saved_data["steps"] = steps;
     ctx->saved_data["bias"] = b.defined();
     saveShape(ctx, shape);
-    at::Tensor y =
-        at::conv2d(step, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups);
-    std::vector<int64_t> sizes{steps};
-    sizes.insert(sizes.end(), y.sizes().begin(), y.sizes().end());
-    return y.unsqueeze(0).expand(sizes);
+    return repeatedOverSteps(
+        at::conv2d(step, weight, b, shape.stride, shape.padding, shape.dilation, shape.groups),
+        steps);
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
@@ -157,13 +162,12 @@ struct RepeatedInputFoldConvFunction
       p.bias = at::empty({p.weight.size(0)}, p.weight.options());
     std::array<bool, 3> mask{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
                              hasBias && ctx->needs_input_grad(2)};
-    std::vector<int64_t> sizes{steps};
-    sizes.insert(sizes.end(), step.sizes().begin(), step.sizes().end());
-    at::Tensor fold = step.unsqueeze(0).expand(sizes).contiguous().flatten(0, 1);
+    at::Tensor repeated = repeatedOverSteps(step, steps);
+    at::Tensor fold = repeated.contiguous().flatten(0, 1);
     auto [gradX, gradWeight, gradBias] =
         convBackward(grads[0].contiguous().flatten(0, 1), fold, p, mask);
     if (gradX.defined()) // the step stands for all T: their gradients add up
-      gradX = gradX.view(sizes).sum(0);
+      gradX = gradX.view(repeated.sizes()).sum(0);
     return {gradX, gradWeight, gradBias, at::Tensor(), at::Tensor()};
   }
 };
@@ -224,11 +228,9 @@ at::Tensor conv2dOfRepeatedInput(const at::Tensor &step, int64_t steps, const at
   if (backward == RepeatedInputBackward::SumOfSteps) {
     // Autograd's expand gives the step the steps' summed gradient, and a
     // reader may take the step itself (TimeInvariance.h).
-    at::Tensor y =
-        at::conv2d(step, weight, bias, shape.stride, shape.padding, shape.dilation, shape.groups);
-    std::vector<int64_t> sizes{steps};
-    sizes.insert(sizes.end(), y.sizes().begin(), y.sizes().end());
-    return y.unsqueeze(0).expand(sizes);
+    return repeatedOverSteps(
+        at::conv2d(step, weight, bias, shape.stride, shape.padding, shape.dilation, shape.groups),
+        steps);
   }
   c10::optional<at::Tensor> b;
   if (bias.defined())
