@@ -312,6 +312,10 @@ void addTrainOutputOptions(CLI::App *train, TrainOptions &o) {
                   "zero, tp)");
   train->add_flag("--no-firing-rates", o.noFiringRates,
                   "Log no per-layer firing rates (for overhead comparisons)");
+  train->add_flag("--no-step-arena", o.noStepArena,
+                  "Serve a step's tensors of 1 MiB and more from the heap instead of one "
+                  "mapping laid out from a recorded step (the heap's high-water mark then "
+                  "sits above the step's live peak). For comparisons");
   atLeastOne(
       train->add_option("--stop-after", o.stopAfter,
                         "Stop this invocation after N steps (checkpointed; "

@@ -24,6 +24,7 @@
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 #include "snn/Runtime/Pipeline/PipelineTrace.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/StepArena.h"
 #include "snn/Runtime/Support/TensorMemory.h"
 #include "snn/Runtime/Training/CommStatsTable.h"
 #include "snn/Runtime/Training/TrainSettings.h"
@@ -332,6 +333,8 @@ RankEnd rankEndOf(const TrainSummary &summary, const Trainer &trainer,
   end.spikingBlocks = spikingBlockCounts();
   end.spikeBits = spikeBitsCounts();
   end.recomputation = recomputationCounts();
+  if (StepArena::installed())
+    end.stepArena = StepArena::stats();
   if (tensors)
     end.tensors = *tensors;
   if (pipeline)
@@ -376,7 +379,10 @@ void setUpProcess(const TrainOptions &options) {
   // A file-size limit (ulimit -f) fails the write that crosses it, reported
   // like a full disk, instead of killing the run with SIGXFSZ.
   std::signal(SIGXFSZ, SIG_IGN);
-  // Before any tensor, so that the end event's tensor bytes count them all.
+  // Before any tensor, so that the end event's tensor bytes count them all; the arena
+  // first, so that they count what it hands out.
+  if (!options.noStepArena)
+    StepArena::install();
   TensorMemory::install();
   setIntraOpThreads(options.threads);
   applyKernelChoice(options.kernels);

@@ -184,6 +184,11 @@ void MetricsLog::rankEnd(const RankEnd &report) {
                                 {"replays", r.replays},
                                 {"kept_bytes", r.keptBytes},
                                 {"kept_float_bytes", r.floatBytes}};
+  if (const std::optional<StepArena::Stats> &arena = report.stepArena)
+    end["step_arena"] = Json{{"layouts", arena->layouts},
+                             {"arena_bytes", arena->arenaBytes},
+                             {"served", arena->servedInArena},
+                             {"own_mappings", arena->ownMappings}};
   if (const SpikeConvCounts &conv = report.spikeConv; conv.calls + conv.dense > 0)
     end["spike_conv"] = Json{{"calls", conv.calls}, {"dense", conv.dense}};
   if (!report.eventKernels.empty()) {

@@ -4,6 +4,7 @@
 #include "snn/Runtime/Execution/DataParallel.h"
 #include "snn/Runtime/Distributed/Collectives.h"
 #include "snn/Runtime/Support/Error.h"
+#include "snn/Runtime/Support/StepArena.h"
 #include "snn/Runtime/Training/Evaluate.h"
 #include "snn/Runtime/Pipeline/PipelineEngine.h"
 #include "snn/Runtime/Execution/ParameterPartition.h"
@@ -525,7 +526,9 @@ void Trainer::runStep(TrainSummary &summary) {
   bool writing = saver && saver->writing();
   const int64_t batchIndex = position.batch;
   Batch batch = train.batch(batchIndex);
+  StepArena::beginStep();
   StepMetrics metrics = trainStep(batch);
+  StepArena::endStep();
   summary.seconds += metrics.seconds;
   summary.samples += batch.size * (dataParallel ? dataParallel->size() : 1) *
                      (pipelineDp ? pipelineDp->size() : 1);

@@ -17,6 +17,7 @@
 #include "snn/Runtime/Kernels/SpikeBits.h"
 #include "snn/Runtime/Kernels/SpikeConvKernels.h"
 #include "snn/Runtime/Optim/Metrics.h"
+#include "snn/Runtime/Support/StepArena.h"
 #include "snn/Schema/Manifest.h"
 
 #include <cstdio>
@@ -61,6 +62,8 @@ struct RankEnd {
   /// conv2d inputs kept as bits for the backward.
   SpikeBitsCounts spikeBits;
   RecomputationCounts recomputation;
+  /// The step arena's layouts and what it served (StepArena.h), when installed.
+  std::optional<StepArena::Stats> stepArena;
   /// conv2d calls on the event-driven kernels (--spike-conv-density), and dense ones.
   SpikeConvCounts spikeConv;
   /// Each layer shape under the automatic kernel choice (--spike-*-density auto):

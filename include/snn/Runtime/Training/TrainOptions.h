@@ -68,6 +68,9 @@ struct TrainOptions {
   bool skipNonFiniteSteps = false;
   /// --no-firing-rates: the step and epoch events carry no firing rates.
   bool noFiringRates = false;
+  /// --no-step-arena: a step's large tensors come from the heap instead of the step
+  /// arena laid out from a recorded step (StepArena.h).
+  bool noStepArena = false;
   int64_t stopAfter = 0;
   std::string saveParamsDir;
   std::string exportOnnxPath;
