@@ -127,6 +127,12 @@ struct State {
   std::shared_ptr<Region> region;
   std::map<size_t, std::vector<int64_t>> placeOfSize; // each size's offsets, in order
   std::map<size_t, size_t> seenOfSize;
+  /// Mappings of tensors that lived past a step's end, freed since, by size, with the step
+  /// they are spare for (the one that freed them, or the next): a tensor that lives from one
+  /// step into the next (a weight's gradient, set to none at the next step's start) takes
+  /// the one its predecessor had. Mappings of a step's own tensors are given back at once:
+  /// kept, they would add to the step's peak.
+  std::multimap<size_t, std::pair<void *, int64_t>> spareMappings;
   StepArena::Stats stats;
 };
 
@@ -139,15 +145,13 @@ at::Allocator *inner = nullptr;
 c10::DeleterFnPtr innerDeleter = nullptr;
 std::atomic<bool> active{false};
 
-/// The recorded place of the step's next allocation of `bytes`, if the layout has one
-/// free now; records the allocation. Under the state's lock.
+/// Records the step's allocation of `bytes`; its place in the layout, if it has one free
+/// now. Under the state's lock, inside a step.
 char *placeInArena(State &s, size_t bytes, int64_t &record) {
-  if (!s.inStep)
-    return nullptr;
   record = int64_t(s.records.size());
   s.records.push_back({bytes, s.clock++, -1});
   size_t nth = s.seenOfSize[bytes]++;
-  if (s.stats.layouts == 0) // the first step is recorded only
+  if (s.stats.layouts == 0) // the first steps are recorded only
     return nullptr;
   auto places = s.placeOfSize.find(bytes);
   if (places == s.placeOfSize.end() || nth >= places->second.size()) {
@@ -166,16 +170,43 @@ char *placeInArena(State &s, size_t bytes, int64_t &record) {
   return s.region->base + offset;
 }
 
+/// A large allocation inside a step: at its place in the layout, else a mapping of its own;
+/// nullptr outside a step (the heap's: evaluation and checkpoints between steps are no
+/// repeating pattern, and a mapping each would fault every time).
+/// A spare mapping of exactly `bytes`, else a new one. Under the state's lock.
+void *takeSpareMapping(State &s, size_t bytes) {
+  auto spare = s.spareMappings.find(bytes);
+  if (spare == s.spareMappings.end())
+    return mapBytes(bytes);
+  void *pointer = spare->second.first;
+  s.spareMappings.erase(spare);
+  return pointer;
+}
+
+/// Unmaps the spare mappings the step ending now has not taken. Under the lock.
+void dropStaleSpareMappings(State &s) {
+  for (auto it = s.spareMappings.begin(); it != s.spareMappings.end();) {
+    if (it->second.second <= s.step) {
+      munmap(it->second.first, pageRounded(it->first));
+      it = s.spareMappings.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void *allocateLarge(size_t bytes) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.inStep)
+    return nullptr;
   int64_t record = -1;
   Block block{bytes, nullptr, s.step, -1};
   void *pointer = placeInArena(s, bytes, record);
   if (pointer) {
     block.region = s.region;
   } else {
-    pointer = mapBytes(bytes);
+    pointer = takeSpareMapping(s, bytes);
     if (!pointer)
       return nullptr;
     ++s.stats.ownMappings;
@@ -204,6 +235,9 @@ void arenaDelete(void *pointer) {
       }
       if (block.region)
         block.region->live.erase(size_t(static_cast<char *>(pointer) - block.region->base));
+      else if (block.step < s.step || !s.inStep) // carried across a step's end
+        s.spareMappings.emplace(block.bytes,
+                                std::make_pair(pointer, s.inStep ? s.step : s.step + 1));
       else
         munmap(pointer, pageRounded(block.bytes));
       return;
@@ -278,7 +312,10 @@ void StepArena::endStep() {
   if (!s.inStep)
     return;
   s.inStep = false;
-  if ((s.stats.layouts == 0 || s.deviated) && s.stats.layouts < kMaxLayouts)
+  dropStaleSpareMappings(s);
+  // The first step also makes what stays (the optimizer's state, lazily made buffers):
+  // the second is the first like the rest, recorded with the exact live bytes.
+  if (((s.stats.layouts == 0 && s.step >= 2) || s.deviated) && s.stats.layouts < kMaxLayouts)
     layOutRecordedStep(s);
 }
 

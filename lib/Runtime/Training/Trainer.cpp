@@ -525,12 +525,18 @@ void Trainer::runStep(TrainSummary &summary) {
   Clock::time_point start = Clock::now();
   bool writing = saver && saver->writing();
   const int64_t batchIndex = position.batch;
-  Batch batch = train.batch(batchIndex);
+  // The batch is the step's: its tensors too are laid out in the step arena.
   StepArena::beginStep();
-  StepMetrics metrics = trainStep(batch);
+  int64_t batchSize = 0;
+  StepMetrics metrics;
+  {
+    Batch batch = train.batch(batchIndex);
+    batchSize = batch.size;
+    metrics = trainStep(batch);
+  }
   StepArena::endStep();
   summary.seconds += metrics.seconds;
-  summary.samples += batch.size * (dataParallel ? dataParallel->size() : 1) *
+  summary.samples += batchSize * (dataParallel ? dataParallel->size() : 1) *
                      (pipelineDp ? pipelineDp->size() : 1);
   summary.lastStep = metrics;
   ++summary.stepsDone;

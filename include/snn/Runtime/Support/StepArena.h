@@ -1,7 +1,7 @@
 //===- StepArena.h - A training step's large tensors laid out once -*- C++ -*-===//
 //
 // Every training step allocates and frees the same large tensors in the same
-// order. The step arena records one step's large allocations (size, when
+// order. The step arena records the second step's large allocations (size, when
 // allocated, when freed), lays them out in one mapping so that tensors alive
 // at the same time never share bytes, and serves the following steps' large
 // allocations at those places: no page faults every step (what returning
