@@ -73,10 +73,18 @@ size_t pageRounded(size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
+/// Fresh zeroed pages, transparent huge pages where the kernel offers them: a tensor of
+/// tens of MB touched once faults 512 times less (the first steps' own mappings of the
+/// VGG at T = 32 cost 5 s of page faults in 4 KiB pages).
 void *mapBytes(size_t bytes) {
   void *pointer = mmap(nullptr, pageRounded(bytes), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return pointer == MAP_FAILED ? nullptr : pointer;
+  if (pointer == MAP_FAILED)
+    return nullptr;
+#ifdef MADV_HUGEPAGE
+  madvise(pointer, pageRounded(bytes), MADV_HUGEPAGE);
+#endif
+  return pointer;
 }
 
 /// One layout's mapping and the byte ranges its live tensors hold; unmapped when the
@@ -88,10 +96,6 @@ struct Region {
 
   explicit Region(size_t size) : bytes(size) {
     base = static_cast<char *>(mapBytes(size));
-#ifdef MADV_HUGEPAGE
-    if (base) // fewer faults and TLB misses for tens of MB touched every step
-      madvise(base, pageRounded(size), MADV_HUGEPAGE);
-#endif
   }
   ~Region() {
     if (base)
