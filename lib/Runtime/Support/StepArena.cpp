@@ -11,7 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Runtime/Support/StepArena.h"
 
-#include <c10/core/CPUAllocator.h>
+#include "snn/Runtime/Support/WrappedCpuAllocator.h"
+
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -145,8 +146,7 @@ State &state() {
   return *instance;
 }
 
-at::Allocator *inner = nullptr;
-c10::DeleterFnPtr innerDeleter = nullptr;
+InnerCpuAllocator innerCpu;
 std::atomic<bool> active{false};
 
 /// Records the step's allocation of `bytes`; its place in the layout, if it has one free
@@ -247,7 +247,7 @@ void arenaDelete(void *pointer) {
       return;
     }
   }
-  innerDeleter(pointer);
+  innerCpu.deleter(pointer);
 }
 
 class ArenaAllocator final : public at::Allocator {
@@ -255,7 +255,7 @@ public:
   at::DataPtr allocate(size_t bytes) const override {
     void *pointer = bytes >= state().largeBytes ? allocateLarge(bytes) : nullptr;
     if (!pointer) // small, or no mapping to be had: the heap's (which reports running out)
-      pointer = inner->raw_allocate(bytes);
+      pointer = innerCpu.allocator->raw_allocate(bytes);
     return {pointer, pointer, &arenaDelete, at::Device(at::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &arenaDelete; }
@@ -282,15 +282,10 @@ void layOutRecordedStep(State &s) {
 void StepArena::install(size_t largeBytes) {
   if (active.exchange(true))
     return;
-  inner = c10::GetCPUAllocator();
-  innerDeleter = inner->raw_deleter();
-  if (!innerDeleter) { // an allocator without raw pointers cannot be wrapped this way
-    active = false;
-    return;
-  }
   state().largeBytes = std::max<size_t>(largeBytes, 1);
   static ArenaAllocator allocator;
-  c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  if (!wrapCpuAllocator(allocator, innerCpu))
+    active = false;
 }
 
 bool StepArena::installed() { return active; }

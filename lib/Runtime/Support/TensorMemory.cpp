@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "snn/Runtime/Support/TensorMemory.h"
 
-#include <c10/core/CPUAllocator.h>
+#include "snn/Runtime/Support/WrappedCpuAllocator.h"
+
 
 #include <algorithm>
 #include <atomic>
@@ -31,8 +32,7 @@ Counters &counters() {
   return *instance;
 }
 
-at::Allocator *inner = nullptr;
-c10::DeleterFnPtr innerDeleter = nullptr;
+InnerCpuAllocator innerCpu;
 std::atomic<bool> active{false};
 
 void countingDelete(void *pointer) {
@@ -45,13 +45,13 @@ void countingDelete(void *pointer) {
       c.sizes.erase(it);
     }
   }
-  innerDeleter(pointer);
+  innerCpu.deleter(pointer);
 }
 
 class CountingAllocator final : public at::Allocator {
 public:
   at::DataPtr allocate(size_t bytes) const override {
-    void *pointer = inner->raw_allocate(bytes);
+    void *pointer = innerCpu.allocator->raw_allocate(bytes);
     if (pointer) {
       Counters &c = counters();
       std::lock_guard<std::mutex> lock(c.mutex);
@@ -69,14 +69,9 @@ public:
 void TensorMemory::install() {
   if (active.exchange(true))
     return;
-  inner = c10::GetCPUAllocator();
-  innerDeleter = inner->raw_deleter();
-  if (!innerDeleter) { // an allocator without raw pointers cannot be wrapped this way
-    active = false;
-    return;
-  }
   static CountingAllocator allocator;
-  c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  if (!wrapCpuAllocator(allocator, innerCpu))
+    active = false;
 }
 
 bool TensorMemory::installed() { return active; }
