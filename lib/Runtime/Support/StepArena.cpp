@@ -174,9 +174,6 @@ char *placeInArena(State &s, size_t bytes, int64_t &record) {
   return s.region->base + offset;
 }
 
-/// A large allocation inside a step: at its place in the layout, else a mapping of its own;
-/// nullptr outside a step (the heap's: evaluation and checkpoints between steps are no
-/// repeating pattern, and a mapping each would fault every time).
 /// A spare mapping of exactly `bytes`, else a new one. Under the state's lock.
 void *takeSpareMapping(State &s, size_t bytes) {
   auto spare = s.spareMappings.find(bytes);
@@ -199,6 +196,9 @@ void dropStaleSpareMappings(State &s) {
   }
 }
 
+/// A large allocation inside a step: at its place in the layout, else a mapping of its own;
+/// nullptr outside a step (the heap's: evaluation and checkpoints between steps are no
+/// repeating pattern, and a mapping each would fault every time).
 void *allocateLarge(size_t bytes) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
