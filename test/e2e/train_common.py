@@ -124,6 +124,20 @@ def read_log(path):
     return steps, epochs
 
 
+def check_same_steps(name, log, reference_log, steps, what):
+    """The --log files `log` (a run `what`, e.g. "with --recompute") and `reference_log` (the
+    same run without it) hold `steps` step events each, with identical losses and accuracies;
+    returns the step events of `reference_log`."""
+    (mine, _), (theirs, _) = read_log(log), read_log(reference_log)
+    if len(mine) != steps or len(theirs) != steps:
+        raise Failure(f"{name}: {len(theirs)} and {len(mine)} step events, expected {steps}")
+    for a, b in zip(theirs, mine):
+        if a["loss"] != b["loss"] or a["accuracy"] != b["accuracy"]:
+            raise Failure(f"{name}: step {a['step']}: loss {b['loss']!r} / accuracy "
+                          f"{b['accuracy']} {what}, {a['loss']!r} / {a['accuracy']} without")
+    return theirs
+
+
 def check_fires_and_moves(case, logs):
     """The case's neuron layers fire at 5-50 % (make_case's meta.json measures each on the
     case's input) and the loss of the `logs` (--log files, in order) moved; returns the rates."""

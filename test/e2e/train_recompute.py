@@ -82,15 +82,7 @@ def check_recomputation_ran(log, name, share, ranks=1):
 
 
 def check_same_run(name, plain, recomputed):
-    (steps_a, _), (steps_b, _) = tc.read_log(plain[0]), tc.read_log(recomputed[0])
-    if len(steps_a) != STEPS or len(steps_b) != STEPS:
-        raise tc.Failure(f"{name}: {len(steps_a)} and {len(steps_b)} step events, expected "
-                         f"{STEPS}")
-    for a, b in zip(steps_a, steps_b):
-        if a["loss"] != b["loss"] or a["accuracy"] != b["accuracy"]:
-            raise tc.Failure(f"{name}: step {a['step']}: loss {b['loss']!r} / accuracy "
-                             f"{b['accuracy']} with --recompute, {a['loss']!r} / "
-                             f"{a['accuracy']} without")
+    steps_a = tc.check_same_steps(name, recomputed[0], plain[0], STEPS, "with --recompute")
     tc.compare_params(tc.load_params(recomputed[1]), tc.load_params(plain[1]),
                       f"{name}: weights with --recompute against without", exact=True)
     print(f"{name}: losses {[s['loss'] for s in steps_a]} and weights bit-equal")

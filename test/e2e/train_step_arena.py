@@ -44,14 +44,7 @@ def check_pair(name, args, art, data, d, extra=(), nproc=1):
     arena = train(args, art, data, tc.fresh_dir(os.path.join(d, "arena")), extra, nproc)
     heap = train(args, art, data, tc.fresh_dir(os.path.join(d, "heap")),
                  [*extra, "--no-step-arena"], nproc)
-    (steps_a, _), (steps_h, _) = tc.read_log(arena[0]), tc.read_log(heap[0])
-    if len(steps_a) != STEPS or len(steps_h) != STEPS:
-        raise tc.Failure(f"{name}: {len(steps_a)} and {len(steps_h)} step events, expected "
-                         f"{STEPS}")
-    for a, h in zip(steps_a, steps_h):
-        if a["loss"] != h["loss"] or a["accuracy"] != h["accuracy"]:
-            raise tc.Failure(f"{name}: step {a['step']}: loss {a['loss']!r} with the arena, "
-                             f"{h['loss']!r} without")
+    steps = tc.check_same_steps(name, arena[0], heap[0], STEPS, "with the step arena")
     tc.compare_params(tc.load_params(arena[1]), tc.load_params(heap[1]),
                       f"{name}: weights with the step arena against without", exact=True)
     counts = arena_counts(arena[2])
@@ -60,7 +53,7 @@ def check_pair(name, args, art, data, d, extra=(), nproc=1):
         raise tc.Failure(f"{name}: the arena served no step's tensors: end event {counts}")
     if arena_counts(heap[2]) is not None:
         raise tc.Failure(f"{name}: --no-step-arena still reports arena counts")
-    print(f"{name}: losses {[s['loss'] for s in steps_a]} and weights bit-equal; arena {counts}")
+    print(f"{name}: losses {[s['loss'] for s in steps]} and weights bit-equal; arena {counts}")
     return [arena[0], heap[0]]
 
 

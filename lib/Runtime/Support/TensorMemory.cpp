@@ -10,7 +10,6 @@
 
 #include "snn/Runtime/Support/WrappedCpuAllocator.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <mutex>
