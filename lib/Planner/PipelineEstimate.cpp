@@ -96,7 +96,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
       // Oversubscribed: the all-pairs wait as often as the CPUs are taken (estimate(),
       // Hardware::descheduledMessageSeconds); a forward or backward before each message.
       messageLag = std::max(messageLag, hw_.descheduledMessageSeconds(bytes, jobRanks));
-      return hw_.busyMessageSeconds(bytes, jobRanks, compute / 2.0);
+      return hw_.busyMessageSeconds(bytes, jobRanks, compute);
     };
     double forward = k + 1 < chunks ? send(boundary[k]) : 0.0; // activations forward
     double backward = k > 0 ? send(boundary[k - 1]) : 0.0;    // the input's gradient back

@@ -32,7 +32,7 @@ constexpr const char *kFormat = "format", *kVersion = "version", *kCreatedBy = "
                      *kNodeByNodePoints = "node_by_node_points", *kColdPoints = "cold_points",
                      *kReplicated = "replicated", *kCpuPoints = "cpu_points",
                      *kSteal = "steal", *kWaitsBetweenComputes = "waits_between_computes",
-                     *kBytes = "bytes";
+                     *kPipelineMessages = "pipeline_messages", *kBytes = "bytes";
 } // namespace key
 
 bool known(const std::string &kind, const char *const *begin, const char *const *end) {
@@ -168,13 +168,15 @@ void parseModelSteps(const FieldReader &top, DeviceProfile &profile) {
   }
 }
 
-void parseWaitsBetweenComputes(const FieldReader &top, DeviceProfile &profile) {
-  if (!top.find(key::kWaitsBetweenComputes))
-    return;
-  const json &array = top.getArray(key::kWaitsBetweenComputes);
+/// A list of per-job-size curves under `name` (waits_between_computes, pipeline_messages).
+std::vector<WaitBetweenComputesCurve> parseWaitCurves(const FieldReader &top, const char *name) {
+  std::vector<WaitBetweenComputesCurve> curves;
+  if (!top.find(name))
+    return curves;
+  const json &array = top.getArray(name);
   std::set<int64_t> seen;
   for (size_t i = 0; i < array.size(); ++i) {
-    std::string at = std::string(key::kWaitsBetweenComputes) + "[" + std::to_string(i) + "]";
+    std::string at = std::string(name) + "[" + std::to_string(i) + "]";
     FieldReader curve(array[i], at, top.fileName());
     WaitBetweenComputesCurve c{curve.getInt(key::kRanks), curve.getInt(key::kBytes), {}};
     if (c.ranks < 2 || c.ranks % 2 != 0)
@@ -185,8 +187,9 @@ void parseWaitsBetweenComputes(const FieldReader &top, DeviceProfile &profile) {
     if (!seen.insert(c.ranks).second)
       curve.fail("'" + at + "': " + std::to_string(c.ranks) + " ranks are measured twice");
     c.points = parsePoints(curve, at);
-    profile.waitsBetweenComputes.push_back(std::move(c));
+    curves.push_back(std::move(c));
   }
+  return curves;
 }
 
 MachineIdentity parseMachine(const FieldReader &top) {
@@ -246,7 +249,8 @@ DeviceProfile parseDeviceProfile(const std::string &text, const std::string &nam
   parseCompute(top, profile);
   parseCommunication(top, profile);
   parseModelSteps(top, profile);
-  parseWaitsBetweenComputes(top, profile);
+  profile.waitsBetweenComputes = parseWaitCurves(top, key::kWaitsBetweenComputes);
+  profile.pipelineMessages = parseWaitCurves(top, key::kPipelineMessages);
   return profile;
 }
 
@@ -323,12 +327,15 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
     }
     document[key::kModelSteps] = steps;
   }
-  if (!profile.waitsBetweenComputes.empty()) {
+  for (auto [name, curves] : {std::pair{key::kWaitsBetweenComputes, &profile.waitsBetweenComputes},
+                               std::pair{key::kPipelineMessages, &profile.pipelineMessages}}) {
+    if (curves->empty())
+      continue;
     json waits = json::array();
-    for (const WaitBetweenComputesCurve &c : profile.waitsBetweenComputes)
+    for (const WaitBetweenComputesCurve &c : *curves)
       waits.push_back({{key::kRanks, c.ranks}, {key::kBytes, c.bytes},
                        {key::kPoints, pointsJson(c.points)}});
-    document[key::kWaitsBetweenComputes] = waits;
+    document[name] = waits;
   }
   return document.dump(2) + "\n";
 }

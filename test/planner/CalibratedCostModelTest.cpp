@@ -1008,6 +1008,39 @@ TEST(CalibratedCostModel, OnAJobThatTakesEveryCpuMessagesAndScattersWaitAsMeasur
   EXPECT_DOUBLE_EQ(comm("tp=2", RequestedMode::TP), tp);
 }
 
+// Where the profile measured a two-stage pipeline's ticks on the job's ranks, a message of
+// a job whose ranks take every CPU costs what a tick took there beyond its compute, at the
+// tick's compute (clamped to the curve), plus what its bytes take beyond the curve's; the
+// waits between computes then no longer price it.
+TEST(CalibratedCostModel, APipelinesMessageCostsTheMeasuredTickBeyondItsCompute) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2;
+  calibration->waitsBetweenComputes[2] = {16384, {{{1e-4, 2e-4}, {1e-2, 2e-4}}}};
+  Hardware hw;
+  hw.calibration = calibration;
+  ASSERT_TRUE(hw.ranksFillCpus(2));
+  using snn::schema::RequestedMode;
+  Estimate waited = forcedEstimate(model, "pp=2,vpp=1", RequestedMode::PP, hw);
+  calibration->pipelineMessages[2] = {16384, {{{1e-4, 1e-3}, {8e-3, 3e-3}}}};
+  EXPECT_DOUBLE_EQ(hw.busyMessageSeconds(4096, 2, 1e-5), 1e-3); // below the curve: its first
+  double between = hw.busyMessageSeconds(4096, 2, 2e-3);
+  EXPECT_DOUBLE_EQ(between, calibration->pipelineMessages.at(2).waits.secondsAt(2e-3));
+  EXPECT_GT(between, 1e-3);
+  EXPECT_LT(between, 3e-3);
+  EXPECT_DOUBLE_EQ(hw.busyMessageSeconds(4096, 2, 1.0), 3e-3);
+  int64_t large = 64 << 20;
+  EXPECT_NEAR(hw.busyMessageSeconds(large, 2, 1e-5),
+              1e-3 + hw.sendSeconds(large, 2, false) - hw.sendSeconds(16384, 2, false), 1e-12);
+  Estimate ticked = forcedEstimate(model, "pp=2,vpp=1", RequestedMode::PP, hw);
+  // One message a tick, m + 1 ticks: each at least the curve's first point.
+  EXPECT_GE(ticked.commSeconds - waited.commSeconds,
+            double(ticked.microbatches + 1) * (1e-3 - 2e-4) * (1 - 1e-9));
+  EXPECT_DOUBLE_EQ(ticked.computeSeconds, waited.computeSeconds);
+  calibration->logicalCpus = 4; // CPUs to spare: the ping-pong alone
+  EXPECT_DOUBLE_EQ(hw.busyMessageSeconds(4096, 2, 1e-3), hw.sendSeconds(4096, 2, false));
+}
+
 // On CPUs the job oversubscribes (4 ranks of 1 thread on 2 CPUs), a pipeline's message may
 // find its receiver descheduled: the all-pairs curve's excess over the two-rank price, as
 // often as the CPUs are taken. Without that curve, or with CPUs to spare, nothing.

@@ -93,6 +93,19 @@ def check_profile(path):
         if not (len(computes) >= 3 and computes[0] < 0.5e-3 and 4e-3 < computes[-1] < 16e-3):
             raise Failure(f"waits_between_computes on {w['ranks']}: computes {computes} "
                           "(about 0.125 .. 8 ms)")
+    # Each even job's pairs as two-stage pipelines: ticks of about 0.125 .. 8 ms, what each
+    # took beyond its compute (its message, the peer's wake) positive and under a tick's
+    # compute plus 50 ms (a stalled host, not a measurement of the compute itself).
+    messages = profile.get("pipeline_messages", [])
+    if sorted((m["ranks"], m["bytes"]) for m in messages) != [(2, 16384), (4, 16384)]:
+        raise Failure(f"pipeline_messages {messages}")
+    for m in messages:
+        check_points(m["points"], f"pipeline_messages on {m['ranks']}")
+        ticks = [p["size"] for p in m["points"]]
+        if not (len(ticks) >= 3 and ticks[0] < 0.5e-3 and 4e-3 < ticks[-1] < 16e-3):
+            raise Failure(f"pipeline_messages on {m['ranks']}: ticks {ticks} (about 0.125 .. 8 ms)")
+        if any(not 0 < p["seconds"] < p["size"] + 0.05 for p in m["points"]):
+            raise Failure(f"pipeline_messages on {m['ranks']}: {m['points']}")
     for curve in profile["communication"]:
         check_points(curve["points"], f"{curve['kind']} on {curve['ranks']}")
         # The CPU a call costs its ranks (what a pipeline's compute loses to it): at every
@@ -121,7 +134,8 @@ def check_calibrate(snn_run, work):
         raise Failure(f"calibrate failed ({proc.returncode}):\n{proc.stderr}")
     check_profile(out)
     rows = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
-    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS + ["waits_between_computes"]:
+    for kind in COMPUTE_KINDS + COMMUNICATION_KINDS + ["waits_between_computes",
+                                                        "pipeline_messages"]:
         if kind not in rows:
             raise Failure(f"no summary row for {kind}:\n{proc.stdout}")
     if has_steal_accounting() and "steal while measuring: " not in proc.stdout:

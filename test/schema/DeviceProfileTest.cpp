@@ -290,6 +290,29 @@ TEST(DeviceProfile, WaitsBetweenComputesRoundTripAndAreChecked) {
             std::string::npos);
 }
 
+TEST(DeviceProfile, PipelineMessagesRoundTripAndAreChecked) {
+  DeviceProfile profile = sampleProfile();
+  EXPECT_EQ(formatDeviceProfile(profile).find("pipeline_messages"), std::string::npos);
+  profile.pipelineMessages.push_back({2, 16384, {{1.3e-4, 9.8e-4}, {8e-3, 1.1e-3}}});
+  DeviceProfile back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.pipelineMessages.size(), 1u);
+  EXPECT_TRUE(back.waitsBetweenComputes.empty()); // its own list, not the waits'
+  EXPECT_EQ(back.pipelineMessages[0].ranks, 2);
+  EXPECT_EQ(back.pipelineMessages[0].bytes, 16384);
+  EXPECT_DOUBLE_EQ(back.pipelineMessages[0].points[1].size, 8e-3);
+  EXPECT_DOUBLE_EQ(back.pipelineMessages[0].points[1].seconds, 1.1e-3);
+  DeviceProfile bad = profile;
+  bad.pipelineMessages[0].ranks = 3;
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); })
+                .find("p.json: 'pipeline_messages[0].ranks' must be an even job of at least "
+                      "2 ranks, not 3"),
+            std::string::npos);
+  profile.pipelineMessages.push_back(profile.pipelineMessages[0]);
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(profile), "p.json"); })
+                .find("'pipeline_messages[1]': 2 ranks are measured twice"),
+            std::string::npos);
+}
+
 TEST(DeviceProfile, AnotherMachineIsToldApart) {
   MachineIdentity here = thisMachine();
   EXPECT_FALSE(here.cpu.empty());

@@ -104,6 +104,9 @@ struct Calibration {
     MeasuredCurve waits;
   };
   std::map<int64_t, WaitCurve> waitsBetweenComputes;
+  /// By the job's ranks: what a two-stage pipeline's tick took beyond its compute, by the
+  /// tick's compute (schema::DeviceProfile::pipelineMessages; `bytes` its messages').
+  std::map<int64_t, WaitCurve> pipelineMessages;
   /// By group size: the least time one step of the measured all-reduces took, over every
   /// size measured (calibrationFromProfile, from the profile's points as measured). A point
   /// of a loaded machine can only be too slow, so the least is the step's floor; the curve's
@@ -186,11 +189,13 @@ struct Hardware {
   /// a collective or message between computes then waits for a peer whose backend thread
   /// needs a CPU a rank's compute holds.
   bool ranksFillCpus(int64_t jobRanks) const;
-  /// A pipeline's message of `bytes` after `computeBefore` seconds of its ranks' compute:
-  /// sendSeconds(bytes, jobRanks, false), or where the job's ranks take every CPU
-  /// (ranksFillCpus), Calibration::busyCollectiveSeconds of a 2-rank send_recv when that is
-  /// the longer (the receiver's thread waits for a CPU its rank's compute holds).
-  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, double computeBefore) const;
+  /// A pipeline's message of `bytes` in a tick of `tickCompute` seconds (a forward and its
+  /// backward): sendSeconds(bytes, jobRanks, false), or where the job's ranks take every
+  /// CPU (ranksFillCpus), the longer of that and the profile's pipelineMessages for the job
+  /// (beyond its messages' bytes, this one's sendSeconds more), else of a 2-rank
+  /// send_recv's Calibration::busyCollectiveSeconds after half the tick (the receiver's
+  /// thread waits for a CPU its rank's compute holds).
+  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, double tickCompute) const;
 };
 
 } // namespace snn::planner

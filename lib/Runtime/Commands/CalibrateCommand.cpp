@@ -157,6 +157,8 @@ std::vector<std::string> rankArguments(const CalibrateOptions &options,
 
 /// The ranks' result lines of their waits between computes (measureWaitsBetweenComputes).
 constexpr const char *kWaitsBetweenComputesResult = "waits_between_computes";
+/// ... and of their pipelines' messages (measurePipelineMessages).
+constexpr const char *kPipelineMessagesResult = "pipeline_messages";
 
 /// Moves what the ranks' results hold beside the communication curves out of `curves`: the
 /// replicated-step curves into their models, the waits between computes into `profile`.
@@ -168,6 +170,9 @@ void takeNonCommunicationCurves(std::vector<schema::CommunicationCurve> &curves,
         profile.modelSteps[i].replicated.push_back({curve.ranks, std::move(curve.points)});
     if (curve.kind == kWaitsBetweenComputesResult)
       profile.waitsBetweenComputes.push_back(
+          {curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
+    if (curve.kind == kPipelineMessagesResult)
+      profile.pipelineMessages.push_back(
           {curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
   }
   // Every curve parsed back has points: the taken ones are left empty.
@@ -275,8 +280,8 @@ SummaryRow communicationRow(const schema::CommunicationCurve &curve) {
 }
 
 /// The fastest column holds the wait after the shortest compute, the last the longest's.
-SummaryRow waitRow(const schema::WaitBetweenComputesCurve &curve) {
-  return {"waits_between_computes", std::to_string(curve.ranks),
+SummaryRow waitRow(const std::string &kind, const schema::WaitBetweenComputesCurve &curve) {
+  return {kind, std::to_string(curve.ranks),
           std::to_string(curve.points.size()),
           formatSeconds(curve.points.front().size) + " .. " +
               formatSeconds(curve.points.back().size) + " computes",
@@ -448,6 +453,10 @@ int runCalibrateRanks(const CalibrateRanksOptions &options) {
         *world, communicationTiming(options.quick), reporter.callback());
     if (!waits.points.empty())
       curves.push_back({kWaitsBetweenComputesResult, waits.ranks, std::move(waits.points)});
+    schema::WaitBetweenComputesCurve messages = measurePipelineMessages(
+        *world, communicationTiming(options.quick), reporter.callback());
+    if (!messages.points.empty())
+      curves.push_back({kPipelineMessagesResult, messages.ranks, std::move(messages.points)});
     for (size_t i = 0; i < options.models.size(); ++i) {
       std::vector<schema::ProfilePoint> points =
           measureReplicatedSteps(options.models[i], world->group(), options.modelBatches,
@@ -477,7 +486,9 @@ std::string formatCalibrationSummary(const schema::DeviceProfile &profile) {
   for (const schema::ModelStepCurve &curve : profile.modelSteps)
     rows.push_back(modelStepRow(curve));
   for (const schema::WaitBetweenComputesCurve &curve : profile.waitsBetweenComputes)
-    rows.push_back(waitRow(curve));
+    rows.push_back(waitRow(kWaitsBetweenComputesResult, curve));
+  for (const schema::WaitBetweenComputesCurve &curve : profile.pipelineMessages)
+    rows.push_back(waitRow(kPipelineMessagesResult, curve));
   size_t widths[5] = {};
   for (const SummaryRow &row : rows) {
     const std::string *cells[] = {&row.kind, &row.ranks, &row.points, &row.sizes, &row.fastest};

@@ -16,6 +16,7 @@
 #include "snn/Runtime/Distributed/PointToPoint.h"
 #include "snn/Runtime/Distributed/World.h"
 
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 
 namespace snn::runtime {
@@ -215,6 +217,19 @@ double gemmSecondsAlone(const dist::Group &group, const GemmCompute &gemm) {
   return seconds.item<double>();
 }
 
+/// GEMM counts whose `multiple` takes about 0.125, 0.5, 2 and 8 ms (fewer where one GEMM
+/// is longer than a step between them).
+std::vector<int64_t> gemmCounts(double gemmSeconds, int64_t multiple) {
+  std::vector<int64_t> counts;
+  for (double target : {0.125e-3, 0.5e-3, 2e-3, 8e-3}) {
+    int64_t count =
+        std::max<int64_t>(1, std::llround(target / (gemmSeconds * double(multiple))));
+    if (counts.empty() || count > counts.back())
+      counts.push_back(count);
+  }
+  return counts;
+}
+
 /// The mean seconds this rank waited in each all_reduce of `pair` that followed `count` GEMMs,
 /// over `calls` of them, every pair of `group` at once from a barrier.
 double waitAfterComputes(const dist::Group &group, const dist::Group &pair,
@@ -245,12 +260,7 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
   dist::Group pair = pairOfThisRank(world, "waits between computes");
   GemmCompute gemm;
   double gemmSeconds = std::max(gemmSecondsAlone(group, gemm), 1e-7);
-  std::vector<int64_t> counts;
-  for (double target : {0.125e-3, 0.5e-3, 2e-3, 8e-3}) {
-    int64_t count = std::max<int64_t>(1, std::llround(target / gemmSeconds));
-    if (counts.empty() || count > counts.back())
-      counts.push_back(count);
-  }
+  std::vector<int64_t> counts = gemmCounts(gemmSeconds, 1);
   at::Tensor tensor = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
   std::vector<std::vector<double>> samples(counts.size());
   auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
@@ -275,6 +285,105 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
   for (size_t i = 0; i < counts.size(); ++i)
     curve.points.push_back(
         {double(counts[i]) * gemmSeconds, summed[i] / double(group.size())});
+  return curve;
+}
+
+namespace {
+
+/// A two-stage pipeline's actions on one rank of a pair: 1F1B over kPipelineMicrobatches
+/// (stage 0 runs one forward ahead), true for a forward.
+constexpr int64_t kPipelineMicrobatches = 8;
+
+std::vector<std::pair<bool, int64_t>> oneForwardOneBackward(int stage) {
+  std::vector<std::pair<bool, int64_t>> actions;
+  int64_t ahead = stage == 0 ? 1 : 0, m = kPipelineMicrobatches;
+  for (int64_t i = 0; i < ahead; ++i)
+    actions.push_back({true, i});
+  for (int64_t i = 0; i < m; ++i) {
+    if (i + ahead < m)
+      actions.push_back({true, i + ahead});
+    actions.push_back({false, i});
+  }
+  return actions;
+}
+
+/// One pipeline step of `pair` (rank 0 the first stage), a forward being `count` GEMMs and
+/// a backward twice that; the transfers as PipelineEngine makes them (each receive posted
+/// two actions ahead, the sends waited for after the drain). Returns the step's seconds
+/// and this rank's seconds of compute in it.
+std::pair<double, double> pipelineStep(const dist::Group &pair, const GemmCompute &gemm,
+                                       int64_t count, const at::Tensor &message) {
+  using Clock = std::chrono::steady_clock;
+  int stage = pair.rank(), peer = 1 - stage;
+  auto actions = oneForwardOneBackward(stage);
+  // Stage 1 receives activations (tags 0..m-1), stage 0 gradients (tags m..2m-1).
+  auto receives = [&](const std::pair<bool, int64_t> &a) { return a.first == (stage == 1); };
+  auto tagOf = [](const std::pair<bool, int64_t> &a) {
+    return a.second + (a.first ? 0 : kPipelineMicrobatches);
+  };
+  std::map<size_t, dist::PendingTransfer> posted;
+  std::vector<dist::PendingTransfer> sends;
+  size_t postedUpTo = 0;
+  double computed = 0;
+  Clock::time_point start = Clock::now();
+  for (size_t i = 0; i < actions.size(); ++i) {
+    for (; postedUpTo < std::min(i + 3, actions.size()); ++postedUpTo)
+      if (receives(actions[postedUpTo]))
+        posted[postedUpTo] =
+            dist::irecv(pair, at::empty_like(message), peer, tagOf(actions[postedUpTo]));
+    if (auto it = posted.find(i); it != posted.end()) {
+      it->second.wait();
+      posted.erase(it);
+    }
+    Clock::time_point computing = Clock::now();
+    gemm(actions[i].first ? count : 2 * count);
+    computed += std::chrono::duration<double>(Clock::now() - computing).count();
+    if (!receives(actions[i])) // stage 0's forwards, stage 1's backwards
+      sends.push_back(dist::isend(pair, message, peer, tagOf(actions[i])));
+  }
+  for (dist::PendingTransfer &send : sends)
+    send.wait();
+  return {std::chrono::duration<double>(Clock::now() - start).count(), computed};
+}
+
+} // namespace
+
+schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
+                                                         const CalibrationTiming &timing,
+                                                         const CalibrationProgressFn &progress) {
+  const dist::Group &group = world.group();
+  schema::WaitBetweenComputesCurve curve{group.size(), kWaitBetweenComputesBytes, {}};
+  if (group.size() < 2 || group.size() % 2 != 0)
+    return curve;
+  dist::Group pair = pairOfThisRank(world, "pipeline messages");
+  GemmCompute gemm;
+  double gemmSeconds = std::max(gemmSecondsAlone(group, gemm), 1e-7);
+  std::vector<int64_t> counts = gemmCounts(gemmSeconds, 3); // a tick: forward + backward
+  at::Tensor message = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
+  std::vector<std::vector<double>> beyond(counts.size());
+  auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                               "two-stage pipelines' messages between computes on " +
+                                   std::to_string(group.size()) + " ranks, in rounds",
+                               timing);
+  double ticks = double(kPipelineMicrobatches + 1); // m of each rank's, one to fill
+  for (int round = -timing.warmups; round < std::max(1, timing.repeats); ++round) {
+    if (round >= 0 && onRound)
+      onRound(round);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      dist::barrier(group);
+      auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
+      // What each tick took beyond this rank's own compute of one.
+      if (round >= 0)
+        beyond[i].push_back(step / ticks - computed / double(kPipelineMicrobatches));
+    }
+  }
+  std::vector<double> medians;
+  for (const std::vector<double> &sampled : beyond)
+    medians.push_back(median(sampled));
+  std::vector<double> summed = summedOverRanks(group, medians);
+  for (size_t i = 0; i < counts.size(); ++i)
+    curve.points.push_back({3.0 * double(counts[i]) * gemmSeconds,
+                            std::max(0.0, summed[i] / double(group.size()))});
   return curve;
 }
 

@@ -154,6 +154,17 @@ schema::WaitBetweenComputesCurve
 measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
                             const CalibrationProgressFn &progress);
 
+/// The job's ranks in pairs, all pairs at once, each a two-stage pipeline (the lower rank
+/// the first stage) running 1F1B steps of 8 microbatches whose forwards and backwards are
+/// GEMMs (a backward twice its forward) and whose messages are kWaitBetweenComputesBytes,
+/// sent and received as PipelineEngine does, at ticks (a forward and its backward) of
+/// about 0.125, 0.5, 2 and 8 ms: what a tick took beyond its compute, the curve's points
+/// (schema::DeviceProfile::pipelineMessages). Every rank must call it; a job of fewer than
+/// 2 ranks or an odd one gets a curve without points.
+schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
+                                                         const CalibrationTiming &timing,
+                                                         const CalibrationProgressFn &progress);
+
 /// The ranks' results as the calibrate parent reads them back: one line
 /// "KIND RANKS SIZE SECONDS" per point, "... CPU_SECONDS" for a curve with CPU
 /// times (cpuPoints).
