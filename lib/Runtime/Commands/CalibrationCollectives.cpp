@@ -293,6 +293,7 @@ namespace {
 /// A two-stage pipeline's actions on one rank of a pair: 1F1B over kPipelineMicrobatches
 /// (stage 0 runs one forward ahead), true for a forward.
 constexpr int64_t kPipelineMicrobatches = 8;
+constexpr int kStepsPerRound = 3;
 
 std::vector<std::pair<bool, int64_t>> oneForwardOneBackward(int stage) {
   std::vector<std::pair<bool, int64_t>> actions;
@@ -371,19 +372,24 @@ schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
       onRound(round);
     for (size_t i = 0; i < counts.size(); ++i) {
       dist::barrier(group);
-      auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
-      // What each tick took beyond this rank's own compute of one.
-      if (round >= 0)
-        beyond[i].push_back(step / ticks - computed / double(kPipelineMicrobatches));
+      // Its stalls come a few a step, steps apart: a sample is one step, several a round.
+      for (int repeat = 0; repeat < kStepsPerRound; ++repeat) {
+        auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
+        // What each tick took beyond this rank's own compute of one.
+        if (round >= 0)
+          beyond[i].push_back(step / ticks - computed / double(kPipelineMicrobatches));
+      }
     }
   }
   std::vector<double> medians;
   for (const std::vector<double> &sampled : beyond)
     medians.push_back(median(sampled));
   std::vector<double> summed = summedOverRanks(group, medians);
+  // A tick measured to take no longer than its compute (the noise of a long one) waits
+  // a microsecond: a profile's points are positive.
   for (size_t i = 0; i < counts.size(); ++i)
     curve.points.push_back({3.0 * double(counts[i]) * gemmSeconds,
-                            std::max(0.0, summed[i] / double(group.size()))});
+                            std::max(1e-6, summed[i] / double(group.size()))});
   return curve;
 }
 
