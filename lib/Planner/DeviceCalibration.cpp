@@ -65,13 +65,14 @@ MeasuredCurve nonDecreasingCurveOf(const std::vector<schema::ProfilePoint> &poin
   return curve;
 }
 
-/// A waits-between-computes curve: a peer's lag, and so the wait, grows with the compute
-/// before the call, and timing noise only ever adds time, so a wait above one measured after
-/// a longer compute is noise and takes that smaller wait (the lower envelope from the
-/// right). Raising the later points instead let one slow sample at 0.125 ms of compute
-/// (1.57 ms, where 0.5-8 ms of compute measured 0.62-0.78 ms) price every 2-rank pipeline
-/// message at 1.5 ms; between the ticks of 20 random models' pp=2 a message took 0.66 ms
-/// (the median over their 1f1b runs).
+/// A curve that grows with its size where timing noise only ever adds time: a point above
+/// one measured at a larger size is noise and takes that smaller time (the lower envelope
+/// from the right). For the waits between computes (a peer's lag, and so the wait, grows
+/// with the compute before the call), raising the later points instead let one slow sample
+/// at 0.125 ms of compute (1.57 ms, where 0.5-8 ms of compute measured 0.62-0.78 ms) price
+/// every 2-rank pipeline message at 1.5 ms. For replicas' steps (more samples a rank, more
+/// compute), one slow sample at 16 samples (16.6 ms, where 32 measured 10.0) had a small
+/// conv model's dp=2 predicted at 2.1x its step.
 MeasuredCurve lowerEnvelopeCurveOf(const std::vector<schema::ProfilePoint> &points) {
   MeasuredCurve curve = positiveCurveOf(points);
   for (size_t i = curve.points.size(); i-- > 1;)
@@ -127,7 +128,7 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
                                                         : curveOf(curve.nodeByNodePoints),
                          {}};
     for (const schema::ReplicatedStepCurve &replicas : curve.replicated)
-      times.replicated[replicas.ranks] = curveOf(replicas.points);
+      times.replicated[replicas.ranks] = lowerEnvelopeCurveOf(replicas.points);
     if (!curve.coldPoints.empty())
       times.cold = curveOf(curve.coldPoints);
     calibration->modelSteps.push_back(std::move(times));

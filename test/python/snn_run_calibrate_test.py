@@ -81,31 +81,22 @@ def check_profile(path):
     found = sorted((c["kind"], c["ranks"]) for c in profile["communication"])
     if found != sorted((kind, r) for kind in COMMUNICATION_KINDS for r in (2, 4)):
         raise Failure(f"communication curves {found}")
-    # Measured on each even job (2 and 4 ranks): GEMMs of about 0.125 .. 8 ms before each
-    # pair's all_reduce of 16 KiB, each wait at least the 2-rank all_reduce's smallest time
-    # less the clock's jitter.
-    waits = profile.get("waits_between_computes", [])
-    if sorted((w["ranks"], w["bytes"]) for w in waits) != [(2, 16384), (4, 16384)]:
-        raise Failure(f"waits_between_computes {waits}")
-    for w in waits:
-        check_points(w["points"], f"waits_between_computes on {w['ranks']}")
-        computes = [p["size"] for p in w["points"]]
-        if not (len(computes) >= 3 and computes[0] < 0.5e-3 and 4e-3 < computes[-1] < 16e-3):
-            raise Failure(f"waits_between_computes on {w['ranks']}: computes {computes} "
-                          "(about 0.125 .. 8 ms)")
-    # Each even job's pairs as two-stage pipelines: ticks of about 0.125 .. 8 ms, what each
-    # took beyond its compute (its message, the peer's wake) positive and under a tick's
-    # compute plus 50 ms (a stalled host, not a measurement of the compute itself).
-    messages = profile.get("pipeline_messages", [])
-    if sorted((m["ranks"], m["bytes"]) for m in messages) != [(2, 16384), (4, 16384)]:
-        raise Failure(f"pipeline_messages {messages}")
-    for m in messages:
-        check_points(m["points"], f"pipeline_messages on {m['ranks']}")
-        ticks = [p["size"] for p in m["points"]]
-        if not (len(ticks) >= 3 and ticks[0] < 0.5e-3 and 4e-3 < ticks[-1] < 16e-3):
-            raise Failure(f"pipeline_messages on {m['ranks']}: ticks {ticks} (about 0.125 .. 8 ms)")
-        if any(not 0 < p["seconds"] < p["size"] + 0.05 for p in m["points"]):
-            raise Failure(f"pipeline_messages on {m['ranks']}: {m['points']}")
+    # Measured on each even job (2 and 4 ranks), its ranks in pairs: the waits in a pair's
+    # all_reduce of 16 KiB after GEMMs of about 0.125 .. 8 ms, and each pair as a two-stage
+    # pipeline of 16 KiB messages whose ticks compute as long, what a tick took beyond its
+    # compute (its message, the peer's wake) under the tick plus 50 ms (a stalled host).
+    for key in ("waits_between_computes", "pipeline_messages"):
+        curves = profile.get(key, [])
+        if sorted((c["ranks"], c["bytes"]) for c in curves) != [(2, 16384), (4, 16384)]:
+            raise Failure(f"{key} {curves}")
+        for c in curves:
+            where = f"{key} on {c['ranks']}"
+            check_points(c["points"], where)
+            computes = [p["size"] for p in c["points"]]
+            if not (len(computes) >= 3 and computes[0] < 0.5e-3 and 4e-3 < computes[-1] < 16e-3):
+                raise Failure(f"{where}: computes {computes} (about 0.125 .. 8 ms)")
+            if any(not p["seconds"] < p["size"] + 0.05 for p in c["points"]):
+                raise Failure(f"{where}: {c['points']}")
     for curve in profile["communication"]:
         check_points(curve["points"], f"{curve['kind']} on {curve['ranks']}")
         # The CPU a call costs its ranks (what a pipeline's compute loses to it): at every

@@ -6,7 +6,9 @@
 // times it, which is the collective's time since no rank leaves a collective
 // before every rank has entered it. The waits between computes are each
 // rank's own time inside its pair's all_reduce, averaged over the ranks: a
-// pair's ranks wait unequally (the later one hardly at all).
+// pair's ranks wait unequally (the later one hardly at all). The pipelines' messages are
+// what a tick of each pair's two-stage pipeline took beyond its own compute, the step
+// timed on each rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -290,11 +292,11 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
 
 namespace {
 
-/// A two-stage pipeline's actions on one rank of a pair: 1F1B over kPipelineMicrobatches
-/// (stage 0 runs one forward ahead), true for a forward.
 constexpr int64_t kPipelineMicrobatches = 8;
 constexpr int kStepsPerRound = 3;
 
+/// A two-stage pipeline's actions on one rank of a pair: 1F1B over kPipelineMicrobatches
+/// (stage 0 runs one forward ahead), true for a forward.
 std::vector<std::pair<bool, int64_t>> oneForwardOneBackward(int stage) {
   std::vector<std::pair<bool, int64_t>> actions;
   int64_t ahead = stage == 0 ? 1 : 0, m = kPipelineMicrobatches;
