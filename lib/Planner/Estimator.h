@@ -78,7 +78,7 @@ public:
   /// measured data-parallel step of the group size nearest `jobRanks` less the
   /// one-process step node by node on as many CPUs shared and less its collectives'
   /// curves (gradient buckets, step metrics, SyncBatchNorm). 0 without a measured one.
-  double replicaSyncSeconds(int64_t jobRanks, int64_t samples) const;
+  double replicaSyncSeconds(int64_t jobRanks, int64_t samples, int64_t *calls = nullptr) const;
 
 private:
   struct Scales {

@@ -21,7 +21,8 @@ static Communication callsOfKind(const Communication &comm, CollectiveKind kind)
   return selected;
 }
 
-double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples) const {
+double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples,
+                                     int64_t *calls) const {
   if (!step_ || step_->replicated.empty() || samples < 1)
     return 0.0;
   auto nearest = nearestByRanks(step_->replicated, jobRanks);
@@ -32,6 +33,8 @@ double Estimator::replicaSyncSeconds(int64_t jobRanks, int64_t samples) const {
   Communication replicaStep = dataParallelCommunication(modelCost(model_, 1), ranks);
   replicaStep += syncBatchNormCommunication(model_, ranks, {});
   replicaStep += stepMetricsCommunication(ranks);
+  if (calls)
+    *calls = groupCalls(replicaStep);
   double measured = nearest->second.secondsAt(double(samples));
   return std::max(0.0, measured - alone - replicaStep.seconds(hw_, ranks));
 }
@@ -123,11 +126,22 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     tpSeconds = alone + lag;
     e.peerWaitSeconds = lag;
   }
+  bool fillsCpus = hw_.ranksFillCpus(ranks);
+  // On a job that takes every CPU, a whole-job tp's calls wait as calibrate measured between
+  // computes (below), each of them: the replicas' waits, which SyncBatchNorm's calls
+  // dominate where the model has BatchNorms, are not its own.
+  bool tpWaitsPerCall = fillsCpus && config.mode == Mode::TP && config.tp == ranks;
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
   // its share of a tp group's work is about a replica's of local / tp samples.
+  int64_t replicaCalls = 0;
   if (ranks > 1)
     e.replicaSyncSeconds = replicaSyncSeconds(
-        ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)));
+        ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)), &replicaCalls);
+  if (tpWaitsPerCall && e.replicaSyncSeconds > 0 && replicaCalls > 0) {
+    // The replicas' wait a call, as often as tp calls.
+    e.replicaSyncSeconds *= double(groupCalls(tp)) / double(replicaCalls);
+    tpWaitsPerCall = false;
+  }
   double flatSeconds = comm.seconds(hw_, ranks);
   // On a job that takes every CPU, the collectives between the layers' computes wait for
   // their peer as calibrate measured between computes, each after the step's compute over
@@ -142,11 +156,10 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     e.peerWaitSeconds += lag;
     return lag;
   };
-  bool fillsCpus = hw_.ranksFillCpus(ranks);
   if (fillsCpus && sharded && config.tp <= 1)
     flatSeconds += waitsBetweenComputes(callsOfKind(comm, CollectiveKind::ReduceScatter),
                                         groupCalls(comm));
-  if (fillsCpus && config.mode == Mode::TP && config.tp == ranks)
+  if (tpWaitsPerCall)
     tpSeconds += waitsBetweenComputes(tp, groupCalls(tp));
   e.commSeconds = flatSeconds + tpSeconds + e.replicaSyncSeconds;
   comm += tp;

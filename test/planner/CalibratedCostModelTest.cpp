@@ -17,6 +17,7 @@
 #include "snn/Planner/Pipeline.h"
 #include "snn/Planner/PipelineUnits.h"
 #include "snn/Planner/Recommender.h"
+#include "snn/Planner/TensorParallel.h"
 
 #include <gtest/gtest.h>
 
@@ -417,6 +418,25 @@ TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) 
   EXPECT_NEAR(tp.replicaSyncSeconds, 4e-3, 1e-9);
   Estimate pp = forcedEstimate(model, "dp=2,pp=2", snn::schema::RequestedMode::PP, hw);
   EXPECT_EQ(pp.replicaSyncSeconds, 0.0);
+  {
+    // On a job whose ranks take every CPU, a whole-job tp's calls wait as the replicas' did
+    // a call (4 ms over their 6), as often as it calls, not SyncBatchNorm's waits it lacks;
+    // nor the waits between computes on top.
+    calibration->logicalCpus = 2;
+    calibration->waitsBetweenComputes[2] = {16384, {{{1e-4, 5e-3}, {1e-2, 5e-3}}}};
+    ASSERT_TRUE(hw.ranksFillCpus(2));
+    Communication tpCalls = tensorParallelCommunication(model, planTensorParallel(model), 2, 64);
+    ASSERT_GE(tpCalls.collectives, 1);
+    Estimate busy = forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw);
+    EXPECT_NEAR(busy.replicaSyncSeconds, 4e-3 * double(tpCalls.collectives) / 6.0, 1e-9);
+    EXPECT_EQ(busy.peerWaitSeconds, 0.0);
+    // dp's replicas are what was measured: all of it.
+    EXPECT_NEAR(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw)
+                    .replicaSyncSeconds,
+                4e-3, 1e-9);
+    calibration->logicalCpus = 0;
+    calibration->waitsBetweenComputes.clear();
+  }
   // Replicas measured no slower than their parts charge nothing more.
   calibration->modelSteps.back().replicated[2] = apart;
   EXPECT_EQ(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw).replicaSyncSeconds,
