@@ -149,9 +149,9 @@ struct DeviceProfile {
   std::vector<WaitBetweenComputesCurve> waitsBetweenComputes;
   /// Optional; each ranks once. What a two-stage pipeline's tick takes beyond its compute,
   /// its ranks in pairs, all pairs at once, 1F1B over 8 microbatches: size is the seconds
-  /// of one tick's compute (a forward and its backward, measured alone), seconds the mean
-  /// a tick took beyond it (its message and the wake of the rank that waited for it), and
-  /// bytes each message's tensor.
+  /// of one tick's compute (a forward and its backward, measured alone), seconds the median
+  /// over steps of what a tick took beyond it (its message and the wake of the rank that
+  /// waited for it), and bytes each message's tensor.
   std::vector<WaitBetweenComputesCurve> pipelineMessages;
 
   /// The curve of `kind`, or null.
