@@ -131,18 +131,17 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
   // did (their whole wait, which SyncBatchNorm's calls dominate where the model has
   // BatchNorms, is not tp's), or without a replicated step, as calibrate measured between
   // computes (below).
-  bool tpWaitsPerCall = fillsCpus && config.mode == Mode::TP && config.tp == ranks;
+  bool wholeJobTpOnFullCpus = fillsCpus && config.mode == Mode::TP && config.tp == ranks;
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
   // its share of a tp group's work is about a replica's of local / tp samples.
   int64_t replicaCalls = 0;
   if (ranks > 1)
     e.replicaSyncSeconds = replicaSyncSeconds(
         ranks, std::max<int64_t>(1, local / std::max<int64_t>(config.tp, 1)), &replicaCalls);
-  if (tpWaitsPerCall && e.replicaSyncSeconds > 0 && replicaCalls > 0) {
-    // The replicas' wait a call, as often as tp calls.
+  bool tpPaysReplicasCalls =
+      wholeJobTpOnFullCpus && e.replicaSyncSeconds > 0 && replicaCalls > 0;
+  if (tpPaysReplicasCalls) // the replicas' wait a call, as often as tp calls
     e.replicaSyncSeconds *= double(groupCalls(tp)) / double(replicaCalls);
-    tpWaitsPerCall = false;
-  }
   double flatSeconds = comm.seconds(hw_, ranks);
   // On a job that takes every CPU, the collectives between the layers' computes wait for
   // their peer as calibrate measured between computes, each after the step's compute over
@@ -160,7 +159,7 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
   if (fillsCpus && sharded && config.tp <= 1)
     flatSeconds += waitsBetweenComputes(callsOfKind(comm, CollectiveKind::ReduceScatter),
                                         groupCalls(comm));
-  if (tpWaitsPerCall)
+  if (wholeJobTpOnFullCpus && !tpPaysReplicasCalls)
     tpSeconds += waitsBetweenComputes(tp, groupCalls(tp));
   e.commSeconds = flatSeconds + tpSeconds + e.replicaSyncSeconds;
   comm += tp;

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -232,6 +233,37 @@ std::vector<int64_t> gemmCounts(double gemmSeconds, int64_t multiple) {
   return counts;
 }
 
+/// Rounds (warmups first, not kept) of `sample` at each of `points` indices, each round's
+/// progress reported by rank 0 as `what`: each index's median over its samples, averaged
+/// over the group's ranks (a pair's ranks differ: the later one hardly waits).
+using SampleFn = std::function<void(size_t, std::vector<double> &)>;
+std::vector<double> meanOfMediansInRounds(dist::World &world, const CalibrationTiming &timing,
+                                          const CalibrationProgressFn &progress,
+                                          const std::string &what, size_t points,
+                                          const SampleFn &sample) {
+  std::vector<std::vector<double>> samples(points);
+  std::vector<double> discarded;
+  auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
+                               what + " on " + std::to_string(world.group().size()) +
+                                   " ranks, in rounds",
+                               timing);
+  for (int round = -timing.warmups; round < std::max(1, timing.repeats); ++round) {
+    if (round >= 0 && onRound)
+      onRound(round);
+    for (size_t i = 0; i < points; ++i) {
+      discarded.clear();
+      sample(i, round >= 0 ? samples[i] : discarded);
+    }
+  }
+  std::vector<double> medians;
+  for (const std::vector<double> &sampled : samples)
+    medians.push_back(median(sampled));
+  std::vector<double> summed = summedOverRanks(world.group(), medians);
+  for (double &sum : summed)
+    sum /= double(world.group().size());
+  return summed;
+}
+
 /// The mean seconds this rank waited in each all_reduce of `pair` that followed `count` GEMMs,
 /// over `calls` of them, every pair of `group` at once from a barrier.
 double waitAfterComputes(const dist::Group &group, const dist::Group &pair,
@@ -264,29 +296,16 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
   double gemmSeconds = std::max(gemmSecondsAlone(group, gemm), 1e-7);
   std::vector<int64_t> counts = gemmCounts(gemmSeconds, 1);
   at::Tensor tensor = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
-  std::vector<std::vector<double>> samples(counts.size());
-  auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
-                               "waits in pairs' all_reduce between computes on " +
-                                   std::to_string(group.size()) + " ranks, in rounds",
-                               timing);
-  for (int round = -timing.warmups; round < std::max(1, timing.repeats); ++round) {
-    if (round >= 0 && onRound)
-      onRound(round);
-    for (size_t i = 0; i < counts.size(); ++i) {
-      double wait = waitAfterComputes(group, pair, gemm, counts[i], tensor, kCallsPerSample);
-      if (round >= 0)
-        samples[i].push_back(wait);
-    }
-  }
-  std::vector<double> medians;
-  for (const std::vector<double> &sampled : samples)
-    medians.push_back(median(sampled));
   // A pair's slower rank hardly waits and its peer waits for it: their mean is what the
   // pair loses a call.
-  std::vector<double> summed = summedOverRanks(group, medians);
+  std::vector<double> waits = meanOfMediansInRounds(
+      world, timing, progress, "waits in pairs' all_reduce between computes", counts.size(),
+      [&](size_t i, std::vector<double> &samples) {
+        samples.push_back(
+            waitAfterComputes(group, pair, gemm, counts[i], tensor, kCallsPerSample));
+      });
   for (size_t i = 0; i < counts.size(); ++i)
-    curve.points.push_back(
-        {double(counts[i]) * gemmSeconds, summed[i] / double(group.size())});
+    curve.points.push_back({double(counts[i]) * gemmSeconds, waits[i]});
   return curve;
 }
 
@@ -363,35 +382,22 @@ schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
   double gemmSeconds = std::max(gemmSecondsAlone(group, gemm), 1e-7);
   std::vector<int64_t> counts = gemmCounts(gemmSeconds, 3); // a tick: forward + backward
   at::Tensor message = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
-  std::vector<std::vector<double>> beyond(counts.size());
-  auto onRound = roundProgress(world.rank() == 0 ? progress : CalibrationProgressFn{},
-                               "two-stage pipelines' messages between computes on " +
-                                   std::to_string(group.size()) + " ranks, in rounds",
-                               timing);
   double ticks = double(kPipelineMicrobatches + 1); // m of each rank's, one to fill
-  for (int round = -timing.warmups; round < std::max(1, timing.repeats); ++round) {
-    if (round >= 0 && onRound)
-      onRound(round);
-    for (size_t i = 0; i < counts.size(); ++i) {
-      dist::barrier(group);
-      // Its stalls come a few a step, steps apart: a sample is one step, several a round.
-      for (int repeat = 0; repeat < kStepsPerRound; ++repeat) {
-        auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
-        // What each tick took beyond this rank's own compute of one.
-        if (round >= 0)
-          beyond[i].push_back(step / ticks - computed / double(kPipelineMicrobatches));
-      }
-    }
-  }
-  std::vector<double> medians;
-  for (const std::vector<double> &sampled : beyond)
-    medians.push_back(median(sampled));
-  std::vector<double> summed = summedOverRanks(group, medians);
+  std::vector<double> beyond = meanOfMediansInRounds(
+      world, timing, progress, "two-stage pipelines' messages between computes", counts.size(),
+      [&](size_t i, std::vector<double> &samples) {
+        dist::barrier(group);
+        // Its stalls come a few a step, steps apart: a sample is one step, several a round.
+        for (int repeat = 0; repeat < kStepsPerRound; ++repeat) {
+          auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
+          // What each tick took beyond this rank's own compute of one.
+          samples.push_back(step / ticks - computed / double(kPipelineMicrobatches));
+        }
+      });
   // A tick measured to take no longer than its compute (the noise of a long one) waits
   // a microsecond: a profile's points are positive.
   for (size_t i = 0; i < counts.size(); ++i)
-    curve.points.push_back({3.0 * double(counts[i]) * gemmSeconds,
-                            std::max(1e-6, summed[i] / double(group.size()))});
+    curve.points.push_back({3.0 * double(counts[i]) * gemmSeconds, std::max(1e-6, beyond[i])});
   return curve;
 }
 
