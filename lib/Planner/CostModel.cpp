@@ -37,7 +37,8 @@ double flopsPerOutputElement(const ModelInfo &model, int opIndex, int64_t batch)
     int64_t in = elementsAt(inputShapeOf(model, opIndex), inputBatchDimOf(model, opIndex), batch);
     return out > 0 ? double(in) / double(out) : 0.0;
   }
-  case OpKind::Flatten: return 0.0;
+  case OpKind::Flatten:
+  case OpKind::Reshape: return 0.0;
   case OpKind::Dropout:
   case OpKind::Add:
   case OpKind::Mul: return 1.0;
@@ -96,12 +97,24 @@ int64_t inputElements(const ModelInfo &model, int opIndex, int64_t batch) {
   return total;
 }
 
+/// Elements of the D x D products v k^T of every step and head that an attention over
+/// `out` output elements ([T, N, C, L...]: D = C / heads) keeps for its backward.
+int64_t attentionKeyValueElements(const OpInfo &op, int64_t out) {
+  if (op.outputShape.size() < 4 || op.groups < 1)
+    return 0;
+  int64_t positions = 1;
+  for (size_t d = 3; d < op.outputShape.size(); ++d)
+    positions *= op.outputShape[d];
+  return positions > 0 ? out / positions * (op.outputShape[2] / op.groups) : 0;
+}
+
 /// What the runtime's autograd keeps of op `opIndex` (Runtime/Autograd): linear, conv2d and
 /// batch_norm their input (a conv2d's spike input as one bit per value), a neuron its
 /// pre-fire potentials H (PLIF its input too; nothing inside a block after a BatchNorm,
 /// whose input the block keeps and recomputes H from), max_pool2d a one-byte argmax per
-/// output, mul its inputs, dropout its mask; pools by averaging, flatten, add and the mean
-/// over time only shapes. Elsewhere the output.
+/// output, mul its inputs, dropout its mask, spiking_attention its input and v k^T, pools by
+/// averaging their input (but a global one); flatten, reshape (a view: a conv after it still
+/// keeps spikes as bits), add and the mean over time only shapes. Elsewhere the output.
 int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused) {
   const OpInfo &op = model.ops[size_t(opIndex)];
   int64_t out = elementsAt(op.outputShape, op.batchDim, batch);
@@ -128,9 +141,15 @@ int64_t keptBytes(const ModelInfo &model, int opIndex, int64_t batch, bool fused
   case OpKind::ParallelNeuron: // H for the surrogate and the input for the weight's gradient
     return (out + in) * kBytesPerElement;
   case OpKind::MaxPool2d: return out;
-  case OpKind::AvgPool2d:
-  case OpKind::AdaptiveAvgPool2d:
+  case OpKind::SpikingAttention: // its qkv spikes and each step and head's D x D (v k^T)
+    return (in + attentionKeyValueElements(op, out)) * kBytesPerElement;
+  case OpKind::AvgPool2d: return in * kBytesPerElement; // ATen's backward reads its input
+  case OpKind::AdaptiveAvgPool2d: // to 1 x 1 ATen takes the mean, which keeps only shapes
+    return op.outputShape.size() == 5 && op.outputShape[3] * op.outputShape[4] == 1
+               ? 0
+               : in * kBytesPerElement;
   case OpKind::Flatten:
+  case OpKind::Reshape:
   case OpKind::Add:
   case OpKind::MeanTime: return 0;
   default: return out * kBytesPerElement;
@@ -143,7 +162,8 @@ bool producesSpikes(const ModelInfo &model, int opIndex) {
   const OpInfo &op = model.ops[size_t(opIndex)];
   if (isNeuron(op.kind))
     return true;
-  if ((op.kind == OpKind::MaxPool2d || op.kind == OpKind::Flatten) && !op.inputs.empty() &&
+  if ((op.kind == OpKind::MaxPool2d || op.kind == OpKind::Flatten ||
+       op.kind == OpKind::Reshape) && !op.inputs.empty() &&
       op.inputs.front() >= 0)
     return producesSpikes(model, op.inputs.front());
   return false;
@@ -233,6 +253,7 @@ std::pair<WorkKind, double> opWork(const ModelInfo &model, int opIndex, int64_t 
   case OpKind::AdaptiveAvgPool2d:
     return {WorkKind::Pool, input};
   case OpKind::Flatten:
+  case OpKind::Reshape:
     return {WorkKind::Elementwise, 0.0}; // a view
   default:
     return {WorkKind::Elementwise, output};

@@ -14,6 +14,7 @@ const char *opKindName(OpKind kind) {
   case OpKind::AvgPool2d: return "avg_pool2d";
   case OpKind::AdaptiveAvgPool2d: return "adaptive_avg_pool2d";
   case OpKind::Flatten: return "flatten";
+  case OpKind::Reshape: return "reshape";
   case OpKind::Dropout: return "dropout";
   case OpKind::Add: return "add";
   case OpKind::Mul: return "mul";

@@ -77,6 +77,27 @@ TEST(CostModel, OtherKinds) {
   EXPECT_EQ(opCost(model, mean, 5).outputBytes, 5 * 12 * 4);
 }
 
+TEST(CostModel, WhatPoolsViewsAndAttentionKeep) {
+  // [T=2, N, 12, 4, 4] spikes; at batch 1 the neuron's output is 2*12*4*4 = 384 values.
+  ModelBuilder b({2, -1, 12, 4, 4}, 2);
+  int sn = b.neuron(-1, OpKind::IFNode, "sn");
+  int avg = b.avgPool(sn, 2, "avg");
+  EXPECT_EQ(opCost(b.build(avg), avg, 1).activationBytes, 384 * 4); // ATen's backward reads it
+  // A view to [T, N, 12, 16] keeps nothing, and a conv after it still keeps spikes as bits.
+  int view = b.reshape(sn, {2, -1, 12, 16}, "view");
+  int back = b.reshape(view, {2, -1, 12, 4, 4}, "back");
+  int conv = b.conv(back, 4, 3, 1, "conv");
+  ModelInfo viewed = b.build(conv);
+  EXPECT_EQ(opCost(viewed, view, 1).activationBytes, 0);
+  EXPECT_DOUBLE_EQ(opCost(viewed, view, 1).forwardFlops, 0.0);
+  EXPECT_TRUE(producesSpikes(viewed, back));
+  EXPECT_EQ(opCost(viewed, conv, 1).activationBytes, 384 / 8);
+  // Attention of 2 heads over qkv [T, N, 12, 16]: C = 4, D = 2; it keeps its 384 input
+  // values and each step and head's 2 x 2 v k^T: 2 * 2 * 2 * 2 = 16.
+  int attention = b.spikingAttention(view, 2, "attention");
+  EXPECT_EQ(opCost(b.build(attention), attention, 1).activationBytes, (384 + 16) * 4);
+}
+
 TEST(CostModel, ModelTotalsAndLinearInBatch) {
   ModelBuilder b({4, -1, 16}, 4);
   int fc = b.linear(-1, 32, true, "fc");

@@ -104,6 +104,21 @@ int ModelBuilder::maxPool(int input, int64_t kernel, const std::string &name) {
   return add(op);
 }
 
+int ModelBuilder::avgPool(int input, int64_t kernel, const std::string &name) {
+  int pool = maxPool(input, kernel, name);
+  model_.ops[size_t(pool)].kind = OpKind::AvgPool2d;
+  return pool;
+}
+
+int ModelBuilder::reshape(int input, std::vector<int64_t> shape, const std::string &name) {
+  OpInfo op;
+  op.name = name;
+  op.kind = OpKind::Reshape;
+  op.inputs = {input};
+  op.outputShape = std::move(shape);
+  return add(op);
+}
+
 int ModelBuilder::flatten(int input, const std::string &name) {
   OpInfo op;
   op.name = name;

@@ -20,6 +20,9 @@ public:
   int batchNorm(int input, const std::string &name);
   int neuron(int input, OpKind kind, const std::string &name);
   int maxPool(int input, int64_t kernel, const std::string &name);
+  int avgPool(int input, int64_t kernel, const std::string &name);
+  /// A per-step view of `input` as `shape` (the batch dimension, 1, as -1).
+  int reshape(int input, std::vector<int64_t> shape, const std::string &name);
   int flatten(int input, const std::string &name);
   int meanTime(int input, const std::string &name);
   /// An elementwise add of two values of the same shape (a residual connection).

@@ -21,6 +21,7 @@ enum class OpKind {
   AvgPool2d,
   AdaptiveAvgPool2d,
   Flatten,
+  Reshape, ///< a per-step view of another shape (snn.reshape)
   Dropout,
   Add,
   Mul,

@@ -24,6 +24,7 @@ pl::OpKind kindOf(Operation *op) {
       .Case([](AvgPool2dOp) { return pl::OpKind::AvgPool2d; })
       .Case([](AdaptiveAvgPool2dOp) { return pl::OpKind::AdaptiveAvgPool2d; })
       .Case([](FlattenOp) { return pl::OpKind::Flatten; })
+      .Case([](ReshapeOp) { return pl::OpKind::Reshape; })
       .Case([](DropoutOp) { return pl::OpKind::Dropout; })
       .Case([](AddOp) { return pl::OpKind::Add; })
       .Case([](MulOp) { return pl::OpKind::Mul; })
