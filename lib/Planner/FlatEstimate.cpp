@@ -127,11 +127,13 @@ void Estimator::flatCommunication(const ModeConfig &config, int64_t local, int64
     e.peerWaitSeconds = lag;
   }
   bool fillsCpus = hw_.ranksFillCpus(ranks);
-  // On a job that takes every CPU, a whole-job tp's calls each wait: as the replicas' calls
-  // did (their whole wait, which SyncBatchNorm's calls dominate where the model has
-  // BatchNorms, is not tp's), or without a replicated step, as calibrate measured between
-  // computes (below).
-  bool wholeJobTpOnFullCpus = fillsCpus && config.mode == Mode::TP && config.tp == ranks;
+  bool takesEveryCpu =
+      fillsCpus || (hw_.calibration && hw_.calibration->oversubscription(ranks) > 1.0);
+  // On a job that takes every CPU (or more), a whole-job tp's calls each wait: as the
+  // replicas' calls did (their whole wait, which SyncBatchNorm's calls dominate where the
+  // model has BatchNorms, is not tp's), or without a replicated step, as calibrate measured
+  // between computes (below).
+  bool wholeJobTpOnFullCpus = takesEveryCpu && config.mode == Mode::TP && config.tp == ranks;
   // Every flat mode's ranks meet in their collectives every step, at least once; per rank,
   // its share of a tp group's work is about a replica's of local / tp samples.
   int64_t replicaCalls = 0;

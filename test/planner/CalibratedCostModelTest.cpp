@@ -434,6 +434,17 @@ TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) 
     EXPECT_NEAR(forcedEstimate(model, "dp=2", snn::schema::RequestedMode::DP, hw)
                     .replicaSyncSeconds,
                 4e-3, 1e-9);
+    // The same on ranks that oversubscribe the CPUs (2 ranks on 1: each replica's compute
+    // takes twice its one-process step).
+    calibration->logicalCpus = 1;
+    MeasuredCurve shared;
+    for (const auto &[samples, seconds] : apart.points)
+      shared.points.push_back({samples, 2.0 * seconds + calls.seconds(hw, 2) + 4e-3});
+    calibration->modelSteps.back().replicated[2] = shared;
+    EXPECT_NEAR(forcedEstimate(model, "tp=2", snn::schema::RequestedMode::TP, hw)
+                    .replicaSyncSeconds,
+                4e-3 * double(tpCalls.collectives) / 6.0, 1e-9);
+    calibration->modelSteps.back().replicated[2] = replicas;
     calibration->logicalCpus = 0;
     calibration->waitsBetweenComputes.clear();
   }
