@@ -83,6 +83,15 @@ TEST(CostModel, WhatPoolsViewsAndAttentionKeep) {
   int sn = b.neuron(-1, OpKind::IFNode, "sn");
   int avg = b.avgPool(sn, 2, "avg");
   EXPECT_EQ(opCost(b.build(avg), avg, 1).activationBytes, 384 * 4); // ATen's backward reads it
+  // An adaptive average pool keeps its input too, but to 1 x 1 (a mean) only shapes.
+  ModelBuilder adaptive({2, -1, 12, 4, 4}, 2);
+  int spikes = adaptive.neuron(-1, OpKind::IFNode, "sn");
+  int half = adaptive.avgPool(spikes, 2, "half"), global = adaptive.avgPool(spikes, 4, "gap");
+  ModelInfo pooled = adaptive.build(global);
+  for (int op : {half, global})
+    pooled.ops[size_t(op)].kind = OpKind::AdaptiveAvgPool2d;
+  EXPECT_EQ(opCost(pooled, half, 1).activationBytes, 384 * 4);
+  EXPECT_EQ(opCost(pooled, global, 1).activationBytes, 0);
   // A view to [T, N, 12, 16] keeps nothing, and a conv after it still keeps spikes as bits.
   int view = b.reshape(sn, {2, -1, 12, 16}, "view");
   int back = b.reshape(view, {2, -1, 12, 4, 4}, "back");

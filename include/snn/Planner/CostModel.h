@@ -8,16 +8,16 @@
 //     batch_norm    6   (2 for the batch statistics, 4 to normalise and apply the affine)
 //     max_pool2d    kh * kw comparisons;  avg_pool2d  kh * kw
 //     adaptive_avg_pool2d   (input elements / output elements)
-//     flatten 0; dropout 1; add 1; mul 1
+//     flatten 0; reshape 0; dropout 1; add 1; mul 1
 //     mean_time     T  (sum over the time steps and divide)
 //     if_node 4 (charge 1, fire 1, reset 2); lif_node 7 and plif_node 7 (charge 4)
 //     spiking_attention   4 * D  (D = C / heads: (v k^T) q is 4 D^2 L FLOPs for D L outputs)
 //     other ops (reduce_mean, ...) 1
 //   backward FLOPs = 2 x forward (gradients of the input and of the weights).
 //
-//   activation bytes kept for backward = the op's output (all T steps), except
-//     flatten 0 (a view of its input) and neurons 2 x output (autograd keeps the spikes and
-//     the membrane potential H of every step for the surrogate gradient).
+//   activation bytes kept for backward = what the runtime's autograd keeps of the op, all T
+//     steps (docs/planner.md): e.g. linear its input, a neuron its potentials H, flatten and
+//     reshape nothing (views), an average pool its input.
 //
 // Every tensor is float32 (4 bytes). Parameters count trainable tensors; BatchNorm
 // running statistics are buffers: replicated everywhere, no gradient, no optimizer state.
@@ -60,7 +60,8 @@ OpCost opCost(const ModelInfo &model, int opIndex, int64_t batch);
 /// the three suffice when the neuron is one of them) run as one kernel. The index of the
 /// first op of the block `opIndex` belongs to, or -1.
 int spikingBlockStart(const ModelInfo &model, int opIndex);
-/// Whether op `opIndex`'s output is spikes: a neuron's, or a max pool or flatten of them.
+/// Whether op `opIndex`'s output is spikes: a neuron's, or a max pool, flatten or reshape of
+/// them.
 bool producesSpikes(const ModelInfo &model, int opIndex);
 
 /// Sums over the model at one batch size.
