@@ -172,6 +172,29 @@ double Hardware::messageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPair
   return 2.0 * sendSeconds(bytes, jobRanks, allPairs);
 }
 
+bool Hardware::measuredPipelineMessageCpu(int64_t jobRanks) const {
+  if (!calibration)
+    return false;
+  auto measured = calibration->pipelineMessages.find(jobRanks);
+  return measured != calibration->pipelineMessages.end() &&
+         !measured->second.cpu.points.empty() && !measured->second.waits.points.empty();
+}
+
+double Hardware::pipelineMessageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
+                                           double tickCompute) const {
+  double curve = messageCpuSeconds(bytes, jobRanks, allPairs);
+  if (!calibration)
+    return curve;
+  auto measured = calibration->pipelineMessages.find(jobRanks);
+  if (measured == calibration->pipelineMessages.end() || measured->second.cpu.points.empty())
+    return curve;
+  const auto &points = measured->second.cpu.points;
+  double tick = std::clamp(tickCompute, points.front().first, points.back().first);
+  int64_t measuredBytes = int64_t(measured->second.bytes);
+  double larger = std::max(0.0, curve - messageCpuSeconds(measuredBytes, jobRanks, allPairs));
+  return measured->second.cpu.secondsAt(tick) + larger;
+}
+
 // A pipeline's messages wait this as often as the CPUs are taken (Estimator::estimate): one
 // pipeline's measured nearer the two-rank ping-pong (the MLP's pp=4: 0.44 ms a message where
 // its 4-rank all-pairs curve said 1.2-1.5 ms), dp=2 x pp=2's nearer the all-pairs curve. On
@@ -192,10 +215,10 @@ bool Hardware::ranksFillCpus(int64_t jobRanks) const {
          calibration->waitsBetweenComputes.count(jobRanks) > 0;
 }
 
-double Hardware::busyMessageSeconds(int64_t bytes, int64_t jobRanks,
-                                    double tickCompute) const {
+double Hardware::busyMessageSeconds(int64_t bytes, int64_t jobRanks, double tickCompute,
+                                    bool measuredShape) const {
   double seconds = sendSeconds(bytes, jobRanks, false);
-  if (!ranksFillCpus(jobRanks))
+  if (!calibration || (!ranksFillCpus(jobRanks) && !measuredShape))
     return seconds;
   // On 2 ranks of 2 CPUs a pipeline's tick took 0.5-1 ms beyond its compute where the
   // ping-pong of its message took 0.07 ms (20 random models' pp=2, 2 to 4.7 times their

@@ -121,7 +121,8 @@ std::shared_ptr<const Calibration> calibrationFromProfile(const schema::DevicePr
     calibration->waitsBetweenComputes[curve.ranks] = {double(curve.bytes),
                                                       lowerEnvelopeCurveOf(curve.points)};
   for (const schema::WaitBetweenComputesCurve &curve : profile.pipelineMessages)
-    calibration->pipelineMessages[curve.ranks] = {double(curve.bytes), curveOf(curve.points)};
+    calibration->pipelineMessages[curve.ranks] = {double(curve.bytes), curveOf(curve.points),
+                                                  positiveCurveOf(curve.cpuPoints)};
   for (const schema::ModelStepCurve &curve : profile.modelSteps) {
     ModelStepTimes times{curve.model, curve.parameters, curve.input, curveOf(curve.points),
                          curve.nodeByNodePoints.empty() ? MeasuredCurve{}

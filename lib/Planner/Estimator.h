@@ -128,6 +128,13 @@ private:
   void flatCommunication(const ModeConfig &config, int64_t local, int64_t paramBytes,
                          const Scales &s, Estimate &e) const;
   void estimatePipeline(const ModeConfig &config, Estimate &e) const;
+  /// One message of a pipeline of `config` in a tick of `tickCompute` seconds: its wall
+  /// seconds, the CPU it takes from its two ranks, and what a descheduled receiver adds.
+  struct MessagePrice {
+    double seconds = 0, cpuSeconds = 0, lagSeconds = 0;
+  };
+  MessagePrice pipelineMessage(const ModeConfig &config, int64_t bytes,
+                               double tickCompute) const;
   /// Collectives of groups smaller than the job (a pipeline stage's tp collectives, one
   /// microbatch's; fsdp_tp's), each after `computePerCall` seconds of compute: their
   /// seconds, and their wait for their peers beyond that when every rank of the job

@@ -187,6 +187,8 @@ std::vector<WaitBetweenComputesCurve> parseWaitCurves(const FieldReader &top, co
     if (!seen.insert(c.ranks).second)
       curve.fail("'" + at + "': " + std::to_string(c.ranks) + " ranks are measured twice");
     c.points = parsePoints(curve, at);
+    if (curve.find(key::kCpuPoints))
+      c.cpuPoints = parseCpuPoints(curve, at, c.points);
     curves.push_back(std::move(c));
   }
   return curves;
@@ -332,9 +334,13 @@ std::string formatDeviceProfile(const DeviceProfile &profile) {
     if (curves->empty())
       continue;
     json waits = json::array();
-    for (const WaitBetweenComputesCurve &c : *curves)
-      waits.push_back({{key::kRanks, c.ranks}, {key::kBytes, c.bytes},
-                       {key::kPoints, pointsJson(c.points)}});
+    for (const WaitBetweenComputesCurve &c : *curves) {
+      json curve = {{key::kRanks, c.ranks}, {key::kBytes, c.bytes},
+                    {key::kPoints, pointsJson(c.points)}};
+      if (!c.cpuPoints.empty())
+        curve[key::kCpuPoints] = pointsJson(c.cpuPoints);
+      waits.push_back(curve);
+    }
     document[name] = waits;
   }
   return document.dump(2) + "\n";

@@ -575,7 +575,7 @@ TEST(CalibratedCostModel, APipelineStagesTensorParallelCallsWaitForPeersWhenTheC
 
 // fsdp_tp's tp groups are pairs of a larger job: each tp call waits for a peer that
 // computed beside the other pairs, as calibrate's pairs measured, every rank computing in
-// lockstep (no chance factor). A tp group that is the whole job is priced by its curve.
+// lockstep (no chance factor).
 TEST(CalibratedCostModel, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPairsDo) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = uniformCalibration(1e-9);
@@ -603,8 +603,10 @@ TEST(CalibratedCostModel, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPa
                            "computes"),
             std::string::npos)
       << rationale;
-  EXPECT_DOUBLE_EQ(estimate(1e-9, "tp=4", RequestedMode::TP).commSeconds,
-                   estimate(5e-3, "tp=4", RequestedMode::TP).commSeconds);
+  // A whole-job tp on CPUs it oversubscribes, without a replicated step measured, waits as
+  // calibrate measured between computes too (FlatEstimate), but after its own compute.
+  EXPECT_GT(estimate(5e-3, "tp=4", RequestedMode::TP).commSeconds,
+            estimate(1e-9, "tp=4", RequestedMode::TP).commSeconds + perCall);
 }
 
 TEST(CalibratedCostModel, PipelineRanksTakingTurnsShareTheCpusLess) {
@@ -1087,6 +1089,38 @@ TEST(CalibratedCostModel, APipelinesMessageCostsTheMeasuredTickBeyondItsCompute)
   EXPECT_DOUBLE_EQ(ticked.computeSeconds, waited.computeSeconds);
   calibration->logicalCpus = 4; // CPUs to spare: the ping-pong alone
   EXPECT_DOUBLE_EQ(hw.busyMessageSeconds(4096, 2, 1e-3), hw.sendSeconds(4096, 2, false));
+}
+
+// Two-stage pipelines on every pair of the job's ranks (dp=2 x pp=2 on 4 ranks) are what
+// calibrate's pipelines ran: where it measured their messages' CPU, their messages wait and
+// take CPU as measured there, on CPUs they fill or oversubscribe; other pipelines (pp=4) as
+// before.
+TEST(CalibratedCostModel, TwoStagePipelinesOnEveryPairArePricedAsCalibratesPipelines) {
+  ModelInfo model = test::spikingMlp(64, 32, 10);
+  auto calibration = uniformCalibration(1e-9);
+  calibration->logicalCpus = 2;
+  calibration->cpu[{CollectiveKind::SendRecv, 4}] = {{{1, 1.2e-3}, {1e9, 1.2e-3}}};
+  Hardware hw;
+  hw.calibration = calibration;
+  snn::schema::RequestedMode pp = snn::schema::RequestedMode::PP;
+  Estimate pingPong = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
+  Estimate fourStages = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
+  // The waits alone (an older profile's curve) change nothing at 4 ranks of 2 CPUs.
+  calibration->pipelineMessages[4] = {16384, {{{1e-4, 2e-3}, {8e-3, 2e-3}}}, {}};
+  EXPECT_FALSE(hw.measuredPipelineMessageCpu(4));
+  EXPECT_DOUBLE_EQ(forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw).stepSeconds,
+                   pingPong.stepSeconds);
+  calibration->pipelineMessages[4].cpu = {{{1e-4, 5e-4}, {8e-3, 5e-4}}};
+  ASSERT_TRUE(hw.measuredPipelineMessageCpu(4));
+  EXPECT_DOUBLE_EQ(hw.pipelineMessageCpuSeconds(4096, 4, true, 1e-3), 5e-4);
+  EXPECT_DOUBLE_EQ(hw.busyMessageSeconds(4096, 4, 1e-3, /*measuredShape=*/true), 2e-3);
+  Estimate measured = forcedEstimate(model, "dp=2,pp=2,vpp=1", pp, hw);
+  // Each replica's two messages a microbatch take 0.5 ms of CPU, not the ping-pong's 1.2.
+  double messages = double(2 * measured.dp * measured.microbatches);
+  EXPECT_NEAR(pingPong.busySeconds - measured.busySeconds, messages * (1.2e-3 - 5e-4), 1e-9);
+  EXPECT_GT(measured.commSeconds, pingPong.commSeconds); // a tick's 2 ms beyond its compute
+  Estimate stillFour = forcedEstimate(model, "pp=4,vpp=1", pp, hw);
+  EXPECT_DOUBLE_EQ(stillFour.stepSeconds, fourStages.stepSeconds);
 }
 
 // On CPUs the job oversubscribes (4 ranks of 1 thread on 2 CPUs), a pipeline's message may

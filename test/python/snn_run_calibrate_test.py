@@ -97,6 +97,13 @@ def check_profile(path):
                 raise Failure(f"{where}: computes {computes} (about 0.125 .. 8 ms)")
             if any(not p["seconds"] < p["size"] + 0.05 for p in c["points"]):
                 raise Failure(f"{where}: {c['points']}")
+        # The pipelines' messages also say what CPU a message took from its two ranks beyond
+        # their compute, at every point's tick: some, less than 50 ms.
+        for c in curves if key == "pipeline_messages" else []:
+            cpu = c.get("cpu_points", [])
+            if [p["size"] for p in cpu] != [p["size"] for p in c["points"]] or any(
+                    not 0 < p["seconds"] < 0.05 for p in cpu):
+                raise Failure(f"{key} on {c['ranks']}: cpu_points {cpu}")
     for curve in profile["communication"]:
         check_points(curve["points"], f"{curve['kind']} on {curve['ranks']}")
         # The CPU a call costs its ranks (what a pipeline's compute loses to it): at every

@@ -301,6 +301,17 @@ TEST(DeviceProfile, PipelineMessagesRoundTripAndAreChecked) {
   EXPECT_EQ(back.pipelineMessages[0].bytes, 16384);
   EXPECT_DOUBLE_EQ(back.pipelineMessages[0].points[1].size, 8e-3);
   EXPECT_DOUBLE_EQ(back.pipelineMessages[0].points[1].seconds, 1.1e-3);
+  EXPECT_TRUE(back.pipelineMessages[0].cpuPoints.empty()); // optional
+  // The CPU a message took, at the points' sizes.
+  profile.pipelineMessages[0].cpuPoints = {{1.3e-4, 5.5e-4}, {8e-3, 3.4e-4}};
+  back = parseDeviceProfile(formatDeviceProfile(profile), "p.json");
+  ASSERT_EQ(back.pipelineMessages[0].cpuPoints.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.pipelineMessages[0].cpuPoints[1].seconds, 3.4e-4);
+  DeviceProfile misplaced = profile;
+  misplaced.pipelineMessages[0].cpuPoints[0].size = 2e-4;
+  EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(misplaced), "p.json"); })
+                .find("'pipeline_messages[0].cpu_points[0].size' must be the size of points[0]"),
+            std::string::npos);
   DeviceProfile bad = profile;
   bad.pipelineMessages[0].ranks = 3;
   EXPECT_NE(errorOf([&] { parseDeviceProfile(formatDeviceProfile(bad), "p.json"); })

@@ -102,6 +102,9 @@ struct Calibration {
   struct WaitCurve {
     double bytes = 0;
     MeasuredCurve waits;
+    /// pipelineMessages: the CPU one message took from its two ranks beyond their compute,
+    /// by the tick's compute; empty where not measured.
+    MeasuredCurve cpu;
   };
   std::map<int64_t, WaitCurve> waitsBetweenComputes;
   /// By the job's ranks: what a two-stage pipeline's tick took beyond its compute, by the
@@ -195,7 +198,19 @@ struct Hardware {
   /// (beyond its messages' bytes, this one's sendSeconds more), else of a 2-rank
   /// send_recv's Calibration::busyCollectiveSeconds after half the tick (the receiver's
   /// thread waits for a CPU its rank's compute holds).
-  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, double tickCompute) const;
+  /// With `measuredShape` (a job of two-stage pipelines on every pair of its ranks, as
+  /// calibrate runs them), the profile's pipelineMessages whether or not the ranks fill the
+  /// CPUs.
+  double busyMessageSeconds(int64_t bytes, int64_t jobRanks, double tickCompute,
+                            bool measuredShape = false) const;
+  /// Whether the profile measured the CPU of a job of `jobRanks` ranks' pipelines' messages.
+  bool measuredPipelineMessageCpu(int64_t jobRanks) const;
+  /// The CPU a message of `bytes` of a job of two-stage pipelines takes from its ranks in a
+  /// tick of `tickCompute` seconds: the profile's pipelineMessages CPU for the job where
+  /// measured (beyond its messages' bytes, what messageCpuSeconds says this one's take
+  /// more), else messageCpuSeconds.
+  double pipelineMessageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
+                                   double tickCompute) const;
 };
 
 } // namespace snn::planner

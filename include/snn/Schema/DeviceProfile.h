@@ -135,6 +135,10 @@ struct WaitBetweenComputesCurve {
   /// size: seconds of one rank's compute between calls (measured alone); seconds: the
   /// mean time a rank waits in the all_reduce (both ranks of a pair averaged). Ascending.
   std::vector<ProfilePoint> points;
+  /// pipeline_messages only, where measured: at each point's size, the CPU seconds one
+  /// message took from its two ranks together beyond their compute (their transfers and
+  /// the backend's threads). Empty otherwise.
+  std::vector<ProfilePoint> cpuPoints;
 };
 
 struct DeviceProfile {

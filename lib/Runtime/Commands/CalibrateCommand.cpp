@@ -172,8 +172,8 @@ void takeNonCommunicationCurves(std::vector<schema::CommunicationCurve> &curves,
       profile.waitsBetweenComputes.push_back(
           {curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
     if (curve.kind == kPipelineMessagesResult)
-      profile.pipelineMessages.push_back(
-          {curve.ranks, kWaitBetweenComputesBytes, std::move(curve.points)});
+      profile.pipelineMessages.push_back({curve.ranks, kWaitBetweenComputesBytes,
+                                          std::move(curve.points), std::move(curve.cpuPoints)});
   }
   // Every curve parsed back has points: the taken ones are left empty.
   curves.erase(std::remove_if(curves.begin(), curves.end(),
@@ -456,7 +456,8 @@ int runCalibrateRanks(const CalibrateRanksOptions &options) {
     schema::WaitBetweenComputesCurve messages = measurePipelineMessages(
         *world, communicationTiming(options.quick), reporter.callback());
     if (!messages.points.empty())
-      curves.push_back({kPipelineMessagesResult, messages.ranks, std::move(messages.points)});
+      curves.push_back({kPipelineMessagesResult, messages.ranks, std::move(messages.points),
+                        std::move(messages.cpuPoints)});
     for (size_t i = 0; i < options.models.size(); ++i) {
       std::vector<schema::ProfilePoint> points =
           measureReplicatedSteps(options.models[i], world->group(), options.modelBatches,

@@ -329,12 +329,17 @@ std::vector<std::pair<bool, int64_t>> oneForwardOneBackward(int stage) {
   return actions;
 }
 
+/// One pipeline step on a rank: its seconds, the seconds of its compute, and this process's
+/// CPU seconds beyond that compute's (its transfers', the backend's threads' included).
+struct PipelineStepTimes {
+  double seconds = 0, computed = 0, cpuBeyondCompute = 0;
+};
+
 /// One pipeline step of `pair` (rank 0 the first stage), a forward being `count` GEMMs and
 /// a backward twice that; the transfers as PipelineEngine makes them (each receive posted
-/// two actions ahead, the sends waited for after the drain). Returns the step's seconds
-/// and this rank's seconds of compute in it.
-std::pair<double, double> pipelineStep(const dist::Group &pair, const GemmCompute &gemm,
-                                       int64_t count, const at::Tensor &message) {
+/// two actions ahead, the sends waited for after the drain).
+PipelineStepTimes pipelineStep(const dist::Group &pair, const GemmCompute &gemm, int64_t count,
+                               const at::Tensor &message) {
   using Clock = std::chrono::steady_clock;
   int stage = pair.rank(), peer = 1 - stage;
   auto actions = oneForwardOneBackward(stage);
@@ -346,7 +351,8 @@ std::pair<double, double> pipelineStep(const dist::Group &pair, const GemmComput
   std::map<size_t, dist::PendingTransfer> posted;
   std::vector<dist::PendingTransfer> sends;
   size_t postedUpTo = 0;
-  double computed = 0;
+  PipelineStepTimes times;
+  double cpuStart = processCpuSeconds(), computeCpu = 0;
   Clock::time_point start = Clock::now();
   for (size_t i = 0; i < actions.size(); ++i) {
     for (; postedUpTo < std::min(i + 3, actions.size()); ++postedUpTo)
@@ -358,14 +364,18 @@ std::pair<double, double> pipelineStep(const dist::Group &pair, const GemmComput
       posted.erase(it);
     }
     Clock::time_point computing = Clock::now();
+    double cpuComputing = processCpuSeconds();
     gemm(actions[i].first ? count : 2 * count);
-    computed += std::chrono::duration<double>(Clock::now() - computing).count();
+    computeCpu += processCpuSeconds() - cpuComputing;
+    times.computed += std::chrono::duration<double>(Clock::now() - computing).count();
     if (!receives(actions[i])) // stage 0's forwards, stage 1's backwards
       sends.push_back(dist::isend(pair, message, peer, tagOf(actions[i])));
   }
   for (dist::PendingTransfer &send : sends)
     send.wait();
-  return {std::chrono::duration<double>(Clock::now() - start).count(), computed};
+  times.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  times.cpuBeyondCompute = processCpuSeconds() - cpuStart - computeCpu;
+  return times;
 }
 
 } // namespace
@@ -383,21 +393,34 @@ schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
   std::vector<int64_t> counts = gemmCounts(gemmSeconds, 3); // a tick: forward + backward
   at::Tensor message = at::randn({kWaitBetweenComputesBytes / int64_t(sizeof(float))});
   double ticks = double(kPipelineMicrobatches + 1); // m of each rank's, one to fill
+  std::vector<CpuCount> cpu(counts.size());
   std::vector<double> beyond = meanOfMediansInRounds(
       world, timing, progress, "two-stage pipelines' messages between computes", counts.size(),
       [&](size_t i, std::vector<double> &samples) {
         dist::barrier(group);
         // Its stalls come a few a step, steps apart: a sample is one step, several a round.
         for (int repeat = 0; repeat < kStepsPerRound; ++repeat) {
-          auto [step, computed] = pipelineStep(pair, gemm, counts[i], message);
+          PipelineStepTimes step = pipelineStep(pair, gemm, counts[i], message);
           // What each tick took beyond this rank's own compute of one.
-          samples.push_back(step / ticks - computed / double(kPipelineMicrobatches));
+          samples.push_back(step.seconds / ticks -
+                            step.computed / double(kPipelineMicrobatches));
+          cpu[i].seconds += step.cpuBeyondCompute;
+          cpu[i].calls += kPipelineMicrobatches; // a rank sends a message a microbatch
         }
       });
+  // A message costs both its ranks: every rank's CPU beyond its compute per message it
+  // sent, summed over the ranks, over the ranks (each pair sends two a microbatch).
+  std::vector<double> perMessage;
+  for (const CpuCount &count : cpu)
+    perMessage.push_back(count.perCall());
+  std::vector<double> cpuSummed = summedOverRanks(group, perMessage);
   // A tick measured to take no longer than its compute (the noise of a long one) waits
   // a microsecond: a profile's points are positive.
-  for (size_t i = 0; i < counts.size(); ++i)
-    curve.points.push_back({3.0 * double(counts[i]) * gemmSeconds, std::max(1e-6, beyond[i])});
+  for (size_t i = 0; i < counts.size(); ++i) {
+    double tick = 3.0 * double(counts[i]) * gemmSeconds;
+    curve.points.push_back({tick, std::max(1e-6, beyond[i])});
+    curve.cpuPoints.push_back({tick, std::max(0.0, cpuSummed[i]) / double(group.size())});
+  }
   return curve;
 }
 
