@@ -172,27 +172,34 @@ double Hardware::messageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPair
   return 2.0 * sendSeconds(bytes, jobRanks, allPairs);
 }
 
-bool Hardware::measuredPipelineMessageCpu(int64_t jobRanks) const {
+/// The profile's pipelines of a job of `jobRanks`, where it measured both their waits and
+/// their messages' CPU; else null.
+static const Calibration::WaitCurve *pipelinesWithCpu(const Calibration *calibration,
+                                                      int64_t jobRanks) {
   if (!calibration)
-    return false;
+    return nullptr;
   auto measured = calibration->pipelineMessages.find(jobRanks);
-  return measured != calibration->pipelineMessages.end() &&
-         !measured->second.cpu.points.empty() && !measured->second.waits.points.empty();
+  if (measured == calibration->pipelineMessages.end() || measured->second.cpu.points.empty() ||
+      measured->second.waits.points.empty())
+    return nullptr;
+  return &measured->second;
+}
+
+bool Hardware::measuredPipelineMessageCpu(int64_t jobRanks) const {
+  return pipelinesWithCpu(calibration.get(), jobRanks) != nullptr;
 }
 
 double Hardware::pipelineMessageCpuSeconds(int64_t bytes, int64_t jobRanks, bool allPairs,
                                            double tickCompute) const {
   double curve = messageCpuSeconds(bytes, jobRanks, allPairs);
-  if (!calibration)
+  const Calibration::WaitCurve *measured = pipelinesWithCpu(calibration.get(), jobRanks);
+  if (!measured)
     return curve;
-  auto measured = calibration->pipelineMessages.find(jobRanks);
-  if (measured == calibration->pipelineMessages.end() || measured->second.cpu.points.empty())
-    return curve;
-  const auto &points = measured->second.cpu.points;
+  const auto &points = measured->cpu.points;
   double tick = std::clamp(tickCompute, points.front().first, points.back().first);
-  int64_t measuredBytes = int64_t(measured->second.bytes);
-  double larger = std::max(0.0, curve - messageCpuSeconds(measuredBytes, jobRanks, allPairs));
-  return measured->second.cpu.secondsAt(tick) + larger;
+  double larger = std::max(
+      0.0, curve - messageCpuSeconds(int64_t(measured->bytes), jobRanks, allPairs));
+  return measured->cpu.secondsAt(tick) + larger;
 }
 
 // A pipeline's messages wait this as often as the CPUs are taken (Estimator::estimate): one

@@ -26,8 +26,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 
