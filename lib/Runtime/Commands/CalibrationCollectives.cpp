@@ -235,8 +235,9 @@ std::vector<int64_t> gemmCounts(double gemmSeconds, int64_t multiple) {
 
 /// Rounds (warmups first, not kept) of `sample` at each of `points` indices, each round's
 /// progress reported by rank 0 as `what`: each index's median over its samples, averaged
-/// over the group's ranks (a pair's ranks differ: the later one hardly waits).
-using SampleFn = std::function<void(size_t, std::vector<double> &)>;
+/// over the group's ranks (a pair's ranks differ: the later one hardly waits). `sample` is
+/// told whether its round is kept.
+using SampleFn = std::function<void(size_t, std::vector<double> &, bool)>;
 std::vector<double> meanOfMediansInRounds(dist::World &world, const CalibrationTiming &timing,
                                           const CalibrationProgressFn &progress,
                                           const std::string &what, size_t points,
@@ -252,7 +253,7 @@ std::vector<double> meanOfMediansInRounds(dist::World &world, const CalibrationT
       onRound(round);
     for (size_t i = 0; i < points; ++i) {
       discarded.clear();
-      sample(i, round >= 0 ? samples[i] : discarded);
+      sample(i, round >= 0 ? samples[i] : discarded, round >= 0);
     }
   }
   std::vector<double> medians;
@@ -300,7 +301,7 @@ measureWaitsBetweenComputes(dist::World &world, const CalibrationTiming &timing,
   // pair loses a call.
   std::vector<double> waits = meanOfMediansInRounds(
       world, timing, progress, "waits in pairs' all_reduce between computes", counts.size(),
-      [&](size_t i, std::vector<double> &samples) {
+      [&](size_t i, std::vector<double> &samples, bool) {
         samples.push_back(
             waitAfterComputes(group, pair, gemm, counts[i], tensor, kCallsPerSample));
       });
@@ -396,7 +397,7 @@ schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
   std::vector<CpuCount> cpu(counts.size());
   std::vector<double> beyond = meanOfMediansInRounds(
       world, timing, progress, "two-stage pipelines' messages between computes", counts.size(),
-      [&](size_t i, std::vector<double> &samples) {
+      [&](size_t i, std::vector<double> &samples, bool kept) {
         dist::barrier(group);
         // Its stalls come a few a step, steps apart: a sample is one step, several a round.
         for (int repeat = 0; repeat < kStepsPerRound; ++repeat) {
@@ -404,6 +405,8 @@ schema::WaitBetweenComputesCurve measurePipelineMessages(dist::World &world,
           // What each tick took beyond this rank's own compute of one.
           samples.push_back(step.seconds / ticks -
                             step.computed / double(kPipelineMicrobatches));
+          if (!kept)
+            continue;
           cpu[i].seconds += step.cpuBeyondCompute;
           cpu[i].calls += kPipelineMicrobatches; // a rank sends a message a microbatch
         }
