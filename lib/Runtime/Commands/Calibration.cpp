@@ -132,26 +132,37 @@ ComputeCase addCase(const std::vector<int64_t> &shape) {
 }
 
 /// Measures every case of one kind (one at a time: only its tensors are
-/// alive), ascending by size; of equal sizes the faster stays.
+/// alive), ascending by size; of equal sizes the faster stays. A point that
+/// breaks the curve's shape (suspectComputePoints: a host's slow spell during
+/// that one point's samples) is measured again, up to twice, keeping the
+/// fastest median: a slow spell only ever adds time.
 template <typename Shape, typename MakeCase>
 schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shape> &shapes,
                                  MakeCase makeCase, const CalibrationTiming &timing,
                                  const CalibrationProgressFn &progress) {
-  std::map<double, double> fastest;
+  std::map<double, std::pair<double, size_t>> fastest; // size -> seconds, shape
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (progress)
       progress(kind, i, shapes.size());
     ComputeCase c = makeCase(shapes[i]);
     double seconds = medianSeconds(c.call, timing);
-    auto [it, inserted] = fastest.emplace(c.size, seconds);
-    if (!inserted)
-      it->second = std::min(it->second, seconds);
+    auto [it, inserted] = fastest.emplace(c.size, std::make_pair(seconds, i));
+    if (!inserted && seconds < it->second.first)
+      it->second = {seconds, i};
   }
-  schema::ComputeCurve curve{kind, {}};
-  for (auto [size, seconds] : fastest)
-    curve.points.push_back({size, seconds});
-  if (curve.points.empty())
+  if (fastest.empty())
     throw Error("calibrate: no sizes to measure for '" + kind + "'");
+  schema::ComputeCurve curve{kind, {}};
+  std::vector<size_t> shapeOf;
+  for (auto [size, measured] : fastest) {
+    curve.points.push_back({size, measured.first});
+    shapeOf.push_back(measured.second);
+  }
+  for (int again = 0; again < 2; ++again)
+    for (size_t point : suspectComputePoints(curve)) {
+      double seconds = medianSeconds(makeCase(shapes[shapeOf[point]]).call, timing);
+      curve.points[point].seconds = std::min(curve.points[point].seconds, seconds);
+    }
   return curve;
 }
 
@@ -164,6 +175,22 @@ std::vector<double> mediansOf(const std::vector<std::vector<double>> &samples) {
 }
 
 } // namespace
+
+std::vector<size_t> suspectComputePoints(const schema::ComputeCurve &curve) {
+  const std::vector<schema::ProfilePoint> &points = curve.points;
+  std::vector<size_t> suspects;
+  for (size_t i = 0; i < points.size(); ++i) {
+    bool slowerThanLarger = i + 1 < points.size() &&
+                            points[i].seconds > kSuspectFactor * points[i + 1].seconds;
+    bool lastRateJumps =
+        i > 0 && i + 1 == points.size() &&
+        points[i].seconds / points[i].size >
+            kSuspectFactor * points[i - 1].seconds / points[i - 1].size;
+    if (slowerThanLarger || lastRateJumps)
+      suspects.push_back(i);
+  }
+  return suspects;
+}
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {
   return interleavedMedianSeconds({call}, timing, {}).front();

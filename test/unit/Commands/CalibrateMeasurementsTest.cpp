@@ -140,6 +140,29 @@ TEST(CalibrateMeasurements, ConfigurationsOfEqualSizeGiveOnePointInOrder) {
   EXPECT_DOUBLE_EQ(add.points[1].size, 256.0);
 }
 
+TEST(CalibrateMeasurements, PointsThatBreakTheCurvesShapeAreSuspect) {
+  // Per unit: 1e-6 (the call's fixed cost), 1e-8, 1e-8, 1.1e-8: nothing to measure again.
+  ComputeCurve smooth{"neuron", {{1e3, 1e-3}, {1e5, 1e-3}, {1e6, 1e-2}, {1e7, 1.1e-1}}};
+  EXPECT_TRUE(suspectComputePoints(smooth).empty());
+  // The built-in profile's neuron curve as it once was: its last point 10x the
+  // one before while twice the size (a slow spell).
+  ComputeCurve lastSlow{"neuron", {{1e3, 1e-3}, {4.2e6, 9.8e-3}, {8.4e6, 1.45e-1}}};
+  EXPECT_EQ(suspectComputePoints(lastSlow), std::vector<size_t>{2});
+  // An inner point slower than a call twice its size, however it looks per unit.
+  ComputeCurve innerSlow{"conv2d", {{1e3, 1e-4}, {1e6, 5e-3}, {2e6, 2e-3}, {4e6, 4e-3}}};
+  EXPECT_EQ(suspectComputePoints(innerSlow), std::vector<size_t>{1});
+  // Exactly the factor is not beyond it.
+  ComputeCurve atFactor{"gemm", {{1e3, 1e-4}, {1e6, 2e-3}, {2e6, 1e-3}}};
+  EXPECT_TRUE(suspectComputePoints(atFactor).empty());
+}
+
+TEST(CalibrateMeasurements, TheBuiltInProfileHasNoSuspectPoint) {
+  DeviceProfile builtin = snn::schema::readDeviceProfile(snn::schema::kBuiltinDeviceProfile);
+  ASSERT_FALSE(builtin.compute.empty());
+  for (const ComputeCurve &curve : builtin.compute)
+    EXPECT_TRUE(suspectComputePoints(curve).empty()) << curve.kind;
+}
+
 TEST(CalibrateMeasurements, DefaultSizesAreAtLeastFourPerKind) {
   for (bool quick : {true, false}) {
     CalibrationSizes sizes = defaultCalibrationSizes(quick);

@@ -40,6 +40,18 @@ struct CalibrationTiming {
   bool firstCallApart = false;
 };
 
+/// How far a compute point may stray from its neighbours before calibrate
+/// measures it again (suspectComputePoints).
+inline constexpr double kSuspectFactor = 2.0;
+
+/// The points of `curve` (ascending sizes) that break the shape every kind's
+/// curve has: a point more than kSuspectFactor times slower than the next,
+/// larger one, or a last point whose time per unit is more than that factor
+/// above the point before it (the time per unit of a kind's calls falls or
+/// grows slowly with their size). The first point's time per unit is the
+/// call's fixed cost and may be far above the rest.
+std::vector<size_t> suspectComputePoints(const schema::ComputeCurve &curve);
+
 /// The median of `values` (the mean of the middle two of an even count); not empty.
 double median(std::vector<double> values);
 /// Median seconds of one call of `call` (see CalibrationTiming).
