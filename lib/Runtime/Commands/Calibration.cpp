@@ -132,10 +132,8 @@ ComputeCase addCase(const std::vector<int64_t> &shape) {
 }
 
 /// Measures every case of one kind (one at a time: only its tensors are
-/// alive), ascending by size; of equal sizes the faster stays. A point that
-/// breaks the curve's shape (suspectComputePoints: a host's slow spell during
-/// that one point's samples) is measured again, up to twice, keeping the
-/// fastest median: a slow spell only ever adds time.
+/// alive), ascending by size; of equal sizes the faster stays; then its
+/// suspect points again (remeasureSuspectPoints).
 template <typename Shape, typename MakeCase>
 schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shape> &shapes,
                                  MakeCase makeCase, const CalibrationTiming &timing,
@@ -158,11 +156,9 @@ schema::ComputeCurve measureKind(const std::string &kind, const std::vector<Shap
     curve.points.push_back({size, measured.first});
     shapeOf.push_back(measured.second);
   }
-  for (int again = 0; again < 2; ++again)
-    for (size_t point : suspectComputePoints(curve)) {
-      double seconds = medianSeconds(makeCase(shapes[shapeOf[point]]).call, timing);
-      curve.points[point].seconds = std::min(curve.points[point].seconds, seconds);
-    }
+  remeasureSuspectPoints(curve, [&](size_t point) {
+    return medianSeconds(makeCase(shapes[shapeOf[point]]).call, timing);
+  });
   return curve;
 }
 
@@ -190,6 +186,13 @@ std::vector<size_t> suspectComputePoints(const schema::ComputeCurve &curve) {
       suspects.push_back(i);
   }
   return suspects;
+}
+
+void remeasureSuspectPoints(schema::ComputeCurve &curve,
+                            const std::function<double(size_t)> &measure) {
+  for (int round = 0; round < kSuspectRemeasures; ++round)
+    for (size_t point : suspectComputePoints(curve))
+      curve.points[point].seconds = std::min(curve.points[point].seconds, measure(point));
 }
 
 double medianSeconds(const std::function<void()> &call, const CalibrationTiming &timing) {

@@ -156,6 +156,25 @@ TEST(CalibrateMeasurements, PointsThatBreakTheCurvesShapeAreSuspect) {
   EXPECT_TRUE(suspectComputePoints(atFactor).empty());
 }
 
+TEST(CalibrateMeasurements, SuspectPointsAreMeasuredAgainKeepingTheFastest) {
+  ComputeCurve curve{"neuron", {{1e3, 1e-3}, {4.2e6, 9.8e-3}, {8.4e6, 1.45e-1}}};
+  std::vector<size_t> measured;
+  remeasureSuspectPoints(curve, [&](size_t point) {
+    measured.push_back(point);
+    return 2.1e-2; // the slow spell is over
+  });
+  EXPECT_EQ(measured, std::vector<size_t>{2}); // once: no longer suspect
+  EXPECT_DOUBLE_EQ(curve.points[2].seconds, 2.1e-2);
+  EXPECT_DOUBLE_EQ(curve.points[1].seconds, 9.8e-3);
+
+  // A point that is that slow measures so again: kept after every round, never raised.
+  ComputeCurve cliff{"neuron", {{1e3, 1e-3}, {4.2e6, 9.8e-3}, {8.4e6, 1.45e-1}}};
+  int calls = 0;
+  remeasureSuspectPoints(cliff, [&](size_t) { return ++calls == 1 ? 1.5e-1 : 1.4e-1; });
+  EXPECT_EQ(calls, kSuspectRemeasures);
+  EXPECT_DOUBLE_EQ(cliff.points[2].seconds, 1.4e-1);
+}
+
 TEST(CalibrateMeasurements, TheBuiltInProfileHasNoSuspectPoint) {
   DeviceProfile builtin = snn::schema::readDeviceProfile(snn::schema::kBuiltinDeviceProfile);
   ASSERT_FALSE(builtin.compute.empty());

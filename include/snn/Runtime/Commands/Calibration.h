@@ -52,6 +52,16 @@ inline constexpr double kSuspectFactor = 2.0;
 /// call's fixed cost and may be far above the rest.
 std::vector<size_t> suspectComputePoints(const schema::ComputeCurve &curve);
 
+/// Rounds of remeasureSuspectPoints.
+inline constexpr int kSuspectRemeasures = 2;
+
+/// Measures the suspect points of `curve` again (`measure(point)`: seconds), in up to
+/// kSuspectRemeasures rounds while any is left, each keeping the faster time: a host's slow
+/// spell during one point's samples only ever adds time, and a point that is truly that slow
+/// measures the same again.
+void remeasureSuspectPoints(schema::ComputeCurve &curve,
+                            const std::function<double(size_t)> &measure);
+
 /// The median of `values` (the mean of the middle two of an even count); not empty.
 double median(std::vector<double> values);
 /// Median seconds of one call of `call` (see CalibrationTiming).
