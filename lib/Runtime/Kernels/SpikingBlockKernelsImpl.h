@@ -418,7 +418,7 @@ inline __attribute__((always_inline)) void backwardPixelsLoop(SNN_PIXELS_STEP_PA
 // conv -> BatchNorm -> PLIF model). Every other step keeps the plain target, under
 // which GCC 12 vectorises it (not under "avx2,fma").
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
-SNN_BLOCK_TARGET void backwardPlaneStep(SNN_PLANE_STEP_PARAMETERS) {
+SNN_BLOCK_TARGET void backwardPlaneStepPlain(SNN_PLANE_STEP_PARAMETERS) {
   backwardPlaneLoop<Surr, Reset, ChargeGrad, Fma, First>(sg, rs, cg, threshold, keep, vInit,
                                                          scale, shift, h, hPrev, gs, x, gv, accK,
                                                          gx, n);
@@ -461,7 +461,7 @@ void backwardPixelsStep(SNN_PIXELS_STEP_PARAMETERS) {
 #undef SNN_PLANE_STEP_PARAMETERS
 #undef SNN_PIXELS_STEP_PARAMETERS
 
-/// backwardPlaneStep (or backwardPlaneStepFma) with the step's arrays from `a`.
+/// backwardPlaneStepPlain or backwardPlaneStepFma with the step's arrays from `a`.
 template <typename Surr, typename Reset, typename ChargeGrad, bool Fma, bool First>
 void backwardPlaneStepOf(const Surr &sg, const Reset &rs, const ChargeGrad &cg, float threshold,
                          float keep, float vInit, const PlaneStep &a, int64_t n) {
@@ -470,7 +470,7 @@ void backwardPlaneStepOf(const Surr &sg, const Reset &rs, const ChargeGrad &cg, 
         sg, rs, cg, threshold, keep, vInit, a.scale, a.shift, a.h, a.hPrev, a.gradSpikes, a.x,
         a.gv, a.accK, a.gradInput, n);
   else
-    backwardPlaneStep<Surr, Reset, ChargeGrad, Fma, First>(
+    backwardPlaneStepPlain<Surr, Reset, ChargeGrad, Fma, First>(
         sg, rs, cg, threshold, keep, vInit, a.scale, a.shift, a.h, a.hPrev, a.gradSpikes, a.x,
         a.gv, a.accK, a.gradInput, n);
 }
