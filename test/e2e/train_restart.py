@@ -4,7 +4,8 @@ A CSNN trains STEPS steps on 4 ranks, checkpointing every EVERY steps, under
   snn-run --nproc 4 --max-restarts 3 train ART ... --checkpoint DIR --resume
 (--launcher torchrun: `torchrun --nproc_per_node 4 --max_restarts 3 --no_python snn-run train
 ...`, torchrun's own agent restarting the ranks). At 3 seeded random steps a seeded random rank
-gets SIGKILL (found as the launcher's child whose environment says RANK=r). Required:
+gets SIGKILL (found as the launcher's child named "snn-run rank r", or whose environment says
+RANK=r under torchrun). Required:
   - the job exits 0 by itself; the snn-run launcher announced each restart naming the killed
     rank and the signal, and the first start said it had no checkpoint yet;
   - every rank's final parameters equal, bit for bit, those of the same command run without a
@@ -36,21 +37,26 @@ LAYOUT = {"dp": ["--mode", "dp", "--topology", "dp=4"],
 
 
 def children(pid):
-    """{rank: pid} of the live processes whose parent is `pid` and whose environment has RANK."""
+    """{rank: pid} of the live processes whose parent is `pid`: named "snn-run rank R" (each
+    rank names itself), or with RANK in the environment they were started with (torchrun's
+    workers, before they name themselves)."""
     ranks = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                name, rest = f.read().split("(", 1)[1].rsplit(")", 1)
+            fields = rest.split()
             if int(fields[1]) != pid or fields[0] == "Z":
                 continue
             with open(f"/proc/{entry}/environ", "rb") as f:
                 env = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
         except (OSError, ValueError, IndexError):
             continue
-        if b"RANK" in env:
+        if name.startswith("snn-run rank "):
+            ranks[int(name.split()[-1])] = int(entry)
+        elif b"RANK" in env:
             ranks[int(env[b"RANK"])] = int(entry)
     return ranks
 

@@ -513,6 +513,17 @@ void joinRun(Commands &commands, const DistributedRun &run, int threads) {
       *t = threads;
 }
 
+int runTool(int argc, char **argv);
+
+/// A rank forked from the launcher (LaunchRequest::rankMain): this program on its arguments.
+int forkedRankMain(const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &argument : argv)
+    args.push_back(const_cast<char *>(argument.c_str()));
+  args.push_back(nullptr);
+  exitFlushed(runReportingErrors([&] { return runTool(int(argv.size()), args.data()); }));
+}
+
 int runTool(int argc, char **argv) {
   snn::dist::LauncherArguments arguments =
       snn::dist::extractLauncherArguments(argc, argv);
@@ -551,8 +562,11 @@ int runTool(int argc, char **argv) {
     runReport(commands.report);
     return 0;
   }
-  if (arguments.nproc > 0)
-    return launchRanks(launchRequest(app, commands), arguments);
+  if (arguments.nproc > 0) {
+    LaunchRequest request = launchRequest(app, commands);
+    request.rankMain = forkedRankMain;
+    return launchRanks(request, arguments);
+  }
   if (snn::dist::torchrunEnvironmentPresent())
     return runRank(commands.distTimeout, [&](const DistributedRun &run, int threads) {
       joinRun(commands, run, threads);
@@ -566,5 +580,5 @@ int runTool(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   snn::runtime::keepLargeAllocationsOnTheHeap();
-  return runReportingErrors([&] { return runTool(argc, argv); });
+  exitFlushed(runReportingErrors([&] { return runTool(argc, argv); }));
 }

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <dlfcn.h>
+#include <iostream>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <cstdlib>
@@ -42,6 +43,23 @@ void limitBlasThreads() {
     set(1);
 }
 } // namespace
+
+void exitFlushed(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  std::exit(code);
+#else
+  std::_Exit(code);
+#endif
+}
+
+void stopBlasThreads() {
+  using Shutdown = int (*)();
+  if (auto shutdown = reinterpret_cast<Shutdown>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_")))
+    shutdown();
+}
 
 void keepLargeAllocationsOnTheHeap() {
   // Activations are tens of MB and glibc serves such blocks with mmap, returning them to the

@@ -1,6 +1,7 @@
 //===- Launch.cpp - snn-run's many ranks: the launcher and a rank's run ---===//
 
 #include "snn/Runtime/Commands/Launch.h"
+#include "snn/Runtime/Commands/CommandSupport.h"
 #include "snn/Runtime/Data/BatchLoader.h"
 #include "snn/Runtime/Distributed/Environment.h"
 #include "snn/Runtime/Distributed/Group.h"
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <sys/prctl.h>
 #include <thread>
 
 namespace snn::runtime {
@@ -71,12 +73,18 @@ int launchRanks(const LaunchRequest &request, const dist::LauncherArguments &arg
   options.masterPort = arguments.masterPort;
   options.masterAddr = arguments.masterAddr;
   options.maxRestarts = arguments.maxRestarts;
+  options.rankMain = request.rankMain;
+  if (options.rankMain)
+    stopBlasThreads();
   return dist::launchLocalRanks(arguments.nproc, arguments.argv, options);
 }
 
 int runRank(double distTimeoutSeconds,
             const std::function<void(const DistributedRun &run, int threads)> &command) {
   dist::DistEnvironment environment = dist::readTorchrunEnvironment();
+  // What ps and top show: which process is which rank (a rank forked from the launcher has
+  // the launcher's command line and, in /proc/PID/environ, its environment).
+  ::prctl(PR_SET_NAME, ("snn-run rank " + std::to_string(environment.rank)).c_str());
   dist::InitOptions init;
   init.timeout = std::chrono::milliseconds(int64_t(distTimeoutSeconds * 1000.0 + 0.5));
   DistributedRun run;

@@ -276,6 +276,7 @@ int launchLocalRanks(int nproc, const std::vector<std::string> &argv,
         "/worker/attempt_" + std::to_string(attempt), memory);
     detail::RankSupervisor supervisor(nproc, options, attempt);
     supervisor.spawn(executable, argv, server->port(), secret);
+    server->start(); // after the first ranks forked (LaunchOptions::rankMain)
     const detail::SupervisionOutcome outcome = supervisor.supervise();
     const detail::FailureAttribution attribution =
         detail::attributeFailure(supervisor.ranks(), outcome, *store);

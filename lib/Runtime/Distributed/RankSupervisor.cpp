@@ -1,6 +1,6 @@
 //===- RankSupervisor.cpp - Spawn the local ranks and supervise them ------===//
 //
-// fork + exec per rank, and a polling supervision loop (waitid with WNOWAIT,
+// fork + exec per rank (or fork alone, LaunchOptions::rankMain), and a polling supervision loop (waitid with WNOWAIT,
 // so that no rank is reaped - and no pid or process group id can be reused -
 // until every rank has exited). See RankSupervisor.h.
 //
@@ -15,6 +15,8 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <dirent.h>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -109,28 +111,89 @@ struct ExecPlan {
   pid_t launcherPid = 0;
 };
 
-// The child's side of the fork: join the group, die with the launcher, exec.
-[[noreturn]] void execRank(const ExecPlan &plan, int rank, pid_t group) {
+// The child's side of the fork, before it runs the rank: join the group, die with the
+// launcher, the launcher's signal mask, no terminal input.
+void enterRankProcess(const ExecPlan &plan, pid_t group) {
   ::setpgid(0, group);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != plan.launcherPid) // the launcher died before prctl
     ::_exit(128 + SIGKILL);
   ::sigprocmask(SIG_SETMASK, &plan.childMask, nullptr);
-  // A background process group must not stop on terminal output
-  // (stty tostop) and has no business reading the terminal.
-  ::signal(SIGTTOU, SIG_IGN);
   int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) {
     ::dup2(devnull, STDIN_FILENO);
     if (devnull != STDIN_FILENO)
       ::close(devnull);
   }
+}
+
+// A background process group must not stop on terminal output (stty tostop).
+void ignoreTerminalOutputStops() { ::signal(SIGTTOU, SIG_IGN); }
+
+[[noreturn]] void execRank(const ExecPlan &plan, int rank, pid_t group) {
+  enterRankProcess(plan, group);
+  ignoreTerminalOutputStops();
   ::execve(plan.executable.c_str(), plan.argPointers.data(),
            plan.envPointers[rank].data());
   const std::string &message = plan.execFailures[rank];
   ssize_t ignored = ::write(STDERR_FILENO, message.data(), message.size());
   (void)ignored;
   ::_exit(127);
+}
+
+// What exec would do to the forked launcher: caught signals back to their default (ignored
+// ones stay ignored), close-on-exec descriptors (the store's socket) closed.
+void resetAsExecWould() {
+  for (int signal = 1; signal < NSIG; ++signal) {
+    struct sigaction current {};
+    if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler != SIG_IGN &&
+        current.sa_handler != SIG_DFL)
+      ::signal(signal, SIG_DFL);
+  }
+  std::vector<int> closing;
+  if (DIR *fds = ::opendir("/proc/self/fd")) {
+    while (const dirent *entry = ::readdir(fds)) {
+      int fd = std::atoi(entry->d_name);
+      if (entry->d_name[0] != '.' && fd != ::dirfd(fds) && (::fcntl(fd, F_GETFD) & FD_CLOEXEC))
+        closing.push_back(fd);
+    }
+    ::closedir(fds);
+  }
+  for (int fd : closing)
+    ::close(fd);
+}
+
+// A rank that is a fork of the single-threaded launcher: its environment as exec would have
+// set it, then this program's entry, then exit as a program does.
+[[noreturn]] void runForkedRank(const ExecPlan &plan, int rank, pid_t group,
+                                const LaunchOptions &options) {
+  enterRankProcess(plan, group);
+  resetAsExecWould();
+  ignoreTerminalOutputStops();
+  ::clearenv();
+  for (char *entry : plan.envPointers[rank])
+    if (entry)
+      ::putenv(entry);
+  int code = 1;
+  try {
+    code = options.rankMain(plan.args);
+  } catch (const std::exception &e) {
+    std::cerr << "error: rank " << rank << ": " << e.what() << std::endl;
+  }
+  std::exit(code);
+}
+
+// Forking a process with other threads leaves their locks held in the child: only a launcher
+// that has one thread (before its store serves) forks ranks that run on.
+bool singleThreaded() {
+  DIR *tasks = ::opendir("/proc/self/task");
+  if (!tasks)
+    return false;
+  int count = 0;
+  while (const dirent *entry = ::readdir(tasks))
+    count += entry->d_name[0] != '.';
+  ::closedir(tasks);
+  return count == 1;
 }
 
 } // namespace
@@ -225,6 +288,7 @@ void RankSupervisor::spawn(const std::string &executable,
   std::cerr.flush();
   std::fflush(nullptr);
   plan.launcherPid = ::getpid();
+  const bool forked = options_.rankMain && options_.executable.empty() && singleThreaded();
 
   for (int rank = 0; rank < nproc; ++rank) {
     pid_t pid = ::fork();
@@ -234,8 +298,11 @@ void RankSupervisor::spawn(const std::string &executable,
       throw DistributedError("cannot start rank " + std::to_string(rank) +
                              ": fork failed: " + std::strerror(error));
     }
-    if (pid == 0)
+    if (pid == 0) {
+      if (forked)
+        runForkedRank(plan, rank, group_, options_);
       execRank(plan, rank, group_);
+    }
     if (group_ == 0)
       group_ = pid;
     ::setpgid(pid, group_); // also from here: no race with the child

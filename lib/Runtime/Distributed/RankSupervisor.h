@@ -2,7 +2,7 @@
 //
 // The three pieces of launchLocalRanks (Launcher.cpp), in the order it runs
 // them:
-//   spawn      RankSupervisor::spawn: fork + exec of every rank, in one
+//   spawn      RankSupervisor::spawn: fork (+ exec) of every rank, in one
 //              process group, with the rank's environment
 //   supervise  RankSupervisor::supervise: poll the ranks until all have
 //              exited; forward SIGINT/SIGTERM/SIGHUP; after the first

@@ -136,7 +136,11 @@ StoreServer::StoreServer(const std::string &address, int port,
     throw DistributedError("the rendezvous store needs a 64-digit hex secret");
   listenFd_ = listenOn(address, port);
   port_ = boundPort(listenFd_);
-  acceptThread_ = std::thread([this] { acceptLoop(); });
+}
+
+void StoreServer::start() {
+  if (!acceptThread_.joinable())
+    acceptThread_ = std::thread([this] { acceptLoop(); });
 }
 
 StoreServer::~StoreServer() {

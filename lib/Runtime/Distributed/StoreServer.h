@@ -38,8 +38,8 @@ namespace snn::dist::detail {
 /// closed and the server keeps serving the others.
 class StoreServer {
 public:
-  /// Binds `address` (a host name or IP literal) on `port` (0: any free one).
-  /// Throws DistributedError when it cannot.
+  /// Binds `address` (a host name or IP literal) on `port` (0: any free one) and listens;
+  /// connections wait until start(). Throws DistributedError when it cannot.
   StoreServer(const std::string &address, int port, std::string secret,
               c10::intrusive_ptr<MemoryStore> store);
   ~StoreServer();
@@ -47,6 +47,9 @@ public:
   StoreServer &operator=(const StoreServer &) = delete;
 
   int port() const { return port_; }
+  /// Starts answering (its threads); idempotent. Apart from the constructor, so that the
+  /// launcher can fork its ranks while it has one thread.
+  void start();
   /// Connections closed for a missing or wrong secret so far.
   int refusedConnections() const { return refused_; }
 

@@ -15,6 +15,17 @@ namespace snn::runtime {
 /// Makes glibc reuse freed activation buffers instead of unmapping them (call once, early).
 void keepLargeAllocationsOnTheHeap();
 
+/// Ends the process with `code` once the C and C++ streams are flushed, without running the
+/// static destructors: LibTorch's deregister every operator, 0.08-0.26 s at each exit of
+/// snn-run (the launcher waits for every rank's). Everything a command writes is closed
+/// before it returns. A sanitized build exits normally (its leak check runs at exit).
+[[noreturn]] void exitFlushed(int code);
+
+/// Ends the worker threads OpenBLAS starts when it loads (it starts them again when a GEMM
+/// needs them), as its own handler does at every fork: the launcher forks its ranks only while
+/// it has one thread (dist::LaunchOptions::rankMain). A no-op under another BLAS.
+void stopBlasThreads();
+
 /// at::set_num_threads; 0 means the machine's hardware concurrency.
 void setIntraOpThreads(int threads);
 

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace snn::runtime {
 
@@ -26,6 +27,9 @@ struct LaunchRequest {
   std::string artifactDir;
   /// train's options (the global --batch-size, --drop-last); null for other commands.
   const TrainOptions *train = nullptr;
+  /// This program's main for one rank (dist::LaunchOptions::rankMain); empty: each rank
+  /// executes the program anew.
+  std::function<int(const std::vector<std::string> &argv)> rankMain;
 };
 
 /// `--nproc N`: refuses export, an artifact compiled for another world size, (train) a
