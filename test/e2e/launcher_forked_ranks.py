@@ -26,23 +26,6 @@ RANKS, B, T = 2, 8, 4
 CAUGHT_BY_THE_LAUNCHER = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
 
 
-def ranks_of(launcher):
-    """{rank: pid} of the launcher's live children named "snn-run rank R"."""
-    ranks = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                name, rest = f.read().split("(", 1)[1].rsplit(")", 1)
-        except OSError:
-            continue
-        fields = rest.split()
-        if int(fields[1]) == launcher and fields[0] != "Z" and name.startswith("snn-run rank "):
-            ranks[int(name.split()[-1])] = int(entry)
-    return ranks
-
-
 def socket_inodes(pid):
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
@@ -83,7 +66,7 @@ def check_ranks(proc):
     ranks = {}
     while len(ranks) < RANKS and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
-        ranks = ranks_of(proc.pid)
+        ranks = tc.rank_processes(proc.pid)
     if sorted(ranks) != list(range(RANKS)):
         raise tc.Failure(f"the launcher's children named 'snn-run rank R': {ranks}")
     store = socket_inodes(proc.pid) & listening_inodes()

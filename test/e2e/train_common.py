@@ -241,6 +241,31 @@ def compare_params(got, want, what, tol=TOL, exact=False, noise=None):
     return worst
 
 
+def rank_processes(launcher):
+    """{rank: pid} of the live children of process `launcher` that are ranks: named "snn-run
+    rank R" (each rank names itself), or with RANK in the environment they were started with
+    (torchrun's workers, before they name themselves)."""
+    ranks = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                name, rest = f.read().split("(", 1)[1].rsplit(")", 1)
+            fields = rest.split()
+            if int(fields[1]) != launcher or fields[0] == "Z":
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+        except (OSError, ValueError, IndexError):
+            continue
+        if name.startswith("snn-run rank "):
+            ranks[int(name.split()[-1])] = int(entry)
+        elif b"RANK" in env:
+            ranks[int(env[b"RANK"])] = int(entry)
+    return ranks
+
+
 def main_wrapper(fn):
     """Runs fn(); prints PASS/FAIL lines and exits 1 on Failure."""
     try:

@@ -36,31 +36,6 @@ LAYOUT = {"dp": ["--mode", "dp", "--topology", "dp=4"],
                  "--pp-microbatches", "2"]}
 
 
-def children(pid):
-    """{rank: pid} of the live processes whose parent is `pid`: named "snn-run rank R" (each
-    rank names itself), or with RANK in the environment they were started with (torchrun's
-    workers, before they name themselves)."""
-    ranks = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                name, rest = f.read().split("(", 1)[1].rsplit(")", 1)
-            fields = rest.split()
-            if int(fields[1]) != pid or fields[0] == "Z":
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-        except (OSError, ValueError, IndexError):
-            continue
-        if name.startswith("snn-run rank "):
-            ranks[int(name.split()[-1])] = int(entry)
-        elif b"RANK" in env:
-            ranks[int(env[b"RANK"])] = int(entry)
-    return ranks
-
-
 def last_step(log):
     """(the step of the log's last step event, how many step events) — the log grows across
     restarts, a restarted run appending to it."""
@@ -94,7 +69,7 @@ def run_with_kills(cmd, log, plan):
                 raise tc.Failure(f"the job ended (exit {proc.returncode}) before the kill at "
                                  f"step {step}:\n{tc._tail(err)}")
             now, count = last_step(log)
-            pids = children(proc.pid)
+            pids = tc.rank_processes(proc.pid)
             if now >= step and count > seen and rank in pids:
                 os.kill(pids[rank], signal.SIGKILL)
                 done.append((now, rank))

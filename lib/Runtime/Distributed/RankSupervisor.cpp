@@ -1,8 +1,9 @@
 //===- RankSupervisor.cpp - Spawn the local ranks and supervise them ------===//
 //
-// fork + exec per rank (or fork alone, LaunchOptions::rankMain), and a polling supervision loop (waitid with WNOWAIT,
-// so that no rank is reaped - and no pid or process group id can be reused -
-// until every rank has exited). See RankSupervisor.h.
+// fork + exec per rank (or fork alone, LaunchOptions::rankMain), and a polling
+// supervision loop (waitid with WNOWAIT, so that no rank is reaped - and no pid
+// or process group id can be reused - until every rank has exited). See
+// RankSupervisor.h.
 //
 //===----------------------------------------------------------------------===//
 
