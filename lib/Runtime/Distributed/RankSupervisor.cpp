@@ -16,10 +16,10 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <cstdlib>
-#include <dirent.h>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <iostream>
 #include <set>
@@ -120,6 +120,9 @@ void enterRankProcess(const ExecPlan &plan, pid_t group) {
   if (::getppid() != plan.launcherPid) // the launcher died before prctl
     ::_exit(128 + SIGKILL);
   ::sigprocmask(SIG_SETMASK, &plan.childMask, nullptr);
+  // A background process group must not stop on terminal output (stty tostop); an
+  // ignored signal stays ignored through exec and resetAsExecWould.
+  ::signal(SIGTTOU, SIG_IGN);
   int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) {
     ::dup2(devnull, STDIN_FILENO);
@@ -128,12 +131,8 @@ void enterRankProcess(const ExecPlan &plan, pid_t group) {
   }
 }
 
-// A background process group must not stop on terminal output (stty tostop).
-void ignoreTerminalOutputStops() { ::signal(SIGTTOU, SIG_IGN); }
-
 [[noreturn]] void execRank(const ExecPlan &plan, int rank, pid_t group) {
   enterRankProcess(plan, group);
-  ignoreTerminalOutputStops();
   ::execve(plan.executable.c_str(), plan.argPointers.data(),
            plan.envPointers[rank].data());
   const std::string &message = plan.execFailures[rank];
@@ -170,7 +169,6 @@ void resetAsExecWould() {
                                 const LaunchOptions &options) {
   enterRankProcess(plan, group);
   resetAsExecWould();
-  ignoreTerminalOutputStops();
   ::clearenv();
   for (char *entry : plan.envPointers[rank])
     if (entry)
