@@ -24,10 +24,14 @@ seeds from 1000 on.
    its other schedule (gpipe beside 1f1b, zero_bubble beside interleaved_1f1b). Each trains
    --steps SGD steps, or more for a model whose one-process step (the profile's, at the
    batch) is short: as many as fill --steady-seconds after the warm-up, at most --max-steps
-   (`snn-run --nproc R train --threads 1`); its step is the median of rank 0's step times
-   after --warmup steps, its memory the largest rank's measured peak (plan_check). A
+   (`snn-run --nproc R train --threads 1`); a run's step is the median of rank 0's step
+   times after --warmup steps, its memory the largest rank's measured peak (plan_check). A
    millisecond step on 2 CPUs shared by 2-4 ranks varies 1.2-5.4 ms from step to step: the
-   median of 4 such steps measured a 1.4 ms dp=2 step of a small MLP at 5.9 ms.
+   median of 4 such steps measured a 1.4 ms dp=2 step of a small MLP at 5.9 ms. Each
+   candidate runs --repeat times, in rounds over the model's candidates: its measured step
+   and memory are the medians of its runs (one run of a candidate measured again two hours
+   later was 0.67-1.40x the first on this host), and the summary gives how far apart a
+   candidate's runs were.
 4. The table, per candidate, and the distributions: measured / predicted step and memory
    (median, 90th percentile and worst of max(r, 1/r)), the share within 25 % and beyond 2x,
    the built-in profile's predictions within 3x, and per model and rank count whether the
@@ -37,7 +41,8 @@ seeds from 1000 on.
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
   bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
-                           [--steps 6] [--warmup 2] [--steady-seconds 0.3] [--max-steps 30]
+                           [--steps 6] [--warmup 2] [--steady-seconds 0.2] [--max-steps 30]
+                           [--repeat 2]
                            [--profile FILE | --quick] [--json FILE]
                            [--repredict ROWS]
 """
@@ -59,7 +64,8 @@ DRIFT = 1.15  # a model's one-process step off the profile's by more: the machin
 
 
 def run_args(args):
-    return argparse.Namespace(**vars(args), threads=1, repeat=1, max_steal=1.0, retries=0)
+    return argparse.Namespace(**dict(vars(args), threads=1, repeat=1, max_steal=1.0,
+                                     retries=0))
 
 
 def prepare(seed, args, env):
@@ -177,8 +183,10 @@ def machine_drift(model, args, env):
     return got["step_seconds"] / model["calibrated_s"]
 
 
-def bench_candidates(model, ranks, args, env):
-    rows, first_pipeline = [], True
+def compiled_candidates(model, ranks, args, env):
+    """(tag, artifact, row) of each listed candidate on `ranks` ranks (and of the best
+    pipeline's other schedule), compiled with the profile and with the built-in one."""
+    out, first_pipeline = [], True
     for planner_rank, c in listed_candidates(model, ranks, args, env):
         # the other schedule of the best pipeline only: each run costs seconds
         for schedule, flags in variants(c, first_pipeline):
@@ -186,32 +194,50 @@ def bench_candidates(model, ranks, args, env):
                    f"{'_' + schedule if schedule else ''}").replace(",", "_").replace("=", "")
             art, plan = compile_forced(model, args, env, tag, flags, args.profile)
             _, bare = compile_forced(model, args, env, tag + "_bare", flags, None)
-            rargs = run_args(args)
-            rargs.ranks, rargs.T, rargs.steps = ranks, model["T"], model["steps"]
-            r = {"seed": model["seed"], "family": model["spec"]["family"], "ranks": ranks,
-                 "drift": model.get("drift"),
-                 "planner_rank": planner_rank if not schedule else None, "mode": c["mode"],
-                 "mesh": c["mesh"], "schedule": plan.get("pp_schedule", "none"),
-                 "predicted_s": plan["prediction"]["step_seconds"],
-                 "builtin_s": bare["prediction"]["step_seconds"],
-                 "predicted_mem": plan["prediction"]["memory_bytes"], "steps": rargs.steps}
+            out.append((tag, art, {
+                "seed": model["seed"], "family": model["spec"]["family"], "ranks": ranks,
+                "drift": model.get("drift"),
+                "planner_rank": planner_rank if not schedule else None, "mode": c["mode"],
+                "mesh": c["mesh"], "schedule": plan.get("pp_schedule", "none"),
+                "predicted_s": plan["prediction"]["step_seconds"],
+                "builtin_s": bare["prediction"]["step_seconds"],
+                "predicted_mem": plan["prediction"]["memory_bytes"], "steps": model["steps"],
+                "runs_s": [], "runs_mem": [], "runs_steal": []}))
+        first_pipeline = first_pipeline and c["mode"] != "pp"
+    return out
+
+
+def bench_candidates(model, ranks, args, env):
+    """Every candidate's rows, each candidate trained --repeat times in rounds over all of
+    them (a slow spell of the host lands on every candidate alike, not on one); measured:
+    the median of its runs' steps and memory."""
+    candidates = compiled_candidates(model, ranks, args, env)
+    rargs = run_args(args)
+    rargs.ranks, rargs.T, rargs.steps = ranks, model["T"], model["steps"]
+    for round_ in range(args.repeat):
+        for tag, art, r in candidates:
+            if "failed" in r:
+                continue
             try:
                 got = pc.measure(rargs, env, art, model["data"], model["static"],
-                                 model["dir"], tag)
+                                 model["dir"], tag if round_ == 0 else f"{tag}_run{round_}")
             except td.Failed as e:
                 # a run that fails is a bug to report, not a reason to lose the survey
                 r["failed"] = e.msg.strip().splitlines()[-1]
-                rows.append(r)
                 print(f"   seed {r['seed']} {ranks} ranks {r['mode']} {r['mesh']}: FAILED "
                       f"({r['failed']})", flush=True)
                 continue
-            r.update(measured_s=got["step_seconds"], measured_mem=got["memory_bytes"])
-            rows.append(r)
-            first_pipeline = first_pipeline and c["mode"] != "pp"
-            print(f"   seed {r['seed']} {ranks} ranks #{planner_rank} {r['mode']} {r['mesh']} "
-                  f"{r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms (built-in profile "
-                  f"{r['builtin_s'] * 1e3:.2f}), measured {r['measured_s'] * 1e3:.2f} ms",
-                  flush=True)
+            r["runs_s"].append(got["step_seconds"])
+            r["runs_mem"].append(got["memory_bytes"])
+            r["runs_steal"].append(got["steal"])
+    rows = [r for _, _, r in candidates]
+    for r in measured(rows):
+        r.update(measured_s=float(np.median(r["runs_s"])),
+                 measured_mem=float(np.median(r["runs_mem"])))
+        print(f"   seed {r['seed']} {ranks} ranks #{r['planner_rank'] or '-'} {r['mode']} "
+              f"{r['mesh']} {r['schedule']}: predicted {r['predicted_s'] * 1e3:.2f} ms "
+              f"(built-in profile {r['builtin_s'] * 1e3:.2f}), measured "
+              + ", ".join(f"{x * 1e3:.2f}" for x in r["runs_s"]) + " ms", flush=True)
     return rows
 
 
@@ -288,6 +314,12 @@ def summary(rows):
         print(f"{name}: measured / predicted off by a factor of median {med:.2f}, 90th "
               f"percentile {p90:.2f}, worst {worst:.2f}; {inside} of {len(ratios)} within "
               f"{goal:g}x, {sum(max(x, 1 / x) > 2 for x in ratios if x > 0)} beyond 2x")
+    apart = [max(r["runs_s"]) / min(r["runs_s"]) for r in rows if len(r.get("runs_s", [])) > 1]
+    if apart:
+        med, p90, worst = spread(apart)
+        print(f"a candidate's runs apart (slowest / fastest): median {med:.2f}, 90th "
+              f"percentile {p90:.2f}, worst {worst:.2f}; {sum(a > 1.25 for a in apart)} of "
+              f"{len(apart)} more than 25 %")
     print(f"failed runs: {len(failed)}")
     for r in failed:
         print(f"  seed {r['seed']} on {r['ranks']} ranks: {r['mode']} {r['mesh']} "
@@ -324,7 +356,10 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--steady-seconds", type=float, default=0.3,
+    p.add_argument("--repeat", type=int, default=2,
+                   help="runs of each candidate, in rounds over the model's candidates; "
+                        "its measured step and memory are their medians")
+    p.add_argument("--steady-seconds", type=float, default=0.2,
                    help="a model with a short step runs more than --steps: enough to fill "
                         "this long after the warm-up, by its one-process step")
     p.add_argument("--max-steps", type=int, default=30,
@@ -337,8 +372,8 @@ def main():
     p.add_argument("--repredict", metavar="ROWS",
                    help="a --json of an earlier run: predict its rows again, measure nothing")
     args = p.parse_args()
-    if args.models < 1 or args.steps <= args.warmup:
-        td.fail("--models must be >= 1 and --steps larger than --warmup")
+    if args.models < 1 or args.repeat < 1 or args.steps <= args.warmup:
+        td.fail("--models and --repeat must be >= 1 and --steps larger than --warmup")
     if args.max_steps < args.steps or not args.steady_seconds >= 0:
         td.fail("--max-steps must be at least --steps and --steady-seconds at least 0")
     rank_counts = [int(r) for r in args.ranks.split(",") if r]
