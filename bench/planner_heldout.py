@@ -41,7 +41,7 @@ seeds from 1000 on.
 Not a test (the suite runs a 3-model version for its completeness): run it on an otherwise
 idle machine.
   bench/planner_heldout.py [--models 20] [--first-seed 1000] [--ranks 2,4] [--batch 32]
-                           [--steps 6] [--warmup 2] [--steady-seconds 0.2] [--max-steps 30]
+                           [--steps 6] [--warmup 2] [--steady-seconds 0.1] [--max-steps 30]
                            [--repeat 2]
                            [--profile FILE | --quick] [--json FILE]
                            [--repredict ROWS]
@@ -359,7 +359,7 @@ def main():
     p.add_argument("--repeat", type=int, default=2,
                    help="runs of each candidate, in rounds over the model's candidates; "
                         "its measured step and memory are their medians")
-    p.add_argument("--steady-seconds", type=float, default=0.2,
+    p.add_argument("--steady-seconds", type=float, default=0.1,
                    help="a model with a short step runs more than --steps: enough to fill "
                         "this long after the warm-up, by its one-process step")
     p.add_argument("--max-steps", type=int, default=30,
