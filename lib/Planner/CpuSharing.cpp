@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace snn::planner {
 
@@ -26,28 +27,54 @@ double binomialChance(int64_t n, int64_t k, double p) {
 
 } // namespace
 
+/// P(K = k), k = 0 .. shares.size(), for K the number of ranks busy at once when each is
+/// busy its share of the time independently (a Poisson binomial).
+static std::vector<double> busyCountChances(const std::vector<double> &shares) {
+  std::vector<double> chance{1.0};
+  for (double u : shares) {
+    std::vector<double> next(chance.size() + 1, 0.0);
+    for (size_t k = 0; k < chance.size(); ++k) {
+      next[k] += chance[k] * (1.0 - u);
+      next[k + 1] += chance[k] * u;
+    }
+    chance = std::move(next);
+  }
+  return chance;
+}
+
 /// How much slower compute runs on CPUs shared by more threads than they have (`full`:
 /// ranks x threads / CPUs, the slowdown when every rank computes at once). Flat modes
-/// compute in lockstep: `full`. A pipeline's ranks take turns: each is busy a share u of
-/// the step, independently, and a rank computing beside K others runs max(1, (1 + K) x
-/// full / ranks) times slower, K ~ Binomial(ranks - 1, u): compute slows by that
-/// expectation c. u is the ranks' busy time (busySeconds alone, c times longer) over
-/// ranks x T, with T = c x compute + comm: the smallest fixed point, from c = 1. The
-/// average load alone (c = B full / (ranks T)) left the VGG's pp=4 at 1.46 CPUs busy of 2,
-/// no slowdown, where its trace showed every rank's spans stretched (measured 1.09-1.39x
-/// its prediction in runs 13-20).
+/// compute in lockstep: `full`. A pipeline's step is its busiest stage's: that stage's
+/// ranks (its dp replicas and tp members) compute together, and each other rank is busy
+/// its own stage's share u of the step, independently; a rank computing beside K others
+/// runs max(1, (1 + K) x full / ranks) times slower, and compute slows by that
+/// expectation c. u is the rank's busy time (stageBusySeconds, c times longer) over
+/// T = c x compute + comm: the smallest fixed point, from c = 1. The average load alone
+/// (c = B full / (ranks T)) left the VGG's pp=4 at 1.46 CPUs busy of 2, no slowdown,
+/// where its trace showed every rank's spans stretched (measured 1.09-1.39x its
+/// prediction). One share for every rank (the job's mean) had pp=4 layouts with a heavy
+/// stage among light ones predicted too slow and dp=2 x pp=2, whose replicas compute at
+/// once, too fast (seeds 10000-12019).
 double cpuContention(const Estimate &e, double full) {
   if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0))
     return full;
-  int64_t ranks = jobRanksOf(e);
-  double c = 1.0;
+  int64_t ranks = jobRanksOf(e), together = ranks / std::max<int64_t>(e.pp, 1);
+  std::vector<double> stageBusy = e.stageBusySeconds;
+  if (stageBusy.empty())
+    stageBusy.assign(size_t(std::max<int64_t>(e.pp, 1)), e.busySeconds / double(ranks));
+  size_t busiest =
+      size_t(std::max_element(stageBusy.begin(), stageBusy.end()) - stageBusy.begin());
+  double perRank = full / double(ranks), c = 1.0;
   for (int iteration = 0; iteration < 64; ++iteration) {
     double step = c * e.computeSeconds + e.commSeconds;
-    double u = std::min(1.0, c * e.busySeconds / (double(ranks) * step));
+    std::vector<double> shares;
+    for (size_t j = 0; j < stageBusy.size(); ++j)
+      if (j != busiest)
+        shares.insert(shares.end(), size_t(together), std::min(1.0, c * stageBusy[j] / step));
+    std::vector<double> chance = busyCountChances(shares);
     double slowdown = 0;
-    for (int64_t k = 0; k < ranks; ++k)
-      slowdown += binomialChance(ranks - 1, k, u) *
-                  std::max(1.0, double(k + 1) * full / double(ranks));
+    for (size_t k = 0; k < chance.size(); ++k)
+      slowdown += chance[k] * std::max(1.0, double(together + int64_t(k)) * perRank);
     if (std::abs(slowdown - c) < 1e-9 * c)
       break;
     c = slowdown;

@@ -245,7 +245,8 @@ namespace {
 
 /// The plan of `mode` forced on `topology` for `model` at batch 64.
 Result<Plan> forcedPlan(const ModelInfo &model, const std::string &topology,
-                        snn::schema::RequestedMode mode, const Hardware &hw) {
+                        snn::schema::RequestedMode mode, const Hardware &hw,
+                        std::optional<Schedule> schedule = std::nullopt) {
   PlannerInput input;
   input.model = model;
   for (const OpInfo &op : model.ops)
@@ -256,13 +257,15 @@ Result<Plan> forcedPlan(const ModelInfo &model, const std::string &topology,
   request.batchSize = 64;
   request.forced = *modeRequest(mode);
   request.hardware = hw;
+  request.ppSchedule = schedule;
   return recommend(input, request);
 }
 
 /// The chosen estimate of forcedPlan.
 Estimate forcedEstimate(const ModelInfo &model, const std::string &topology,
-                        snn::schema::RequestedMode mode, const Hardware &hw) {
-  auto plan = forcedPlan(model, topology, mode, hw);
+                        snn::schema::RequestedMode mode, const Hardware &hw,
+                        std::optional<Schedule> schedule = std::nullopt) {
+  auto plan = forcedPlan(model, topology, mode, hw, schedule);
   EXPECT_TRUE(plan.ok() && plan->chosen)
       << (plan.ok() ? "nothing chosen" : plan.error().message);
   return plan.ok() && plan->chosen ? *plan->chosen : Estimate{};
@@ -332,13 +335,14 @@ namespace {
 /// `topology`'s compute on `hw` over its compute with the op curves alone (`hw` without
 /// its measured model steps).
 double computeOverOpsAlone(const ModelInfo &model, const std::string &topology,
-                           snn::schema::RequestedMode mode, const Hardware &hw) {
+                           snn::schema::RequestedMode mode, const Hardware &hw,
+                           std::optional<Schedule> schedule = std::nullopt) {
   auto without = std::make_shared<Calibration>(*hw.calibration);
   without->modelSteps.clear();
   Hardware alone = hw;
   alone.calibration = without;
-  return forcedEstimate(model, topology, mode, hw).computeSeconds /
-         forcedEstimate(model, topology, mode, alone).computeSeconds;
+  return forcedEstimate(model, topology, mode, hw, schedule).computeSeconds /
+         forcedEstimate(model, topology, mode, alone, schedule).computeSeconds;
 }
 } // namespace
 
@@ -371,13 +375,21 @@ TEST(CalibratedCostModel, APipelinesTicksUseTheStepMeasuredAfterOtherWork) {
                                      stepCurve(model, hw, 3.0), MeasuredCurve{}});
   calibration->modelSteps.back().cold = stepCurve(model, hw, 4.0);
   // A tensor-parallel rank's step follows its own last step; a pipeline stage's tick
-  // follows other microbatches' ticks.
+  // follows other microbatches' ticks, and under GPipe, which holds every microbatch's
+  // activations, touches memory the last one did not.
   using snn::schema::RequestedMode;
   EXPECT_NEAR(computeOverOpsAlone(model, "tp=2", RequestedMode::TP, hw), 3.0, 1e-9);
-  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw), 4.0, 1e-9);
+  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw, Schedule::GPipe), 4.0,
+              1e-9);
+  // Under 1F1B the stage that computes more than its neighbour runs its ticks back to back:
+  // its compute tends to the steady step's by as much as it leads.
+  double oneF1B = computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw, Schedule::OneFOneB);
+  EXPECT_GT(oneF1B, 3.0);
+  EXPECT_LT(oneF1B, 4.0 - 1e-3);
   // A profile without cold steps: the steady one for every run.
   calibration->modelSteps.back().cold = MeasuredCurve{};
-  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw), 3.0, 1e-9);
+  EXPECT_NEAR(computeOverOpsAlone(model, "pp=2", RequestedMode::PP, hw, Schedule::GPipe), 3.0,
+              1e-9);
 }
 
 TEST(CalibratedCostModel, RanksWaitsForEachOtherAreWhatTheMeasuredReplicasShow) {
@@ -609,30 +621,54 @@ TEST(CalibratedCostModel, FsdpTpTensorParallelCallsWaitForTheirPeersAsMeasuredPa
             estimate(1e-9, "tp=4", RequestedMode::TP).commSeconds + perCall);
 }
 
+namespace {
+/// The slowdown of a pipeline's busiest stage (cpuContention): its rank computes beside
+/// each other stage's rank with that rank's busy share u = c x busy / (c x compute + comm),
+/// independently, and beside k of them runs max(1, (k + 1) x `perRank`) times slower: the
+/// expectation over k, to its fixed point from c = 1.
+double expectedContention(const Estimate &e, double compute, double perRank) {
+  std::vector<double> others = e.stageBusySeconds;
+  others.erase(std::max_element(others.begin(), others.end()));
+  double c = 1.0;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<double> chance{1.0}; // P(k of the others busy), one other at a time
+    for (double busy : others) {
+      double u = std::min(1.0, c * busy / (c * compute + e.commSeconds));
+      std::vector<double> next(chance.size() + 1, 0.0);
+      for (size_t k = 0; k < chance.size(); ++k) {
+        next[k] += chance[k] * (1.0 - u);
+        next[k + 1] += chance[k] * u;
+      }
+      chance = next;
+    }
+    c = 0;
+    for (size_t k = 0; k < chance.size(); ++k)
+      c += chance[k] * std::max(1.0, double(k + 1) * perRank);
+  }
+  return c;
+}
+} // namespace
+
 TEST(CalibratedCostModel, PipelineRanksTakingTurnsShareTheCpusLess) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   Hardware hw;
   hw.calibration = calibration;
-  Estimate pipeAlone = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
+  snn::schema::RequestedMode pp = snn::schema::RequestedMode::PP;
+  Estimate pipeAlone = forcedEstimate(model, "pp=4,vpp=1", pp, hw, Schedule::GPipe);
   Estimate dpAlone = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
   calibration->logicalCpus = 1; // 4 ranks on 1 CPU: 4x when all compute at once
-  Estimate pipe = forcedEstimate(model, "pp=4", snn::schema::RequestedMode::PP, hw);
+  Estimate pipe = forcedEstimate(model, "pp=4,vpp=1", pp, hw, Schedule::GPipe);
   Estimate dp = forcedEstimate(model, "dp=4", snn::schema::RequestedMode::DP, hw);
   EXPECT_DOUBLE_EQ(dp.computeSeconds, 4.0 * dpAlone.computeSeconds); // lockstep
-  // A pipeline's ranks compute busySeconds in all; each is busy a share u of a step of T
-  // seconds (T = c x compute + comm), and a rank computing beside k others on the one CPU
-  // runs k + 1 times slower: c is its expectation over k ~ Binomial(3, u), between 1 and
-  // the lockstep 4. The step is never below the busySeconds the one CPU must run, plus the
+  // A pipeline's busiest stage computes beside each other rank busy its own share of the
+  // step, and beside k of them on the one CPU runs k + 1 times slower: between 1 and the
+  // lockstep 4. The step is never below the busySeconds the one CPU must run, plus the
   // synchronisation after the drain.
+  ASSERT_EQ(pipe.stageBusySeconds.size(), 4u);
   ASSERT_GT(pipe.busySeconds, 0.0);
   double compute = pipeAlone.computeSeconds, comm = pipe.commSeconds;
-  double contention = 1.0;
-  for (int i = 0; i < 200; ++i) {
-    double step = contention * compute + comm;
-    double u = std::min(1.0, contention * pipe.busySeconds / (4.0 * step));
-    contention = 1.0 + 3.0 * u; // E[k + 1]
-  }
+  double contention = expectedContention(pipe, compute, 1.0);
   EXPECT_GT(contention, 1.0);
   EXPECT_LT(contention, 4.0);
   double floor = pipe.busySeconds + pipe.drainSyncSeconds;
@@ -643,28 +679,32 @@ TEST(CalibratedCostModel, PipelineRanksTakingTurnsShareTheCpusLess) {
 
 // A pipeline's ranks are busy at random times, not evenly: a rank computing beside k others
 // on 2 CPUs runs max(1, (k + 1) / 2) times slower. At an average load under the CPUs (no
-// slowdown by the average alone) compute still slows by that expectation.
+// slowdown by the average alone) compute still slows by that expectation, over the other
+// stages' own busy shares: the busiest stage's among light ones slows less than among its
+// equals.
 TEST(CalibratedCostModel, APipelineRankSlowsByTheExpectedCpuSharingAtItsBusyShare) {
   ModelInfo model = test::spikingMlp(64, 32, 10);
   auto calibration = std::make_shared<Calibration>(*uniformCalibration(1e-9));
   Hardware hw;
   hw.calibration = calibration;
-  Estimate alone = forcedEstimate(model, "pp=4,vpp=1", snn::schema::RequestedMode::PP, hw);
+  snn::schema::RequestedMode pp = snn::schema::RequestedMode::PP;
+  Estimate alone = forcedEstimate(model, "pp=4,vpp=1", pp, hw, Schedule::GPipe);
   calibration->logicalCpus = 2;
-  Estimate pipe = forcedEstimate(model, "pp=4,vpp=1", snn::schema::RequestedMode::PP, hw);
+  Estimate pipe = forcedEstimate(model, "pp=4,vpp=1", pp, hw, Schedule::GPipe);
   ASSERT_GT(pipe.busySeconds, 0.0);
   ASSERT_GT(pipe.stepSeconds, pipe.busySeconds / 2.0 + pipe.drainSyncSeconds); // not the floor
   double compute = alone.computeSeconds, comm = pipe.commSeconds;
-  double c = 1.0;
-  for (int i = 0; i < 200; ++i) {
-    double u = std::min(1.0, c * pipe.busySeconds / (4.0 * (c * compute + comm)));
-    double q = 1.0 - u; // others busy: 0, 1 -> 1x; 2 -> 1.5x; 3 -> 2x
-    c = q * q * q + 3 * u * q * q + 3 * u * u * q * 1.5 + u * u * u * 2.0;
-  }
+  double c = expectedContention(pipe, compute, 0.5);
   double averageLoad = pipe.busySeconds * 2.0 / (4.0 * (compute + comm));
   ASSERT_LT(averageLoad, 1.0); // the average alone: no slowdown
   EXPECT_GT(c, 1.01);
   EXPECT_NEAR(pipe.computeSeconds, c * compute, 1e-6 * pipe.computeSeconds);
+  // The same busy time spread evenly over the stages slows the busiest one more.
+  Estimate even = pipe;
+  even.stageBusySeconds.assign(4, pipe.busySeconds / 4.0);
+  double busiest = *std::max_element(pipe.stageBusySeconds.begin(), pipe.stageBusySeconds.end());
+  ASSERT_GT(busiest, 1.2 * pipe.busySeconds / 4.0); // the MLP's stages are unequal
+  EXPECT_GT(expectedContention(even, compute, 0.5), c);
 }
 
 TEST(CalibratedCostModel, APipelinesMessagesTakeTheCpuCalibrateMeasured) {

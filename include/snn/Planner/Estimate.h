@@ -46,6 +46,8 @@ struct Estimate : ModeConfig {
   /// (alone, before sharing CPUs): pipelines', and flat modes' where calibrate measured
   /// the collectives' CPU; else 0.
   double busySeconds = 0;
+  /// Pipelines: busySeconds of one rank of each pipeline rank (stage coordinate), alone.
+  std::vector<double> stageBusySeconds;
   /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
   double drainSyncSeconds = 0;
   /// Pipelines: what the step would add if every stage's tp collective waited for its peers
