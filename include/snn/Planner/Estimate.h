@@ -46,7 +46,8 @@ struct Estimate : ModeConfig {
   /// (alone, before sharing CPUs): pipelines', and flat modes' where calibrate measured
   /// the collectives' CPU; else 0.
   double busySeconds = 0;
-  /// Pipelines: busySeconds of one rank of each pipeline rank (stage coordinate), alone.
+  /// Pipelines, by pp coordinate: the CPU seconds one of its ranks is busy a step (its
+  /// chunks' compute, messages and collectives), alone.
   std::vector<double> stageBusySeconds;
   /// Pipelines, of commSeconds: the step's synchronisation after the drain (every rank).
   double drainSyncSeconds = 0;
