@@ -18,18 +18,9 @@ int64_t jobRanksOf(const Estimate &e) {
 
 namespace {
 
-/// P(K = k) for K ~ Binomial(n, p).
-double binomialChance(int64_t n, int64_t k, double p) {
-  return std::exp(std::lgamma(double(n + 1)) - std::lgamma(double(k + 1)) -
-                  std::lgamma(double(n - k + 1))) *
-         std::pow(p, double(k)) * std::pow(1.0 - p, double(n - k));
-}
-
-} // namespace
-
 /// P(K = k), k = 0 .. shares.size(), for K the number of ranks busy at once when each is
 /// busy its share of the time independently (a Poisson binomial).
-static std::vector<double> busyCountChances(const std::vector<double> &shares) {
+std::vector<double> busyCountChances(const std::vector<double> &shares) {
   std::vector<double> chance{1.0};
   for (double u : shares) {
     std::vector<double> next(chance.size() + 1, 0.0);
@@ -41,6 +32,8 @@ static std::vector<double> busyCountChances(const std::vector<double> &shares) {
   }
   return chance;
 }
+
+} // namespace
 
 /// How much slower compute runs on CPUs shared by more threads than they have (`full`:
 /// ranks x threads / CPUs, the slowdown when every rank computes at once). Flat modes
@@ -56,12 +49,11 @@ static std::vector<double> busyCountChances(const std::vector<double> &shares) {
 /// stage among light ones predicted too slow and dp=2 x pp=2, whose replicas compute at
 /// once, too fast (seeds 10000-12019).
 double cpuContention(const Estimate &e, double full) {
-  if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0))
+  if (e.mode != Mode::PP || full <= 1.0 || !(e.busySeconds > 0) || !(e.computeSeconds > 0) ||
+      e.stageBusySeconds.empty())
     return full;
   int64_t ranks = jobRanksOf(e), together = ranks / std::max<int64_t>(e.pp, 1);
-  std::vector<double> stageBusy = e.stageBusySeconds;
-  if (stageBusy.empty())
-    stageBusy.assign(size_t(std::max<int64_t>(e.pp, 1)), e.busySeconds / double(ranks));
+  const std::vector<double> &stageBusy = e.stageBusySeconds;
   size_t busiest =
       size_t(std::max_element(stageBusy.begin(), stageBusy.end()) - stageBusy.begin());
   double perRank = full / double(ranks), c = 1.0;
@@ -116,11 +108,12 @@ double peerDelayChance(const Estimate &e, const Calibration &calibration) {
   int64_t slots = std::max<int64_t>(1, calibration.logicalCpus /
                                            std::max<int64_t>(calibration.threadsPerRank, 1));
   double busy = std::min(1.0, e.busySeconds / (double(ranks) * step));
-  // P(at least `slots` of the ranks - 1 others are busy), binomially.
-  double chance = 0;
-  for (int64_t k = slots; k <= ranks - 1; ++k)
-    chance += binomialChance(ranks - 1, k, busy);
-  return std::min(1.0, chance);
+  // P(at least `slots` of the ranks - 1 others are busy).
+  std::vector<double> chance = busyCountChances(std::vector<double>(size_t(ranks - 1), busy));
+  double taken = 0;
+  for (size_t k = size_t(slots); k < chance.size(); ++k)
+    taken += chance[k];
+  return std::min(1.0, taken);
 }
 
 } // namespace snn::planner

@@ -8,8 +8,9 @@
 #include "Estimator.h"
 
 #include <algorithm>
-#include <vector>
+#include <numeric>
 #include <tuple>
+#include <vector>
 
 namespace snn::planner {
 
@@ -183,7 +184,6 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   Chunks chunk = chunksOf(config);
   std::vector<int64_t> boundary = boundaryBytes(chunk, micro);
   int64_t jobRanks = dp * stages * std::max<int64_t>(config.tp, 1);
-  double busy = 0;
   std::vector<double> stageBusy(size_t(stages), 0.0), messageWaits(size_t(stages), 0.0),
       warm(size_t(stages), 0.0);
   PipelineRounds rounds(stages);
@@ -224,9 +224,7 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
     // pp=4 row predicted 1.3-1.6x its measurement; a 4 KiB all-reduce kept its ranks'
     // CPUs busy a third of its time).
     int64_t rank = k % stages;
-    double chunkBusy = (compute + messagesCpu + collectivesCpu) * double(m);
-    busy += chunkBusy;
-    stageBusy[size_t(rank)] += chunkBusy;
+    stageBusy[size_t(rank)] += (compute + messagesCpu + collectivesCpu) * double(m);
     messageWaits[size_t(rank)] += std::max(0.0, forward + backward - messagesCpu);
     warm[size_t(rank)] +=
         computeSeconds(chunk.ops[k], s, micro, /*fused=*/true, /*cold=*/false) * recompute;
@@ -245,7 +243,8 @@ void Estimator::estimatePipeline(const ModeConfig &config, Estimate &e) const {
   e.commSeconds = std::max(0.0, rounds.transfers.seconds(m) - e.computeSeconds);
   e.stageCollectiveLagSeconds =
       std::max(0.0, rounds.lagged.seconds(m) - rounds.transfers.seconds(m));
-  e.busySeconds = busy * double(dp * std::max<int64_t>(config.tp, 1));
+  e.busySeconds = std::accumulate(stageBusy.begin(), stageBusy.end(), 0.0) *
+                  double(dp * std::max<int64_t>(config.tp, 1));
   e.stageBusySeconds = std::move(stageBusy);
   pipelineRanks(config, chunk, s, std::move(totals), e);
 }
